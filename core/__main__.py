@@ -1,0 +1,5 @@
+"""``python -m gemmreg`` is the ``gemmreg`` command."""
+
+from gemmreg.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,30 @@
+"""Can a kernel run here, and can it run this problem? Unsupported is not failed:
+every "no" here comes with the reason that is shown to the user."""
+
+from __future__ import annotations
+
+from gemmreg import backend
+from gemmreg.records import KernelSpec, Problem
+
+
+def unavailable_reason(spec: KernelSpec) -> str | None:
+    """Why ``spec`` cannot run on this machine, or None. Never raises."""
+    info = backend.current()
+    try:
+        reason = spec.available()
+    except Exception as error:
+        return f"its availability check raised {type(error).__name__}: {error}"
+    if reason:
+        return str(reason)
+    if info.kind not in spec.capabilities.backends:
+        declared = ", ".join(sorted(spec.capabilities.backends))
+        return f"runs on {declared}; this machine's backend is {info.kind}"
+    return None
+
+
+def unsupported_reason(spec: KernelSpec, problem: Problem) -> str | None:
+    """Why ``problem`` is outside what ``spec`` declares, or None. Never raises."""
+    try:
+        return spec.capabilities.unsupported(problem)
+    except Exception as error:
+        return f"its capability constraint raised {type(error).__name__}: {error}"

@@ -1,0 +1,69 @@
+"""Which backend this process runs kernels on, decided once.
+
+The decision must come before anything imports triton: Triton reads
+``TRITON_INTERPRET`` when a kernel is decorated, so on a machine with no GPU
+the core switches the interpreter on here, before plugins are imported.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import attrs
+from gemmreg.records import Backend
+
+FORCE_ENV = "GEMMREG_DEVICE"
+"""Set to ``cpu`` to run on the CPU (Triton interpreter) even where a GPU exists."""
+
+
+@attrs.frozen(kw_only=True)
+class BackendInfo:
+    kind: Backend
+    device: str
+    """The torch device string kernels run on: ``cuda`` (also for ROCm) or ``cpu``."""
+    device_name: str
+    triton_interpreter: bool
+    note: str = ""
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.kind != "cpu"
+
+
+@functools.cache
+def current() -> BackendInfo:
+    """Detect the backend and, with no GPU, turn on Triton's interpreter."""
+    import torch
+
+    forced_cpu = os.environ.get(FORCE_ENV, "").lower() == "cpu"
+    if torch.cuda.is_available() and not forced_cpu:
+        kind: Backend = "rocm" if getattr(torch.version, "hip", None) else "cuda"
+        return BackendInfo(
+            kind=kind,
+            device="cuda",
+            device_name=torch.cuda.get_device_name(0),
+            triton_interpreter=os.environ.get("TRITON_INTERPRET") == "1",
+        )
+    note = ""
+    if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
+        note = "triton was imported before gemmreg could enable its interpreter"
+    os.environ["TRITON_INTERPRET"] = "1"
+    import platform
+
+    return BackendInfo(
+        kind="cpu",
+        device="cpu",
+        device_name=platform.processor() or platform.machine(),
+        triton_interpreter=True,
+        note=note,
+    )
+
+
+def synchronize() -> None:
+    """Wait for queued device work; a no-op on the CPU, where launches are synchronous."""
+    if current().is_gpu:
+        import torch
+
+        torch.cuda.synchronize()

@@ -1,0 +1,159 @@
+"""What a result was measured on: the manifest kept beside every figure.
+
+It is enough to tell two runs apart and to replay one: versions, device,
+clocks where they can be read, the precision flags the core pinned, a hash of
+every kernel source, plugin origins, seeds and the exact command.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from gemmreg import __version__, backend
+from gemmreg.registry import RegisteredKernel
+
+COMMIT_ENV = "GEMMREG_GIT_COMMIT"
+"""Recorded as the commit where the code runs outside a git checkout (a copied tree)."""
+
+NVIDIA_SMI_FIELDS = (
+    "name",
+    "driver_version",
+    "clocks.sm",
+    "clocks.mem",
+    "clocks.max.sm",
+    "power.limit",
+    "temperature.gpu",
+    "clocks_throttle_reasons.active",
+)
+
+
+def pin_torch_precision() -> dict[str, Any]:
+    """Pin torch's matmul precision in this process and return the flags.
+
+    A plugin that calls torch.mm can then declare IEEE fp32 (no TF32) and
+    no reduced-precision reductions for fp16/bf16. Every worker calls this
+    before it runs a kernel.
+    """
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    return torch_precision_flags()
+
+
+def torch_precision_flags() -> dict[str, Any]:
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    return {
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda.matmul.allow_tf32": matmul.allow_tf32,
+        "cuda.matmul.allow_fp16_reduced_precision_reduction": (
+            matmul.allow_fp16_reduced_precision_reduction
+        ),
+        "cuda.matmul.allow_bf16_reduced_precision_reduction": (
+            matmul.allow_bf16_reduced_precision_reduction
+        ),
+    }
+
+
+def _run(command: list[str], cwd: Path | None = None) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=20, cwd=cwd)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def gpu_state() -> dict[str, str]:
+    """Clocks, power limit and throttle reasons from nvidia-smi, where it exists."""
+    if not shutil.which("nvidia-smi"):
+        return {}
+    query = ",".join(NVIDIA_SMI_FIELDS)
+    line = _run(["nvidia-smi", f"--query-gpu={query}", "--format=csv,noheader"])
+    values = [v.strip() for v in line.splitlines()[0].split(",")] if line else []
+    return dict(zip(NVIDIA_SMI_FIELDS, values, strict=False))
+
+
+def _git(cwd: Path) -> dict[str, str]:
+    commit = _run(["git", "rev-parse", "HEAD"], cwd)
+    if not commit:
+        return {}
+    dirty = bool(_run(["git", "status", "--porcelain", "--untracked-files=no"], cwd))
+    return {"commit": commit, "dirty": str(dirty).lower()}
+
+
+def source_hashes(kernels: Iterable[RegisteredKernel]) -> dict[str, dict[str, str]]:
+    hashes: dict[str, dict[str, str]] = {}
+    for kernel in kernels:
+        files = {}
+        for path in kernel.spec.sources:
+            try:
+                files[Path(path).name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+            except OSError as error:
+                files[Path(path).name] = f"unreadable: {error.strerror}"
+        hashes[kernel.name] = files
+    return hashes
+
+
+def manifest(kernels: Iterable[RegisteredKernel], **extra: Any) -> dict[str, Any]:
+    """The environment record for a run over ``kernels``."""
+    import torch
+
+    kernels = list(kernels)
+    info = backend.current()
+    try:
+        import triton
+
+        triton_version = triton.__version__
+    except ImportError:
+        triton_version = "not installed"
+    record: dict[str, Any] = {
+        "gemmreg": __version__,
+        "timestamp_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        # The installed package may sit outside any checkout (a wheel): then the
+        # directory the command ran in tells which commit was measured.
+        "git": _git(Path(__file__).resolve().parent)
+        or _git(Path.cwd())
+        or {"commit": os.environ.get(COMMIT_ENV, "unknown")},
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda,
+        "torch_hip": getattr(torch.version, "hip", None),
+        "triton": triton_version,
+        "backend": info.kind,
+        "device_name": info.device_name,
+        "triton_interpreter": info.triton_interpreter,
+        "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET", ""),
+        "precision_flags_pinned_in_workers": pin_torch_precision(),
+        "plugins": {
+            k.name: {"plugin": k.origin.plugin, "package": k.origin.package} for k in kernels
+        },
+        "kernel_sources_sha256": source_hashes(kernels),
+    }
+    if info.is_gpu:
+        props = torch.cuda.get_device_properties(0)
+        record["device"] = {
+            "count": torch.cuda.device_count(),
+            "capability": f"{props.major}.{props.minor}",
+            "multiprocessors": props.multi_processor_count,
+            "memory_bytes": props.total_memory,
+            "l2_bytes": getattr(props, "L2_cache_size", None),
+        }
+        record["gpu_state_before"] = gpu_state()
+    record.update(extra)
+    return record

@@ -1,0 +1,326 @@
+"""The records a plugin fills in, and the problem the core hands it.
+
+Every record is a frozen attrs class whose validators run when it is built, so
+a nonsensical declaration fails inside the plugin's own hook, with the kernel
+and field named, instead of halfway through a run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+import attrs
+
+if TYPE_CHECKING:
+    import torch
+
+# ---------------------------------------------------------------------------
+# Vocabulary
+# ---------------------------------------------------------------------------
+
+DType = Literal["fp32", "fp16", "bf16"]
+"""Element type of A, B and C. The accumulator is the plugin's business and is
+described by its declared precision."""
+
+DTYPES: tuple[DType, ...] = get_args(DType)
+
+Layout = Literal["rowmajor", "transposedA", "transposedB", "padded"]
+"""How A and B sit in memory. ``rowmajor``: both contiguous. ``transposedA`` /
+``transposedB``: that operand is the transpose of a contiguous tensor (column
+major). ``padded``: both are row-major views into wider buffers, so the row
+stride exceeds the row length. C is always a fresh contiguous tensor."""
+
+LAYOUTS: tuple[Layout, ...] = get_args(Layout)
+
+Backend = Literal["cuda", "rocm", "cpu"]
+"""Where kernels run: an NVIDIA GPU through a CUDA build of torch, an AMD GPU
+through a ROCm build, or the host CPU (Triton kernels under its interpreter)."""
+
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
+
+Launch = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
+"""``launch(a, b, out)`` enqueues ``out = a @ b`` on the current stream and
+returns. It must not allocate, synchronise or compile: the core times it."""
+
+Prepare = Callable[["Problem"], Launch]
+"""Called once per problem, outside any timed region. Compile, pick a
+configuration, allocate workspaces here; return the launch closure."""
+
+InputGenerator = Callable[["Problem", int, "torch.device"], "tuple[torch.Tensor, torch.Tensor]"]
+"""``make_inputs(problem, seed, device) -> (a, b)``: contiguous row-major A (m x k)
+and B (k x n) of ``problem.dtype`` on ``device``. The same seed must give the
+same values; the core lays them out as ``problem.layout`` asks."""
+
+MathMode = Literal["ieee_fp32", "tf32", "tf32x3", "fp16", "fp16_acc16", "bf16", "bf16x3", "fp64"]
+"""The arithmetic a kernel really performs, as a class the core can compare:
+
+- ``ieee_fp32``: fp32 products and fp32 accumulation;
+- ``tf32`` / ``tf32x3``: fp32 inputs rounded to TF32 (once, or split in three) on tensor cores;
+- ``bf16x3``: fp32 inputs split into three bf16 parts;
+- ``fp16`` / ``bf16``: 16-bit products, fp32 accumulation;
+- ``fp16_acc16``: fp16 products and fp16 accumulation;
+- ``fp64``: double precision throughout.
+"""
+
+MATH_MODES: tuple[MathMode, ...] = get_args(MathMode)
+
+Availability = Callable[[], "str | None"]
+"""Returns ``None`` when the kernel can run on this machine, else the reason."""
+
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+# Above these bounds (in units of |A|@|B|) a tolerance is loose for its dtype,
+# and the declaration must say why. They sit a little above what a K=4096 dot
+# product accumulated in fp32 typically reaches for each input type.
+LOOSE_RTOL: Mapping[DType, float] = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 2e-2}
+
+
+class SpecError(ValueError):
+    """A plugin declared something the core cannot use."""
+
+
+def _owner(instance: Any) -> str:
+    name = getattr(instance, "name", None)
+    return f"{type(instance).__name__} {name!r}" if name else type(instance).__name__
+
+
+def _fail(instance: Any, attribute: attrs.Attribute, message: str) -> SpecError:
+    return SpecError(f"{_owner(instance)}: field '{attribute.name}': {message}")
+
+
+# ---------------------------------------------------------------------------
+# The problem
+# ---------------------------------------------------------------------------
+
+
+def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise _fail(instance, attribute, f"must be a positive integer, got {value!r}")
+
+
+def _member_of(choices: tuple[str, ...]) -> Callable[..., None]:
+    def check(instance: Any, attribute: attrs.Attribute, value: str) -> None:
+        if value not in choices:
+            raise _fail(instance, attribute, f"{value!r} is not one of {', '.join(choices)}")
+
+    return check
+
+
+@attrs.frozen(kw_only=True)
+class Problem:
+    """One GEMM to run: C (m x n) = A (m x k) @ B (k x n)."""
+
+    m: int = attrs.field(validator=_positive)
+    n: int = attrs.field(validator=_positive)
+    k: int = attrs.field(validator=_positive)
+    dtype: DType = attrs.field(default="fp32", validator=_member_of(DTYPES))
+    layout: Layout = attrs.field(default="rowmajor", validator=_member_of(LAYOUTS))
+
+    @property
+    def shape(self) -> str:
+        """``MxNxK``, the spelling used on the command line and in test ids."""
+        return f"{self.m}x{self.n}x{self.k}"
+
+    @property
+    def flops(self) -> int:
+        """Algorithmic work, 2MNK: one multiply and one add per term."""
+        return 2 * self.m * self.n * self.k
+
+    @property
+    def label(self) -> str:
+        return f"{self.dtype}-{self.layout}-{self.shape}"
+
+
+# ---------------------------------------------------------------------------
+# What a plugin declares
+# ---------------------------------------------------------------------------
+
+
+def _non_negative_float(instance: Any, attribute: attrs.Attribute, value: float) -> None:
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
+        raise _fail(instance, attribute, f"must be a non-negative number, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class Tolerance:
+    """How close counts as correct, for one dtype.
+
+    An element of C passes when ``|C - ref| <= atol + rtol * (|A| @ |B|)``, with
+    ``ref`` computed in float64 from the same, already-cast inputs. Scaling by
+    ``|A| @ |B|`` (rather than by ``|ref|``) keeps the bound meaningful where
+    signed inputs cancel and C is near zero.
+    """
+
+    rtol: float = attrs.field(validator=_non_negative_float)
+    atol: float = attrs.field(default=0.0, validator=_non_negative_float)
+    why: str = ""
+    """Where the figure comes from. Required when ``rtol`` is loose for its dtype."""
+
+
+def _capability_set(choices: tuple[str, ...]) -> Callable[..., None]:
+    def check(instance: Any, attribute: attrs.Attribute, value: frozenset[str]) -> None:
+        if not value:
+            raise _fail(instance, attribute, "must name at least one")
+        unknown = sorted(set(value) - set(choices))
+        if unknown:
+            raise _fail(instance, attribute, f"unknown {unknown}; choose from {', '.join(choices)}")
+
+    return check
+
+
+def _optional_callable(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if value is not None and not callable(value):
+        raise _fail(instance, attribute, f"must be callable or None, got {type(value).__name__}")
+
+
+def _required_callable(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if not callable(value):
+        raise _fail(instance, attribute, f"must be callable, got {type(value).__name__}")
+
+
+@attrs.frozen(kw_only=True)
+class Precision:
+    """The math a kernel really uses for one dtype.
+
+    Two results are compared as like-for-like only when their ``math`` agrees;
+    ``detail`` says how, in words (which instruction, which flag).
+    """
+
+    math: MathMode = attrs.field(validator=_member_of(MATH_MODES))
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.math} ({self.detail})" if self.detail else self.math
+
+
+@attrs.frozen(kw_only=True)
+class Capabilities:
+    """What a kernel can run, and with what arithmetic.
+
+    The core only hands a kernel problems inside its capabilities; a problem
+    outside them is reported as *skipped (reason)*, never as a failure.
+    """
+
+    dtypes: frozenset[DType] = attrs.field(converter=frozenset, validator=_capability_set(DTYPES))
+    backends: frozenset[Backend] = attrs.field(
+        converter=frozenset, validator=_capability_set(BACKENDS)
+    )
+    precision: Mapping[DType, Precision] = attrs.field(converter=dict)
+    """The math really used per dtype, for example
+    ``{"fp32": Precision(math="tf32", detail="tl.dot default on NVIDIA")}``. It is
+    printed beside every figure, so unlike precisions are never compared silently."""
+    layouts: frozenset[Layout] = attrs.field(
+        default=frozenset({"rowmajor"}), converter=frozenset, validator=_capability_set(LAYOUTS)
+    )
+    max_dim: int | None = attrs.field(default=None)
+    """Largest M, N or K the kernel accepts (for example, 32-bit size arguments)."""
+    constraint: Callable[[Problem], str | None] | None = attrs.field(
+        default=None, validator=_optional_callable
+    )
+    """Any further limit: returns the reason a problem is unsupported, or None."""
+
+    @precision.validator
+    def _check_precision(self, attribute: attrs.Attribute, value: dict) -> None:
+        missing = sorted(set(self.dtypes) - set(value))
+        if missing:
+            raise _fail(self, attribute, f"no precision stated for declared dtypes {missing}")
+        for dtype, precision in value.items():
+            if not isinstance(precision, Precision):
+                raise _fail(self, attribute, f"precision for {dtype!r} must be a gemmreg.Precision")
+
+    @max_dim.validator
+    def _check_max_dim(self, attribute: attrs.Attribute, value: int | None) -> None:
+        if value is not None:
+            _positive(self, attribute, value)
+
+    def unsupported(self, problem: Problem) -> str | None:
+        """The reason this problem is outside the declared capabilities, or None."""
+        if problem.dtype not in self.dtypes:
+            return f"dtype {problem.dtype} not declared (declares {', '.join(sorted(self.dtypes))})"
+        if problem.layout not in self.layouts:
+            declared = ", ".join(sorted(self.layouts))
+            return f"layout {problem.layout} not declared (declares {declared})"
+        if self.max_dim is not None and max(problem.m, problem.n, problem.k) > self.max_dim:
+            return f"a dimension exceeds the declared max_dim {self.max_dim}"
+        if self.constraint is not None:
+            return self.constraint(problem)
+        return None
+
+
+def _always_available() -> str | None:
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class KernelSpec:
+    """One GEMM implementation, as a plugin registers it.
+
+    A plugin never times itself, never prints pass/fail and never chooses
+    shapes: it says how to run, how close is correct, how its inputs are made,
+    and what it can do. The core does the rest.
+    """
+
+    name: str = attrs.field()
+    """Unique across all installed plugins: lower case, digits and ``_``."""
+    summary: str = attrs.field()
+    """One line for ``gemmreg list``."""
+    prepare: Prepare = attrs.field(validator=_required_callable)
+    capabilities: Capabilities = attrs.field()
+    tolerances: Mapping[DType, Tolerance] = attrs.field(converter=dict)
+    """One tolerance per declared dtype."""
+    make_inputs: InputGenerator | None = attrs.field(default=None, validator=_optional_callable)
+    """None means the core's default generator (``gemmreg.inputs.normal_inputs``)."""
+    available: Availability = attrs.field(default=_always_available, validator=_required_callable)
+    """Checked lazily, on the machine that will run the kernel."""
+    sources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    """Paths of the kernel's source files, hashed into every run's manifest."""
+
+    @name.validator
+    def _check_name(self, attribute: attrs.Attribute, value: str) -> None:
+        if not isinstance(value, str) or not NAME_PATTERN.match(value):
+            raise _fail(
+                self, attribute, f"{value!r} must match {NAME_PATTERN.pattern} (e.g. 'my_splitk')"
+            )
+
+    @summary.validator
+    def _check_summary(self, attribute: attrs.Attribute, value: str) -> None:
+        if not isinstance(value, str) or not value.strip() or "\n" in value:
+            raise _fail(self, attribute, "must be one non-empty line")
+
+    @capabilities.validator
+    def _check_capabilities(self, attribute: attrs.Attribute, value: Any) -> None:
+        if not isinstance(value, Capabilities):
+            raise _fail(self, attribute, f"must be a Capabilities, got {type(value).__name__}")
+
+    @tolerances.validator
+    def _check_tolerances(self, attribute: attrs.Attribute, value: dict) -> None:
+        if not isinstance(self.capabilities, Capabilities):
+            return
+        missing = sorted(set(self.capabilities.dtypes) - set(value))
+        if missing:
+            raise _fail(self, attribute, f"no tolerance for declared dtypes {missing}")
+        for dtype, tolerance in value.items():
+            if dtype not in DTYPES:
+                raise _fail(self, attribute, f"unknown dtype {dtype!r}")
+            if not isinstance(tolerance, Tolerance):
+                raise _fail(self, attribute, f"{dtype}: must be a Tolerance")
+            if tolerance.rtol > LOOSE_RTOL[dtype] and not tolerance.why.strip():
+                raise _fail(
+                    self,
+                    attribute,
+                    f"{dtype}: rtol {tolerance.rtol:g} is loose (> {LOOSE_RTOL[dtype]:g}); "
+                    "say why in Tolerance(why=...)",
+                )
+
+    @property
+    def generator_name(self) -> str:
+        """A stable name for the input generator, shown beside timing figures."""
+        from gemmreg.inputs import default_generator
+
+        fn = self.make_inputs or default_generator()
+        return f"{fn.__module__}.{getattr(fn, '__qualname__', repr(fn))}"
+
+    def tolerance_for(self, dtype: DType) -> Tolerance:
+        return self.tolerances[dtype]

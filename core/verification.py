@@ -1,0 +1,195 @@
+"""Is one output right? The float64 reference, the error measure and the guards.
+
+The reference is computed in float64 from the very tensors the kernel read
+(already cast to the problem's dtype), so input rounding is never counted as
+kernel error. Error is measured against ``|A| @ |B|``: with signed inputs C can
+cancel to near zero, and plain relative error would then explode.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from gemmreg import backend
+from gemmreg.inputs import apply_layout, default_generator, torch_dtype
+from gemmreg.records import KernelSpec, Problem, Tolerance
+
+if TYPE_CHECKING:
+    import torch
+
+FIRST_BAD_SHOWN = 5
+"""How many mismatching elements a failure lists, with got/expected values."""
+GUARD_ELEMENTS = 256
+"""Elements of sentinel on each side of C, to catch out-of-bounds writes."""
+GUARD_SENTINEL = -1280.0
+"""Exactly representable in fp32, fp16 and bf16, and unlike any product of test inputs."""
+FRESH_SEED_OFFSET = 1_000_003
+"""The recheck on fresh inputs uses seed + this, so a cached result shows."""
+
+
+@attrs.frozen(kw_only=True)
+class Comparison:
+    """How one output compares with the float64 reference."""
+
+    passed: bool
+    max_error: float
+    """max |C - ref| / (|A| @ |B|): the figure the tolerance's rtol bounds."""
+    max_abs_error: float
+    bad_count: int
+    total: int
+    first_bad: tuple[tuple[int, int, float, float], ...] = ()
+    """(row, column, got, expected) of the first few mismatches."""
+    nan_mismatch: int = 0
+    """Elements where the kernel produced NaN/Inf and the reference did not, or back."""
+    reason: str = ""
+
+
+def compare(
+    a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, tolerance: Tolerance
+) -> Comparison:
+    a64, b64 = a.double(), b.double()
+    ref = a64 @ b64
+    scale = a64.abs() @ b64.abs()
+    got = out.double()
+    diff = (got - ref).abs()
+    bound = tolerance.atol + tolerance.rtol * scale
+    finite_got = got.isfinite()
+    finite_ref = ref.isfinite()
+    nan_mismatch = int((finite_got != finite_ref).sum())
+    bad = ~(diff <= bound)  # NaN anywhere is bad
+    bad_count = int(bad.sum())
+    total = out.numel()
+    finite_diff = diff[finite_got & finite_ref]
+    scaled = finite_diff / scale[finite_got & finite_ref].clamp_min(1e-300)
+    max_error = float(scaled.max()) if scaled.numel() else math.inf
+    max_abs = float(finite_diff.max()) if finite_diff.numel() else math.inf
+    if nan_mismatch:
+        max_error = max_abs = math.inf
+    first_bad = tuple(
+        (int(i), int(j), float(got[i, j]), float(ref[i, j]))
+        for i, j in bad.nonzero()[:FIRST_BAD_SHOWN].tolist()
+    )
+    reason = ""
+    if bad_count:
+        unwritten = int(got.isnan().sum())
+        reason = f"{bad_count}/{total} elements outside tolerance"
+        if unwritten:
+            reason += f" ({unwritten} still hold the NaN sentinel: never written?)"
+    elif _is_constant(got) and not _is_constant(ref):
+        reason = "output is constant while the reference is not"
+    return Comparison(
+        passed=not reason,
+        max_error=max_error,
+        max_abs_error=max_abs,
+        bad_count=bad_count,
+        total=total,
+        first_bad=first_bad,
+        nan_mismatch=nan_mismatch,
+        reason=reason,
+    )
+
+
+def _is_constant(x: torch.Tensor) -> bool:
+    return x.numel() > 1 and bool((x == x.reshape(-1)[0]).all())
+
+
+@attrs.define
+class GuardedOutput:
+    """C inside a larger buffer: NaN inside (unwritten elements show), sentinel
+    guards on both sides (out-of-bounds writes show)."""
+
+    buffer: torch.Tensor
+    out: torch.Tensor
+
+    @classmethod
+    def allocate(cls, problem: Problem, device: str) -> GuardedOutput:
+        import torch
+
+        size = problem.m * problem.n
+        buffer = torch.full(
+            (size + 2 * GUARD_ELEMENTS,),
+            GUARD_SENTINEL,
+            dtype=torch_dtype(problem.dtype),
+            device=device,
+        )
+        out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(problem.m, problem.n)
+        out.fill_(float("nan"))
+        return cls(buffer=buffer, out=out)
+
+    def poison(self) -> None:
+        self.out.fill_(float("nan"))
+
+    def guards_intact(self) -> bool:
+        head = self.buffer[:GUARD_ELEMENTS]
+        tail = self.buffer[-GUARD_ELEMENTS:]
+        return bool((head == GUARD_SENTINEL).all() and (tail == GUARD_SENTINEL).all())
+
+
+def make_operands(spec: KernelSpec, problem: Problem, seed: int, device: str) -> tuple[Any, Any]:
+    """The plugin's inputs for this seed, laid out as the problem says."""
+    import torch
+
+    generate = spec.make_inputs or default_generator()
+    a, b = generate(problem, seed, torch.device(device))
+    expected = (problem.m, problem.k), (problem.k, problem.n)
+    if (tuple(a.shape), tuple(b.shape)) != expected:
+        raise ValueError(
+            f"{spec.name}: make_inputs returned shapes {tuple(a.shape)}, {tuple(b.shape)}; "
+            f"expected {expected[0]}, {expected[1]}"
+        )
+    if a.dtype != torch_dtype(problem.dtype) or b.dtype != torch_dtype(problem.dtype):
+        raise ValueError(
+            f"{spec.name}: make_inputs returned {a.dtype}/{b.dtype} for {problem.dtype}"
+        )
+    return apply_layout(a, b, problem.layout)
+
+
+def run_and_compare(
+    spec: KernelSpec, launch: Any, problem: Problem, seed: int, device: str
+) -> Comparison:
+    """One launch on fresh inputs into a guarded, poisoned output, then every check."""
+    a, b = make_operands(spec, problem, seed, device)
+    a_before, b_before = a.clone(), b.clone()
+    guarded = GuardedOutput.allocate(problem, device)
+    launch(a, b, guarded.out)
+    backend.synchronize()
+    # The reference comes from the copies: a kernel that writes into A must not
+    # move the reference along with it.
+    result = compare(a_before, b_before, guarded.out, spec.tolerance_for(problem.dtype))
+    if not (_same(a, a_before) and _same(b, b_before)):
+        return attrs.evolve(result, passed=False, reason="wrote into its inputs A or B")
+    if not guarded.guards_intact():
+        return attrs.evolve(result, passed=False, reason="wrote outside C (guard region changed)")
+    return result
+
+
+def _same(x: torch.Tensor, y: torch.Tensor) -> bool:
+    import torch
+
+    return bool(torch.equal(x.nan_to_num(), y.nan_to_num()))
+
+
+def check_case(spec: KernelSpec, problem: Problem, seed: int) -> dict[str, Any]:
+    """The verdict for one case: prepare once, run on two input sets.
+
+    The second run uses fresh inputs, so a kernel that returns a cached
+    result fails it even when the first run passed.
+    """
+    device = backend.current().device
+    launch = spec.prepare(problem)
+    first = run_and_compare(spec, launch, problem, seed, device)
+    if not first.passed:
+        return attrs.asdict(first)
+    fresh = run_and_compare(spec, launch, problem, seed + FRESH_SEED_OFFSET, device)
+    if not fresh.passed:
+        fresh = attrs.evolve(fresh, reason=f"on fresh inputs: {fresh.reason}")
+    worst = fresh if not fresh.passed else first
+    return attrs.asdict(
+        attrs.evolve(
+            worst,
+            max_error=max(first.max_error, fresh.max_error),
+            max_abs_error=max(first.max_abs_error, fresh.max_abs_error),
+        )
+    )

@@ -1,0 +1,68 @@
+"""``python -m gemmreg.worker FD``: runs tasks for :mod:`gemmreg.isolation`.
+
+Reads ``{"tasks": [...]}`` on stdin; writes one JSON line per event on file
+descriptor FD (never stdout, which kernels and libraries are free to print on):
+``ready`` after start-up, then ``start`` and ``done`` for each task in order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any
+
+TRACEBACK_CHARS = 2000
+
+
+def _run_task(registry: Any, task: dict[str, Any]) -> dict[str, Any]:
+    from gemmreg.records import Problem
+    from gemmreg.timing import measure
+    from gemmreg.verification import check_case
+
+    spec = registry.get(task["kernel"]).spec
+    problem = Problem(**task["problem"])
+    if task["kind"] == "check":
+        return check_case(spec, problem, task["seed"])
+    if task["kind"] == "time":
+        return measure(
+            spec, problem, task["seed"], task["warmup"], task["repeats"], task.get("flush", True)
+        )
+    raise ValueError(f"unknown task kind {task['kind']!r}")
+
+
+def main(argv: list[str]) -> int:
+    events = os.fdopen(int(argv[1]), "w", buffering=1)
+
+    def emit(**event: Any) -> None:
+        events.write(json.dumps(event) + "\n")
+        events.flush()
+
+    job = json.load(sys.stdin)
+    from gemmreg import registry as registry_module
+    from gemmreg.environment import pin_torch_precision
+
+    registry = registry_module.discover()
+    pin_torch_precision()
+    emit(event="ready")
+    for position, task in enumerate(job["tasks"]):
+        emit(event="start", task=position)
+        try:
+            result = _run_task(registry, task)
+        except Exception as error:  # the kernel's failure is the task's result
+            text = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
+            emit(
+                event="done",
+                task=position,
+                status="error",
+                error=f"{type(error).__name__}: {error}".strip(),
+                result={"traceback": text},
+            )
+            continue
+        emit(event="done", task=position, status="ok", result=result)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv))

@@ -1,0 +1,61 @@
+"""What the two seed HIP plugins share: read the ``.hip`` file, compile it at
+run time (NVRTC on CUDA builds of torch, hiprtc on ROCm) and launch it with the
+seed's 16x16 thread blocks, one thread per output element."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import gemmreg
+from gemmreg import gpu_compile
+
+if TYPE_CHECKING:
+    import torch
+
+THREADS = 16  # kTile in the seed: 16x16 threads per block
+INT32_MAX = 2**31 - 1  # the sizes travel as 32-bit C ints
+
+PRECISION = gemmreg.Precision(math="ieee_fp32", detail="scalar FMA")
+TOLERANCE = gemmreg.Tolerance(
+    rtol=3e-5,
+    atol=1e-6,
+    why="IEEE fp32: rounding grows about like u*sqrt(K) of |A|@|B|; the seed allowed 1e-3",
+)
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def make_prepare(source_file: Path, kernel_name: str):
+    def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
+        compiled = gpu_compile.compile_kernel(source_file.read_text(), kernel_name)
+        grid = (_ceil_div(problem.n, THREADS), _ceil_div(problem.m, THREADS), 1)
+        block = (THREADS, THREADS, 1)
+        m, n, k = problem.m, problem.n, problem.k
+
+        def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+            compiled.launch(grid, block, (a, b, out, m, n, k))
+
+        return launch
+
+    return prepare
+
+
+def spec(name: str, source_file: Path, kernel_name: str, summary: str) -> gemmreg.KernelSpec:
+    return gemmreg.KernelSpec(
+        name=name,
+        summary=summary,
+        prepare=make_prepare(source_file, kernel_name),
+        capabilities=gemmreg.Capabilities(
+            dtypes={"fp32"},
+            backends={"cuda", "rocm"},
+            precision={"fp32": PRECISION},
+            layouts={"rowmajor"},  # the seed kernels hard-code row-major strides
+            max_dim=INT32_MAX,
+        ),
+        tolerances={"fp32": TOLERANCE},
+        available=gpu_compile.unavailable_reason,
+        sources=(str(source_file),),
+    )

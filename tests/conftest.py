@@ -1,0 +1,41 @@
+"""Shared fixtures. Tests run on the CPU: gemmreg turns Triton's interpreter on
+itself, and GEMMREG_DEVICE=cpu keeps a GPU host on the same path."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+
+os.environ.setdefault("GEMMREG_DEVICE", "cpu")
+
+
+@pytest.fixture
+def fake_plugins(monkeypatch: pytest.MonkeyPatch):
+    """Make tests/fake_plugins importable here and in worker processes, and
+    return a function that loads the named fake plugin modules."""
+    path = os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.setenv("PYTHONPATH", path)
+    monkeypatch.syspath_prepend(str(TESTS))
+
+    def use(*modules: str) -> None:
+        monkeypatch.setenv("GEMMREG_EXTRA_PLUGINS", ",".join(f"fake_plugins.{m}" for m in modules))
+
+    return use
+
+
+def run_gemmreg(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
+    """Run the real command line in a fresh process, as a user would."""
+    return subprocess.run(
+        [sys.executable, "-m", "gemmreg", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )

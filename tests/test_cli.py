@@ -1,0 +1,73 @@
+"""The command line, run as a user runs it: in a fresh process."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import REPO, run_gemmreg
+from gemmreg.cli import UsageError, parse_shape
+
+
+def test_list_shows_the_five_with_hip_unavailable_and_why():
+    done = run_gemmreg("list")
+    assert done.returncode == 0, done.stderr
+    for name in ("hip_naive", "hip_tiled", "triton_baseline", "triton_grouped", "torch_ref"):
+        assert name in done.stdout
+    assert "no: no GPU" in done.stdout
+
+
+def test_list_json_has_origin_precision_tolerance_and_availability():
+    done = run_gemmreg("list", "--format", "json")
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows["hip_tiled"]["available"] is False
+    assert "NVRTC" in rows["hip_tiled"]["unavailable_reason"]
+    grouped = rows["triton_grouped"]
+    assert grouped["available"] is True
+    assert grouped["package"].startswith("gemmreg ")
+    assert grouped["precision"]["fp32"].startswith("ieee_fp32")
+    assert grouped["tolerance"]["fp32"]["rtol"] == 3e-5
+
+
+def test_a_broken_plugin_is_a_row_in_list(tmp_path):
+    env = {"PYTHONPATH": str(REPO / "tests"), "GEMMREG_EXTRA_PLUGINS": "fake_plugins.broken_import"}
+    done = run_gemmreg("list", env=env)
+    assert done.returncode == 0
+    assert "BROKEN: import: ModuleNotFoundError" in done.stdout
+    assert "torch_ref" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["check", "nope"], "gemmreg: error: unknown plugin 'nope' (known: "),
+        (["compare", "torch_ref", "nope"], "gemmreg: error: unknown plugin 'nope'"),
+        (["compare", "torch_ref", "triton_grouped", "--shape", "12x"], "malformed shape '12x'"),
+        (["compare", "torch_ref", "triton_grouped", "--shape", "0x4x4"], "malformed shape"),
+        (["compare", "torch_ref"], "at least two plugins"),
+        (["compare", "torch_ref", "triton_grouped", "--dtype", "fp8"], "unknown dtype 'fp8'"),
+        (["frobnicate"], "invalid choice: 'frobnicate'"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_2(args, message):
+    done = run_gemmreg(*args)
+    assert done.returncode == 2
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_python_dash_m_works_and_reports_the_version():
+    done = run_gemmreg("--version")
+    assert done.returncode == 0 and done.stdout.startswith("gemmreg ")
+
+
+@pytest.mark.parametrize(("text", "dims"), [("512x512x512", (512, 512, 512)), ("1X2x3", (1, 2, 3))])
+def test_shapes_parse(text, dims):
+    assert parse_shape(text) == dims
+
+
+@pytest.mark.parametrize("text", ["512", "1x2", "ax2x3", "1x2x3x4", "-1x2x3", ""])
+def test_malformed_shapes_are_refused(text):
+    with pytest.raises(UsageError, match="malformed shape"):
+        parse_shape(text)

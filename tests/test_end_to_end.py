@@ -1,0 +1,51 @@
+"""The README's promises on a CPU-only machine, run through the real command."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from conftest import run_gemmreg
+
+RUNNABLE_ON_CPU = ("torch_ref", "triton_baseline", "triton_grouped")
+
+
+def test_check_passes_for_the_three_that_run_on_the_cpu():
+    done = run_gemmreg("check", "--format", "json")
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    cases = report["cases"]
+    for name in RUNNABLE_ON_CPU:
+        ran = [c for c in cases if c["kernel"] == name and c["status"] != "skip"]
+        shapes = {c["problem"]["m"] for c in ran}
+        assert {1, 3, 15, 17, 31, 128} <= shapes, name  # the seed's edge shapes and a mid square
+        assert all(c["status"] == "pass" for c in ran), name
+    for name in ("hip_naive", "hip_tiled"):
+        skipped = [c for c in cases if c["kernel"] == name]
+        assert skipped and all(c["status"] == "skip" and "no GPU" in c["reason"] for c in skipped)
+    assert report["counts"]["fail"] == 0
+
+
+def test_compare_prints_a_table_and_a_verdict_within_a_minute(tmp_path):
+    start = time.monotonic()
+    done = run_gemmreg("compare", "torch_ref", "triton_grouped", "--out", str(tmp_path))
+    elapsed = time.monotonic() - start
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert elapsed < 60
+    assert "range over 3 processes" in done.stdout
+    assert "verdict: triton_grouped vs torch_ref:" in done.stdout
+    assert "clock: perf_counter on the CPU" in done.stdout  # honestly labelled: no GPU events
+
+    report = json.loads((tmp_path / "compare.json").read_text())
+    for summary in report["summaries"]:
+        assert summary["status"] == "timed"
+        assert len(summary["process_medians_ms"]) == 3
+        assert summary["low_ms"] <= summary["center_ms"] <= summary["high_ms"]
+    runs = report["runs"]
+    assert {r["process"] for r in runs} == {0, 1, 2}
+    assert all(len(r["samples_ms"]) == 10 and r["precheck"]["passed"] for r in runs)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    assert manifest["backend"] == "cpu" and manifest["triton_interpreter"] is True
+    assert manifest["precision_flags_pinned_in_workers"]["cuda.matmul.allow_tf32"] is False
+    assert "triton_seed.py" in manifest["kernel_sources_sha256"]["triton_grouped"]
+    assert manifest["command"].endswith("compare torch_ref triton_grouped --out " + str(tmp_path))

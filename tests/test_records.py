@@ -1,0 +1,112 @@
+"""Records are validated when built, and errors name the kernel and the field."""
+
+from __future__ import annotations
+
+import gemmreg
+import pytest
+from gemmreg import Capabilities, KernelSpec, Precision, Problem, SpecError, Tolerance
+
+IEEE = Precision(math="ieee_fp32")
+
+
+def caps(**overrides):
+    fields = {"dtypes": {"fp32"}, "backends": {"cpu"}, "precision": {"fp32": IEEE}}
+    fields.update(overrides)
+    return Capabilities(**fields)
+
+
+def spec(**overrides):
+    fields = {
+        "name": "k",
+        "summary": "a kernel",
+        "prepare": lambda problem: None,
+        "capabilities": caps(),
+        "tolerances": {"fp32": Tolerance(rtol=1e-5)},
+    }
+    fields.update(overrides)
+    return KernelSpec(**fields)
+
+
+def test_a_valid_spec_builds_and_keeps_its_fields():
+    built = spec()
+    assert built.name == "k"
+    assert built.capabilities.dtypes == frozenset({"fp32"})
+    assert built.tolerance_for("fp32").rtol == 1e-5
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "words"),
+    [
+        ({"name": "Bad Name"}, "name", "must match"),
+        ({"summary": ""}, "summary", "non-empty"),
+        ({"prepare": "not callable"}, "prepare", "callable"),
+        ({"tolerances": {}}, "tolerances", "no tolerance for declared dtypes ['fp32']"),
+        ({"tolerances": {"fp32": Tolerance(rtol=1e-2)}}, "tolerances", "say why"),
+        ({"tolerances": {"fp32": 1e-5}}, "tolerances", "must be a Tolerance"),
+        ({"capabilities": "fast"}, "capabilities", "must be a Capabilities"),
+    ],
+)
+def test_a_bad_spec_names_the_kernel_and_the_field(overrides, field, words):
+    with pytest.raises(SpecError) as caught:
+        spec(**overrides)
+    message = str(caught.value)
+    assert f"field '{field}'" in message
+    assert words in message
+    if field != "name":
+        assert "KernelSpec 'k'" in message
+
+
+def test_a_loose_tolerance_with_a_reason_is_accepted():
+    loose = Tolerance(rtol=1e-2, why="TF32 inputs")
+    assert spec(tolerances={"fp32": loose}).tolerances["fp32"].why == "TF32 inputs"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "field", "words"),
+    [
+        ({"dtypes": {"fp8"}}, "dtypes", "unknown ['fp8']"),
+        ({"dtypes": set()}, "dtypes", "at least one"),
+        ({"backends": {"tpu"}}, "backends", "unknown ['tpu']"),
+        ({"precision": {}}, "precision", "no precision stated for declared dtypes ['fp32']"),
+        ({"precision": {"fp32": "fast"}}, "precision", "gemmreg.Precision"),
+        ({"layouts": {"diagonal"}}, "layouts", "unknown ['diagonal']"),
+        ({"max_dim": 0}, "max_dim", "positive integer"),
+    ],
+)
+def test_bad_capabilities_name_the_field(overrides, field, words):
+    with pytest.raises(
+        SpecError, match=f"field '{field}'.*{words.replace('[', '.').replace(']', '.')}"
+    ):
+        caps(**overrides)
+
+
+def test_precision_math_must_be_a_known_class():
+    with pytest.raises(SpecError, match="field 'math'"):
+        Precision(math="approximately fp32")
+
+
+@pytest.mark.parametrize("bad", [0, -3, 1.5, True])
+def test_problem_dimensions_must_be_positive_integers(bad):
+    with pytest.raises(SpecError, match="field 'm'"):
+        Problem(m=bad, n=4, k=4)
+
+
+def test_problem_reports_shape_and_work():
+    problem = Problem(m=2, n=3, k=5, dtype="fp16", layout="transposedB")
+    assert problem.shape == "2x3x5"
+    assert problem.flops == 60
+    assert problem.label == "fp16-transposedB-2x3x5"
+
+
+def test_capabilities_explain_what_is_unsupported():
+    c = caps(max_dim=100, constraint=lambda p: "K must be even" if p.k % 2 else None)
+    assert c.unsupported(Problem(m=4, n=4, k=4)) is None
+    assert "dtype fp16 not declared" in c.unsupported(Problem(m=4, n=4, k=4, dtype="fp16"))
+    assert "layout padded" in c.unsupported(Problem(m=4, n=4, k=4, layout="padded"))
+    assert "max_dim 100" in c.unsupported(Problem(m=101, n=4, k=4))
+    assert c.unsupported(Problem(m=4, n=4, k=5)) == "K must be even"
+
+
+def test_the_package_exports_the_plugin_authors_contract():
+    for name in ("hookimpl", "KernelSpec", "Capabilities", "Tolerance", "Precision", "Problem"):
+        assert hasattr(gemmreg, name)

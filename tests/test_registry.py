@@ -1,0 +1,98 @@
+"""Discovery: every plugin through entry points, failures as rows, env switches."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from importlib.metadata import EntryPoint
+
+import pytest
+from gemmreg.registry import UnknownKernelError, discover
+
+BUILT_INS = {"hip_naive", "hip_tiled", "triton_baseline", "triton_grouped", "torch_ref"}
+
+
+def fake_entry_points(*modules: str) -> list[EntryPoint]:
+    return [EntryPoint(name=m, value=f"fake_plugins.{m}", group="gemmreg") for m in modules]
+
+
+def test_the_five_built_ins_come_in_through_installed_entry_points():
+    registry = discover(env={})
+    assert set(registry.kernels) >= BUILT_INS
+    for name in BUILT_INS:
+        origin = registry.get(name).origin
+        assert origin.plugin == name
+        assert origin.distribution == "gemmreg"
+        assert origin.version
+    assert not registry.issues
+
+
+def test_a_plugin_that_fails_to_import_is_a_row_and_the_others_load(fake_plugins):
+    registry = discover(env={}, entry_points=fake_entry_points("broken_import", "good"))
+    assert "fake_good" in registry.kernels
+    (issue,) = registry.issues
+    assert issue.origin.plugin == "broken_import"
+    assert issue.stage == "import"
+    assert "gemmreg_dependency_that_does_not_exist" in issue.reason
+
+
+def test_a_nonsense_declaration_is_a_row_naming_the_field(fake_plugins):
+    registry = discover(env={}, entry_points=fake_entry_points("bad_spec", "good"))
+    assert set(registry.kernels) == {"fake_good"}
+    (issue,) = registry.issues
+    assert issue.stage == "register"
+    assert "fake_bad_spec" in issue.reason
+    assert "field 'tolerances'" in issue.reason
+
+
+def test_a_hook_with_an_unknown_argument_is_a_row(fake_plugins):
+    registry = discover(env={}, entry_points=fake_entry_points("bad_hook", "good"))
+    assert set(registry.kernels) == {"fake_good"}
+    (issue,) = registry.issues
+    assert issue.stage == "hook"
+    assert "no_such_argument" in issue.reason
+
+
+def test_a_duplicate_name_is_refused_naming_both_plugins(fake_plugins):
+    registry = discover(env={}, extra_plugins=["fake_plugins.duplicate"])
+    assert registry.get("torch_ref").origin.plugin == "torch_ref"
+    (issue,) = registry.issues
+    assert issue.stage == "duplicate"
+    assert "'torch_ref'" in issue.reason
+    assert "gemmreg 0.1.0" in issue.reason
+    assert "fake_plugins.duplicate" in issue.reason
+
+
+def test_only_and_block_switches_limit_the_plugins():
+    only = discover(env={"GEMMREG_PLUGINS": "torch_ref,triton_grouped"})
+    assert set(only.kernels) == {"torch_ref", "triton_grouped"}
+    blocked = discover(env={"GEMMREG_BLOCK_PLUGINS": "hip_naive"})
+    assert "hip_naive" not in blocked.kernels
+    assert [(i.origin.plugin, i.stage) for i in blocked.issues] == [("hip_naive", "blocked")]
+
+
+def test_naming_a_plugin_that_is_not_installed_is_reported():
+    registry = discover(env={"GEMMREG_PLUGINS": "torch_ref,no_such_plugin"})
+    assert set(registry.kernels) == {"torch_ref"}
+    assert [(i.origin.plugin, i.stage) for i in registry.issues] == [("no_such_plugin", "missing")]
+
+
+def test_trace_switch_shows_hook_calls(capsys):
+    discover(env={"GEMMREG_PLUGINS": "torch_ref", "GEMMREG_TRACE_PLUGINS": "1"})
+    err = capsys.readouterr().err
+    assert "calling gemmreg_register_kernels on [torch_ref]" in err
+
+
+def test_unknown_names_list_the_known_ones():
+    registry = discover(env={"GEMMREG_PLUGINS": "torch_ref"})
+    with pytest.raises(UnknownKernelError, match=r"unknown plugin 'nope' \(known: torch_ref\)"):
+        registry.select(["nope"])
+
+
+def test_importing_plugins_is_cheap_and_does_not_import_triton():
+    code = (
+        "import sys, gemmreg_plugins.triton_grouped, gemmreg_plugins.hip_tiled; "
+        "print('triton' in sys.modules, 'torch' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
