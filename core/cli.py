@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--dtype", help="comma-separated dtypes (default: all declared)")
     check.add_argument("--seed", type=int, default=None)
     check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    check.add_argument(
+        "--out", type=Path, help="also write the table, JSON and manifest into this directory"
+    )
 
     compare = commands.add_parser("compare", help="time plugins across independent processes")
     compare.add_argument("names", nargs="+", help="two or more plugins; the first is the baseline")
@@ -107,7 +110,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from gemmreg import backend, checking, registry, render
+    from gemmreg import backend, checking, environment, registry, render
 
     found = registry.discover()
     kernels = found.select(args.names)
@@ -118,8 +121,19 @@ def cmd_check(args: argparse.Namespace) -> int:
         if result.status != "skip":
             _progress(f"  {result.kernel} {result.problem.label}: {result.status}")
 
+    manifest = environment.manifest(kernels, seed=seed) if args.out is not None else {}
     results = checking.run_check(kernels, problems, seed=seed, on_result=progress)
     print(render.check_table(results, args.format))
+    if args.out is not None:
+        _write_evidence(
+            args.out,
+            {
+                "check.txt": render.check_table(results, "table"),
+                "check.md": render.check_table(results, "markdown"),
+                "check.json": render.check_table(results, "json"),
+                "manifest.json": render.dumps(manifest),
+            },
+        )
     for issue in found.issues:
         if issue.stage != "blocked":
             _progress(
@@ -198,23 +212,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
     text = render.compare_table(report, args.format, manifest)
     print(text)
     if args.out is not None:
-        _write_evidence(args.out, report, manifest)
-        _progress(f"evidence written to {args.out}/")
+        _write_evidence(
+            args.out,
+            {
+                "compare.txt": render.compare_table(report, "table"),
+                "compare.md": render.compare_table(report, "markdown"),
+                "compare.json": render.dumps(report),
+                "manifest.json": render.dumps(manifest),
+            },
+        )
     failed = any(s.status != "timed" for s in report.summaries)
     if report.partial:
         return EXIT_INTERRUPTED
     return EXIT_FAILURE if failed else EXIT_OK
 
 
-def _write_evidence(directory: Path, report: Any, manifest: dict[str, Any]) -> None:
+def _write_evidence(directory: Path, files: dict[str, str]) -> None:
     from gemmreg import render
 
-    render.write_atomically(directory / "compare.txt", render.compare_table(report, "table") + "\n")
-    render.write_atomically(
-        directory / "compare.md", render.compare_table(report, "markdown") + "\n"
-    )
-    render.write_atomically(directory / "compare.json", render.dumps(report) + "\n")
-    render.write_atomically(directory / "manifest.json", render.dumps(manifest) + "\n")
+    for name, text in files.items():
+        render.write_atomically(directory / name, text + "\n")
+    _progress(f"evidence written to {directory}/")
 
 
 COMMANDS = {"list": cmd_list, "check": cmd_check, "compare": cmd_compare}

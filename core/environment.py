@@ -37,6 +37,14 @@ NVIDIA_SMI_FIELDS = (
 )
 
 
+def command_line() -> str:
+    """The command as a user would retype it (``python -m gemmreg`` or ``gemmreg``)."""
+    program = Path(sys.argv[0]).name
+    if program == "__main__.py":
+        program = "python -m gemmreg"
+    return " ".join([program, shlex.join(sys.argv[1:])]).strip()
+
+
 def pin_torch_precision() -> dict[str, Any]:
     """Pin torch's matmul precision in this process and return the flags.
 
@@ -123,7 +131,7 @@ def manifest(kernels: Iterable[RegisteredKernel], **extra: Any) -> dict[str, Any
     record: dict[str, Any] = {
         "gemmreg": __version__,
         "timestamp_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "command": shlex.join([Path(sys.argv[0]).name, *sys.argv[1:]]),
+        "command": command_line(),
         # The installed package may sit outside any checkout (a wheel): then the
         # directory the command ran in tells which commit was measured.
         "git": _git(Path(__file__).resolve().parent)

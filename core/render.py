@@ -172,7 +172,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
     if fmt == "json":
         return dumps({"counts": check_counts(results), "cases": results})
     table = []
-    skipped_whole: dict[str, tuple[str, int]] = {}
+    skipped: dict[tuple[str, str], int] = {}
     dtype_order = {d: i for i, d in enumerate(("fp32", "fp16", "bf16"))}
     results = sorted(
         results,
@@ -183,9 +183,9 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
         ),
     )
     for result in results:
-        kernel_results = [r for r in results if r.kernel == result.kernel]
-        if all(r.status == "skip" and r.reason == result.reason for r in kernel_results):
-            skipped_whole[result.kernel] = (result.reason, len(kernel_results))
+        if result.status == "skip":  # one row per kernel and reason, not per case
+            key = (result.kernel, result.reason)
+            skipped[key] = skipped.get(key, 0) + 1
             continue
         comparison = result.comparison or {}
         table.append(
@@ -197,8 +197,8 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
                 _detail(result),
             ]
         )
-    for kernel, (reason, count) in skipped_whole.items():
-        table.append([kernel, f"all {count} cases", "SKIP", "-", reason])
+    for (kernel, reason), count in skipped.items():
+        table.append([kernel, f"{count} case{'s' * (count != 1)}", "SKIP", "-", reason])
     headers = ["plugin", "case", "status", "max err", "detail"]
     counts = check_counts(results)
     summary = ", ".join(
@@ -279,7 +279,9 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         ),
         "",
         "median ms: median of the per-process medians; range: lowest to highest process median;",
-        "TFLOP/s: 2MNK / median; max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks.",
+        "TFLOP/s: 2MNK / median; max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks;",
+        "cold start: prepare (compile) and first call in each fresh worker process, medians;",
+        "Triton's on-disk compile cache is left as found, so its first call may be a warm-cache one.",
         "",
     ]
     for v in report.verdicts:

@@ -40,11 +40,13 @@ def main(argv: list[str]) -> int:
         events.flush()
 
     job = json.load(sys.stdin)
+    from gemmreg import backend
     from gemmreg import registry as registry_module
     from gemmreg.environment import pin_torch_precision
 
     registry = registry_module.discover()
     pin_torch_precision()
+    backend.initialize_device()
     emit(event="ready")
     for position, task in enumerate(job["tasks"]):
         emit(event="start", task=position)
