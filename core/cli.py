@@ -82,7 +82,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     compare = commands.add_parser("compare", help="time plugins across independent processes")
-    compare.add_argument("names", nargs="+", help="two or more plugins; the first is the baseline")
+    compare.add_argument(
+        "names",
+        nargs="+",
+        help="two or more plugins; each pair gets a verdict, earlier-named as baseline",
+    )
     compare.add_argument(
         "--shape", help="MxNxK (default: 512x512x512 on a GPU, 128x128x128 on the CPU)"
     )
@@ -147,7 +151,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from gemmreg.records import Problem
 
     if len(args.names) < 2:
-        raise UsageError("compare needs at least two plugins (the first is the baseline)")
+        raise UsageError("compare needs at least two plugins")
     if len(set(args.names)) != len(args.names):
         raise UsageError("compare names a plugin twice")
     dtype = _dtypes(args.dtype)

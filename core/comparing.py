@@ -199,7 +199,7 @@ def run_compare(
     clock: str,
     on_run: Callable[[ProcessRun], None] | None = None,
 ) -> CompareReport:
-    """Time ``kernels`` on ``problem``; the first kernel is the baseline of the verdicts."""
+    """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named."""
     runs: list[ProcessRun] = []
     runnable: list[RegisteredKernel] = []
     for kernel in kernels:
@@ -243,7 +243,13 @@ def run_compare(
     summaries = tuple(
         summarize(k, problem, [r for r in runs if r.kernel == k.name]) for k in kernels
     )
-    verdicts = tuple(judge(summaries[0], other) for other in summaries[1:])
+    # Every pair, earlier-named first: the first plugin is everyone's baseline,
+    # and the seed's own question (grouped vs baseline) needs pairs beyond it.
+    verdicts = tuple(
+        judge(summaries[i], summaries[j])
+        for i in range(len(summaries))
+        for j in range(i + 1, len(summaries))
+    )
     return CompareReport(
         problem=problem,
         processes=processes,
