@@ -52,6 +52,9 @@ def write_atomically(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; evidence is for sharing
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)

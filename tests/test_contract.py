@@ -34,3 +34,11 @@ def test_the_core_never_names_a_plugin():
         if pattern.search(line)
     ]
     assert not offenders, offenders
+
+
+def test_the_readme_figures_are_the_evidence_files_verbatim():
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, str(REPO / "scripts" / "readme_evidence.py"), "--check"])
+    assert done.returncode == 0, "README.md is stale: run python scripts/readme_evidence.py"
