@@ -21,6 +21,7 @@ from gemmreg.records import (
     Problem,
     SpecError,
     Tolerance,
+    UnsupportedProblem,
 )
 
 __version__ = "0.1.0"
@@ -41,6 +42,7 @@ __all__ = [
     "Problem",
     "SpecError",
     "Tolerance",
+    "UnsupportedProblem",
     "__version__",
     "hookimpl",
 ]

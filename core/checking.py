@@ -1,9 +1,9 @@
-"""``gemmreg check``: the shared correctness cases, run in worker processes.
+"""``gemmreg check``: the correctness matrix, run in worker processes.
 
-Cases come from the core, never from plugins: the seed chapter's edge shapes
-(section 11.4) plus a mid-size square, for every declared dtype. A case outside
-a kernel's capabilities is *skipped (reason)*; a case inside them that goes
-wrong is a failure, with the evidence.
+Cases come from :mod:`gemmreg.matrix`, never from plugins. A case outside a
+kernel's capabilities is *skipped (reason)*; a case inside them that goes
+wrong is a failure, with the evidence. Each kernel also gets one problem it
+does not declare, which it must refuse with an error.
 """
 
 from __future__ import annotations
@@ -14,57 +14,103 @@ from typing import Any, Literal
 import attrs
 from gemmreg import isolation
 from gemmreg.availability import unavailable_reason, unsupported_reason
-from gemmreg.records import DType, Problem
+from gemmreg.matrix import DEFAULT_SEED, Case, refusal_problem
+from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 
-EDGE_SHAPES: tuple[tuple[int, int, int], ...] = (
-    (1, 1, 1),
-    (3, 5, 7),
-    (15, 17, 19),
-    (17, 19, 23),
-    (31, 33, 29),
-)
-"""The seed's edge shapes (MxNxK): every axis off the tile, tiny and odd."""
-MID_SQUARE_GPU = 512
-"""The seed's main shape; also the mid-size check on a GPU."""
-MID_SQUARE_CPU = 128
-"""Mid-size check on the CPU, where Triton's interpreter takes ~16 s at 512^3."""
-DEFAULT_SEED = 20260719
-"""The seed chapter's seed."""
 CHECK_TASK_TIMEOUT_S = 300.0
 """A single check case that takes longer than this is called hung."""
 
 CaseStatus = Literal["pass", "fail", "skip", "error", "crashed", "timeout"]
+CaseKind = Literal["values", "refusal"]
+
+__all__ = ["DEFAULT_SEED", "CaseResult", "exit_code", "run_check"]
 
 
 @attrs.frozen(kw_only=True)
 class CaseResult:
     kernel: str
-    problem: Problem
-    seed: int
+    case: Case
     status: CaseStatus
+    kind: CaseKind = "values"
     reason: str = ""
     comparison: dict[str, Any] | None = None
+
+    @property
+    def problem(self) -> Problem:
+        return self.case.problem
+
+    @property
+    def id(self) -> str:
+        suffix = "-refuses-unsupported" if self.kind == "refusal" else ""
+        return self.case.id(self.kernel) + suffix
 
     @property
     def max_error(self) -> float | None:
         return None if self.comparison is None else self.comparison.get("max_error")
 
 
-def default_problems(dtypes: Sequence[DType], gpu: bool) -> list[Problem]:
-    mid = MID_SQUARE_GPU if gpu else MID_SQUARE_CPU
-    shapes = [*EDGE_SHAPES, (mid, mid, mid)]
-    return [Problem(m=m, n=n, k=k, dtype=dtype) for dtype in dtypes for m, n, k in shapes]
+def plan(
+    kernel: RegisteredKernel, cases: Sequence[Case], gpu: bool
+) -> tuple[list[CaseResult], list[tuple[CaseKind, Case]]]:
+    """Split a kernel's cases into those skipped (with reasons) and those to run."""
+    spec = kernel.spec
+    why_not = unavailable_reason(spec)
+    skipped: list[CaseResult] = []
+    runnable: list[tuple[CaseKind, Case]] = []
+    for case in cases:
+        reason = why_not or unsupported_reason(spec, case.problem)
+        if not reason and case.gpu_only and not gpu:
+            reason = "needs a GPU (its inputs are several GB)"
+        if reason:
+            skipped.append(CaseResult(kernel=spec.name, case=case, status="skip", reason=reason))
+        else:
+            runnable.append(("values", case))
+    refusal = refusal_problem(spec)
+    if refusal is None:
+        skipped.append(
+            CaseResult(
+                kernel=spec.name,
+                case=Case(problem=Problem(m=17, n=19, k=23)),
+                kind="refusal",
+                status="skip",
+                reason="declares every dtype and layout: nothing to refuse",
+            )
+        )
+    elif why_not:
+        skipped.append(
+            CaseResult(
+                kernel=spec.name,
+                case=Case(problem=refusal),
+                kind="refusal",
+                status="skip",
+                reason=why_not,
+            )
+        )
+    else:
+        runnable.append(("refusal", Case(problem=refusal)))
+    return skipped, runnable
+
+
+def task_for(kernel: str, kind: CaseKind, case: Case) -> dict[str, Any]:
+    return {
+        "kind": "check" if kind == "values" else "refuse",
+        "kernel": kernel,
+        "problem": attrs.asdict(case.problem),
+        "seed": case.seed,
+        "values": case.values,
+    }
 
 
 def run_check(
     kernels: Iterable[RegisteredKernel],
-    problems: Sequence[Problem],
-    seed: int = DEFAULT_SEED,
+    cases: Sequence[Case],
+    gpu: bool,
     on_result: Callable[[CaseResult], None] | None = None,
     task_timeout: float = CHECK_TASK_TIMEOUT_S,
 ) -> list[CaseResult]:
-    """Check every kernel on every problem; one worker process per kernel."""
+    """Check every kernel on every case; one worker process per kernel (a new
+    one after each crash or hang)."""
     results: list[CaseResult] = []
 
     def record(result: CaseResult) -> None:
@@ -73,54 +119,49 @@ def run_check(
             on_result(result)
 
     for kernel in kernels:
-        spec = kernel.spec
-        why_not = unavailable_reason(spec)
-        runnable: list[Problem] = []
-        for problem in problems:
-            reason = why_not or unsupported_reason(spec, problem)
-            if reason:
-                record(
-                    CaseResult(
-                        kernel=spec.name, problem=problem, seed=seed, status="skip", reason=reason
-                    )
-                )
-            else:
-                runnable.append(problem)
+        skipped, runnable = plan(kernel, cases, gpu)
+        for result in skipped:
+            record(result)
         if not runnable:
             continue
-        tasks = [
-            {"kind": "check", "kernel": spec.name, "problem": attrs.asdict(p), "seed": seed}
-            for p in runnable
-        ]
+        tasks = [task_for(kernel.name, kind, case) for kind, case in runnable]
 
         def settle(
             index: int,
             outcome: isolation.TaskOutcome,
-            name: str = spec.name,
-            problems_run: list[Problem] = runnable,
+            name: str = kernel.name,
+            planned: list[tuple[CaseKind, Case]] = runnable,
         ) -> None:
-            record(_case_from_outcome(name, problems_run[index], seed, outcome))
+            kind, case = planned[index]
+            record(result_from_outcome(name, kind, case, outcome))
 
         isolation.run_tasks(tasks, task_timeout=task_timeout, on_outcome=settle)
     return results
 
 
-def _case_from_outcome(
-    name: str, problem: Problem, seed: int, outcome: isolation.TaskOutcome
+def result_from_outcome(
+    name: str, kind: CaseKind, case: Case, outcome: isolation.TaskOutcome
 ) -> CaseResult:
     if outcome.status != "ok" or outcome.result is None:
         return CaseResult(
-            kernel=name, problem=problem, seed=seed, status=outcome.status, reason=outcome.error
+            kernel=name, case=case, kind=kind, status=outcome.status, reason=outcome.error
         )
-    comparison = outcome.result
-    passed = comparison["passed"]
+    result = outcome.result
+    passed = result["passed"]
+    if kind == "refusal":
+        return CaseResult(
+            kernel=name,
+            case=case,
+            kind=kind,
+            status="pass" if passed else "fail",
+            reason=result["reason"],
+        )
     return CaseResult(
         kernel=name,
-        problem=problem,
-        seed=seed,
+        case=case,
         status="pass" if passed else "fail",
-        reason="" if passed else comparison["reason"],
-        comparison=comparison,
+        reason="" if passed else result["reason"],
+        comparison=result,
     )
 
 

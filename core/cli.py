@@ -56,6 +56,20 @@ def _dtypes(value: str | None) -> list[str]:
     return chosen
 
 
+def _layouts(value: str | None) -> list[str]:
+    from gemmreg.records import LAYOUTS
+
+    if not value:
+        return list(LAYOUTS)
+    chosen = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in LAYOUTS]
+    if unknown or not chosen:
+        raise UsageError(
+            f"unknown layout {', '.join(unknown) or value!r}: choose from {', '.join(LAYOUTS)}"
+        )
+    return chosen
+
+
 def _positive(name: str, value: int) -> int:
     if value < 1:
         raise UsageError(f"{name} must be at least 1, got {value}")
@@ -74,7 +88,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="run the correctness cases (exit 1 on any failure)")
     check.add_argument("names", nargs="*", help="plugins to check (default: all)")
-    check.add_argument("--dtype", help="comma-separated dtypes (default: all declared)")
+    level = check.add_mutually_exclusive_group()
+    level.add_argument(
+        "--quick",
+        dest="level",
+        action="store_const",
+        const="quick",
+        help="the quick matrix (default; what CI runs on the CPU)",
+    )
+    level.add_argument(
+        "--full",
+        dest="level",
+        action="store_const",
+        const="full",
+        help="the full matrix: every shape x layout, more seeds, large cases on a GPU",
+    )
+    check.add_argument("--dtype", help="comma-separated dtypes (default: all)")
+    check.add_argument("--layout", help="comma-separated layouts (default: all)")
     check.add_argument("--seed", type=int, default=None)
     check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
     check.add_argument(
@@ -114,19 +144,23 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from gemmreg import backend, checking, environment, registry, render
+    import attrs
+    from gemmreg import backend, checking, environment, matrix, registry, render
 
     found = registry.discover()
     kernels = found.select(args.names)
-    problems = checking.default_problems(_dtypes(args.dtype), backend.current().is_gpu)
-    seed = checking.DEFAULT_SEED if args.seed is None else args.seed
+    gpu = backend.current().is_gpu
+    level = args.level or "quick"
+    cases = matrix.build(level, gpu, _dtypes(args.dtype), _layouts(args.layout))
+    if args.seed is not None:
+        cases = [attrs.evolve(case, seed=args.seed) for case in cases]
 
     def progress(result: checking.CaseResult) -> None:
         if result.status != "skip":
-            _progress(f"  {result.kernel} {result.problem.label}: {result.status}")
+            _progress(f"  {result.id}: {result.status}")
 
-    manifest = environment.manifest(kernels, seed=seed) if args.out is not None else {}
-    results = checking.run_check(kernels, problems, seed=seed, on_result=progress)
+    manifest = environment.manifest(kernels, level=level) if args.out is not None else {}
+    results = checking.run_check(kernels, cases, gpu, on_result=progress)
     print(render.check_table(results, args.format))
     if args.out is not None:
         _write_evidence(

@@ -22,7 +22,9 @@ def torch_dtype(dtype: DType) -> torch.dtype:
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
 
 
-def normal_inputs(problem: Problem, seed: int, device: torch.device) -> tuple[torch.Tensor, ...]:
+def normal_inputs(
+    problem: Problem, seed: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Standard normal A and B: signed, so cancellation in C is exercised."""
     import torch
 
@@ -35,6 +37,55 @@ def normal_inputs(problem: Problem, seed: int, device: torch.device) -> tuple[to
 
 def default_generator() -> InputGenerator:
     return normal_inputs
+
+
+MIXED_BINADES = {"fp32": 12, "fp16": 4, "bf16": 4}
+"""``mixed`` scales each element by 2^e, e uniform in [-B, B]: wide in fp32, and
+narrow enough in 16 bits that C stays far inside the fp16 range."""
+SMALLINT_RANGE = 3
+DRAW_ON_DEVICE_ABOVE = 2**26
+"""Operands with more elements than this are drawn on the GPU (GPU-only cases)."""
+"""``smallint`` draws integers in [-3, 3]: exact in every dtype."""
+
+
+def core_inputs(
+    problem: Problem, seed: int, device: torch.device, kind: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The matrix's own value distributions (see ``gemmreg.matrix.ValueKind``)."""
+    import torch
+
+    # Large operands are drawn on the device itself: drawing 2^31 elements on the
+    # CPU and copying them over would take longer than the case.
+    on_device = (
+        device.type != "cpu" and max(problem.m, problem.n) * problem.k > DRAW_ON_DEVICE_ABOVE
+    )
+    where = device if on_device else torch.device("cpu")
+    generator = torch.Generator(device=where).manual_seed(seed)
+
+    def draw(shape: tuple[int, int]) -> torch.Tensor:
+        if kind == "normal":
+            x = torch.randn(shape, generator=generator, device=where)
+        elif kind == "uniform":
+            x = torch.rand(shape, generator=generator, device=where)
+        elif kind == "mixed":
+            binades = MIXED_BINADES[problem.dtype]
+            exponent = torch.randint(
+                -binades, binades + 1, shape, generator=generator, device=where
+            )
+            x = (
+                torch.randn(shape, generator=generator, device=where)
+                / problem.k**0.5
+                * 2.0**exponent
+            )
+        elif kind == "smallint":
+            x = torch.randint(
+                -SMALLINT_RANGE, SMALLINT_RANGE + 1, shape, generator=generator, device=where
+            )
+        else:
+            raise ValueError(f"unknown value kind {kind!r}")
+        return x.to(device=device, dtype=torch_dtype(problem.dtype))
+
+    return draw((problem.m, problem.k)), draw((problem.k, problem.n))
 
 
 # Extra columns of padding for the ``padded`` layout: odd, so that row starts

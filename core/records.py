@@ -81,6 +81,14 @@ class SpecError(ValueError):
     """A plugin declared something the core cannot use."""
 
 
+class UnsupportedProblem(ValueError):
+    """Raised by a kernel handed a problem outside its declared capabilities.
+
+    The core never does this on purpose except to test that a plugin refuses
+    clearly instead of computing garbage; ``Capabilities.require`` raises it.
+    """
+
+
 def _owner(instance: Any) -> str:
     name = getattr(instance, "name", None)
     return f"{type(instance).__name__} {name!r}" if name else type(instance).__name__
@@ -234,6 +242,13 @@ class Capabilities:
     def _check_max_dim(self, attribute: attrs.Attribute, value: int | None) -> None:
         if value is not None:
             _positive(self, attribute, value)
+
+    def require(self, problem: Problem) -> None:
+        """Raise :class:`UnsupportedProblem` unless ``problem`` is inside these
+        capabilities. Call it at the top of ``prepare``."""
+        reason = self.unsupported(problem)
+        if reason:
+            raise UnsupportedProblem(reason)
 
     def unsupported(self, problem: Problem) -> str | None:
         """The reason this problem is outside the declared capabilities, or None."""

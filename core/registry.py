@@ -24,7 +24,9 @@ from gemmreg.records import KernelSpec, SpecError
 ENTRY_POINT_GROUP = PROJECT_NAME
 
 ONLY_ENV = "GEMMREG_PLUGINS"
-"""Comma-separated plugin (entry-point) names: load only these."""
+"""Comma-separated plugin (entry-point) names: load only these (``none``: no
+entry point at all, only GEMMREG_EXTRA_PLUGINS)."""
+NO_ENTRY_POINTS = "none"
 BLOCK_ENV = "GEMMREG_BLOCK_PLUGINS"
 """Comma-separated plugin (entry-point) names never to load."""
 EXTRA_ENV = "GEMMREG_EXTRA_PLUGINS"
@@ -186,7 +188,7 @@ def discover(
             origin = Origin(plugin=name, module=name, distribution="(in-process)", version="")
             candidates.append((origin, lambda obj=extra: obj))
 
-    for name in sorted(only - seen):
+    for name in sorted(only - seen - {NO_ENTRY_POINTS}):
         origin = Origin(plugin=name, module="", distribution="", version="")
         reason = f"named in {ONLY_ENV} but no entry point of that name is installed"
         registry.issues.append(PluginIssue(origin=origin, stage="missing", reason=reason))

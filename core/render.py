@@ -181,7 +181,9 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
         results,
         key=lambda r: (
             r.kernel,
+            r.kind,
             dtype_order.get(r.problem.dtype, 9),
+            r.problem.layout,
             r.problem.m * r.problem.n * r.problem.k,
         ),
     )
@@ -194,10 +196,10 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
         table.append(
             [
                 result.kernel,
-                f"{result.problem.dtype} {result.problem.layout} {result.problem.shape}",
+                result.id.removeprefix(result.kernel + "-"),
                 result.status.upper() if result.status != "pass" else "pass",
                 _fmt(comparison.get("max_error"), 3),
-                _detail(result),
+                case_detail(result),
             ]
         )
     for (kernel, reason), count in skipped.items():
@@ -218,8 +220,11 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
     )
 
 
-def _detail(result: CaseResult) -> str:
+def case_detail(result: CaseResult) -> str:
+    """One line of evidence for a case: the reason and the first bad elements."""
     comparison = result.comparison or {}
+    if result.kind == "refusal":
+        return result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
     if result.status == "pass":
         return f"{comparison.get('total', '?')} elements within tolerance"
     text = result.reason.strip().splitlines()[0] if result.reason.strip() else result.status

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from gemmreg import backend
-from gemmreg.inputs import apply_layout, default_generator, torch_dtype
+from gemmreg.inputs import apply_layout, core_inputs, default_generator, torch_dtype
 from gemmreg.records import KernelSpec, Problem, Tolerance
 
 if TYPE_CHECKING:
@@ -25,6 +25,10 @@ GUARD_ELEMENTS = 256
 """Elements of sentinel on each side of C, to catch out-of-bounds writes."""
 GUARD_SENTINEL = -1280.0
 """Exactly representable in fp32, fp16 and bf16, and unlike any product of test inputs."""
+SENTINEL_NAN_BITS = {"fp32": 0x7FC0BEEF, "fp16": 0x7E5B, "bf16": 0x7FDB}
+"""C is pre-filled with a quiet NaN of this exact bit pattern. Arithmetic never
+produces it (hardware NaNs are canonical), so an element that still holds it
+was never written, while other NaNs were computed (e.g. from NaN padding read)."""
 FRESH_SEED_OFFSET = 1_000_003
 """The recheck on fresh inputs uses seed + this, so a cached result shows."""
 
@@ -44,6 +48,28 @@ class Comparison:
     nan_mismatch: int = 0
     """Elements where the kernel produced NaN/Inf and the reference did not, or back."""
     reason: str = ""
+
+
+def fill_sentinel(out: torch.Tensor) -> None:
+    """Fill ``out`` with the sentinel NaN (its bit pattern, through an integer view)."""
+    import torch
+
+    dtype, int_type = {
+        torch.float32: ("fp32", torch.int32),
+        torch.float16: ("fp16", torch.int16),
+        torch.bfloat16: ("bf16", torch.int16),
+    }[out.dtype]
+    out.view(int_type).fill_(SENTINEL_NAN_BITS[dtype])  # every pattern is a positive int
+
+
+def sentinel_count(out: torch.Tensor) -> int:
+    """How many elements of ``out`` still hold the sentinel: never written."""
+    import torch
+
+    reference = torch.empty(1, dtype=out.dtype, device=out.device)
+    fill_sentinel(reference)
+    int_type = torch.int32 if out.element_size() == 4 else torch.int16
+    return int((out.contiguous().view(int_type) == reference.view(int_type)).sum())
 
 
 def compare(
@@ -73,10 +99,13 @@ def compare(
     )
     reason = ""
     if bad_count:
-        unwritten = int(got.isnan().sum())
+        unwritten = sentinel_count(out)
+        computed_nan = int(got.isnan().sum()) - unwritten
         reason = f"{bad_count}/{total} elements outside tolerance"
         if unwritten:
-            reason += f" ({unwritten} still hold the NaN sentinel: never written?)"
+            reason += f" ({unwritten} never written: still the sentinel NaN)"
+        if computed_nan:
+            reason += f" ({computed_nan} NaN computed by the kernel: read past an operand?)"
     elif _is_constant(got) and not _is_constant(ref):
         reason = "output is constant while the reference is not"
     return Comparison(
@@ -115,11 +144,8 @@ class GuardedOutput:
             device=device,
         )
         out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(problem.m, problem.n)
-        out.fill_(float("nan"))
+        fill_sentinel(out)
         return cls(buffer=buffer, out=out)
-
-    def poison(self) -> None:
-        self.out.fill_(float("nan"))
 
     def guards_intact(self) -> bool:
         head = self.buffer[:GUARD_ELEMENTS]
@@ -127,12 +153,18 @@ class GuardedOutput:
         return bool((head == GUARD_SENTINEL).all() and (tail == GUARD_SENTINEL).all())
 
 
-def make_operands(spec: KernelSpec, problem: Problem, seed: int, device: str) -> tuple[Any, Any]:
-    """The plugin's inputs for this seed, laid out as the problem says."""
+def make_operands(
+    spec: KernelSpec, problem: Problem, seed: int, device: str, values: str = "plugin"
+) -> tuple[Any, Any]:
+    """Inputs for this seed, laid out as the problem says: the plugin's own
+    generator for ``values="plugin"``, else one of the matrix's value kinds."""
     import torch
 
-    generate = spec.make_inputs or default_generator()
-    a, b = generate(problem, seed, torch.device(device))
+    if values == "plugin":
+        generate = spec.make_inputs or default_generator()
+        a, b = generate(problem, seed, torch.device(device))
+    else:
+        a, b = core_inputs(problem, seed, torch.device(device), values)
     expected = (problem.m, problem.k), (problem.k, problem.n)
     if (tuple(a.shape), tuple(b.shape)) != expected:
         raise ValueError(
@@ -147,10 +179,10 @@ def make_operands(spec: KernelSpec, problem: Problem, seed: int, device: str) ->
 
 
 def run_and_compare(
-    spec: KernelSpec, launch: Any, problem: Problem, seed: int, device: str
+    spec: KernelSpec, launch: Any, problem: Problem, seed: int, device: str, values: str = "plugin"
 ) -> Comparison:
     """One launch on fresh inputs into a guarded, poisoned output, then every check."""
-    a, b = make_operands(spec, problem, seed, device)
+    a, b = make_operands(spec, problem, seed, device, values)
     a_before, b_before = a.clone(), b.clone()
     guarded = GuardedOutput.allocate(problem, device)
     launch(a, b, guarded.out)
@@ -171,7 +203,9 @@ def _same(x: torch.Tensor, y: torch.Tensor) -> bool:
     return bool(torch.equal(x.nan_to_num(), y.nan_to_num()))
 
 
-def check_case(spec: KernelSpec, problem: Problem, seed: int) -> dict[str, Any]:
+def check_case(
+    spec: KernelSpec, problem: Problem, seed: int, values: str = "plugin"
+) -> dict[str, Any]:
     """The verdict for one case: prepare once, run on two input sets.
 
     The second run uses fresh inputs, so a kernel that returns a cached
@@ -179,10 +213,10 @@ def check_case(spec: KernelSpec, problem: Problem, seed: int) -> dict[str, Any]:
     """
     device = backend.current().device
     launch = spec.prepare(problem)
-    first = run_and_compare(spec, launch, problem, seed, device)
+    first = run_and_compare(spec, launch, problem, seed, device, values)
     if not first.passed:
         return attrs.asdict(first)
-    fresh = run_and_compare(spec, launch, problem, seed + FRESH_SEED_OFFSET, device)
+    fresh = run_and_compare(spec, launch, problem, seed + FRESH_SEED_OFFSET, device, values)
     if not fresh.passed:
         fresh = attrs.evolve(fresh, reason=f"on fresh inputs: {fresh.reason}")
     worst = fresh if not fresh.passed else first
@@ -193,3 +227,30 @@ def check_case(spec: KernelSpec, problem: Problem, seed: int) -> dict[str, Any]:
             max_abs_error=max(first.max_abs_error, fresh.max_abs_error),
         )
     )
+
+
+REFUSAL_SHAPE_NOTE = "a problem outside the declared capabilities"
+
+
+def refusal_case(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
+    """Hand the kernel a problem it does not declare: it must raise, clearly.
+
+    A kernel that silently computes something for a dtype or layout it never
+    declared would compute garbage the day the core's checks stop guarding it.
+    """
+    device = backend.current().device
+    try:
+        launch = spec.prepare(problem)
+        a, b = make_operands(spec, problem, 0, device, values="normal")
+        out = GuardedOutput.allocate(problem, device).out
+        launch(a, b, out)
+        backend.synchronize()
+    except Exception as error:
+        message = str(error).strip()
+        if not message:
+            return {"passed": False, "reason": f"raised {type(error).__name__} with no message"}
+        return {"passed": True, "reason": f"refused: {type(error).__name__}: {message}"}
+    return {
+        "passed": False,
+        "reason": f"accepted {REFUSAL_SHAPE_NOTE} ({problem.label}) without raising",
+    }

@@ -19,12 +19,14 @@ TRACEBACK_CHARS = 2000
 def _run_task(registry: Any, task: dict[str, Any]) -> dict[str, Any]:
     from gemmreg.records import Problem
     from gemmreg.timing import measure
-    from gemmreg.verification import check_case
+    from gemmreg.verification import check_case, refusal_case
 
     spec = registry.get(task["kernel"]).spec
     problem = Problem(**task["problem"])
     if task["kind"] == "check":
-        return check_case(spec, problem, task["seed"])
+        return check_case(spec, problem, task["seed"], task.get("values", "plugin"))
+    if task["kind"] == "refuse":
+        return refusal_case(spec, problem)
     if task["kind"] == "time":
         return measure(
             spec, problem, task["seed"], task["warmup"], task["repeats"], task.get("flush", True)

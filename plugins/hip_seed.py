@@ -28,8 +28,18 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
+CAPABILITIES = gemmreg.Capabilities(
+    dtypes={"fp32"},
+    backends={"cuda", "rocm"},
+    precision={"fp32": PRECISION},
+    layouts={"rowmajor"},  # the seed kernels hard-code row-major strides
+    max_dim=INT32_MAX,
+)
+
+
 def make_prepare(source_file: Path, kernel_name: str):
     def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
+        CAPABILITIES.require(problem)  # fp32 row-major only: refuse anything else
         compiled = gpu_compile.compile_kernel(source_file.read_text(), kernel_name)
         grid = (_ceil_div(problem.n, THREADS), _ceil_div(problem.m, THREADS), 1)
         block = (THREADS, THREADS, 1)
@@ -48,13 +58,7 @@ def spec(name: str, source_file: Path, kernel_name: str, summary: str) -> gemmre
         name=name,
         summary=summary,
         prepare=make_prepare(source_file, kernel_name),
-        capabilities=gemmreg.Capabilities(
-            dtypes={"fp32"},
-            backends={"cuda", "rocm"},
-            precision={"fp32": PRECISION},
-            layouts={"rowmajor"},  # the seed kernels hard-code row-major strides
-            max_dim=INT32_MAX,
-        ),
+        capabilities=CAPABILITIES,
         tolerances={"fp32": TOLERANCE},
         available=gpu_compile.unavailable_reason,
         sources=(str(source_file),),

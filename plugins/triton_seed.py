@@ -124,6 +124,8 @@ def make_prepare(group_m: int):
     def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         import triton
 
+        CAPABILITIES.require(problem)
+
         kernel = _kernel()
         grid = (triton.cdiv(problem.m, BLOCK_M) * triton.cdiv(problem.n, BLOCK_N),)
         m, n, k = problem.m, problem.n, problem.k
@@ -172,19 +174,22 @@ def _interpreter_limits(problem: gemmreg.Problem) -> str | None:
     return None
 
 
+BACKENDS: set[Backend] = {"cuda", "rocm", "cpu"}
+CAPABILITIES = gemmreg.Capabilities(
+    dtypes={"fp32", "fp16", "bf16"},
+    backends=BACKENDS,
+    precision=PRECISION,
+    layouts={"rowmajor", "transposedA", "transposedB", "padded"},
+    constraint=_interpreter_limits,
+)
+
+
 def spec(name: str, group_m: int) -> gemmreg.KernelSpec:
-    backends: set[Backend] = {"cuda", "rocm", "cpu"}
     return gemmreg.KernelSpec(
         name=name,
         summary=f"seed Triton GEMM, 32x32x32 tiles, {NUM_WARPS} warps, GROUP_M={group_m}",
         prepare=make_prepare(group_m),
-        capabilities=gemmreg.Capabilities(
-            dtypes={"fp32", "fp16", "bf16"},
-            backends=backends,
-            precision=PRECISION,
-            layouts={"rowmajor", "transposedA", "transposedB", "padded"},
-            constraint=_interpreter_limits,
-        ),
+        capabilities=CAPABILITIES,
         tolerances=TOLERANCES,
         available=triton_missing,
         sources=(__file__,),

@@ -8,10 +8,11 @@ import os
 import pytest
 from conftest import TESTS
 from gemmreg import checking
+from gemmreg.matrix import Case
 from gemmreg.records import Problem
 from gemmreg.registry import discover
 
-PROBLEMS = [Problem(m=17, n=19, k=23), Problem(m=31, n=33, k=29)]
+CASES = [Case(problem=Problem(m=17, n=19, k=23)), Case(problem=Problem(m=31, n=33, k=29))]
 NAMES = [
     "fake_good",
     "fake_segfault",
@@ -35,8 +36,8 @@ def results():
         mp.setenv("GEMMREG_PLUGINS", "none")  # no built-ins: faster workers
         registry = discover()
         kernels = registry.select(NAMES)
-        found = checking.run_check(kernels, PROBLEMS, task_timeout=8)
-    return {name: [r for r in found if r.kernel == name] for name in NAMES}
+        found = checking.run_check(kernels, CASES, gpu=False, task_timeout=8)
+    return {name: [r for r in found if r.kernel == name and r.kind == "values"] for name in NAMES}
 
 
 def statuses(results, name):
@@ -77,7 +78,7 @@ def test_a_cached_result_fails_on_fresh_inputs(results):
 def test_an_unwritten_column_is_caught_by_the_nan_sentinel(results):
     case = results["fake_skips_column"][0]
     assert case.status == "fail"
-    assert "17 still hold the NaN sentinel" in case.reason
+    assert "17 never written: still the sentinel NaN" in case.reason
     assert case.comparison["bad_count"] == 17
     _row, column, got, _ = case.comparison["first_bad"][0]
     assert column == 18 and got != got  # NaN

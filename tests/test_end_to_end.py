@@ -17,7 +17,7 @@ def test_check_passes_for_the_three_that_run_on_the_cpu():
     cases = report["cases"]
     for name in RUNNABLE_ON_CPU:
         ran = [c for c in cases if c["kernel"] == name and c["status"] != "skip"]
-        shapes = {c["problem"]["m"] for c in ran}
+        shapes = {c["case"]["problem"]["m"] for c in ran}
         assert {1, 3, 15, 17, 31, 128} <= shapes, name  # the seed's edge shapes and a mid square
         assert all(c["status"] == "pass" for c in ran), name
     for name in ("hip_naive", "hip_tiled"):

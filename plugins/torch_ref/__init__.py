@@ -30,8 +30,30 @@ TOLERANCES = {
 }
 
 
+def _cpu_bf16_padded(problem: gemmreg.Problem) -> str | None:
+    """torch's CPU bf16 GEMM (seen in torch 2.13) reads the padding past the end
+    of A's rows when A's row stride exceeds K: NaN there reaches C. gemmreg's
+    padded-layout case found it; until torch fixes it, the case is declared out."""
+    from gemmreg import backend
+
+    if problem.dtype == "bf16" and problem.layout == "padded" and not backend.current().is_gpu:
+        return "torch's CPU bf16 GEMM reads past the end of A's rows (padding reaches C)"
+    return None
+
+
+CAPABILITIES = gemmreg.Capabilities(
+    dtypes={"fp32", "fp16", "bf16"},
+    backends={"cuda", "rocm", "cpu"},
+    precision=PRECISION,
+    layouts={"rowmajor", "transposedA", "transposedB", "padded"},
+    constraint=_cpu_bf16_padded,
+)
+
+
 def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     import torch
+
+    CAPABILITIES.require(problem)
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
         torch.mm(a, b, out=out)
@@ -46,12 +68,7 @@ def gemmreg_register_kernels(register):
             name="torch_ref",
             summary="torch.mm: the vendor library (cuBLAS / hipBLAS / CPU BLAS)",
             prepare=prepare,
-            capabilities=gemmreg.Capabilities(
-                dtypes={"fp32", "fp16", "bf16"},
-                backends={"cuda", "rocm", "cpu"},
-                precision=PRECISION,
-                layouts={"rowmajor", "transposedA", "transposedB", "padded"},
-            ),
+            capabilities=CAPABILITIES,
             tolerances=TOLERANCES,
         )
     )

@@ -1,0 +1,178 @@
+"""The correctness matrix as a pytest plugin, for plugin authors.
+
+Installed with gemmreg (a ``pytest11`` entry point), so it is active wherever
+gemmreg is. One line of test code gives a plugin its whole matrix::
+
+    # tests/test_my_gemm.py
+    from gemmreg.testing import matrix
+
+    test_my_gemm = matrix("my_gemm")
+
+Each case is one test, with ids like ``my_gemm-fp16-transposedB-17x19x23``.
+Cases outside the plugin's declared capabilities are skipped with the reason;
+one extra test checks that the plugin refuses a problem it does not declare.
+
+Options: ``--gemmreg-level=quick|full`` (default quick) picks the matrix.
+The kernels run in gemmreg's worker processes, all cases of one plugin in one
+batch on first use, so a crash or hang fails its own case, never the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import pytest
+
+MARKER = "gemmreg_matrix"
+CASE_FIXTURE = "gemmreg_case"
+
+
+@attrs.frozen(kw_only=True)
+class MatrixParam:
+    """What one generated test runs: a planned case, or a skip with its reason."""
+
+    kernel: str
+    kind: str
+    case: Any
+    skip_reason: str = ""
+
+    @property
+    def id(self) -> str:
+        from gemmreg.checking import CaseResult
+
+        return CaseResult(kernel=self.kernel, case=self.case, kind=self.kind, status="skip").id
+
+
+def matrix(
+    *names: str, dtypes: Sequence[str] | None = None, layouts: Sequence[str] | None = None
+) -> Any:
+    """A test function that runs the correctness matrix over the named plugins.
+
+    :param names: Installed gemmreg plugins (kernel names, as in ``gemmreg list``).
+    :param dtypes: Restrict to these dtypes (default: all).
+    :param layouts: Restrict to these layouts (default: all).
+    :returns: A pytest test function; assign it to a ``test_*`` name.
+    """
+    if not names:
+        raise ValueError("matrix() needs at least one plugin name")
+
+    @pytest.mark.gemmreg_matrix(names=names, dtypes=dtypes, layouts=layouts)
+    def test_gemmreg_matrix(gemmreg_case: MatrixParam, gemmreg_runner: Runner) -> None:
+        gemmreg_runner.check(gemmreg_case)
+
+    return test_gemmreg_matrix
+
+
+# ---------------------------------------------------------------------------
+# pytest hooks
+# ---------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("gemmreg")
+    group.addoption(
+        "--gemmreg-level",
+        choices=("quick", "full"),
+        default="quick",
+        help="which gemmreg correctness matrix to run (default: quick)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(names, dtypes, layouts): generated gemmreg matrix test"
+    )
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    marker = metafunc.definition.get_closest_marker(MARKER)
+    if marker is None or CASE_FIXTURE not in metafunc.fixturenames:
+        return
+    from gemmreg import backend, checking
+    from gemmreg import matrix as matrix_module
+    from gemmreg.records import DTYPES, LAYOUTS
+
+    registry = _registry(metafunc.config)
+    gpu = backend.current().is_gpu
+    cases = matrix_module.build(
+        metafunc.config.getoption("gemmreg_level"),
+        gpu,
+        marker.kwargs.get("dtypes") or DTYPES,
+        marker.kwargs.get("layouts") or LAYOUTS,
+    )
+    params: list[MatrixParam] = []
+    for name in marker.kwargs["names"]:
+        kernel = registry.get(name)
+        skipped, runnable = checking.plan(kernel, cases, gpu)
+        params += [MatrixParam(kernel=name, kind=kind, case=case) for kind, case in runnable]
+        params += [
+            MatrixParam(kernel=name, kind=r.kind, case=r.case, skip_reason=r.reason)
+            for r in skipped
+        ]
+    metafunc.parametrize(CASE_FIXTURE, params, ids=[p.id for p in params])
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Remember which cases were selected, so each plugin's batch runs only those."""
+    selected: dict[str, list[MatrixParam]] = {}
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        param = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
+        if isinstance(param, MatrixParam) and not param.skip_reason:
+            selected.setdefault(param.kernel, []).append(param)
+    config.stash[_SELECTED] = selected
+
+
+_SELECTED = pytest.StashKey[dict]()
+_REGISTRY = pytest.StashKey[Any]()
+
+
+def _registry(config: pytest.Config) -> Any:
+    if _REGISTRY not in config.stash:
+        from gemmreg.registry import discover
+
+        config.stash[_REGISTRY] = discover()
+    return config.stash[_REGISTRY]
+
+
+class Runner:
+    """Runs each plugin's selected cases in worker processes, once, on first use."""
+
+    def __init__(self, config: pytest.Config):
+        self.config = config
+        self.results: dict[tuple[str, str], Any] = {}
+        self.ran: set[str] = set()
+
+    def _run(self, kernel: str) -> None:
+        from gemmreg import checking, isolation
+
+        params = self.config.stash.get(_SELECTED, {}).get(kernel, [])
+
+        def settle(index: int, outcome: isolation.TaskOutcome) -> None:
+            param = params[index]
+            result = checking.result_from_outcome(kernel, param.kind, param.case, outcome)
+            self.results[(kernel, param.id)] = result
+
+        tasks = [checking.task_for(kernel, p.kind, p.case) for p in params]
+        isolation.run_tasks(tasks, on_outcome=settle)
+        self.ran.add(kernel)
+
+    def check(self, param: MatrixParam) -> None:
+        if param.skip_reason:
+            pytest.skip(param.skip_reason)
+        if param.kernel not in self.ran:
+            self._run(param.kernel)
+        result = self.results.get((param.kernel, param.id))
+        if result is None:
+            pytest.fail(f"{param.id} was not run (was it deselected after collection?)")
+        if result.status != "pass":
+            from gemmreg.render import case_detail
+
+            pytest.fail(f"{result.status.upper()}: {case_detail(result)}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def gemmreg_runner(request: pytest.FixtureRequest) -> Runner:
+    return Runner(request.config)

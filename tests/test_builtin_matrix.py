@@ -1,0 +1,9 @@
+"""Every built-in plugin through the same pytest plugin third-party authors use.
+
+On the CPU this is the quick matrix (HIP cases skip: no GPU); on a GPU run it
+with ``--gemmreg-level=full``.
+"""
+
+from gemmreg.testing import matrix
+
+test_builtins = matrix("hip_naive", "hip_tiled", "torch_ref", "triton_baseline", "triton_grouped")
