@@ -71,6 +71,21 @@ def initialize_device() -> None:
         torch.cuda.synchronize()
 
 
+def device_healthy() -> bool:
+    """False once the GPU context is poisoned (an illegal address, a device-side
+    assert): every later call in this process would fail too."""
+    if not current().is_gpu:
+        return True
+    import torch
+
+    try:
+        torch.cuda.synchronize()
+        torch.ones(1, device=current().device).add_(1).item()
+    except Exception:
+        return False
+    return True
+
+
 def synchronize() -> None:
     """Wait for queued device work; a no-op on the CPU, where launches are synchronous."""
     if current().is_gpu:

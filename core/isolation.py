@@ -28,6 +28,7 @@ STARTUP_TIMEOUT_S = 300.0
 DEFAULT_TASK_TIMEOUT_S = 600.0
 """Time one task may take before its worker is killed and the task called hung."""
 LOG_TAIL_CHARS = 1500
+WORKER_MODULE = "gemmreg.worker"
 """How much of a dead worker's output is kept as evidence."""
 
 Status = Literal["ok", "error", "crashed", "timeout"]
@@ -73,6 +74,7 @@ def run_tasks(
     startup_timeout: float = STARTUP_TIMEOUT_S,
     on_outcome: Callable[[int, TaskOutcome], None] | None = None,
     env: dict[str, str] | None = None,
+    worker_module: str = WORKER_MODULE,
 ) -> list[TaskOutcome]:
     """Run ``tasks`` in order in worker processes; one outcome per task, always.
 
@@ -90,7 +92,7 @@ def run_tasks(
         remaining = [i for i, outcome in enumerate(outcomes) if outcome is None]
         if not remaining:
             break
-        _run_one_worker(tasks, remaining, settle, task_timeout, startup_timeout, env)
+        _run_one_worker(tasks, remaining, settle, task_timeout, startup_timeout, env, worker_module)
     return [outcome for outcome in outcomes if outcome is not None]
 
 
@@ -101,12 +103,13 @@ def _run_one_worker(
     task_timeout: float,
     startup_timeout: float,
     env: dict[str, str] | None,
+    worker_module: str,
 ) -> None:
     """One worker's life. Settles at least one task, so the caller's loop ends."""
     read_fd, write_fd = os.pipe()
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "gemmreg.worker", str(write_fd)],
+            [sys.executable, "-m", worker_module, str(write_fd)],
             stdin=subprocess.PIPE,
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -128,6 +131,7 @@ def _run_one_worker(
         current: int | None = None  # position in `remaining` of the task in flight
         settled: set[int] = set()
         ready = False
+        retired = False  # the worker asked to be replaced (its GPU context is unusable)
         deadline = time.monotonic() + startup_timeout
         try:
             while True:
@@ -156,6 +160,9 @@ def _run_one_worker(
                         ready = True
                         deadline = time.monotonic() + task_timeout
                         continue
+                    if event["event"] == "retire":
+                        retired = True
+                        continue
                     position = event["task"]
                     if event["event"] == "start":
                         current = position
@@ -179,7 +186,7 @@ def _run_one_worker(
             os.close(read_fd)
 
         proc.wait()
-        if len(settled) == len(remaining):
+        if len(settled) == len(remaining) or retired:
             return
         if not ready:
             # The worker never came up (broken install, bad environment): no

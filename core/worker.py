@@ -2,7 +2,8 @@
 
 Reads ``{"tasks": [...]}`` on stdin; writes one JSON line per event on file
 descriptor FD (never stdout, which kernels and libraries are free to print on):
-``ready`` after start-up, then ``start`` and ``done`` for each task in order.
+``ready`` after start-up, then ``start`` and ``done`` for each task in order,
+and ``retire`` when the worker stops early because its GPU context is unusable.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def main(argv: list[str]) -> int:
                 error=f"{type(error).__name__}: {error}".strip(),
                 result={"traceback": text},
             )
+            if not backend.device_healthy():
+                # A poisoned context would fail every later task here: retire,
+                # and let the runner start a fresh worker for the rest.
+                emit(event="retire", reason="GPU context unusable after the error")
+                return 0
             continue
         emit(event="done", task=position, status="ok", result=result)
     return 0

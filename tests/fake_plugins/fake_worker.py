@@ -1,0 +1,29 @@
+"""A stand-in for gemmreg.worker that speaks the same protocol, to test the
+runner's handling of a worker that retires (as after a poisoned GPU context)."""
+
+import json
+import os
+import sys
+
+
+def main():
+    events = os.fdopen(int(sys.argv[1]), "w", buffering=1)
+    tasks = json.load(sys.stdin)["tasks"]
+    events.write(json.dumps({"event": "ready"}) + "\n")
+    for position, task in enumerate(tasks):
+        events.write(json.dumps({"event": "start", "task": position}) + "\n")
+        if task["action"] == "retire":
+            done = {
+                "event": "done",
+                "task": position,
+                "status": "error",
+                "error": "illegal address",
+            }
+            events.write(json.dumps(done) + "\n")
+            events.write(json.dumps({"event": "retire", "reason": "context poisoned"}) + "\n")
+            return
+        done = {"event": "done", "task": position, "status": "ok", "result": {"pid": os.getpid()}}
+        events.write(json.dumps(done) + "\n")
+
+
+main()
