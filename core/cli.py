@@ -76,6 +76,28 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
+def _timing_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=None,
+        help="independent worker processes (default: 5 on a GPU, 3 on the CPU)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="fixed timed samples per process (default: sample until steady)",
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=None,
+        help="fixed warmup calls (default: >= 10 calls and >= 25 ms on a GPU)",
+    )
+    parser.add_argument("--seed", type=int, default=None)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gemmreg", description="A plugin registry for GEMM kernels (C = A @ B).")
     parser.add_argument("--version", action="version", version=f"gemmreg {__version__}")
@@ -112,22 +134,39 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     compare = commands.add_parser("compare", help="time plugins across independent processes")
-    compare.add_argument(
-        "names",
-        nargs="+",
-        help="two or more plugins; each pair gets a verdict, earlier-named as baseline",
-    )
+    compare.add_argument("names", nargs="+", help="two or more plugins; each pair gets a verdict")
     compare.add_argument(
         "--shape", help="MxNxK (default: 512x512x512 on a GPU, 128x128x128 on the CPU)"
     )
     compare.add_argument("--dtype", default="fp32")
-    compare.add_argument("--processes", type=int, default=None)
-    compare.add_argument("--warmup", type=int, default=None)
-    compare.add_argument("--repeats", type=int, default=None)
-    compare.add_argument("--seed", type=int, default=None)
-    compare.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    _timing_options(compare)
+    compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     compare.add_argument(
-        "--out", type=Path, help="also write the report, JSON and manifest into this directory"
+        "--out", type=Path, help="also save the run (tables, CSV, samples, manifest) here"
+    )
+
+    bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
+    bench.add_argument("names", nargs="+", help="plugins to time")
+    bench.add_argument(
+        "--shape",
+        required=True,
+        help="comma-separated MxNxK, N (square) or START:STOP:STEP (squares), e.g. 256:1024:256,2048",
+    )
+    bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
+    _timing_options(bench)
+    bench.add_argument("--out", type=Path, help="save the run here (default: runs/bench-<time>)")
+
+    report = commands.add_parser("report", help="render a saved run, or compare two runs")
+    report.add_argument("runs", nargs="+", type=Path, help="RUN, or BEFORE AFTER")
+    report.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="percent slowdown that counts as a regression (default 5)",
+    )
+    report.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    report.add_argument(
+        "--plot", type=Path, help="write TFLOP/s and roofline plots here (needs matplotlib)"
     )
     return parser
 
@@ -180,89 +219,214 @@ def cmd_check(args: argparse.Namespace) -> int:
     return checking.exit_code(results)
 
 
+def parse_shapes(text: str) -> list[tuple[int, int, int]]:
+    """``512x512x512``, ``1024`` (a square) and ``256:1024:256`` (squares, inclusive)."""
+    shapes: list[tuple[int, int, int]] = []
+    for item in (part.strip() for part in text.split(",")):
+        if re.fullmatch(r"\d+", item):
+            size = int(item)
+            shapes.append(parse_shape(f"{size}x{size}x{size}"))
+        elif ":" in item:
+            parts = item.split(":")
+            if len(parts) != 3 or not all(p.isdigit() for p in parts) or int(parts[2]) < 1:
+                raise UsageError(
+                    f"malformed range {item!r}: expected START:STOP:STEP, e.g. 256:4096:256"
+                )
+            start, stop, step = map(int, parts)
+            if start < 1 or stop < start:
+                raise UsageError(f"malformed range {item!r}: need 1 <= START <= STOP")
+            shapes += [(n, n, n) for n in range(start, stop + 1, step)]
+        else:
+            shapes.append(parse_shape(item))
+    return shapes
+
+
+class _Timing:
+    """The timing options, checked, with the backend's defaults filled in."""
+
+    def __init__(self, args: argparse.Namespace, gpu: bool):
+        from gemmreg import comparing
+
+        default = comparing.GPU_DEFAULT_PROCESSES if gpu else comparing.CPU_DEFAULT_PROCESSES
+        self.processes = _positive("--processes", args.processes or default)
+        self.repeats = None if args.repeats is None else _positive("--repeats", args.repeats)
+        if args.warmup is not None and args.warmup < 0:
+            raise UsageError(f"--warmup must be at least 0, got {args.warmup}")
+        self.warmup = args.warmup
+        self.seed = args.seed if args.seed is not None else 20260719
+
+
+def _clock(info: Any) -> str:
+    if info.is_gpu:
+        return f"GPU events on {info.device_name}, L2 flushed before every sample"
+    return f"perf_counter on the CPU ({info.device_name}), no L2 flush, Triton interpreted"
+
+
+def _time_one(kernels: Any, problem: Any, timing: _Timing, info: Any, label: str = "") -> Any:
+    from gemmreg import comparing
+
+    def progress(run: comparing.ProcessRun) -> None:
+        if run.median_ms is not None:
+            detail = f"median {run.median_ms:.4g} ms over {len(run.samples_ms)} ({run.stop_reason})"
+        else:
+            detail = run.reason.splitlines()[0] if run.reason else ""
+        _progress(
+            f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
+        )
+
+    return comparing.run_compare(
+        kernels,
+        problem,
+        processes=timing.processes,
+        seed=timing.seed,
+        clock=_clock(info),
+        device_name=info.device_name,
+        repeats=timing.repeats,
+        warmup=timing.warmup,
+        on_run=progress,
+    )
+
+
+def _check_names(names: Sequence[str], minimum: int) -> None:
+    if len(names) < minimum:
+        raise UsageError(f"needs at least {'two plugins' if minimum == 2 else 'one plugin'}")
+    if len(set(names)) != len(names):
+        raise UsageError("names a plugin twice")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    from gemmreg import backend, comparing, environment, registry, render
+    from gemmreg import backend, comparing, environment, registry, render, runs
     from gemmreg.records import Problem
 
-    if len(args.names) < 2:
-        raise UsageError("compare needs at least two plugins")
-    if len(set(args.names)) != len(args.names):
-        raise UsageError("compare names a plugin twice")
+    try:
+        _check_names(args.names, 2)
+    except UsageError as error:
+        raise UsageError(f"compare {error}") from None
     dtype = _dtypes(args.dtype)
     if len(dtype) != 1:
         raise UsageError("compare takes one --dtype")
     info = backend.current()
-    gpu = info.is_gpu
     shape = (
         parse_shape(args.shape)
         if args.shape
-        else (comparing.GPU_DEFAULT_SHAPE if gpu else comparing.CPU_DEFAULT_SHAPE)
+        else (comparing.GPU_DEFAULT_SHAPE if info.is_gpu else comparing.CPU_DEFAULT_SHAPE)
     )
-    processes = _positive("--processes", args.processes or comparing.DEFAULT_PROCESSES)
-    warmup = (
-        args.warmup
-        if args.warmup is not None
-        else (comparing.GPU_DEFAULT_WARMUP if gpu else comparing.CPU_DEFAULT_WARMUP)
-    )
-    repeats = _positive(
-        "--repeats",
-        args.repeats or (comparing.GPU_DEFAULT_REPEATS if gpu else comparing.CPU_DEFAULT_REPEATS),
-    )
-    if warmup < 0:
-        raise UsageError(f"--warmup must be at least 0, got {warmup}")
-    seed = args.seed if args.seed is not None else 20260719
-
-    found = registry.discover()
-    kernels = found.select(args.names)
+    timing = _Timing(args, info.is_gpu)
+    kernels = registry.discover().select(args.names)
     problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype[0])
-    clock = (
-        f"GPU events on {info.device_name}, L2 flushed before every sample"
-        if gpu
-        else f"perf_counter on the CPU ({info.device_name}), no L2 flush, Triton interpreted"
-    )
     _progress(
         f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} on {info.kind} "
-        f"({info.device_name}): {processes} processes x ({warmup} + {repeats})"
+        f"({info.device_name}): {timing.processes} processes"
     )
 
-    def progress(run: comparing.ProcessRun) -> None:
-        median = (
-            f"median {run.median_ms:.4g} ms"
-            if run.median_ms is not None
-            else run.reason.splitlines()[0]
-            if run.reason
-            else ""
-        )
-        _progress(f"  process {run.process + 1}/{processes}: {run.kernel}: {run.status} {median}")
-
-    manifest = environment.manifest(kernels, seed=seed)
-    report = comparing.run_compare(
-        kernels,
-        problem,
-        processes=processes,
-        warmup=warmup,
-        repeats=repeats,
-        seed=seed,
-        clock=clock,
-        on_run=progress,
-    )
-    manifest["gpu_state_after"] = environment.gpu_state() if gpu else {}
-    text = render.compare_table(report, args.format, manifest)
-    print(text)
+    manifest = environment.manifest(kernels, seed=timing.seed)
+    report = _time_one(kernels, problem, timing, info)
+    manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
+    print(render.compare_table(report, args.format, manifest))
     if args.out is not None:
-        _write_evidence(
-            args.out,
-            {
-                "compare.txt": render.compare_table(report, "table"),
-                "compare.md": render.compare_table(report, "markdown"),
-                "compare.json": render.dumps(report),
-                "manifest.json": render.dumps(manifest),
-            },
-        )
-    failed = any(s.status != "timed" for s in report.summaries)
+        runs.write_run(args.out, manifest, [report], report.partial)
+        _progress(f"run saved to {args.out}/")
     if report.partial:
         return EXIT_INTERRUPTED
+    return (
+        EXIT_FAILURE
+        if any(s.status not in ("timed", "skipped") for s in report.summaries)
+        else EXIT_OK
+    )
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    import datetime
+
+    from gemmreg import backend, environment, registry, runs
+    from gemmreg.records import Problem
+
+    _check_names(args.names, 1)
+    shapes = parse_shapes(args.shape)
+    dtypes = _dtypes(args.dtype)
+    info = backend.current()
+    timing = _Timing(args, info.is_gpu)
+    kernels = registry.discover().select(args.names)
+    out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
+    manifest = environment.manifest(kernels, seed=timing.seed, shapes=args.shape, dtypes=dtypes)
+    points = [(shape, dtype) for dtype in dtypes for shape in shapes]
+    reports: list[Any] = []
+    partial = False
+    for index, (shape, dtype) in enumerate(points, 1):
+        problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype)
+        label = f"[{index}/{len(points)}] {problem.shape} {dtype}: "
+        _progress(f"{label}timing {', '.join(args.names)}")
+        report = _time_one(kernels, problem, timing, info, label)
+        reports.append(report)
+        partial = report.partial
+        manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
+        runs.write_run(out, manifest, reports, partial=partial or index < len(points))
+        if partial:
+            break
+    _print_sweep(reports)
+    _progress(f"run saved to {out}/")
+    if partial:
+        return EXIT_INTERRUPTED
+    failed = any(s.status not in ("timed", "skipped") for r in reports for s in r.summaries)
     return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _print_sweep(reports: Sequence[Any], fmt: str = "table") -> None:
+    from gemmreg import render
+    from tabulate import tabulate
+
+    rows = [row for report in reports for row in render.summary_rows(report)]
+    if fmt == "csv":
+        print(render.csv_text(rows))
+        return
+    table = [
+        [
+            f"{r['m']}x{r['n']}x{r['k']}",
+            r["dtype"],
+            r["kernel"],
+            r["math"],
+            f"{r['center_ms']:.5g}" if r["center_ms"] else "-",
+            f"{r['low_ms']:.5g}-{r['high_ms']:.5g}" if r["low_ms"] else "-",
+            f"{r['tflops']:.4g}" if r["tflops"] else "-",
+            r["status"]
+            if r["status"] != "timed"
+            else ("launch-bound" if r["launch_bound"] else "ok"),
+        ]
+        for r in rows
+    ]
+    headers = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", "TFLOP/s", "notes"]
+    print(tabulate(table, headers=headers, tablefmt=render.TABLE_FORMATS.get(fmt, "simple")))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from gemmreg import regression, render, runs
+
+    if len(args.runs) > 2:
+        raise UsageError("report takes one run, or two to compare")
+    try:
+        loaded = [runs.load_run(path) for path in args.runs]
+    except runs.RunError as error:
+        raise UsageError(str(error)) from None
+    if args.plot is not None:
+        from gemmreg import plots
+
+        written = plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
+        _progress(f"plots written: {', '.join(str(p) for p in written)}")
+    if len(loaded) == 1:
+        _, reports, partial = loaded[0]
+        if partial:
+            print("[PARTIAL run: interrupted before the last point]")
+        if args.format in ("csv", "json"):
+            rows = [row for r in reports for row in render.summary_rows(r)]
+            print(render.csv_text(rows) if args.format == "csv" else render.dumps(reports))
+        else:
+            print("\n\n".join(render.compare_table(r, args.format) for r in reports))
+        return EXIT_OK
+    threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold
+    (before_manifest, before, _), (after_manifest, after, _) = loaded
+    changes = regression.compare_runs(before, after, threshold)
+    print(render.changes_table(changes, args.format, before_manifest, after_manifest, threshold))
+    return EXIT_FAILURE if any(c.regression for c in changes) else EXIT_OK
 
 
 def _write_evidence(directory: Path, files: dict[str, str]) -> None:
@@ -273,7 +437,13 @@ def _write_evidence(directory: Path, files: dict[str, str]) -> None:
     _progress(f"evidence written to {directory}/")
 
 
-COMMANDS = {"list": cmd_list, "check": cmd_check, "compare": cmd_compare}
+COMMANDS = {
+    "list": cmd_list,
+    "check": cmd_check,
+    "compare": cmd_compare,
+    "bench": cmd_bench,
+    "report": cmd_report,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

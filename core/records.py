@@ -228,6 +228,9 @@ class Capabilities:
         default=None, validator=_optional_callable
     )
     """Any further limit: returns the reason a problem is unsupported, or None."""
+    tile: tuple[int, int, int] | None = attrs.field(default=None)
+    """(BLOCK_M, BLOCK_N, BLOCK_K) of the work each program or block does, if
+    fixed: the core reports the tail waste (useful 2MNK against padded-tile work)."""
 
     @precision.validator
     def _check_precision(self, attribute: attrs.Attribute, value: dict) -> None:
@@ -237,6 +240,15 @@ class Capabilities:
         for dtype, precision in value.items():
             if not isinstance(precision, Precision):
                 raise _fail(self, attribute, f"precision for {dtype!r} must be a gemmreg.Precision")
+
+    @tile.validator
+    def _check_tile(self, attribute: attrs.Attribute, value: tuple[int, int, int] | None) -> None:
+        if value is None:
+            return
+        if not (isinstance(value, tuple) and len(value) == 3):
+            raise _fail(self, attribute, f"must be (BLOCK_M, BLOCK_N, BLOCK_K), got {value!r}")
+        for size in value:
+            _positive(self, attribute, size)
 
     @max_dim.validator
     def _check_max_dim(self, attribute: attrs.Attribute, value: int | None) -> None:
@@ -291,6 +303,9 @@ class KernelSpec:
     """Checked lazily, on the machine that will run the kernel."""
     sources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     """Paths of the kernel's source files, hashed into every run's manifest."""
+    vendor_library: bool = False
+    """True for a vendor library (cuBLAS, hipBLAS...): the core flags any kernel
+    that claims to beat one by more than ``SUSPICIOUS_SPEEDUP``."""
 
     @name.validator
     def _check_name(self, attribute: attrs.Attribute, value: str) -> None:

@@ -236,22 +236,113 @@ def case_detail(result: CaseResult) -> str:
 
 
 # ---------------------------------------------------------------------------
-# gemmreg compare
+# gemmreg compare / bench
 # ---------------------------------------------------------------------------
+
+SUMMARY_COLUMNS = (
+    "m",
+    "n",
+    "k",
+    "dtype",
+    "layout",
+    "kernel",
+    "package",
+    "precision",
+    "math",
+    "status",
+    "center_ms",
+    "low_ms",
+    "high_ms",
+    "tflops",
+    "percent_of_peak",
+    "graph_ms",
+    "launch_bound",
+    "tile_efficiency",
+    "cold_prepare_s",
+    "cold_first_call_s",
+    "warm_prepare_s",
+    "warm_first_call_s",
+    "processes",
+    "samples",
+    "max_error",
+    "flags",
+    "reason",
+)
+
+
+def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
+    """One flat row per kernel: the CSV and the sweep tables read these."""
+    rows = []
+    p = report.problem
+    for s in report.summaries:
+        row = {column: getattr(s, column, None) for column in SUMMARY_COLUMNS}
+        row.update(
+            m=p.m,
+            n=p.n,
+            k=p.k,
+            dtype=p.dtype,
+            layout=p.layout,
+            processes=len(s.process_medians_ms),
+            flags="; ".join(s.flags),
+        )
+        rows.append(row)
+    return rows
+
+
+def csv_text(rows: Sequence[dict[str, Any]]) -> str:
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buffer.getvalue().rstrip("\n")
+
+
+def _cold(s: Any) -> str:
+    cold = (
+        (s.cold_prepare_s or 0) + (s.cold_first_call_s or 0)
+        if s.cold_first_call_s is not None
+        else None
+    )
+    warm = (
+        (s.warm_prepare_s or 0) + (s.warm_first_call_s or 0)
+        if s.warm_first_call_s is not None
+        else None
+    )
+    return f"{_fmt(cold, 3)} / {_fmt(warm, 3)}"
 
 
 def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | None = None) -> str:
     if fmt == "json":
         return dumps({"report": report, "manifest": manifest or {}})
+    if fmt == "csv":
+        return csv_text(summary_rows(report))
     p = report.problem
     table = []
     for s in report.summaries:
         if s.status != "timed":
             table.append(
-                [s.kernel, s.precision, "-", "-", "-", "-", "-", f"{s.status.upper()}: {s.reason}"]
+                [
+                    s.kernel,
+                    s.precision,
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    "-",
+                    f"{s.status.upper()}: {s.reason}",
+                ]
             )
             continue
-        cold = f"{_fmt(s.prepare_s, 3)} / {_fmt(s.first_call_s, 3)}"
+        notes = list(s.flags)
+        if s.launch_bound:
+            notes.append("launch-bound")
         table.append(
             [
                 s.kernel,
@@ -259,43 +350,116 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
                 f"{s.center_ms:.5g}",
                 f"{s.low_ms:.5g}-{s.high_ms:.5g}",
                 f"{s.tflops:.4g}",
-                cold,
+                _fmt(s.percent_of_peak, 3),
+                _fmt(s.graph_ms, 4),
+                _fmt(s.tile_efficiency, 3),
+                _cold(s),
                 _fmt(s.max_error, 2),
-                "ok",
+                "; ".join(notes) or "ok",
             ]
         )
     headers = [
         "plugin",
         "precision",
         "median ms",
-        f"range over {report.processes} processes (ms)",
+        f"range over {report.processes} procs (ms)",
         "TFLOP/s",
-        "cold start s (prepare / 1st call)",
+        "% of peak",
+        "graph ms",
+        "tile eff.",
+        "cold / warm start s",
         "max err",
-        "checks",
+        "notes",
     ]
+    sampling = (
+        f"{report.repeats} timed samples"
+        if report.repeats
+        else "samples until steady (sem < 0.1% or IQR < 0.5%, capped)"
+    )
     lines = [
-        f"{p.shape} {p.dtype} {p.layout}: {report.processes} processes x ({report.warmup} warmup + "
-        f"{report.repeats} timed), seed {report.seed}\nclock: {report.clock}"
-        + ("  [PARTIAL: interrupted]" if report.partial else ""),
+        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}: {report.processes} processes, "
+        f"{sampling}, seed {report.seed}" + ("  [PARTIAL: interrupted]" if report.partial else ""),
+        f"clock: {report.clock}",
         "",
         tabulate(
             table,
             headers=headers,
             tablefmt=TABLE_FORMATS[fmt],
-            maxcolwidths=[None, 34, None, None, None, None, None, 50],
+            maxcolwidths=[None, 30, None, None, None, None, None, None, None, None, 40],
         ),
         "",
         "median ms: median of the per-process medians; range: lowest to highest process median;",
-        "TFLOP/s: 2MNK / median; max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks;",
-        "cold start: prepare (compile) and first call in each fresh worker process, medians;",
-        "Triton's on-disk compile cache is left as found, so its first call may be a warm-cache one.",
+        "TFLOP/s: 2MNK / median; % of peak: against the datasheet peak for the row's precision;",
+        "graph ms: per call under CUDA-graph replay, warm and launch-free (launch-bound when",
+        "under half the median); tile eff.: useful 2MNK over padded-tile work;",
+        "cold / warm start: prepare + first call with empty / reused compile caches;",
+        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks.",
         "",
     ]
     for v in report.verdicts:
-        speed = f" ({v.speedup:.3g}x {v.baseline}'s speed)" if v.speedup else ""
+        speed = ""
+        if v.speedup is not None and v.interval is not None:
+            speed = f" (speedup {v.speedup:.3g}x, 95% CI {v.interval[0]:.3g}-{v.interval[1]:.3g})"
         lines.append(
             f"verdict: {v.kernel} vs {v.baseline}: {v.verdict.upper()}{speed}; {v.explanation}"
         )
         lines.extend(f"  note: {note}" for note in v.notes)
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# gemmreg report BEFORE AFTER
+# ---------------------------------------------------------------------------
+
+
+def changes_table(
+    changes: Sequence[Any],
+    fmt: str,
+    before_manifest: dict[str, Any],
+    after_manifest: dict[str, Any],
+    threshold_pct: float,
+) -> str:
+    if fmt == "json":
+        return dumps({"threshold_pct": threshold_pct, "changes": list(changes)})
+    rows = []
+    for c in changes:
+
+        def span(s: Any) -> str:
+            return (
+                f"{s.center_ms:.5g} ({s.low_ms:.4g}-{s.high_ms:.4g})" if s.center_ms else s.status
+            )
+
+        change = f"{c.change_pct:+.2f}%" if c.change_pct is not None else "-"
+        verdict = c.verdict.verdict.upper() + (" REGRESSION" if c.regression else "")
+        rows.append([c.problem, c.kernel, span(c.before), span(c.after), change, verdict])
+    if fmt == "csv":
+        import csv
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(["problem", "kernel", "before_ms", "after_ms", "change", "verdict"])
+        writer.writerows(rows)
+        return buffer.getvalue().rstrip("\n")
+    lines = []
+    for key in ("device_name", "torch", "triton", "git"):
+        if before_manifest.get(key) != after_manifest.get(key):
+            lines.append(
+                f"note: {key} differs: {before_manifest.get(key)} -> {after_manifest.get(key)}"
+            )
+    headers = [
+        "problem",
+        "plugin",
+        "before ms (range)",
+        "after ms (range)",
+        "time change",
+        "verdict",
+    ]
+    lines.append(tabulate(rows, headers=headers, tablefmt=TABLE_FORMATS[fmt]))
+    regressions = sum(c.regression for c in changes)
+    lines.append("")
+    lines.append(
+        f"{regressions} regression(s) beyond {threshold_pct:g}% (verdict SLOWER: bootstrap "
+        "interval excludes 1 and process ranges apart)"
+    )
     return "\n".join(lines)

@@ -30,7 +30,12 @@ def _run_task(registry: Any, task: dict[str, Any]) -> dict[str, Any]:
         return refusal_case(spec, problem)
     if task["kind"] == "time":
         return measure(
-            spec, problem, task["seed"], task["warmup"], task["repeats"], task.get("flush", True)
+            spec,
+            problem,
+            task["seed"],
+            repeats=task.get("repeats"),
+            warmup=task.get("warmup"),
+            flush=task.get("flush", True),
         )
     raise ValueError(f"unknown task kind {task['kind']!r}")
 

@@ -28,18 +28,22 @@ def _ceil_div(a: int, b: int) -> int:
     return -(-a // b)
 
 
-CAPABILITIES = gemmreg.Capabilities(
-    dtypes={"fp32"},
-    backends={"cuda", "rocm"},
-    precision={"fp32": PRECISION},
-    layouts={"rowmajor"},  # the seed kernels hard-code row-major strides
-    max_dim=INT32_MAX,
-)
+def capabilities(k_step: int) -> gemmreg.Capabilities:
+    """fp32, row-major (the seed kernels hard-code row-major strides), 16x16
+    outputs per block; ``k_step`` is 16 for the tiled kernel, 1 for the naive."""
+    return gemmreg.Capabilities(
+        dtypes={"fp32"},
+        backends={"cuda", "rocm"},
+        precision={"fp32": PRECISION},
+        layouts={"rowmajor"},
+        max_dim=INT32_MAX,
+        tile=(THREADS, THREADS, k_step),
+    )
 
 
-def make_prepare(source_file: Path, kernel_name: str):
+def make_prepare(source_file: Path, kernel_name: str, caps: gemmreg.Capabilities):
     def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
-        CAPABILITIES.require(problem)  # fp32 row-major only: refuse anything else
+        caps.require(problem)  # fp32 row-major only: refuse anything else
         compiled = gpu_compile.compile_kernel(source_file.read_text(), kernel_name)
         grid = (_ceil_div(problem.n, THREADS), _ceil_div(problem.m, THREADS), 1)
         block = (THREADS, THREADS, 1)
@@ -53,12 +57,15 @@ def make_prepare(source_file: Path, kernel_name: str):
     return prepare
 
 
-def spec(name: str, source_file: Path, kernel_name: str, summary: str) -> gemmreg.KernelSpec:
+def spec(
+    name: str, source_file: Path, kernel_name: str, summary: str, k_step: int
+) -> gemmreg.KernelSpec:
+    caps = capabilities(k_step)
     return gemmreg.KernelSpec(
         name=name,
         summary=summary,
-        prepare=make_prepare(source_file, kernel_name),
-        capabilities=CAPABILITIES,
+        prepare=make_prepare(source_file, kernel_name, caps),
+        capabilities=caps,
         tolerances={"fp32": TOLERANCE},
         available=gpu_compile.unavailable_reason,
         sources=(str(source_file),),

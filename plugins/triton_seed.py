@@ -181,6 +181,7 @@ CAPABILITIES = gemmreg.Capabilities(
     precision=PRECISION,
     layouts={"rowmajor", "transposedA", "transposedB", "padded"},
     constraint=_interpreter_limits,
+    tile=(BLOCK_M, BLOCK_N, BLOCK_K),
 )
 
 

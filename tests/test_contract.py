@@ -12,7 +12,11 @@ BUILT_INS = ("hip_naive", "hip_tiled", "triton_baseline", "triton_grouped", "tor
 
 
 def hook_names():
-    return [name for name, _ in inspect.getmembers(hookspecs, inspect.isfunction) if name.startswith("gemmreg_")]  # fmt: skip
+    return [
+        name
+        for name, _ in inspect.getmembers(hookspecs, inspect.isfunction)
+        if name.startswith("gemmreg_")
+    ]
 
 
 def test_every_hook_is_documented_in_its_spec_and_the_readme():

@@ -60,10 +60,22 @@ def installed(tmp_path_factory):
     (package / "tp_gemm" / "__init__.py").write_text(PLUGIN)
     site = root / "site"
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation",
-         "--target", str(site), str(package)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(site),
+            str(package),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     env = {**os.environ, "PYTHONPATH": str(site)}
     env.pop("GEMMREG_EXTRA_PLUGINS", None)
     return root, env
@@ -71,8 +83,13 @@ def installed(tmp_path_factory):
 
 def test_list_shows_the_package_and_version(installed):
     _root, env = installed
-    done = subprocess.run([sys.executable, "-m", "gemmreg", "list", "--format", "json"],
-                          capture_output=True, text=True, env=env, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "gemmreg", "list", "--format", "json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert rows["tp_gemm"]["package"] == "tp-gemm 0.3.0"
     assert rows["tp_gemm"]["available"] is True
@@ -89,8 +106,11 @@ def test_one_line_of_test_code_runs_the_matrix(installed):
     )
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(test_file)],
-        capture_output=True, text=True, env=env, cwd=root,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+    )
     assert done.returncode == 0, done.stdout[-3000:]
     assert "test_tp[tp_gemm-fp32-transposedB-17x19x23] PASSED" in done.stdout
     assert "test_tp[tp_gemm-fp32-rowmajor-65x64x64] PASSED" in done.stdout

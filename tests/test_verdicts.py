@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from gemmreg.comparing import KernelSummary, judge, plan_order
 
@@ -72,3 +73,24 @@ def test_each_process_shuffles_the_order_reproducibly():
     assert all(sorted(order) == names for order in orders)
     assert len({tuple(order) for order in orders}) > 1
     assert plan_order(names, 3, seed=7) == orders[3]
+
+
+def test_a_better_centre_with_an_outlier_process_is_no_claim():
+    baseline = summary("a", [10.0, 10.0, 10.0, 10.0, 1.0])
+    other = summary("b", [5.0, 5.0, 5.0, 5.0, 11.0])
+    verdict = judge(baseline, other)
+    assert verdict.speedup == 2.0
+    assert verdict.verdict == "indistinguishable" and "overlap" in verdict.explanation
+
+
+def test_the_interval_is_reported_with_the_verdict():
+    verdict = judge(summary("slow", [2.0, 2.1, 1.9]), summary("fast", [1.0, 1.05, 0.95]))
+    low, high = verdict.interval
+    assert verdict.verdict == "faster" and 1 < low <= verdict.speedup <= high
+
+
+def test_beating_a_vendor_library_tenfold_is_flagged():
+    vendor = attrs.evolve(summary("vendor", [10.0, 10.0, 10.0]), vendor_library=True)
+    notes = " ".join(judge(vendor, summary("miracle", [0.5, 0.5, 0.5])).notes)
+    assert "SUSPICIOUS" in notes
+    assert "SUSPICIOUS" not in " ".join(judge(vendor, summary("good", [2.0, 2.0, 2.0])).notes)

@@ -19,5 +19,6 @@ def gemmreg_register_kernels(register):
             SOURCE,
             "matmul_naive",
             "seed HIP GEMM: one thread per output, 16x16 blocks",
+            k_step=1,
         )
     )

@@ -19,5 +19,6 @@ def gemmreg_register_kernels(register):
             SOURCE,
             "matmul_tiled",
             "seed HIP GEMM: 16x16 LDS tiles, two barriers per K step",
+            k_step=16,
         )
     )

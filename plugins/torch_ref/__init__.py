@@ -70,5 +70,6 @@ def gemmreg_register_kernels(register):
             prepare=prepare,
             capabilities=CAPABILITIES,
             tolerances=TOLERANCES,
+            vendor_library=True,
         )
     )

@@ -17,5 +17,6 @@ def gemmreg_register_kernels(register):
             SOURCE,
             "matmul_tiled_early_exit",
             "mutant: tiled HIP kernel whose out-of-range threads return before the barriers",
+            k_step=16,
         )
     )

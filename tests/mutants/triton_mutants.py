@@ -37,10 +37,21 @@ def _kernel():
 
     @triton.jit
     def mutant_kernel(
-        a_ptr, b_ptr, c_ptr, m, n, k,
-        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
-        BLOCK_SIZE: tl.constexpr, BUG: tl.constexpr,
-    ):  # fmt: skip
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        m,
+        n,
+        k,
+        stride_am,
+        stride_ak,
+        stride_bk,
+        stride_bn,
+        stride_cm,
+        stride_cn,
+        BLOCK_SIZE: tl.constexpr,
+        BUG: tl.constexpr,
+    ):
         programs_n = tl.cdiv(n, BLOCK_SIZE)
         program_m = tl.program_id(0) // programs_n
         program_n = tl.program_id(0) % programs_n
@@ -93,7 +104,7 @@ def _kernel():
         rows_written = (m // BLOCK_SIZE) * BLOCK_SIZE if BUG == "tail_unwritten" else m
         mask = (offsets_m[:, None] < rows_written) & (offsets_n[None, :] < n)
         c = c_ptr + offsets_m[:, None] * stride_cm + offsets_n[None, :] * stride_cn
-        tl.store(c, accumulator.to(c_ptr.dtype.element_ty), mask=mask)  # fmt: skip
+        tl.store(c, accumulator.to(c_ptr.dtype.element_ty), mask=mask)
 
     return mutant_kernel
 
@@ -106,10 +117,21 @@ def _launcher(bug: str):
         n = b.shape[1]
         grid = (triton.cdiv(m, BLOCK) * triton.cdiv(n, BLOCK),)
         _kernel()[grid](
-            a, b, out, m, n, k,
-            a.stride(0), a.stride(1), b.stride(0), b.stride(1), out.stride(0), out.stride(1),
-            BLOCK_SIZE=BLOCK, BUG=bug,
-        )  # fmt: skip
+            a,
+            b,
+            out,
+            m,
+            n,
+            k,
+            a.stride(0),
+            a.stride(1),
+            b.stride(0),
+            b.stride(1),
+            out.stride(0),
+            out.stride(1),
+            BLOCK_SIZE=BLOCK,
+            BUG=bug,
+        )
 
     return launch
 

@@ -1,0 +1,198 @@
+"""Comparisons that survive faults, saved runs, regressions and plots."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from conftest import TESTS, run_gemmreg
+from gemmreg import comparing, regression, runs
+from gemmreg.cli import UsageError, parse_shapes
+from gemmreg.comparing import CompareReport, KernelSummary
+from gemmreg.records import Problem
+from gemmreg.registry import discover
+
+
+@pytest.fixture(scope="module")
+def faulty_report():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
+        )
+        mp.syspath_prepend(str(TESTS))
+        mp.setenv("GEMMREG_EXTRA_PLUGINS", "fake_plugins.good,fake_plugins.misbehaving")
+        mp.setenv("GEMMREG_PLUGINS", "none")
+        kernels = discover().select(["fake_good", "fake_segfault", "fake_hang", "fake_raises"])
+        return comparing.run_compare(
+            kernels,
+            Problem(m=32, n=32, k=32),
+            processes=2,
+            seed=1,
+            clock="test",
+            device_name="cpu",
+            repeats=5,
+            task_timeout=8,
+        )
+
+
+def test_a_crash_a_hang_and_an_exception_each_get_a_row_and_the_good_kernel_is_timed(faulty_report):
+    status = {s.kernel: s for s in faulty_report.summaries}
+    assert status["fake_good"].status == "timed"
+    assert len(status["fake_good"].process_medians_ms) == 2
+    assert (
+        status["fake_segfault"].status == "crashed" and "SIGSEGV" in status["fake_segfault"].reason
+    )
+    assert status["fake_hang"].status == "timeout"
+    assert (
+        status["fake_raises"].status == "error"
+        and "invalid configuration" in status["fake_raises"].reason
+    )
+    verdicts = {(v.baseline, v.kernel): v.verdict for v in faulty_report.verdicts}
+    assert verdicts[("fake_good", "fake_segfault")] == "no verdict"
+
+
+def test_an_interrupted_comparison_keeps_what_finished(fake_plugins):
+    fake_plugins("good")
+    kernels = discover(env={"GEMMREG_PLUGINS": "torch_ref"}, extra_plugins=["fake_plugins.good"])
+    seen = []
+
+    def interrupt_after_first(run):
+        seen.append(run)
+        raise KeyboardInterrupt
+
+    report = comparing.run_compare(
+        kernels.select(["torch_ref", "fake_good"]),
+        Problem(m=16, n=16, k=16),
+        processes=3,
+        seed=1,
+        clock="test",
+        device_name="cpu",
+        repeats=3,
+        on_run=interrupt_after_first,
+    )
+    assert report.partial
+    assert len(report.runs) == 1 and report.runs[0].samples_ms
+
+
+def summary(name, medians):
+    return KernelSummary(
+        kernel=name,
+        package="p",
+        precision="ieee_fp32",
+        math="ieee_fp32",
+        generator="g",
+        status="timed",
+        process_medians_ms=tuple(medians),
+        center_ms=sorted(medians)[1],
+        low_ms=min(medians),
+        high_ms=max(medians),
+        tflops=1.0,
+    )
+
+
+def report(medians, shape=(64, 64, 64)):
+    problem = Problem(m=shape[0], n=shape[1], k=shape[2])
+    return CompareReport(
+        problem=problem,
+        processes=3,
+        seed=1,
+        clock="test",
+        device_name="cpu",
+        summaries=(summary("k", medians),),
+        verdicts=(),
+        runs=(),
+    )
+
+
+def test_a_saved_run_reads_back_identically(tmp_path):
+    original = comparing.run_compare(
+        discover(env={"GEMMREG_PLUGINS": "torch_ref"}).select(["torch_ref"]),
+        Problem(m=8, n=8, k=8),
+        processes=2,
+        seed=1,
+        clock="test",
+        device_name="cpu",
+        repeats=3,
+    )
+    runs.write_run(tmp_path, {"device_name": "cpu"}, [original], partial=False)
+    manifest, loaded, partial = runs.load_run(tmp_path)
+    assert loaded == [original] and manifest == {"device_name": "cpu"} and not partial
+    assert (tmp_path / "summary.csv").read_text().startswith("m,n,k,dtype")
+
+
+def test_a_real_slowdown_beyond_the_threshold_is_a_regression():
+    before, after = [report([1.0, 1.01, 0.99])], [report([1.2, 1.21, 1.19])]
+    (change,) = regression.compare_runs(before, after, threshold_pct=5)
+    assert change.verdict.verdict == "slower" and change.regression
+    assert change.change_pct == pytest.approx(20)
+    (small,) = regression.compare_runs(before, [report([1.03, 1.031, 1.029])], threshold_pct=5)
+    assert small.verdict.verdict == "slower" and not small.regression  # real, but under 5%
+    (noise,) = regression.compare_runs(before, [report([1.2, 0.9, 1.0])], threshold_pct=5)
+    assert noise.verdict.verdict == "indistinguishable" and not noise.regression
+
+
+def test_report_exits_1_on_a_regression_and_2_on_a_bad_run(tmp_path):
+    runs.write_run(tmp_path / "before", {}, [report([1.0, 1.01, 0.99])], partial=False)
+    runs.write_run(tmp_path / "after", {}, [report([1.5, 1.51, 1.49])], partial=False)
+    done = run_gemmreg("report", str(tmp_path / "before"), str(tmp_path / "after"))
+    assert done.returncode == 1 and "REGRESSION" in done.stdout
+    same = run_gemmreg("report", str(tmp_path / "before"), str(tmp_path / "before"))
+    assert same.returncode == 0
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "run.json").write_text("{")
+    bad = run_gemmreg("report", str(tmp_path / "broken"))
+    assert bad.returncode == 2 and "not a readable gemmreg run" in bad.stderr
+
+
+def test_plots_are_written(tmp_path):
+    pytest.importorskip("matplotlib")
+    from gemmreg import plots
+
+    reports = [report([1.0, 1.1, 0.9], (n, n, n)) for n in (64, 128, 256)]
+    written = plots.write_plots(tmp_path, reports, {"device_name": "NVIDIA H200"})
+    assert {p.name for p in written} == {"sweep-fp32.png", "sweep-fp32.svg"}
+    assert all(p.stat().st_size > 1000 for p in written)
+
+
+@pytest.mark.parametrize(
+    ("text", "shapes"),
+    [
+        ("512", [(512, 512, 512)]),
+        ("256:1024:256", [(256,) * 3, (512,) * 3, (768,) * 3, (1024,) * 3]),
+        ("16x32x64,128", [(16, 32, 64), (128, 128, 128)]),
+    ],
+)
+def test_sweep_shapes_parse(text, shapes):
+    assert parse_shapes(text) == shapes
+
+
+@pytest.mark.parametrize("text", ["256:128:64", "1:2", "a:b:c", "0", "12x"])
+def test_bad_sweep_shapes_are_refused(text):
+    with pytest.raises(UsageError):
+        parse_shapes(text)
+
+
+def test_bench_writes_a_run_that_report_reads(tmp_path):
+    out = tmp_path / "sweep"
+    done = run_gemmreg(
+        "bench",
+        "torch_ref",
+        "--shape",
+        "8,16",
+        "--dtype",
+        "fp32,fp16",
+        "--processes",
+        "2",
+        "--repeats",
+        "3",
+        "--out",
+        str(out),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    data = json.loads((out / "run.json").read_text())
+    assert [r["problem"]["m"] for r in data["reports"]] == [8, 16, 8, 16]
+    assert data["partial"] is False
+    assert len((out / "summary.csv").read_text().splitlines()) == 5
+    shown = run_gemmreg("report", str(out), "--format", "csv")
+    assert shown.returncode == 0 and shown.stdout.count("torch_ref") == 4
