@@ -69,6 +69,14 @@ def initialize_device() -> None:
 
         torch.ones(1, device=current().device).add_(1)
         torch.cuda.synchronize()
+        # Triton builds and loads its driver helpers once per process; do it
+        # here so that the first Triton kernel timed is not charged for it.
+        try:
+            import triton
+
+            triton.runtime.driver.active.get_current_device()
+        except Exception:
+            pass  # no Triton, or a backend it cannot drive: its plugins will say so
 
 
 def device_healthy() -> bool:

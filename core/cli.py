@@ -20,6 +20,9 @@ from typing import Any
 from gemmreg import __version__
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+GPU_MAX_TIME_S = 3.0
+BENCH_MAX_TIME_S = 1.0
+"""A sweep times many points: a shorter cap keeps 5 processes x many shapes affordable."""
 SHAPE_PATTERN = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*$")
 
 
@@ -94,6 +97,14 @@ def _timing_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         help="fixed warmup calls (default: >= 10 calls and >= 25 ms on a GPU)",
+    )
+    parser.add_argument(
+        "--max-time",
+        type=float,
+        default=None,
+        dest="max_time",
+        help="cap on sampling seconds per plugin and process "
+        f"(default: {GPU_MAX_TIME_S:g} on a GPU; bench: {BENCH_MAX_TIME_S:g})",
     )
     parser.add_argument("--seed", type=int, default=None)
 
@@ -254,6 +265,9 @@ class _Timing:
             raise UsageError(f"--warmup must be at least 0, got {args.warmup}")
         self.warmup = args.warmup
         self.seed = args.seed if args.seed is not None else 20260719
+        if args.max_time is not None and not args.max_time > 0:
+            raise UsageError(f"--max-time must be positive, got {args.max_time}")
+        self.max_time_s = args.max_time
 
 
 def _clock(info: Any) -> str:
@@ -346,6 +360,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     dtypes = _dtypes(args.dtype)
     info = backend.current()
     timing = _Timing(args, info.is_gpu)
+    if timing.max_time_s is None and info.is_gpu:
+        timing.max_time_s = BENCH_MAX_TIME_S
     kernels = registry.discover().select(args.names)
     out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     manifest = environment.manifest(kernels, seed=timing.seed, shapes=args.shape, dtypes=dtypes)

@@ -282,6 +282,7 @@ def run_compare(
     warmup: int | None = None,
     on_run: Callable[[ProcessRun], None] | None = None,
     task_timeout: float = TIMING_TASK_TIMEOUT_S,
+    max_time_s: float | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named."""
     runs: list[ProcessRun] = []
@@ -307,6 +308,7 @@ def run_compare(
                         "seed": seed,
                         "repeats": repeats,
                         "warmup": warmup,
+                        "max_time_s": max_time_s,
                     }
                     for name in order
                 ]

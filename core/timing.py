@@ -76,9 +76,19 @@ GRAPH_CALLS = 20
 GRAPH_REPLAYS = 10
 
 
-def policy_for(gpu: bool, repeats: int | None = None, warmup: int | None = None) -> Policy:
-    """The backend's policy; ``repeats`` fixes the sample count, ``warmup`` the warmup calls."""
+def policy_for(
+    gpu: bool,
+    repeats: int | None = None,
+    warmup: int | None = None,
+    max_time_s: float | None = None,
+) -> Policy:
+    """The backend's policy; ``repeats`` fixes the sample count, ``warmup`` the
+    warmup calls, ``max_time_s`` caps the sampling time (sweeps use a short cap)."""
     policy = GPU_POLICY if gpu else CPU_POLICY
+    if max_time_s is not None:
+        policy = attrs.evolve(
+            policy, max_time_s=max_time_s, warmup_max_s=min(policy.warmup_max_s, max_time_s)
+        )
     if repeats is not None:
         policy = attrs.evolve(
             policy,
@@ -199,11 +209,12 @@ def measure(
     repeats: int | None = None,
     warmup: int | None = None,
     flush: bool = True,
+    max_time_s: float | None = None,
 ) -> dict[str, Any]:
     """Everything one process learns about one kernel on one problem."""
     info = backend.current()
     device = info.device
-    policy = policy_for(info.is_gpu, repeats, warmup)
+    policy = policy_for(info.is_gpu, repeats, warmup, max_time_s)
 
     a, b = make_operands(spec, problem, seed, device)
     guarded = GuardedOutput.allocate(problem, device)

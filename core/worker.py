@@ -36,6 +36,7 @@ def _run_task(registry: Any, task: dict[str, Any]) -> dict[str, Any]:
             repeats=task.get("repeats"),
             warmup=task.get("warmup"),
             flush=task.get("flush", True),
+            max_time_s=task.get("max_time_s"),
         )
     raise ValueError(f"unknown task kind {task['kind']!r}")
 

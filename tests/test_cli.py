@@ -47,6 +47,12 @@ def test_a_broken_plugin_is_a_row_in_list(tmp_path):
         (["compare", "torch_ref"], "at least two plugins"),
         (["compare", "torch_ref", "triton_grouped", "--dtype", "fp8"], "unknown dtype 'fp8'"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
+        (
+            ["compare", "torch_ref", "triton_grouped", "--max-time", "0"],
+            "--max-time must be positive",
+        ),
+        (["bench", "torch_ref", "--shape", "9:3:1"], "malformed range '9:3:1'"),
+        (["report", "a", "b", "c"], "report takes one run, or two"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(args, message):
