@@ -14,7 +14,7 @@ from typing import Any, Literal
 import attrs
 from gemmreg import isolation
 from gemmreg.availability import unavailable_reason, unsupported_reason
-from gemmreg.matrix import DEFAULT_SEED, Case, refusal_problem
+from gemmreg.matrix import Case, refusal_problem
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 
@@ -23,8 +23,6 @@ CHECK_TASK_TIMEOUT_S = 300.0
 
 CaseStatus = Literal["pass", "fail", "skip", "error", "crashed", "timeout"]
 CaseKind = Literal["values", "refusal"]
-
-__all__ = ["DEFAULT_SEED", "CaseResult", "exit_code", "run_check"]
 
 
 @attrs.frozen(kw_only=True)

@@ -45,32 +45,29 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return dims
 
 
+def _choices(value: str | None, allowed: Sequence[str], what: str) -> list[str]:
+    """A comma-separated option checked against ``allowed``; empty means all of them."""
+    if not value:
+        return list(allowed)
+    chosen = [v.strip() for v in value.split(",") if v.strip()]
+    unknown = [v for v in chosen if v not in allowed]
+    if unknown or not chosen:
+        raise UsageError(
+            f"unknown {what} {', '.join(unknown) or value!r}: choose from {', '.join(allowed)}"
+        )
+    return chosen
+
+
 def _dtypes(value: str | None) -> list[str]:
     from gemmreg.records import DTYPES
 
-    if not value:
-        return list(DTYPES)
-    chosen = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [d for d in chosen if d not in DTYPES]
-    if unknown or not chosen:
-        raise UsageError(
-            f"unknown dtype {', '.join(unknown) or value!r}: choose from {', '.join(DTYPES)}"
-        )
-    return chosen
+    return _choices(value, DTYPES, "dtype")
 
 
 def _layouts(value: str | None) -> list[str]:
     from gemmreg.records import LAYOUTS
 
-    if not value:
-        return list(LAYOUTS)
-    chosen = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [v for v in chosen if v not in LAYOUTS]
-    if unknown or not chosen:
-        raise UsageError(
-            f"unknown layout {', '.join(unknown) or value!r}: choose from {', '.join(LAYOUTS)}"
-        )
-    return chosen
+    return _choices(value, LAYOUTS, "layout")
 
 
 def _positive(name: str, value: int) -> int:

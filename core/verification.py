@@ -229,9 +229,6 @@ def check_case(
     )
 
 
-REFUSAL_SHAPE_NOTE = "a problem outside the declared capabilities"
-
-
 def refusal_case(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
     """Hand the kernel a problem it does not declare: it must raise, clearly.
 
@@ -252,5 +249,6 @@ def refusal_case(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
         return {"passed": True, "reason": f"refused: {type(error).__name__}: {message}"}
     return {
         "passed": False,
-        "reason": f"accepted {REFUSAL_SHAPE_NOTE} ({problem.label}) without raising",
+        "reason": f"accepted a problem outside the declared capabilities ({problem.label}) "
+        "without raising",
     }

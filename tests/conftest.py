@@ -3,9 +3,11 @@ itself, and GEMMREG_DEVICE=cpu keeps a GPU host on the same path."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -39,3 +41,17 @@ def run_gemmreg(*args: str, env: dict[str, str] | None = None, timeout: float = 
         timeout=timeout,
         env={**os.environ, **(env or {})},
     )
+
+
+@contextlib.contextmanager
+def only_extra_plugins(modules: Sequence[str]) -> Iterator[None]:
+    """For module-scoped fixtures: load just these throwaway plugin modules (no
+    entry points), here and in the worker processes the core starts."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(
+            "PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
+        )
+        mp.syspath_prepend(str(TESTS))
+        mp.setenv("GEMMREG_EXTRA_PLUGINS", ",".join(modules))
+        mp.setenv("GEMMREG_PLUGINS", "none")
+        yield

@@ -3,10 +3,8 @@ crash or hang in one kernel never costs the other kernels their results."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from conftest import TESTS
+from conftest import only_extra_plugins
 from gemmreg import checking
 from gemmreg.matrix import Case
 from gemmreg.records import Problem
@@ -27,13 +25,7 @@ NAMES = [
 
 @pytest.fixture(scope="module")
 def results():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(
-            "PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
-        )
-        mp.syspath_prepend(str(TESTS))
-        mp.setenv("GEMMREG_EXTRA_PLUGINS", "fake_plugins.good,fake_plugins.misbehaving")
-        mp.setenv("GEMMREG_PLUGINS", "none")  # no built-ins: faster workers
+    with only_extra_plugins(["fake_plugins.good", "fake_plugins.misbehaving"]):
         registry = discover()
         kernels = registry.select(NAMES)
         found = checking.run_check(kernels, CASES, gpu=False, task_timeout=8)

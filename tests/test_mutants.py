@@ -7,10 +7,8 @@ offsets past 2^31, the HIP early exit) are run on the device with
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from conftest import TESTS
+from conftest import only_extra_plugins
 from gemmreg import checking, matrix
 from gemmreg.registry import discover
 
@@ -28,13 +26,7 @@ BAD = {"fail", "crashed", "error", "timeout"}
 
 @pytest.fixture(scope="module")
 def results():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(
-            "PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
-        )
-        mp.syspath_prepend(str(TESTS))
-        mp.setenv("GEMMREG_EXTRA_PLUGINS", "mutants.triton_mutants")
-        mp.setenv("GEMMREG_PLUGINS", "none")
+    with only_extra_plugins(["mutants.triton_mutants"]):
         kernels = discover().select(MUTANTS)
         cases = matrix.build("quick", gpu=False, dtypes=["fp32"])
         found = checking.run_check(kernels, cases, gpu=False)

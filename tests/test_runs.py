@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
-from conftest import TESTS, run_gemmreg
+from conftest import only_extra_plugins, run_gemmreg
 from gemmreg import comparing, regression, runs
 from gemmreg.cli import UsageError, parse_shapes
 from gemmreg.comparing import CompareReport, KernelSummary
@@ -16,13 +15,7 @@ from gemmreg.registry import discover
 
 @pytest.fixture(scope="module")
 def faulty_report():
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(
-            "PYTHONPATH", os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")]))
-        )
-        mp.syspath_prepend(str(TESTS))
-        mp.setenv("GEMMREG_EXTRA_PLUGINS", "fake_plugins.good,fake_plugins.misbehaving")
-        mp.setenv("GEMMREG_PLUGINS", "none")
+    with only_extra_plugins(["fake_plugins.good", "fake_plugins.misbehaving"]):
         kernels = discover().select(["fake_good", "fake_segfault", "fake_hang", "fake_raises"])
         return comparing.run_compare(
             kernels,
