@@ -6,4 +6,6 @@ scripts/bootstrap.sh
 .venv/bin/ruff format --check .
 .venv/bin/ruff check .
 .venv/bin/mypy
-.venv/bin/pytest "$@"
+# gemmreg's own tests, then the split-K package's tests (its matrix through the
+# gemmreg pytest plugin, its split choice and its determinism).
+.venv/bin/pytest tests examples/gemmreg-splitk/tests "$@"

@@ -1,0 +1,8 @@
+"""gemmreg-splitk: split-K GEMM for skinny problems, as a gemmreg plugin.
+
+When M and N are small and K is large, the output grid has too few tiles to
+fill the GPU. Split-K gives each output tile ``SPLIT_K`` programs, each summing
+one slice of K into an fp32 partial; a second step reduces the partials.
+"""
+
+__version__ = "0.1.0"
