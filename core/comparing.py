@@ -37,7 +37,11 @@ default comparison finishes well inside a minute."""
 TIMING_TASK_TIMEOUT_S = 600.0
 LAUNCH_BOUND_RATIO = 0.5
 """A kernel whose launch-free (graph) time is under this fraction of its
-per-launch time is labelled launch-bound: launch overhead dominates the figure."""
+per-launch time is labelled launch-bound: launch overhead dominates the figure..."""
+LAUNCH_BOUND_MAX_MS = 0.05
+"""...provided the per-launch time is this short. Graph replays run with a warm
+L2; for a longer kernel the gap to its graph time is L2 warmth, not launch
+overhead (a few microseconds), and the label would mislead."""
 SUSPICIOUS_SPEEDUP = 10.0
 """A kernel more than this many times faster than a vendor library is flagged."""
 
@@ -188,7 +192,9 @@ def summarize(
         peak_tflops=peak,
         percent_of_peak=100 * tflops / peak if peak else None,
         graph_ms=graph,
-        launch_bound=graph is not None and graph < LAUNCH_BOUND_RATIO * center,
+        launch_bound=graph is not None
+        and center < LAUNCH_BOUND_MAX_MS
+        and graph < LAUNCH_BOUND_RATIO * center,
         cold_prepare_s=_median_or_none([r.prepare_s for r in cold]),
         cold_first_call_s=_median_or_none([r.first_call_s for r in cold]),
         warm_prepare_s=_median_or_none([r.prepare_s for r in warm]),

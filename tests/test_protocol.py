@@ -76,3 +76,28 @@ def test_tail_waste_matches_the_seed_example():
     )
     assert tile_efficiency(Problem(m=64, n=64, k=64), (32, 32, 32)) == 1.0
     assert tile_efficiency(Problem(m=64, n=64, k=64), None) is None
+
+
+def test_launch_bound_is_only_said_of_short_kernels(fake_plugins):
+    from fake_plugins import fp32_spec
+    from gemmreg.comparing import ProcessRun, summarize
+    from gemmreg.registry import Origin, RegisteredKernel
+
+    kernel = RegisteredKernel(
+        spec=fp32_spec("k", lambda a, b, out: None),
+        origin=Origin(plugin="k", module="k", distribution="d", version="1"),
+    )
+
+    def label(median_ms, graph_ms):
+        runs = [
+            ProcessRun(
+                kernel="k", process=p, status="timed", samples_ms=(median_ms,), graph_ms=graph_ms
+            )
+            for p in range(3)
+        ]
+        return summarize(kernel, Problem(m=16, n=16, k=16), runs, "cpu").launch_bound
+
+    assert label(0.008, 0.003)  # tiny: launch overhead dominates
+    assert not label(0.008, 0.007)
+    # A 0.66 ms kernel whose warm-L2 replay takes 0.28 ms is not launch-bound.
+    assert not label(0.66, 0.28)
