@@ -456,6 +456,8 @@ def changes_table(
         "verdict",
     ]
     lines.append(tabulate(rows, headers=headers, tablefmt=TABLE_FORMATS[fmt]))
+    for c in changes:
+        lines.extend(f"note: {c.problem} {c.kernel}: {note}" for note in c.verdict.notes)
     regressions = sum(c.regression for c in changes)
     lines.append("")
     lines.append(

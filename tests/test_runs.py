@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 from conftest import only_extra_plugins, run_gemmreg
 from gemmreg import comparing, regression, runs
@@ -123,6 +124,16 @@ def test_a_real_slowdown_beyond_the_threshold_is_a_regression():
     assert small.verdict.verdict == "slower" and not small.regression  # real, but under 5%
     (noise,) = regression.compare_runs(before, [report([1.2, 0.9, 1.0])], threshold_pct=5)
     assert noise.verdict.verdict == "indistinguishable" and not noise.regression
+
+
+def test_two_runs_of_unlike_precision_say_so(tmp_path):
+    before = report([1.0, 1.01, 0.99])
+    tf32 = attrs.evolve(before.summaries[0], math="tf32", precision="tf32 (tl.dot default)")
+    after = attrs.evolve(before, summaries=(tf32,))
+    runs.write_run(tmp_path / "ieee", {}, [before], partial=False)
+    runs.write_run(tmp_path / "tf32", {}, [after], partial=False)
+    done = run_gemmreg("report", str(tmp_path / "ieee"), str(tmp_path / "tf32"))
+    assert "UNLIKE PRECISION" in done.stdout
 
 
 def test_report_exits_1_on_a_regression_and_2_on_a_bad_run(tmp_path):
