@@ -187,10 +187,22 @@ def run_and_compare(
     guarded = GuardedOutput.allocate(problem, device)
     launch(a, b, guarded.out)
     backend.synchronize()
+    return verify(spec, problem, (a_before, b_before), (a, b), guarded)
+
+
+def verify(
+    spec: KernelSpec,
+    problem: Problem,
+    before: tuple[Any, Any],
+    operands: tuple[Any, Any],
+    guarded: GuardedOutput,
+) -> Comparison:
+    """Every check of one output: values against the reference, inputs untouched,
+    guards intact. ``before`` holds copies of A and B taken before the launch."""
     # The reference comes from the copies: a kernel that writes into A must not
     # move the reference along with it.
-    result = compare(a_before, b_before, guarded.out, spec.tolerance_for(problem.dtype))
-    if not (_same(a, a_before) and _same(b, b_before)):
+    result = compare(*before, guarded.out, spec.tolerance_for(problem.dtype))
+    if not all(_same(x, x_before) for x, x_before in zip(operands, before, strict=True)):
         return attrs.evolve(result, passed=False, reason="wrote into its inputs A or B")
     if not guarded.guards_intact():
         return attrs.evolve(result, passed=False, reason="wrote outside C (guard region changed)")
