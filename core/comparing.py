@@ -8,7 +8,9 @@ process medians; its range runs from the lowest to the highest process median.
 "Faster" needs both a bootstrap 95% interval of the speedup that excludes 1
 and process ranges that do not overlap; otherwise the verdict is
 "indistinguishable". Triton's compile cache starts empty in the first process
-(cold start) and is reused by the others (warm start).
+(cold start) and is reused by the others (warm start). The same goes for
+``GEMMREG_CACHE_DIR``, where plugins keep what they learn on disk (autotuning
+choices): a plugin's tuning therefore counts as cold start, never as steady state.
 """
 
 from __future__ import annotations
@@ -302,7 +304,11 @@ def run_compare(
 
     partial = False
     with tempfile.TemporaryDirectory(prefix="gemmreg-triton-cache-") as cache_dir:
-        env = {**os.environ, "TRITON_CACHE_DIR": cache_dir}
+        env = {
+            **os.environ,
+            "TRITON_CACHE_DIR": cache_dir,
+            "GEMMREG_CACHE_DIR": os.path.join(cache_dir, "gemmreg"),
+        }
         try:
             for process in range(processes):
                 order = plan_order([k.name for k in runnable], process, seed)

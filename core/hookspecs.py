@@ -31,6 +31,10 @@ Rules the core relies on:
 - Importing the module must be cheap: compile kernels in ``prepare`` or on the
   first launch, never at import.
 - A plugin never times itself, prints pass/fail or chooses shapes.
+- A plugin that keeps anything on disk between processes (autotuning choices,
+  say) keeps it under ``$GEMMREG_CACHE_DIR`` (default ``~/.cache/gemmreg``).
+  ``gemmreg compare`` points that at an empty directory for its first process,
+  so tuning is reported as cold start and reused, as warm start, by the others.
 - Hook implementations may accept fewer arguments than the spec lists, so a
   spec can gain arguments without breaking existing plugins.
 """

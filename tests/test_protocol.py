@@ -101,3 +101,34 @@ def test_launch_bound_is_only_said_of_short_kernels(fake_plugins):
     assert not label(0.008, 0.007)
     # A 0.66 ms kernel whose warm-L2 replay takes 0.28 ms is not launch-bound.
     assert not label(0.66, 0.28)
+
+
+def test_tuning_kept_on_disk_counts_as_cold_start_and_is_reused_warm(
+    fake_plugins, tmp_path, monkeypatch
+):
+    """compare gives its first process an empty GEMMREG_CACHE_DIR: a plugin that
+    tunes in prepare pays for it there (cold), and the later processes reuse it."""
+    from fake_plugins.tuning import TUNING_S
+    from gemmreg.comparing import run_compare
+    from gemmreg.records import Problem
+    from gemmreg.registry import discover
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # where the plugin's default cache would go
+    monkeypatch.delenv("GEMMREG_CACHE_DIR", raising=False)
+    fake_plugins("tuning")
+    kernels = [discover().kernels["fake_tuning"]]
+    report = run_compare(
+        kernels,
+        Problem(m=8, n=8, k=8),
+        processes=3,
+        seed=0,
+        clock="perf_counter",
+        device_name="cpu",
+        repeats=3,
+        warmup=1,
+    )
+    (summary,) = report.summaries
+    assert summary.cold_prepare_s >= TUNING_S
+    assert summary.warm_prepare_s < TUNING_S / 2
+    # The user's own cache was never touched.
+    assert not (tmp_path / ".cache").exists()
