@@ -9,10 +9,18 @@ from conftest import REPO, run_gemmreg
 from gemmreg.cli import UsageError, parse_shape
 
 
-def test_list_shows_the_five_with_hip_unavailable_and_why():
+def test_list_shows_the_built_ins_with_hip_unavailable_and_why():
     done = run_gemmreg("list")
     assert done.returncode == 0, done.stderr
-    for name in ("hip_naive", "hip_tiled", "triton_baseline", "triton_grouped", "torch_ref"):
+    builtins = (
+        "hip_naive",
+        "hip_tiled",
+        "hip_regtiled",
+        "triton_baseline",
+        "triton_grouped",
+        "torch_ref",
+    )
+    for name in builtins:
         assert name in done.stdout
     assert "no: no GPU" in done.stdout
 
@@ -22,6 +30,8 @@ def test_list_json_has_origin_precision_tolerance_and_availability():
     rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert rows["hip_tiled"]["available"] is False
     assert "NVRTC" in rows["hip_tiled"]["unavailable_reason"]
+    assert rows["hip_regtiled"]["available"] is False
+    assert "NVRTC" in rows["hip_regtiled"]["unavailable_reason"]
     grouped = rows["triton_grouped"]
     assert grouped["available"] is True
     assert grouped["package"].startswith("gemmreg ")

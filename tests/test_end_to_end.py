@@ -20,7 +20,7 @@ def test_check_passes_for_the_three_that_run_on_the_cpu():
         shapes = {c["case"]["problem"]["m"] for c in ran}
         assert {1, 3, 15, 17, 31, 128} <= shapes, name  # the seed's edge shapes and a mid square
         assert all(c["status"] == "pass" for c in ran), name
-    for name in ("hip_naive", "hip_tiled"):
+    for name in ("hip_naive", "hip_tiled", "hip_regtiled"):
         skipped = [c for c in cases if c["kernel"] == name]
         assert skipped and all(c["status"] == "skip" and "no GPU" in c["reason"] for c in skipped)
     assert report["counts"]["fail"] == 0

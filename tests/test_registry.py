@@ -9,14 +9,21 @@ from importlib.metadata import EntryPoint
 import pytest
 from gemmreg.registry import UnknownKernelError, discover
 
-BUILT_INS = {"hip_naive", "hip_tiled", "triton_baseline", "triton_grouped", "torch_ref"}
+BUILT_INS = {
+    "hip_naive",
+    "hip_tiled",
+    "hip_regtiled",
+    "triton_baseline",
+    "triton_grouped",
+    "torch_ref",
+}
 
 
 def fake_entry_points(*modules: str) -> list[EntryPoint]:
     return [EntryPoint(name=m, value=f"fake_plugins.{m}", group="gemmreg") for m in modules]
 
 
-def test_the_five_built_ins_come_in_through_installed_entry_points():
+def test_the_built_ins_come_in_through_installed_entry_points():
     registry = discover(env={})
     assert set(registry.kernels) >= BUILT_INS
     for name in BUILT_INS:
@@ -91,7 +98,8 @@ def test_unknown_names_list_the_known_ones():
 
 def test_importing_plugins_is_cheap_and_does_not_import_triton():
     code = (
-        "import sys, gemmreg_plugins.triton_grouped, gemmreg_plugins.hip_tiled; "
+        "import sys, gemmreg_plugins.triton_grouped, gemmreg_plugins.hip_tiled, "
+        "gemmreg_plugins.hip_regtiled; "
         "print('triton' in sys.modules, 'torch' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
