@@ -23,7 +23,9 @@ from gemmreg import __version__, backend
 from gemmreg.registry import RegisteredKernel
 
 COMMIT_ENV = "GEMMREG_GIT_COMMIT"
-"""Recorded as the commit where the code runs outside a git checkout (a copied tree)."""
+"""The commit measured, when the caller knows it better than git can: a copied
+tree (a GPU machine's copy, whose ``.git`` may be stale or absent) or a wheel.
+When set it wins over what ``git`` says in the working directory."""
 
 NVIDIA_SMI_FIELDS = (
     "name",
@@ -103,6 +105,16 @@ def _git(cwd: Path) -> dict[str, str]:
     return {"commit": commit, "dirty": str(dirty).lower()}
 
 
+def git_record() -> dict[str, str]:
+    """Which commit ran: ``GEMMREG_GIT_COMMIT`` if given, else the checkout the
+    package was imported from, else the directory the command ran in (an
+    installed wheel sits outside any checkout)."""
+    explicit = os.environ.get(COMMIT_ENV)
+    if explicit:
+        return {"commit": explicit, "source": COMMIT_ENV}
+    return _git(Path(__file__).resolve().parent) or _git(Path.cwd()) or {"commit": "unknown"}
+
+
 def source_hashes(kernels: Iterable[RegisteredKernel]) -> dict[str, dict[str, str]]:
     hashes: dict[str, dict[str, str]] = {}
     for kernel in kernels:
@@ -132,11 +144,7 @@ def manifest(kernels: Iterable[RegisteredKernel], **extra: Any) -> dict[str, Any
         "gemmreg": __version__,
         "timestamp_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command_line(),
-        # The installed package may sit outside any checkout (a wheel): then the
-        # directory the command ran in tells which commit was measured.
-        "git": _git(Path(__file__).resolve().parent)
-        or _git(Path.cwd())
-        or {"commit": os.environ.get(COMMIT_ENV, "unknown")},
+        "git": git_record(),
         "python": platform.python_version(),
         "platform": platform.platform(),
         "torch": torch.__version__,

@@ -200,3 +200,14 @@ def test_bench_writes_a_run_that_report_reads(tmp_path):
     assert len((out / "summary.csv").read_text().splitlines()) == 5
     shown = run_gemmreg("report", str(out), "--format", "csv")
     assert shown.returncode == 0 and shown.stdout.count("torch_ref") == 4
+
+
+def test_the_commit_given_by_the_caller_wins_over_a_stale_checkout(monkeypatch, tmp_path):
+    """A GPU machine's copy of the tree may carry an old .git: the commit the
+    caller names is the one recorded, and says where it came from."""
+    from gemmreg import environment
+
+    monkeypatch.setenv(environment.COMMIT_ENV, "abc1234")
+    assert environment.git_record() == {"commit": "abc1234", "source": "GEMMREG_GIT_COMMIT"}
+    monkeypatch.delenv(environment.COMMIT_ENV)
+    assert environment.git_record()["commit"] not in ("abc1234", "unknown")  # this checkout
