@@ -17,12 +17,13 @@ from gemmreg.availability import unavailable_reason, unsupported_reason
 from gemmreg.matrix import Case, refusal_problem
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
+from gemmreg.sanitizer_report import SanitizerVerdict
 
 CHECK_TASK_TIMEOUT_S = 300.0
 """A single check case that takes longer than this is called hung."""
 
 CaseStatus = Literal["pass", "fail", "skip", "error", "crashed", "timeout"]
-CaseKind = Literal["values", "refusal"]
+CaseKind = Literal["values", "refusal", "sanitize"]
 
 
 @attrs.frozen(kw_only=True)
@@ -33,6 +34,9 @@ class CaseResult:
     kind: CaseKind = "values"
     reason: str = ""
     comparison: dict[str, Any] | None = None
+    tool: str = ""
+    """For ``sanitize`` cases: the sanitizer tool the case ran under."""
+    sanitizer: SanitizerVerdict | None = None
 
     @property
     def problem(self) -> Problem:
@@ -40,6 +44,8 @@ class CaseResult:
 
     @property
     def id(self) -> str:
+        if self.kind == "sanitize":
+            return f"{self.case.id(self.kernel)}-{self.tool}"
         suffix = "-refuses-unsupported" if self.kind == "refusal" else ""
         return self.case.id(self.kernel) + suffix
 

@@ -140,6 +140,16 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument(
         "--out", type=Path, help="also write the table, JSON and manifest into this directory"
     )
+    check.add_argument(
+        "--sanitize",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="TOOLS",
+        help="also run a small subset under NVIDIA compute-sanitizer: memcheck, racecheck, "
+        "synccheck, initcheck (the default set), and gemmreg's smempoison; comma-separated. "
+        "Name plugins before it, or write --sanitize=TOOLS",
+    )
 
     compare = commands.add_parser("compare", help="time plugins across independent processes")
     compare.add_argument("names", nargs="+", help="two or more plugins; each pair gets a verdict")
@@ -194,11 +204,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     import attrs
     from gemmreg import backend, checking, environment, matrix, registry, render
 
+    tools = _sanitize_tools(args.sanitize)
     found = registry.discover()
     kernels = found.select(args.names)
     gpu = backend.current().is_gpu
     level = args.level or "quick"
-    cases = matrix.build(level, gpu, _dtypes(args.dtype), _layouts(args.layout))
+    dtypes, layouts = _dtypes(args.dtype), _layouts(args.layout)
+    cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:
         cases = [attrs.evolve(case, seed=args.seed) for case in cases]
 
@@ -208,6 +220,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     manifest = environment.manifest(kernels, level=level) if args.out is not None else {}
     results = checking.run_check(kernels, cases, gpu, on_result=progress)
+    if tools:
+        sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
+        if args.seed is not None:
+            sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
+        results += _sanitize(kernels, sanitize_cases, tools, args.out, manifest, progress)
     print(render.check_table(results, args.format))
     if args.out is not None:
         _write_evidence(
@@ -225,6 +242,58 @@ def cmd_check(args: argparse.Namespace) -> int:
                 f"warning: plugin {issue.origin.plugin!r} not loaded: {issue.stage}: {issue.reason}"
             )
     return checking.exit_code(results)
+
+
+def _sanitize_tools(value: str | None) -> tuple[str, ...]:
+    from gemmreg import sanitizer
+
+    if value is None:
+        return ()
+    try:
+        return sanitizer.parse_tools(value)
+    except sanitizer.UnknownToolError as error:
+        raise UsageError(str(error)) from None
+
+
+def _sanitize(
+    kernels: Sequence[Any],
+    cases: Sequence[Any],
+    tools: Sequence[str],
+    out: Path | None,
+    manifest: dict[str, Any],
+    progress: Any,
+) -> list[Any]:
+    """The sanitizer pass: skipped, with the reason, where a tool cannot run."""
+    import tempfile
+
+    from gemmreg import backend, sanitizer, sanitizing
+
+    kind = backend.current().kind
+    reasons = {tool: sanitizer.unavailable_reason(tool, kind) for tool in tools}
+    for reason in dict.fromkeys(r for r in reasons.values() if r):
+        skipped = [t for t, r in reasons.items() if r == reason]
+        which = "" if len(skipped) == len(tools) else f" ({', '.join(skipped)})"
+        _progress(f"sanitizer pass skipped{which}: {reason}")
+    runnable = [t for t, r in reasons.items() if not r]
+    log_dir = Path(".")
+    if runnable:
+        if out is not None:
+            log_dir = out / "sanitizer"
+        else:
+            log_dir = Path(tempfile.mkdtemp(prefix="gemmreg-sanitize-"))
+        executable = sanitizer.locate()
+        _progress(f"sanitizer pass: {', '.join(runnable)}; raw logs in {log_dir}/")
+        if out is not None:
+            manifest["sanitizer"] = {
+                "tools": list(tools),
+                "executable": str(executable) if executable else None,
+                "version": sanitizer.version(executable) if executable else None,
+                "environment": sanitizer.NO_CACHING_ENV,
+                "command": sanitizer.command(
+                    executable or sanitizer.EXECUTABLE, "TOOL", Path("LOG")
+                ),
+            }
+    return sanitizing.run_pass(kernels, cases, tools, kind, log_dir, on_result=progress)
 
 
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:

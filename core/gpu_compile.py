@@ -37,6 +37,18 @@ class CompiledKernel:
         floats as doubles, tensors as device pointers."""
         self._function(grid=grid, block=block, args=list(args), shared_mem=shared_mem)
 
+    def allow_dynamic_shared_memory(self, nbytes: int) -> None:
+        """Let launches ask for up to ``nbytes`` of dynamic shared memory. Past
+        48 KB a kernel must opt in (cuFuncSetAttribute, through torch's kernel
+        object); below it this only records the size."""
+        configure = getattr(self._function, "set_shared_memory_config", None)
+        if configure is None:
+            raise RuntimeError(
+                "this torch's compiled-kernel object has no set_shared_memory_config: "
+                "cannot opt into more than 48 KB of dynamic shared memory"
+            )
+        configure(nbytes)
+
 
 def unavailable_reason() -> str | None:
     """Why run-time compilation cannot work in this process, or None."""

@@ -75,11 +75,17 @@ def run_tasks(
     on_outcome: Callable[[int, TaskOutcome], None] | None = None,
     env: dict[str, str] | None = None,
     worker_module: str = WORKER_MODULE,
+    command_prefix: Callable[[], Sequence[str]] | None = None,
 ) -> list[TaskOutcome]:
     """Run ``tasks`` in order in worker processes; one outcome per task, always.
 
     :param on_outcome: Called as each task finishes (for progress and for
         keeping partial results when the run is interrupted).
+    :param command_prefix: Called once per worker started, just before it is;
+        what it returns goes in front of the worker's command line (a sanitizer
+        and its options, with a log file of that worker's own). The event pipe
+        is a plain inherited descriptor, so a prefix that fork/execs the worker
+        keeps it.
     """
     outcomes: list[TaskOutcome | None] = [None] * len(tasks)
 
@@ -92,7 +98,10 @@ def run_tasks(
         remaining = [i for i, outcome in enumerate(outcomes) if outcome is None]
         if not remaining:
             break
-        _run_one_worker(tasks, remaining, settle, task_timeout, startup_timeout, env, worker_module)
+        prefix = list(command_prefix()) if command_prefix is not None else []
+        _run_one_worker(
+            tasks, remaining, settle, task_timeout, startup_timeout, env, worker_module, prefix
+        )
     return [outcome for outcome in outcomes if outcome is not None]
 
 
@@ -104,12 +113,13 @@ def _run_one_worker(
     startup_timeout: float,
     env: dict[str, str] | None,
     worker_module: str,
+    prefix: Sequence[str] = (),
 ) -> None:
     """One worker's life. Settles at least one task, so the caller's loop ends."""
     read_fd, write_fd = os.pipe()
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", worker_module, str(write_fd)],
+            [*prefix, sys.executable, "-m", worker_module, str(write_fd)],
             stdin=subprocess.PIPE,
             stdout=log,
             stderr=subprocess.STDOUT,

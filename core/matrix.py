@@ -178,3 +178,26 @@ def refusal_problem(spec: KernelSpec) -> Problem | None:
         if layout not in caps.layouts:
             return Problem(m=17, n=19, k=23, dtype=dtype, layout=layout)
     return None
+
+
+SANITIZE_TAIL_SHAPE = (TAIL, ALIGNED + 3, ALIGNED + 5)
+"""Tails on all three axes: every mask and every partial tile is exercised."""
+SANITIZE_SHORT_K_SHAPE = (TAIL, ALIGNED + 3, 7)
+"""Tails on M and N, K below any tile: the first K tile is the partial one, so
+shared memory a loader leaves unwritten holds what an earlier kernel left (a
+later partial tile would see the same block's previous tile instead)."""
+SANITIZE_MID_SHAPE = (256, 256, 256)
+"""One mid size, small: the sanitizers slow kernels 10-100x."""
+
+
+def sanitize_cases(
+    dtypes: Sequence[DType] = DTYPES, layouts: Sequence[Layout] = LAYOUTS
+) -> list[Case]:
+    """The small subset the sanitizer pass runs: the all-tails shape in every
+    layout and dtype; the short-K shape and the mid size in the default layout,
+    every dtype (each dtype is its own compiled kernel, with its own shared
+    memory layout, so one dtype would not stand for the others)."""
+    default_layout: list[Layout] = ["rowmajor"] if "rowmajor" in layouts else []
+    cases = _cases([SANITIZE_TAIL_SHAPE], dtypes, layouts)
+    cases += _cases([SANITIZE_SHORT_K_SHAPE, SANITIZE_MID_SHAPE], dtypes, default_layout)
+    return cases

@@ -187,24 +187,30 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             r.problem.m * r.problem.n * r.problem.k,
         ),
     )
+    sanitized = any(r.kind == "sanitize" for r in results)
     for result in results:
         if result.status == "skip":  # one row per kernel and reason, not per case
             key = (result.kernel, result.reason)
             skipped[key] = skipped.get(key, 0) + 1
             continue
         comparison = result.comparison or {}
-        table.append(
-            [
-                result.kernel,
-                result.id.removeprefix(result.kernel + "-"),
-                result.status.upper() if result.status != "pass" else "pass",
-                _fmt(comparison.get("max_error"), 3),
-                case_detail(result),
-            ]
-        )
+        row = [
+            result.kernel,
+            result.id.removeprefix(result.kernel + "-"),
+            result.status.upper() if result.status != "pass" else "pass",
+            _fmt(comparison.get("max_error"), 3),
+        ]
+        if sanitized:
+            row.append(result.sanitizer.describe() if result.sanitizer is not None else "-")
+        table.append([*row, case_detail(result)])
     for (kernel, reason), count in skipped.items():
-        table.append([kernel, f"{count} case{'s' * (count != 1)}", "SKIP", "-", reason])
+        row = [kernel, f"{count} case{'s' * (count != 1)}", "SKIP", "-"]
+        table.append([*row, "-", reason] if sanitized else [*row, reason])
     headers = ["plugin", "case", "status", "max err", "detail"]
+    widths: list[int | None] = [None, None, None, None, 70]
+    if sanitized:
+        headers.insert(4, "sanitizer")
+        widths = [None, None, None, None, 60, 50]
     counts = check_counts(results)
     summary = ", ".join(
         f"{n} {status}" for status, n in counts.items() if n or status in ("pass", "fail")
@@ -214,7 +220,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             table,
             headers=headers,
             tablefmt=TABLE_FORMATS[fmt],
-            maxcolwidths=[None, None, None, None, 70],
+            maxcolwidths=widths,
         )
         + f"\n\n{summary}"
     )
@@ -225,14 +231,23 @@ def case_detail(result: CaseResult) -> str:
     comparison = result.comparison or {}
     if result.kind == "refusal":
         return result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
+    if result.kind == "sanitize" and comparison:
+        # The sanitizer's own verdict has its column: this one is the values'.
+        if comparison.get("passed"):
+            return f"values: {comparison.get('total', '?')} elements within tolerance"
+        return f"values: {comparison.get('reason', '')}" + _first_bad(comparison)
     if result.status == "pass":
         return f"{comparison.get('total', '?')} elements within tolerance"
     text = result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
+    return text + _first_bad(comparison)
+
+
+def _first_bad(comparison: dict[str, Any]) -> str:
     bad = comparison.get("first_bad") or ()
-    if bad:
-        shown = "; ".join(f"[{i},{j}] got {g:.6g} want {w:.6g}" for i, j, g, w in bad[:3])
-        text += f"; first bad: {shown}"
-    return text
+    if not bad:
+        return ""
+    shown = "; ".join(f"[{i},{j}] got {g:.6g} want {w:.6g}" for i, j, g, w in bad[:3])
+    return f"; first bad: {shown}"
 
 
 # ---------------------------------------------------------------------------

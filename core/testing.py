@@ -13,13 +13,17 @@ Cases outside the plugin's declared capabilities are skipped with the reason;
 one extra test checks that the plugin refuses a problem it does not declare.
 
 Options: ``--gemmreg-level=quick|full`` (default quick) picks the matrix.
+``--gemmreg-sanitize[=TOOLS]`` adds the sanitizer pass of ``gemmreg check
+--sanitize``: one more test per case of the small sanitize subset and tool,
+with ids like ``my_gemm-fp16-rowmajor-65x67x69-racecheck``, skipped with the
+reason where the tool cannot run (the CPU, ROCm, no compute-sanitizer).
 The kernels run in gemmreg's worker processes, all cases of one plugin in one
 batch on first use, so a crash or hang fails its own case, never the session.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -37,12 +41,15 @@ class MatrixParam:
     kind: str
     case: Any
     skip_reason: str = ""
+    tool: str = ""
 
     @property
     def id(self) -> str:
         from gemmreg.checking import CaseResult
 
-        return CaseResult(kernel=self.kernel, case=self.case, kind=self.kind, status="skip").id
+        return CaseResult(
+            kernel=self.kernel, case=self.case, kind=self.kind, tool=self.tool, status="skip"
+        ).id
 
 
 def matrix(
@@ -78,6 +85,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="quick",
         help="which gemmreg correctness matrix to run (default: quick)",
     )
+    group.addoption(
+        "--gemmreg-sanitize",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="TOOLS",
+        help="also run the sanitizer pass (memcheck,racecheck,synccheck,initcheck by default; "
+        "smempoison on request), as gemmreg check --sanitize does",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -111,7 +127,48 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             MatrixParam(kernel=name, kind=r.kind, case=r.case, skip_reason=r.reason)
             for r in skipped
         ]
+    params += _sanitize_params(metafunc.config, registry, marker.kwargs, gpu)
     metafunc.parametrize(CASE_FIXTURE, params, ids=[p.id for p in params])
+
+
+def _sanitize_params(
+    config: pytest.Config, registry: Any, kwargs: Mapping[str, Any], gpu: bool
+) -> list[MatrixParam]:
+    value = config.getoption("gemmreg_sanitize")
+    if value is None:
+        return []
+    from gemmreg import backend, checking, sanitizer
+    from gemmreg import matrix as matrix_module
+    from gemmreg.records import DTYPES, LAYOUTS
+
+    try:
+        tools = sanitizer.parse_tools(value)
+    except sanitizer.UnknownToolError as error:
+        raise pytest.UsageError(f"--gemmreg-sanitize: {error}") from None
+    cases = matrix_module.sanitize_cases(
+        kwargs.get("dtypes") or DTYPES, kwargs.get("layouts") or LAYOUTS
+    )
+    kind = backend.current().kind
+    params: list[MatrixParam] = []
+    for name in kwargs["names"]:
+        skipped, runnable = checking.plan(registry.get(name), cases, gpu)
+        for tool in tools:
+            why = sanitizer.unavailable_reason(tool, kind)
+            for _, case in (r for r in runnable if r[0] == "values"):
+                reason = f"sanitizer pass skipped: {why}" if why else ""
+                params.append(
+                    MatrixParam(
+                        kernel=name, kind="sanitize", case=case, tool=tool, skip_reason=reason
+                    )
+                )
+            params += [
+                MatrixParam(
+                    kernel=name, kind="sanitize", case=r.case, tool=tool, skip_reason=r.reason
+                )
+                for r in skipped
+                if r.kind == "values"
+            ]
+    return params
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -121,8 +178,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         callspec = getattr(item, "callspec", None)
         param = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
         if isinstance(param, MatrixParam) and not param.skip_reason:
-            selected.setdefault(param.kernel, []).append(param)
+            selected.setdefault(_batch(param), []).append(param)
     config.stash[_SELECTED] = selected
+
+
+def _batch(param: MatrixParam) -> str:
+    """Cases run in one batch per kernel, and per kernel and tool when sanitized."""
+    return f"{param.kernel}/{param.tool}" if param.kind == "sanitize" else param.kernel
 
 
 _SELECTED = pytest.StashKey[dict]()
@@ -140,10 +202,29 @@ def _registry(config: pytest.Config) -> Any:
 class Runner:
     """Runs each plugin's selected cases in worker processes, once, on first use."""
 
-    def __init__(self, config: pytest.Config):
+    def __init__(self, config: pytest.Config, log_dir: Any = None):
         self.config = config
+        self.log_dir = log_dir
         self.results: dict[tuple[str, str], Any] = {}
         self.ran: set[str] = set()
+
+    def _run_sanitized(self, batch: str, kernel: str, tool: str) -> None:
+        from gemmreg import backend, sanitizing
+
+        params = self.config.stash.get(_SELECTED, {}).get(batch, [])
+
+        def record(result: Any) -> None:
+            self.results[(kernel, result.id)] = result
+
+        sanitizing.run_pass(
+            [_registry(self.config).get(kernel)],
+            [p.case for p in params],
+            [tool],
+            backend.current().kind,
+            self.log_dir,
+            on_result=record,
+        )
+        self.ran.add(batch)
 
     def _run(self, kernel: str) -> None:
         from gemmreg import checking, isolation
@@ -162,17 +243,28 @@ class Runner:
     def check(self, param: MatrixParam) -> None:
         if param.skip_reason:
             pytest.skip(param.skip_reason)
-        if param.kernel not in self.ran:
-            self._run(param.kernel)
+        batch = _batch(param)
+        if batch not in self.ran:
+            if param.kind == "sanitize":
+                self._run_sanitized(batch, param.kernel, param.tool)
+            else:
+                self._run(param.kernel)
         result = self.results.get((param.kernel, param.id))
         if result is None:
             pytest.fail(f"{param.id} was not run (was it deselected after collection?)")
+        if result.status == "skip":
+            pytest.skip(result.reason)
         if result.status != "pass":
             from gemmreg.render import case_detail
 
-            pytest.fail(f"{result.status.upper()}: {case_detail(result)}", pytrace=False)
+            detail = result.reason if result.kind == "sanitize" else case_detail(result)
+            if result.sanitizer is not None and result.sanitizer.raw_log:
+                detail += f" (raw log: {result.sanitizer.raw_log})"
+            pytest.fail(f"{result.status.upper()}: {detail}", pytrace=False)
 
 
 @pytest.fixture(scope="session")
-def gemmreg_runner(request: pytest.FixtureRequest) -> Runner:
-    return Runner(request.config)
+def gemmreg_runner(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Runner:
+    return Runner(request.config, tmp_path_factory.mktemp("gemmreg-sanitizer"))

@@ -9,6 +9,7 @@ cancel to near zero, and plain relative error would then explode.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -216,15 +217,24 @@ def _same(x: torch.Tensor, y: torch.Tensor) -> bool:
 
 
 def check_case(
-    spec: KernelSpec, problem: Problem, seed: int, values: str = "plugin"
+    spec: KernelSpec,
+    problem: Problem,
+    seed: int,
+    values: str = "plugin",
+    before_launch: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
     """The verdict for one case: prepare once, run on two input sets.
 
     The second run uses fresh inputs, so a kernel that returns a cached
     result fails it even when the first run passed.
+
+    :param before_launch: Enqueued right before each launch of the kernel
+        (the sanitizer pass's shared-memory poison), on the same stream.
     """
     device = backend.current().device
     launch = spec.prepare(problem)
+    if before_launch is not None:
+        launch = _preceded(before_launch, launch)
     first = run_and_compare(spec, launch, problem, seed, device, values)
     if not first.passed:
         return attrs.asdict(first)
@@ -239,6 +249,14 @@ def check_case(
             max_abs_error=max(first.max_abs_error, fresh.max_abs_error),
         )
     )
+
+
+def _preceded(before: Callable[[], None], launch: Any) -> Any:
+    def preceded_launch(a: Any, b: Any, out: Any) -> None:
+        before()
+        launch(a, b, out)
+
+    return preceded_launch
 
 
 def refusal_case(spec: KernelSpec, problem: Problem) -> dict[str, Any]:

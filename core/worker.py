@@ -25,7 +25,12 @@ def _run_task(registry: Any, task: dict[str, Any]) -> dict[str, Any]:
     spec = registry.get(task["kernel"]).spec
     problem = Problem(**task["problem"])
     if task["kind"] == "check":
-        return check_case(spec, problem, task["seed"], task.get("values", "plugin"))
+        before = None
+        if task.get("poison_shared"):
+            from gemmreg.smem_poison import poison_shared_memory
+
+            before = poison_shared_memory
+        return check_case(spec, problem, task["seed"], task.get("values", "plugin"), before)
     if task["kind"] == "refuse":
         return refusal_case(spec, problem)
     if task["kind"] == "time":
