@@ -6,4 +6,6 @@ with ``--gemmreg-level=full``.
 
 from gemmreg.testing import matrix
 
-test_builtins = matrix("hip_naive", "hip_tiled", "torch_ref", "triton_baseline", "triton_grouped")
+test_builtins = matrix(
+    "hip_naive", "hip_tiled", "torch_ref", "triton_baseline", "triton_grouped", "triton_tuned"
+)

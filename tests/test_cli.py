@@ -9,10 +9,17 @@ from conftest import REPO, run_gemmreg
 from gemmreg.cli import UsageError, parse_shape
 
 
-def test_list_shows_the_five_with_hip_unavailable_and_why():
+def test_list_shows_the_six_with_hip_unavailable_and_why():
     done = run_gemmreg("list")
     assert done.returncode == 0, done.stderr
-    for name in ("hip_naive", "hip_tiled", "triton_baseline", "triton_grouped", "torch_ref"):
+    for name in (
+        "hip_naive",
+        "hip_tiled",
+        "triton_baseline",
+        "triton_grouped",
+        "triton_tuned",
+        "torch_ref",
+    ):
         assert name in done.stdout
     assert "no: no GPU" in done.stdout
 

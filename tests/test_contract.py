@@ -8,7 +8,14 @@ import re
 from conftest import REPO
 from gemmreg import hookspecs
 
-BUILT_INS = ("hip_naive", "hip_tiled", "triton_baseline", "triton_grouped", "torch_ref")
+BUILT_INS = (
+    "hip_naive",
+    "hip_tiled",
+    "triton_baseline",
+    "triton_grouped",
+    "triton_tuned",
+    "torch_ref",
+)
 
 
 def hook_names():

@@ -9,14 +9,21 @@ from importlib.metadata import EntryPoint
 import pytest
 from gemmreg.registry import UnknownKernelError, discover
 
-BUILT_INS = {"hip_naive", "hip_tiled", "triton_baseline", "triton_grouped", "torch_ref"}
+BUILT_INS = {
+    "hip_naive",
+    "hip_tiled",
+    "triton_baseline",
+    "triton_grouped",
+    "triton_tuned",
+    "torch_ref",
+}
 
 
 def fake_entry_points(*modules: str) -> list[EntryPoint]:
     return [EntryPoint(name=m, value=f"fake_plugins.{m}", group="gemmreg") for m in modules]
 
 
-def test_the_five_built_ins_come_in_through_installed_entry_points():
+def test_the_six_built_ins_come_in_through_installed_entry_points():
     registry = discover(env={})
     assert set(registry.kernels) >= BUILT_INS
     for name in BUILT_INS:
