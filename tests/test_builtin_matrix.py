@@ -7,5 +7,11 @@ with ``--gemmreg-level=full``.
 from gemmreg.testing import matrix
 
 test_builtins = matrix(
-    "hip_naive", "hip_tiled", "hip_regtiled", "torch_ref", "triton_baseline", "triton_grouped"
+    "hip_naive",
+    "hip_tiled",
+    "hip_regtiled",
+    "torch_ref",
+    "triton_baseline",
+    "triton_grouped",
+    "triton_tuned",
 )

@@ -18,6 +18,7 @@ def test_list_shows_the_built_ins_with_hip_unavailable_and_why():
         "hip_regtiled",
         "triton_baseline",
         "triton_grouped",
+        "triton_tuned",
         "torch_ref",
     )
     for name in builtins:

@@ -14,6 +14,7 @@ BUILT_INS = (
     "hip_regtiled",
     "triton_baseline",
     "triton_grouped",
+    "triton_tuned",
     "torch_ref",
 )
 

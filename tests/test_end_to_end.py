@@ -7,10 +7,10 @@ import time
 
 from conftest import run_gemmreg
 
-RUNNABLE_ON_CPU = ("torch_ref", "triton_baseline", "triton_grouped")
+RUNNABLE_ON_CPU = ("torch_ref", "triton_baseline", "triton_grouped", "triton_tuned")
 
 
-def test_check_passes_for_the_three_that_run_on_the_cpu():
+def test_check_passes_for_the_four_that_run_on_the_cpu():
     done = run_gemmreg("check", "--format", "json")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads(done.stdout)

@@ -1,0 +1,257 @@
+"""triton_tuned: a Triton GEMM tuned per shape, meant to stand next to cuBLAS.
+
+Two kernel paths (:mod:`.kernels`): a tiled pointer kernel that runs
+everywhere, and on Hopper (CUDA capability >= 9) a persistent kernel that
+moves tiles through TMA descriptors. ``prepare`` picks a config (and with it
+the path) for the problem: from the on-disk cache (:mod:`.tuning_cache`), by
+rule for problems too small to matter, or by benchmarking the candidates of
+:mod:`.configs` on operands of the problem's shape, dtype and layout
+(:mod:`.tuner`). All of that happens in ``prepare``, which the core reports
+as cold start; ``launch`` only picks the tiled fallback when the operands it
+is handed cannot go through TMA.
+
+Precision is declared per backend, when the plugin registers: fp32 runs as
+TF32 on NVIDIA (``input_precision='tf32'`` pinned), as IEEE fp32 on AMD
+(pinned ``'ieee'``), and as IEEE fp32 under the CPU interpreter (NumPy).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+import gemmreg
+from gemmreg.records import Backend, DType
+from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
+
+if TYPE_CHECKING:
+    import torch
+
+NAME = "triton_tuned"
+LOG = logging.getLogger(__name__)
+HERE = Path(__file__).resolve().parent
+SOURCES = tuple(
+    str(HERE / name)
+    for name in ("__init__.py", "configs.py", "kernels.py", "tuner.py", "tuning_cache.py")
+)
+
+# ---------------------------------------------------------------------------
+# What is declared, per backend
+# ---------------------------------------------------------------------------
+
+INPUT_PRECISION: dict[Backend, str] = {"cuda": "tf32", "rocm": "ieee", "cpu": "ieee"}
+"""``input_precision`` for fp32 ``tl.dot``. NVIDIA: TF32 on the tensor cores,
+declared as such. AMD: IEEE, pinned (whether Triton's AMD backend lowers 'tf32'
+to xf32 depends on the chip; not claimed untested). The interpreter ignores it
+and multiplies in fp32."""
+
+
+def precision_for(kind: Backend) -> dict[DType, gemmreg.Precision]:
+    if kind == "cuda":
+        return {
+            "fp32": gemmreg.Precision(
+                math="tf32",
+                detail="tl.dot input_precision='tf32' (wgmma on sm90), fp32 accumulate",
+            ),
+            "fp16": gemmreg.Precision(
+                math="fp16", detail="tl.dot (wgmma on sm90), fp32 accumulate"
+            ),
+            "bf16": gemmreg.Precision(
+                math="bf16", detail="tl.dot (wgmma on sm90), fp32 accumulate"
+            ),
+        }
+    if kind == "rocm":
+        return {
+            "fp32": gemmreg.Precision(math="ieee_fp32", detail="tl.dot input_precision='ieee'"),
+            "fp16": gemmreg.Precision(math="fp16", detail="tl.dot (MFMA), fp32 accumulate"),
+            "bf16": gemmreg.Precision(math="bf16", detail="tl.dot (MFMA), fp32 accumulate"),
+        }
+    return {
+        "fp32": gemmreg.Precision(math="ieee_fp32", detail="interpreter"),
+        "fp16": gemmreg.Precision(math="fp16", detail="tl.dot (interpreter), fp32 accumulate"),
+        "bf16": gemmreg.Precision(math="bf16", detail="tl.dot (interpreter), fp32 accumulate"),
+    }
+
+
+TF32_WHY = (
+    "TF32 keeps 10 of fp32's 23 mantissa bits: each input is rounded (or truncated) "
+    "to ~2^-11 (2^-10), so each product is off by up to ~2^-9 of |a||b| and the sum "
+    "by up to that of |A|@|B|, plus fp32 accumulation; 4e-3 leaves 2x margin"
+)
+IEEE_FP32 = gemmreg.Tolerance(rtol=3e-5, atol=1e-6)
+"""As triton_seed: IEEE fp32 rounding, about u*sqrt(K) of |A|@|B|."""
+HALF_TOLERANCES = {
+    # As triton_seed: inputs exact in the dtype, fp32 accumulation, one rounding of C.
+    "fp16": gemmreg.Tolerance(rtol=2e-3, atol=1e-3),
+    "bf16": gemmreg.Tolerance(rtol=1e-2, atol=1e-2),
+}
+
+
+def tolerances_for(kind: Backend) -> dict[DType, gemmreg.Tolerance]:
+    fp32 = gemmreg.Tolerance(rtol=4e-3, atol=1e-6, why=TF32_WHY) if kind == "cuda" else IEEE_FP32
+    return {"fp32": fp32, **HALF_TOLERANCES}
+
+
+def _interpreter_limits(problem: gemmreg.Problem) -> str | None:
+    from gemmreg import backend
+
+    if problem.dtype == "bf16" and backend.current().triton_interpreter:
+        # NumPy has no bfloat16: Triton 3.6's interpreter returns garbage for it.
+        return "bf16 is not supported by Triton's CPU interpreter"
+    return None
+
+
+@functools.cache
+def capabilities_for(kind: Backend) -> gemmreg.Capabilities:
+    return gemmreg.Capabilities(
+        dtypes={"fp32", "fp16", "bf16"},
+        backends={"cuda", "rocm", "cpu"},
+        precision=precision_for(kind),
+        layouts={"rowmajor", "transposedA", "transposedB", "padded"},
+        constraint=_interpreter_limits,
+        tile=None,  # varies with the config chosen per shape
+    )
+
+
+# ---------------------------------------------------------------------------
+# prepare
+# ---------------------------------------------------------------------------
+
+
+@functools.cache
+def source_hash() -> str:
+    """The kernel source and the candidate lists, for the cache key."""
+    return tuning_cache.source_hash(
+        [HERE / "kernels.py", HERE / "configs.py"], configs.describe_lists()
+    )
+
+
+def _meta_operands(problem: gemmreg.Problem, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+    """Operands with the strides the core will hand over, and no storage."""
+    import torch
+    from gemmreg.inputs import apply_layout
+
+    a = torch.empty(problem.m, problem.k, dtype=dtype, device="meta")
+    b = torch.empty(problem.k, problem.n, dtype=dtype, device="meta")
+    out = torch.empty(problem.m, problem.n, dtype=dtype, device="meta")
+    return (*apply_layout(a, b, problem.layout), out)
+
+
+def _tma_supported(kind: Backend) -> bool:
+    import torch
+
+    if kind != "cuda" or torch.cuda.get_device_capability()[0] < 9:
+        return False
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _device_key(problem: gemmreg.Problem, kind: Backend) -> tuning_cache.CacheKey:
+    import torch
+    import triton
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    if kind == "rocm":
+        capability = str(getattr(props, "gcnArchName", "rocm"))
+    else:
+        capability = f"sm{props.major}{props.minor}"
+    return tuning_cache.CacheKey(
+        m=problem.m,
+        n=problem.n,
+        k=problem.k,
+        dtype=problem.dtype,
+        layout=problem.layout,
+        device=props.name,
+        capability=capability,
+        triton=triton.__version__,
+        source=source_hash(),
+    )
+
+
+def choose(problem: gemmreg.Problem, kind: Backend) -> tuple[tuner.Choice, str, int]:
+    """The config for ``problem`` on this GPU, its fp32 input precision, and the
+    SM count (the persistent grid)."""
+    import torch
+    from gemmreg.inputs import torch_dtype
+
+    m, n, k = problem.m, problem.n, problem.k
+    dtype = torch_dtype(problem.dtype)
+    precision = INPUT_PRECISION[kind]
+    num_sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    tma = (
+        _tma_supported(kind) and kernels.tma_stride_refusal(*_meta_operands(problem, dtype)) is None
+    )
+    candidates = configs.candidates(kind, problem.dtype, m, n, k, tma)
+    only = tuning_cache.forced_path()
+
+    def make_launch(config: configs.Config) -> kernels.Launcher:
+        return kernels.launcher(
+            config, m, n, k, precision, num_sms, fallback=tuner.fallback_of(candidates, {})
+        )
+
+    def make_trial() -> tuner.Trial:
+        return tuner.device_trial(m, n, k, dtype, problem.layout, make_launch)
+
+    choice = tuner.choose(
+        candidates,
+        attrs.evolve(_device_key(problem, kind), paths=only or "all"),
+        make_trial,
+        volume=m * n * k,
+        tune_min_volume=configs.TUNE_MIN_VOLUME,
+        only=only,
+    )
+    if choice.origin == "tuned":
+        torch.cuda.empty_cache()  # give back the trial's operands before the core allocates
+    LOG.info("%s %s: %s (%s)", NAME, problem.label, choice.best.name, choice.origin)
+    return choice, precision, num_sms
+
+
+def declared_backend() -> Backend:
+    """Whose arithmetic is declared: the backend's, or the CPU's wherever Triton
+    runs interpreted (a GPU host with ``TRITON_INTERPRET=1`` too)."""
+    from gemmreg import backend
+
+    info = backend.current()
+    return "cpu" if info.triton_interpreter or not info.is_gpu else info.kind
+
+
+def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
+    from gemmreg import backend
+
+    info = backend.current()
+    capabilities_for(declared_backend()).require(problem)
+    m, n, k = problem.m, problem.n, problem.k
+    if info.triton_interpreter or not info.is_gpu:
+        return kernels.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
+    choice, precision, num_sms = choose(problem, info.kind)
+    best = (
+        choice.best if choice.best.path == "tiled" or _tma_supported(info.kind) else choice.fallback
+    )
+    return kernels.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
+
+
+@gemmreg.hookimpl
+def gemmreg_register_kernels(register):
+    from gemmreg_plugins.triton_seed import triton_missing
+
+    kind = declared_backend()
+    register(
+        gemmreg.KernelSpec(
+            name=NAME,
+            summary=(
+                "Triton GEMM tuned per shape (cached): tiled pointer kernel everywhere, "
+                "persistent TMA kernel on Hopper"
+            ),
+            prepare=prepare,
+            capabilities=capabilities_for(kind),
+            tolerances=tolerances_for(kind),
+            available=triton_missing,
+            sources=SOURCES,
+        )
+    )

@@ -1,0 +1,213 @@
+"""The candidate configurations, as data, and how they are pruned by shape.
+
+The lists below are the only place to edit when H200 (or other) measurements
+say a candidate is missing or useless: the tuner benchmarks what survives
+pruning, and the tuning cache is keyed on a hash of these lists, so an edit
+here retunes every shape on its next use.
+
+Two kernel paths (see :mod:`gemmreg_plugins.triton_tuned.kernels`):
+
+- ``tiled``: one program per output tile, pointers with strides; runs
+  everywhere (CUDA, ROCm, the CPU interpreter) and is the fallback;
+- ``persistent_tma``: one program per SM looping over tiles, operands through
+  TMA tensor descriptors; CUDA compute capability >= 9 only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal
+
+import attrs
+
+KernelPath = Literal["tiled", "persistent_tma"]
+PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma")
+
+GROUP_M = 8
+"""Tile rows walked down one column of B before moving on: L2 reuse of B."""
+MIN_BLOCK = 16
+"""``tl.dot`` needs every block edge >= 16."""
+WIDE_TILE = 128 * 128
+"""Tiles below this many outputs never get more than 4 warps."""
+
+
+@attrs.frozen(kw_only=True, order=True)
+class Config:
+    """One launch configuration. ``ws`` (warp specialisation of the tile loop)
+    and ``flatten`` only mean something on the persistent path."""
+
+    path: KernelPath
+    block_m: int
+    block_n: int
+    block_k: int
+    num_stages: int
+    num_warps: int
+    group_m: int = GROUP_M
+    flatten: bool = False
+    ws: bool = False
+
+    @property
+    def name(self) -> str:
+        """A short, stable label: the key of timings and skip reasons in the cache."""
+        extras = "".join(
+            [f"g{self.group_m}", "-flat" if self.flatten else "", "-ws" if self.ws else ""]
+        )
+        return (
+            f"{self.path}:{self.block_m}x{self.block_n}x{self.block_k}"
+            f"-s{self.num_stages}-w{self.num_warps}-{extras}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
+        """Rebuild a config read from the cache; raises ``ValueError`` (or
+        ``TypeError``) on anything that is not one, so a foreign entry is a miss."""
+        config = cls(**dict(data))
+        if config.path not in PATHS:
+            raise ValueError(f"unknown kernel path {config.path!r}")
+        for size in (config.block_m, config.block_n, config.block_k):
+            if not isinstance(size, int) or size < MIN_BLOCK or size & (size - 1):
+                raise ValueError(f"block sizes must be powers of two >= {MIN_BLOCK}: {config}")
+        if not all(isinstance(v, int) and v >= 1 for v in (config.num_stages, config.num_warps)):
+            raise ValueError(f"num_stages and num_warps must be positive: {config}")
+        if not isinstance(config.group_m, int) or config.group_m < 1:
+            raise ValueError(f"group_m must be positive: {config}")
+        return config
+
+
+def _tiled(bm: int, bn: int, bk: int, stages: int, warps: int) -> Config:
+    return Config(
+        path="tiled", block_m=bm, block_n=bn, block_k=bk, num_stages=stages, num_warps=warps
+    )
+
+
+def _tma(bm: int, bn: int, bk: int, stages: int, warps: int, flatten: bool = False) -> Config:
+    return Config(
+        path="persistent_tma",
+        block_m=bm,
+        block_n=bn,
+        block_k=bk,
+        num_stages=stages,
+        num_warps=warps,
+        flatten=flatten,
+    )
+
+
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps) for 16-bit inputs; fp32 (TF32)
+# halves BLOCK_K (see ``for_dtype``): the same shared memory per stage.
+CUDA_TILED: tuple[Config, ...] = (
+    _tiled(128, 256, 64, 3, 8),
+    _tiled(128, 256, 64, 4, 8),
+    _tiled(256, 128, 64, 3, 8),
+    _tiled(128, 128, 64, 4, 4),
+    _tiled(128, 128, 32, 4, 4),
+    _tiled(64, 128, 64, 4, 4),
+    _tiled(64, 64, 64, 4, 4),
+    _tiled(32, 64, 32, 4, 4),
+    _tiled(16, 64, 64, 4, 4),
+)
+CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
+    _tma(128, 256, 64, 3, 8, flatten=True),
+    _tma(128, 256, 64, 4, 8),
+    _tma(128, 128, 64, 4, 8),
+    _tma(256, 128, 64, 3, 8),
+)
+"""Hopper only. ``ws=True`` (warp specialisation) is supported by the kernel but
+in no candidate yet: Triton 3.6 documents it for Blackwell; add a candidate
+here once it is seen to compile and win on the target GPU."""
+ROCM_TILED: tuple[Config, ...] = (
+    _tiled(128, 128, 64, 2, 8),
+    _tiled(128, 128, 32, 2, 4),
+    _tiled(64, 128, 32, 2, 4),
+    _tiled(64, 64, 32, 2, 4),
+    _tiled(32, 32, 32, 2, 4),
+)
+"""AMD: the tiled path only (no TMA), two stages (LDS is smaller), written but
+never run here (no AMD GPU)."""
+INTERPRETER = _tiled(32, 32, 32, 1, 4)
+"""The CPU interpreter: one small fixed config, never tuned (a 512^3 call takes
+~16 s there, and its timings say nothing about a GPU)."""
+
+TUNE_MIN_VOLUME = 2**24
+"""Below M*N*K = 256^3 a call is launch-bound on a GPU: the config is chosen by
+rule (the smallest surviving tile) instead of benchmarking candidates."""
+
+
+def next_pow2(x: int) -> int:
+    return 1 << max(0, x - 1).bit_length()
+
+
+def for_dtype(config: Config, dtype: str) -> Config:
+    """fp32 operands take twice the bytes per element: halve BLOCK_K so a stage
+    takes the same shared memory as the 16-bit config it comes from."""
+    if dtype == "fp32" and config.block_k > MIN_BLOCK:
+        return attrs.evolve(config, block_k=config.block_k // 2)
+    return config
+
+
+def prune(configs: Iterable[Config], m: int, n: int, k: int) -> list[Config]:
+    """Fit the candidates to the shape, keeping their order, without duplicates.
+
+    A tiled config whose block exceeds the problem on an axis (rounded up to a
+    power of two, at least 16) is shrunk to it: no 256-wide tile for a 64-wide
+    problem, small tiles for small problems, and a skinny problem still gets
+    candidates. Shrunk tiles below ``WIDE_TILE`` get at most 4 warps. A
+    persistent config that does not fit is dropped instead: TMA boxes this
+    small are not what that path is for.
+    """
+    caps = (
+        max(MIN_BLOCK, next_pow2(m)),
+        max(MIN_BLOCK, next_pow2(n)),
+        max(MIN_BLOCK, next_pow2(k)),
+    )
+    kept: list[Config] = []
+    for config in configs:
+        sizes = (config.block_m, config.block_n, config.block_k)
+        if config.path == "persistent_tma":
+            if any(size > cap for size, cap in zip(sizes, caps, strict=True)):
+                continue
+            fitted = config
+        else:
+            bm, bn, bk = (min(size, cap) for size, cap in zip(sizes, caps, strict=True))
+            warps = config.num_warps if bm * bn >= WIDE_TILE else min(config.num_warps, 4)
+            fitted = attrs.evolve(config, block_m=bm, block_n=bn, block_k=bk, num_warps=warps)
+        if fitted not in kept:
+            kept.append(fitted)
+    return kept
+
+
+def smallest(configs: Sequence[Config]) -> Config:
+    """The rule for problems too small to tune: the least padded work per
+    program (most programs in flight), ties to the earlier candidate."""
+    return min(configs, key=lambda c: (c.block_m * c.block_n, c.block_k, configs.index(c)))
+
+
+def candidates(kind: str, dtype: str, m: int, n: int, k: int, tma: bool) -> list[Config]:
+    """Every config worth benchmarking for one problem on one backend.
+
+    :param kind: the backend, ``cuda`` or ``rocm`` (the CPU uses ``INTERPRETER``).
+    :param tma: whether the persistent TMA path may run (Hopper, TMA-able strides).
+    """
+    base: list[Config] = []
+    if kind == "cuda":
+        base = [*(CUDA_PERSISTENT_TMA if tma else ()), *CUDA_TILED]
+    elif kind == "rocm":
+        base = list(ROCM_TILED)
+    else:
+        raise ValueError(f"no candidates for backend {kind!r}")
+    return prune((for_dtype(c, dtype) for c in base), m, n, k)
+
+
+def describe_lists() -> str:
+    """Every candidate list as text: hashed into the tuning-cache key, so editing
+    a list invalidates what was tuned with the old one."""
+    lists = {
+        "CUDA_TILED": CUDA_TILED,
+        "CUDA_PERSISTENT_TMA": CUDA_PERSISTENT_TMA,
+        "ROCM_TILED": ROCM_TILED,
+        "INTERPRETER": (INTERPRETER,),
+    }
+    rules = f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};WIDE_TILE={WIDE_TILE}"
+    return rules + ";" + ";".join(f"{k}=" + ",".join(c.name for c in v) for k, v in lists.items())

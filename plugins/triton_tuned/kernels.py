@@ -1,0 +1,300 @@
+"""The two Triton kernels and their launchers.
+
+``tiled``: the seed kernel's structure with every knob exposed: pointers with
+strides (any layout, padded rows included), offsets in int64 before they meet
+a stride, grouped tile order, masks on every axis of every load and store.
+
+``persistent_tma``: grid = min(#SMs, #tiles), each program loops over tiles
+``pid, pid + NUM_SMS, ...`` in grouped order; A, B and C move through TMA
+tensor descriptors built on the host per launch. TMA zero-fills boxes that
+cross the tensor's edge on load and clips them on store, so tails need no
+masks. A transposed operand is described through its contiguous transpose and
+the tile is transposed in the kernel. TMA needs the last stride 1, the other
+strides multiples of 16 bytes and 16-byte-aligned bases: ``tma_refusal`` checks
+that per launch, and the launcher falls back to the tiled path when it fails.
+
+Kernels are built on first use (``functools.cache``), so importing the plugin
+stays cheap and ``TRITON_INTERPRET`` is decided before triton is imported.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from gemmreg_plugins.triton_tuned.configs import Config
+
+if TYPE_CHECKING:
+    import torch
+
+TMA_ALIGN_BYTES = 16
+
+Launcher = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
+
+
+@functools.cache
+def tiled_kernel() -> Any:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def gemm_tiled(
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        m,
+        n,
+        k,
+        stride_am,
+        stride_ak,
+        stride_bk,
+        stride_bn,
+        stride_cm,
+        stride_cn,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+        GROUP_M: tl.constexpr,
+        INPUT_PRECISION: tl.constexpr,
+    ):
+        pid = tl.program_id(axis=0)
+        tiles_m = tl.cdiv(m, BLOCK_M)
+        tiles_n = tl.cdiv(n, BLOCK_N)
+        tiles_per_group = GROUP_M * tiles_n
+        first_m = (pid // tiles_per_group) * GROUP_M
+        group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
+        tile_m = first_m + (pid % tiles_per_group) % group_rows
+        tile_n = (pid % tiles_per_group) // group_rows
+
+        offs_m = (tile_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+        offs_n = (tile_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+        offs_k = tl.arange(0, BLOCK_K).to(tl.int64)
+        a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+        b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+        mask_m = offs_m[:, None] < m
+        mask_n = offs_n[None, :] < n
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for k_block in range(0, tl.cdiv(k, BLOCK_K)):
+            k_left = k - k_block * BLOCK_K
+            a = tl.load(a_ptrs, mask=mask_m & (offs_k[None, :] < k_left), other=0.0)
+            b = tl.load(b_ptrs, mask=(offs_k[:, None] < k_left) & mask_n, other=0.0)
+            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+            # Advance in int64: BLOCK_K * stride is a 64-bit step on 64-bit pointers.
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
+        c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+        tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_m & mask_n)
+
+    return gemm_tiled
+
+
+@functools.cache
+def persistent_tma_kernel() -> Any:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def gemm_persistent_tma(
+        a_desc,
+        b_desc,
+        c_desc,
+        m,
+        n,
+        k,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+        GROUP_M: tl.constexpr,
+        NUM_SMS: tl.constexpr,
+        A_TRANSPOSED: tl.constexpr,
+        B_TRANSPOSED: tl.constexpr,
+        FLATTEN: tl.constexpr,
+        WS: tl.constexpr,
+        INPUT_PRECISION: tl.constexpr,
+    ):
+        pid = tl.program_id(axis=0)
+        tiles_m = tl.cdiv(m, BLOCK_M)
+        tiles_n = tl.cdiv(n, BLOCK_N)
+        k_tiles = tl.cdiv(k, BLOCK_K)
+        num_tiles = tiles_m * tiles_n
+        tiles_per_group = GROUP_M * tiles_n
+        # The epilogue recomputes its tile from its own counter, as Triton's
+        # persistent tutorial does: with FLATTEN the compiler pipelines the
+        # flattened loop, and nothing from the prologue needs to live that long.
+        store_tile = pid - NUM_SMS
+        for tile in tl.range(pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WS):
+            first_m = (tile // tiles_per_group) * GROUP_M
+            group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
+            off_m = (first_m + (tile % tiles_per_group) % group_rows) * BLOCK_M
+            off_n = ((tile % tiles_per_group) // group_rows) * BLOCK_N
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for kk in range(k_tiles):
+                off_k = kk * BLOCK_K
+                if A_TRANSPOSED:  # noqa: SIM108 (a constexpr branch, as the compiler sees it)
+                    a = a_desc.load([off_k, off_m]).T  # A^T is K x M, contiguous
+                else:
+                    a = a_desc.load([off_m, off_k])
+                if B_TRANSPOSED:  # noqa: SIM108
+                    b = b_desc.load([off_n, off_k]).T  # B^T is N x K, contiguous
+                else:
+                    b = b_desc.load([off_k, off_n])
+                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+            store_tile += NUM_SMS
+            first_m = (store_tile // tiles_per_group) * GROUP_M
+            group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
+            store_m = (first_m + (store_tile % tiles_per_group) % group_rows) * BLOCK_M
+            store_n = ((store_tile % tiles_per_group) // group_rows) * BLOCK_N
+            c_desc.store([store_m, store_n], acc.to(c_desc.dtype))
+
+    return gemm_persistent_tma
+
+
+def tma_stride_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | None:
+    """Why these strides cannot go through TMA as (possibly transposed)
+    row-major 2-D tensors, or None. Works on meta tensors (``prepare`` asks
+    before any operand exists)."""
+    for name, t in (("A", a), ("B", b), ("C", out)):
+        size = t.element_size()
+        rows, cols = t.stride()
+        if cols == 1 and (rows * size) % TMA_ALIGN_BYTES == 0:
+            continue
+        if name != "C" and rows == 1 and (cols * size) % TMA_ALIGN_BYTES == 0:
+            continue  # a transposed operand: its transpose is row-major
+        return f"{name}'s strides {t.stride()} are not TMA-able"
+    return None
+
+
+def tma_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | None:
+    """``tma_stride_refusal`` plus 16-byte-aligned bases: checked on every
+    launch, cheaply (strides and pointers only, no sync)."""
+    for name, t in (("A", a), ("B", b), ("C", out)):
+        if t.data_ptr() % TMA_ALIGN_BYTES:
+            return f"{name}'s base is not {TMA_ALIGN_BYTES}-byte aligned"
+    return tma_stride_refusal(a, b, out)
+
+
+def is_transposed(t: torch.Tensor) -> bool:
+    """Column-major (its transpose is row-major). A 1-row or 1-column operand can
+    be both; it counts as row-major when its strides allow that."""
+    rows, cols = t.stride()
+    return not (cols == 1 and (rows * t.element_size()) % TMA_ALIGN_BYTES == 0) and rows == 1
+
+
+def tiled_launcher(config: Config, m: int, n: int, k: int, input_precision: str) -> Launcher:
+    """``launch(a, b, out)`` for the tiled path: the grid is fixed here, the
+    strides are read from the operands on every call."""
+    import triton
+
+    kernel = tiled_kernel()
+    grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        kernel[grid](
+            a,
+            b,
+            out,
+            m,
+            n,
+            k,
+            a.stride(0),
+            a.stride(1),
+            b.stride(0),
+            b.stride(1),
+            out.stride(0),
+            out.stride(1),
+            BLOCK_M=config.block_m,
+            BLOCK_N=config.block_n,
+            BLOCK_K=config.block_k,
+            GROUP_M=config.group_m,
+            INPUT_PRECISION=input_precision,
+            num_warps=config.num_warps,
+            num_stages=config.num_stages,
+        )
+
+    return launch
+
+
+def persistent_tma_launcher(
+    config: Config,
+    m: int,
+    n: int,
+    k: int,
+    input_precision: str,
+    num_sms: int,
+    fallback: Launcher,
+) -> Launcher:
+    """``launch(a, b, out)`` for the persistent TMA path. The descriptors are
+    host-side records (no device allocation); operands TMA cannot take go to
+    ``fallback``, the tiled launcher chosen with this config."""
+    import triton
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    kernel = persistent_tma_kernel()
+    bm, bn, bk = config.block_m, config.block_n, config.block_k
+    grid = (min(num_sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        if tma_refusal(a, b, out) is not None:
+            fallback(a, b, out)
+            return
+        a_t, b_t = is_transposed(a), is_transposed(b)
+        a_desc = (
+            TensorDescriptor.from_tensor(a.T, [bk, bm])
+            if a_t
+            else TensorDescriptor.from_tensor(a, [bm, bk])
+        )
+        b_desc = (
+            TensorDescriptor.from_tensor(b.T, [bn, bk])
+            if b_t
+            else TensorDescriptor.from_tensor(b, [bk, bn])
+        )
+        c_desc = TensorDescriptor.from_tensor(out, [bm, bn])
+        kernel[grid](
+            a_desc,
+            b_desc,
+            c_desc,
+            m,
+            n,
+            k,
+            BLOCK_M=bm,
+            BLOCK_N=bn,
+            BLOCK_K=bk,
+            GROUP_M=config.group_m,
+            NUM_SMS=num_sms,
+            A_TRANSPOSED=a_t,
+            B_TRANSPOSED=b_t,
+            FLATTEN=config.flatten,
+            WS=config.ws,
+            INPUT_PRECISION=input_precision,
+            num_warps=config.num_warps,
+            num_stages=config.num_stages,
+        )
+
+    return launch
+
+
+def launcher(
+    config: Config,
+    m: int,
+    n: int,
+    k: int,
+    input_precision: str,
+    num_sms: int,
+    fallback: Config | None = None,
+) -> Launcher:
+    """The launch closure for ``config``; a persistent config needs the tiled
+    ``fallback`` for operands TMA cannot take."""
+    if config.path == "tiled":
+        return tiled_launcher(config, m, n, k, input_precision)
+    if fallback is None or fallback.path != "tiled":
+        raise ValueError(f"{config.name} needs a tiled fallback config")
+    return persistent_tma_launcher(
+        config,
+        m,
+        n,
+        k,
+        input_precision,
+        num_sms,
+        tiled_launcher(fallback, m, n, k, input_precision),
+    )

@@ -1,0 +1,540 @@
+"""triton_tuned's own logic: the tuning cache, pruning, the tuner, the declared
+precision, and both kernel paths under Triton's interpreter.
+
+The correctness matrix covers the plugin as a whole (test_builtin_matrix.py);
+these tests cover what the matrix cannot see on a CPU: tuning and caching run
+only on a GPU, so they are driven here with fake trials and a fake clock.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import attrs
+import gemmreg
+import pytest
+from gemmreg_plugins import triton_tuned
+from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
+from gemmreg_plugins.triton_tuned.configs import Config
+
+# Triton 3.6's interpreter trips a NumPy deprecation on every scalar index.
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Conversion of an array with ndim:DeprecationWarning"
+)
+
+# ---------------------------------------------------------------------------
+# Fakes
+# ---------------------------------------------------------------------------
+
+
+def tiled(bm: int, bn: int, bk: int = 32, stages: int = 3, warps: int = 4) -> Config:
+    return Config(
+        path="tiled", block_m=bm, block_n=bn, block_k=bk, num_stages=stages, num_warps=warps
+    )
+
+
+def tma(bm: int, bn: int, bk: int = 64) -> Config:
+    return Config(
+        path="persistent_tma", block_m=bm, block_n=bn, block_k=bk, num_stages=3, num_warps=8
+    )
+
+
+class FakeTrial:
+    """A trial whose 'kernels' cost what ``times_ms`` says; ``broken`` configs
+    raise at build, ``crashing`` ones on their call, ``wrong`` ones compute
+    garbage. Counts every call."""
+
+    def __init__(
+        self,
+        times_ms: dict[str, float],
+        broken: set[str] = frozenset(),  # type: ignore[assignment]
+        crashing: set[str] = frozenset(),  # type: ignore[assignment]
+        wrong: set[str] = frozenset(),  # type: ignore[assignment]
+    ):
+        self.times_ms = times_ms
+        self.broken, self.crashing, self.wrong = broken, crashing, wrong
+        self.built: list[str] = []
+        self.benchmarked: list[str] = []
+        self.current = ""
+
+    def build(self, config: Config) -> tuner.Run:
+        if config.name in self.broken:
+            raise RuntimeError("PassManager::run failed (out of shared memory)")
+        self.built.append(config.name)
+
+        def run() -> None:
+            if config.name in self.crashing:
+                raise RuntimeError("illegal instruction")
+            self.current = config.name
+
+        return run
+
+    def verify(self) -> str | None:
+        return "3 elements off" if self.current in self.wrong else None
+
+    def benchmark(self, run: tuner.Run) -> float:
+        run()
+        self.benchmarked.append(self.current)
+        return self.times_ms[self.current]
+
+
+def key(**changes: object) -> tuning_cache.CacheKey:
+    base = tuning_cache.CacheKey(
+        m=4096,
+        n=4096,
+        k=4096,
+        dtype="fp16",
+        layout="rowmajor",
+        device="NVIDIA H200",
+        capability="sm90",
+        triton="3.6.0",
+        source="0123456789abcdef",
+    )
+    return attrs.evolve(base, **changes)
+
+
+CANDIDATES = [tma(128, 256), tiled(128, 128), tiled(64, 64), tiled(32, 32)]
+TIMES = {c.name: t for c, t in zip(CANDIDATES, [1.0, 2.0, 0.5, 3.0], strict=True)}
+BIG = 4096**3
+
+
+@pytest.fixture
+def cache_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(tuning_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.delenv(tuning_cache.RETUNE_ENV, raising=False)
+    return tuning_cache.cache_path()
+
+
+# ---------------------------------------------------------------------------
+# The cache
+# ---------------------------------------------------------------------------
+
+
+def test_the_cache_lives_in_gemmreg_cache_dir_else_home(monkeypatch, tmp_path):
+    monkeypatch.setenv(tuning_cache.CACHE_DIR_ENV, str(tmp_path))
+    assert tuning_cache.cache_path() == tmp_path / tuning_cache.FILE_NAME
+    monkeypatch.delenv(tuning_cache.CACHE_DIR_ENV)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert (
+        tuning_cache.cache_path() == tmp_path / "home" / ".cache" / "gemmreg" / "triton_tuned.json"
+    )
+
+
+def test_every_field_of_the_key_changes_its_text():
+    base = key()
+    changes = {
+        "m": 4097,
+        "n": 14336,
+        "k": 8192,
+        "dtype": "bf16",
+        "layout": "transposedB",
+        "device": "NVIDIA H100 80GB HBM3",
+        "capability": "sm100",
+        "triton": "3.5.1",
+        "source": "fedcba9876543210",
+        "paths": "persistent_tma",
+    }
+    assert set(changes) == {f.name for f in attrs.fields(tuning_cache.CacheKey)}
+    texts = {base.text()}
+    for field, value in changes.items():
+        text = attrs.evolve(base, **{field: value}).text()
+        assert text not in texts, field
+        texts.add(text)
+    # the shape is spelt as on the command line, so a file is readable by eye
+    assert base.text().startswith("4096x4096x4096|fp16|rowmajor|NVIDIA H200|sm90|triton-3.6.0|")
+    assert base.text().endswith("|paths-all")
+
+
+def test_the_source_hash_follows_the_kernel_source_and_the_lists(tmp_path):
+    source = tmp_path / "kernels.py"
+    source.write_text("BLOCK = 64\n")
+    first = tuning_cache.source_hash([source], "lists-1")
+    assert tuning_cache.source_hash([source], "lists-1") == first
+    assert tuning_cache.source_hash([source], "lists-2") != first
+    source.write_text("BLOCK = 128\n")
+    assert tuning_cache.source_hash([source], "lists-1") != first
+
+
+def test_editing_a_candidate_list_changes_the_plugins_hash(monkeypatch):
+    triton_tuned.source_hash.cache_clear()
+    before = triton_tuned.source_hash()
+    monkeypatch.setattr(configs, "CUDA_TILED", (*configs.CUDA_TILED, tiled(16, 16)))
+    triton_tuned.source_hash.cache_clear()
+    try:
+        assert triton_tuned.source_hash() != before
+    finally:
+        triton_tuned.source_hash.cache_clear()
+
+
+def test_store_then_lookup_round_trips_and_leaves_no_temporary_files(cache_file):
+    assert tuning_cache.lookup(key()) is None
+    assert tuning_cache.store(key(), {"best": {"x": 1}}) is None
+    assert tuning_cache.store(key(m=8192), {"best": {"x": 2}}) is None
+    assert tuning_cache.lookup(key()) == {"best": {"x": 1}}
+    assert tuning_cache.lookup(key(m=8192)) == {"best": {"x": 2}}
+    assert tuning_cache.lookup(key(m=1)) is None
+    data = json.loads(cache_file.read_text())
+    assert data["format"] == tuning_cache.FORMAT
+    assert sorted(p.name for p in cache_file.parent.iterdir()) == [tuning_cache.FILE_NAME]
+
+
+def test_a_write_that_fails_halfway_leaves_the_old_file_whole(cache_file, monkeypatch):
+    tuning_cache.store(key(), {"best": {"x": 1}})
+    before = cache_file.read_bytes()
+
+    def fail(src: str, dst: str) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(tuning_cache.os, "replace", fail)
+    reason = tuning_cache.store(key(m=8192), {"best": {"x": 2}})
+    assert reason is not None and "disk full" in reason
+    assert cache_file.read_bytes() == before  # never a half-written file
+    assert sorted(p.name for p in cache_file.parent.iterdir()) == [tuning_cache.FILE_NAME]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"{not json",
+        b"\xff\xfe\x00garbage",
+        b"[1, 2, 3]",
+        json.dumps({"format": "someone-else/9", "entries": {}}).encode(),
+        json.dumps({"format": tuning_cache.FORMAT, "entries": [1]}).encode(),
+    ],
+    ids=["truncated", "binary", "a-list", "foreign-format", "bad-entries"],
+)
+def test_a_corrupt_or_foreign_file_is_ignored_and_replaced(cache_file, content):
+    cache_file.parent.mkdir(parents=True)
+    cache_file.write_bytes(content)
+    assert tuning_cache.lookup(key()) is None
+    assert tuning_cache.store(key(), {"best": {"x": 1}}) is None
+    assert tuning_cache.lookup(key()) == {"best": {"x": 1}}
+
+
+def test_an_unwritable_cache_is_reported_not_raised(tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv(tuning_cache.CACHE_DIR_ENV, str(blocker / "cache"))
+    assert tuning_cache.store(key(), {"best": {}}) is not None
+    assert tuning_cache.lookup(key()) is None
+
+
+# ---------------------------------------------------------------------------
+# choose: cache, rule, tuning
+# ---------------------------------------------------------------------------
+
+
+def test_a_cache_hit_benchmarks_nothing(cache_file):
+    first = FakeTrial(TIMES)
+    choice = tuner.choose(CANDIDATES, key(), lambda: first, volume=BIG)
+    assert choice.origin == "tuned"
+    assert len(first.benchmarked) == len(CANDIDATES)
+
+    def no_trial() -> tuner.Trial:
+        raise AssertionError("a cache hit must not make operands or benchmark")
+
+    again = tuner.choose(CANDIDATES, key(), no_trial, volume=BIG)
+    assert again.origin == "cache"
+    assert (again.best, again.fallback) == (choice.best, choice.fallback)
+
+
+def test_a_different_key_or_a_forced_retune_benchmarks_again(cache_file, monkeypatch):
+    tuner.choose(CANDIDATES, key(), lambda: FakeTrial(TIMES), volume=BIG)
+    other = FakeTrial(TIMES)
+    tuner.choose(CANDIDATES, key(triton="3.7.0"), lambda: other, volume=BIG)
+    assert len(other.benchmarked) == len(CANDIDATES)
+
+    monkeypatch.setenv(tuning_cache.RETUNE_ENV, "1")
+    forced = FakeTrial({**TIMES, tiled(32, 32).name: 0.1})
+    choice = tuner.choose(CANDIDATES, key(), lambda: forced, volume=BIG)
+    assert len(forced.benchmarked) == len(CANDIDATES)
+    assert choice.best == tiled(32, 32)
+    monkeypatch.delenv(tuning_cache.RETUNE_ENV)
+    assert tuner.choose(CANDIDATES, key(), lambda: FakeTrial({}), volume=BIG).best == tiled(32, 32)
+
+
+def test_an_entry_that_is_not_ours_is_tuned_again(cache_file):
+    tuning_cache.store(key(), {"best": {"path": "warp-drive"}, "fallback": {}})
+    trial = FakeTrial(TIMES)
+    choice = tuner.choose(CANDIDATES, key(), lambda: trial, volume=BIG)
+    assert choice.origin == "tuned" and trial.benchmarked
+
+
+def test_the_stored_entry_records_timings_and_skip_reasons(cache_file):
+    trial = FakeTrial(TIMES, broken={tiled(32, 32).name})
+    tuner.choose(CANDIDATES, key(), lambda: trial, volume=BIG)
+    entry = tuning_cache.lookup(key())
+    assert entry is not None
+    assert Config.from_dict(entry["best"]) == tiled(64, 64)
+    assert set(entry["timings_ms"]) == {c.name for c in CANDIDATES[:3]}
+    assert "PassManager" in entry["skipped"][tiled(32, 32).name]
+
+
+def test_small_problems_are_chosen_by_rule_without_operands(cache_file):
+    def no_trial() -> tuner.Trial:
+        raise AssertionError("a launch-bound problem is not tuned")
+
+    choice = tuner.choose(CANDIDATES, key(), no_trial, volume=64**3, tune_min_volume=2**24)
+    assert choice.origin == "rule"
+    assert choice.best == choice.fallback == tiled(32, 32)
+    assert not cache_file.exists()  # nothing measured, nothing stored
+
+
+# ---------------------------------------------------------------------------
+# tune
+# ---------------------------------------------------------------------------
+
+
+def test_the_tuner_picks_the_fastest_under_a_fake_clock():
+    result = tuner.tune(CANDIDATES, FakeTrial(TIMES))
+    assert result.best == tiled(64, 64)
+    assert result.timings_ms == TIMES
+    faster_tma = FakeTrial({**TIMES, tma(128, 256).name: 0.25})
+    assert tuner.tune(CANDIDATES, faster_tma).best == tma(128, 256)
+
+
+def test_compile_time_is_kept_out_of_the_ranking():
+    trial = FakeTrial(TIMES)
+    tuner.tune(CANDIDATES, trial)
+    # each candidate's run was called once before its benchmark (the compile)
+    assert trial.built == [c.name for c in CANDIDATES]
+
+
+def test_the_tuner_skips_configs_that_fail_and_says_why():
+    fastest, second = tiled(64, 64).name, tma(128, 256).name
+    trial = FakeTrial(TIMES, broken={fastest}, crashing={second}, wrong={tiled(128, 128).name})
+    result = tuner.tune(CANDIDATES, trial)
+    assert result.best == tiled(32, 32)  # the only one left, though the slowest
+    assert "PassManager" in result.skipped[fastest]
+    assert "illegal instruction" in result.skipped[second]
+    assert result.skipped[tiled(128, 128).name].startswith("wrong result")
+    assert set(result.timings_ms) == {tiled(32, 32).name}
+
+
+def test_a_nonsense_time_is_skipped_too():
+    trial = FakeTrial({**TIMES, tiled(64, 64).name: float("nan")})
+    result = tuner.tune(CANDIDATES, trial)
+    assert result.best == tma(128, 256)
+    assert "nan" in result.skipped[tiled(64, 64).name]
+
+
+def test_when_every_config_fails_the_error_lists_them():
+    trial = FakeTrial(TIMES, broken={c.name for c in CANDIDATES})
+    with pytest.raises(tuner.TuningFailed, match="no candidate config ran") as error:
+        tuner.tune(CANDIDATES, trial)
+    assert all(c.name in str(error.value) for c in CANDIDATES)
+
+
+def test_the_fallback_is_the_fastest_tiled_config():
+    assert tuner.fallback_of(CANDIDATES, TIMES) == tiled(64, 64)
+    assert tuner.fallback_of(CANDIDATES, {}) == tiled(32, 32)  # untimed: the rule
+    with pytest.raises(ValueError):
+        tuner.fallback_of([tma(128, 256)], {})
+
+
+# ---------------------------------------------------------------------------
+# Pruning
+# ---------------------------------------------------------------------------
+
+
+def _blocks(found: list[Config]) -> set[tuple[int, int, int]]:
+    return {(c.block_m, c.block_n, c.block_k) for c in found}
+
+
+def test_large_problems_keep_every_candidate():
+    found = configs.candidates("cuda", "fp16", 4096, 4096, 4096, tma=True)
+    assert found == [*configs.CUDA_PERSISTENT_TMA, *configs.CUDA_TILED]
+    assert not any(
+        c.path == "persistent_tma"
+        for c in configs.candidates("cuda", "fp16", 4096, 4096, 4096, tma=False)
+    )
+
+
+def test_no_tile_wider_than_the_problem():
+    found = configs.candidates("cuda", "fp16", 64, 64, 4096, tma=True)
+    assert found, "a 64-wide problem still gets candidates"
+    assert all(c.block_m <= 64 and c.block_n <= 64 for c in found)
+    assert all(c.path == "tiled" for c in found)  # TMA tiles do not fit: dropped
+    assert len(found) == len(set(found))  # shrunk duplicates removed
+
+
+def test_skinny_and_tiny_problems_get_small_tiles():
+    skinny = configs.candidates("cuda", "fp16", 8, 4096, 4096, tma=True)
+    assert {c.block_m for c in skinny} == {16}
+    assert max(c.block_n for c in skinny) == 256
+    tiny = configs.candidates("cuda", "fp16", 3, 5, 7, tma=True)
+    assert _blocks(tiny) == {(16, 16, 16)}
+    assert all(c.num_warps <= 4 for c in tiny)
+
+
+def test_fp32_halves_block_k():
+    half = configs.candidates("cuda", "fp16", 4096, 4096, 4096, tma=True)
+    single = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True)
+    assert [c.block_k // 2 for c in half] == [c.block_k for c in single]
+
+
+def test_rocm_gets_the_tiled_path_only():
+    found = configs.candidates("rocm", "fp16", 4096, 4096, 4096, tma=True)
+    assert found == list(configs.ROCM_TILED)
+    with pytest.raises(ValueError):
+        configs.candidates("cpu", "fp16", 64, 64, 64, tma=False)
+
+
+def test_a_config_survives_the_cache_and_nonsense_does_not():
+    config = configs.CUDA_PERSISTENT_TMA[0]
+    assert Config.from_dict(json.loads(json.dumps(config.to_dict()))) == config
+    for bad in (
+        {**config.to_dict(), "path": "warp-drive"},
+        {**config.to_dict(), "block_m": 100},
+        {**config.to_dict(), "num_warps": 0},
+        {**config.to_dict(), "colour": "blue"},
+    ):
+        with pytest.raises((TypeError, ValueError)):
+            Config.from_dict(bad)
+
+
+# ---------------------------------------------------------------------------
+# What is declared
+# ---------------------------------------------------------------------------
+
+
+def test_fp32_is_declared_as_tf32_on_nvidia_and_ieee_elsewhere():
+    assert triton_tuned.precision_for("cuda")["fp32"].math == "tf32"
+    assert triton_tuned.INPUT_PRECISION["cuda"] == "tf32"
+    assert str(triton_tuned.precision_for("cpu")["fp32"]) == "ieee_fp32 (interpreter)"
+    assert triton_tuned.precision_for("rocm")["fp32"].math == "ieee_fp32"
+    assert triton_tuned.INPUT_PRECISION["rocm"] == "ieee"
+    for kind in ("cuda", "rocm", "cpu"):
+        assert triton_tuned.precision_for(kind)["fp16"].math == "fp16"
+
+
+def test_the_tf32_tolerance_is_loose_and_says_why():
+    tf32 = triton_tuned.tolerances_for("cuda")["fp32"]
+    assert tf32.rtol > gemmreg.records.LOOSE_RTOL["fp32"] and "TF32" in tf32.why
+    assert triton_tuned.tolerances_for("cpu")["fp32"].rtol <= gemmreg.records.LOOSE_RTOL["fp32"]
+    for kind in ("cuda", "rocm", "cpu"):  # every declaration is one the core accepts
+        gemmreg.KernelSpec(
+            name="tuned_check",
+            summary="declaration check",
+            prepare=triton_tuned.prepare,
+            capabilities=triton_tuned.capabilities_for(kind),
+            tolerances=triton_tuned.tolerances_for(kind),
+        )
+
+
+# ---------------------------------------------------------------------------
+# Both kernel paths, under the interpreter
+# ---------------------------------------------------------------------------
+
+SMALL_TMA = Config(
+    path="persistent_tma", block_m=32, block_n=16, block_k=16, num_stages=1, num_warps=4, group_m=2
+)
+SMALL_TILED = Config(
+    path="tiled", block_m=32, block_n=32, block_k=32, num_stages=1, num_warps=4, group_m=2
+)
+
+
+@pytest.mark.parametrize(
+    "layout, shape, dtype, tma_able",
+    [
+        ("rowmajor", (65, 40, 72), "fp16", True),  # tails on M and K, through TMA
+        ("transposedA", (72, 40, 33), "fp16", True),  # A^T through TMA, transposed in-kernel
+        ("transposedB", (40, 36, 72), "fp32", True),  # B^T through TMA, N tail
+        ("padded", (33, 61, 65), "fp32", False),  # rows 68 and 64 wide, C 61: the tiled fallback
+    ],
+)
+def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_able):
+    """Grouped persistent tile loop, TMA zero-fill and clipping, in-kernel
+    transposes and the per-launch fallback, checked in float64 (the interpreter
+    multiplies in fp32, so the GPU's TF32 is not exercised here)."""
+    import torch
+    from gemmreg import backend
+    from gemmreg.inputs import apply_layout, torch_dtype
+
+    assert backend.current().triton_interpreter
+    m, n, k = shape
+    generator = torch.Generator().manual_seed(7)
+    a = torch.randn(m, k, generator=generator).to(torch_dtype(dtype))
+    b = torch.randn(k, n, generator=generator).to(torch_dtype(dtype))
+    expected = a.double() @ b.double()
+    a, b = apply_layout(a, b, layout)
+    buffer = torch.full((m * n + 64,), -1280.0, dtype=a.dtype)
+    out = buffer[32 : 32 + m * n].view(m, n)
+    out.fill_(float("nan"))
+    assert (kernels.tma_refusal(a, b, out) is None) == tma_able
+    launch = kernels.launcher(SMALL_TMA, m, n, k, "ieee", 3, fallback=SMALL_TILED)
+    launch(a, b, out)
+    scale = (a.double().abs() @ b.double().abs()).max()
+    assert float((out.double() - expected).abs().max() / scale) < 2e-3
+    assert bool((buffer[:32] == -1280).all() and (buffer[-32:] == -1280).all())
+
+
+def test_prepare_on_the_cpu_uses_the_fixed_config_and_touches_no_cache(cache_file):
+    import torch
+
+    problem = gemmreg.Problem(m=40, n=24, k=8, dtype="fp32")
+    a, b = torch.randn(40, 8), torch.randn(8, 24)
+    out = torch.empty(40, 24)
+    triton_tuned.prepare(problem)(a, b, out)
+    assert torch.allclose(out, a @ b, rtol=1e-5, atol=1e-5)
+    assert not cache_file.exists()
+    with pytest.raises(gemmreg.UnsupportedProblem, match="interpreter"):
+        triton_tuned.prepare(gemmreg.Problem(m=4, n=4, k=4, dtype="bf16"))
+
+
+def test_the_plugin_is_registered_with_its_sources():
+    from gemmreg.registry import discover
+
+    spec = discover().get("triton_tuned").spec
+    assert spec.capabilities.tile is None
+    assert spec.capabilities.backends == {"cuda", "rocm", "cpu"}
+    assert all(os.path.exists(path) for path in spec.sources)
+
+
+@pytest.mark.parametrize("layout", ["rowmajor", "padded"])
+def test_the_real_trial_checks_what_each_candidate_wrote(layout):
+    """DeviceTrial's build and verify, on the CPU with interpreted kernels: a
+    right kernel passes, one that skips a tile or computes A@B wrongly fails."""
+    import torch
+
+    m, n, k = 70, 40, 24
+
+    def make_launch(config: Config) -> kernels.Launcher:
+        right = kernels.tiled_launcher(SMALL_TILED, m, n, k, "ieee")
+        if config.block_m == 32:
+            return right
+
+        def wrong(a, b, out):
+            right(a, b, out)
+            if config.block_m == 64:
+                out[64:, :] = float("nan")  # the last tile row never written
+            else:
+                out[5, 7] += 0.5
+
+        return wrong
+
+    trial = tuner.device_trial(m, n, k, torch.float32, layout, make_launch, device="cpu")
+    assert trial.a.stride() != (k, 1) or layout == "rowmajor"
+    for block_m, verdict in ((32, None), (64, "non-finite"), (16, "1 of")):
+        trial.build(attrs.evolve(SMALL_TILED, block_m=block_m))()
+        found = trial.verify()
+        assert (found is None) if verdict is None else (verdict in (found or ""))
+
+
+def test_a_forced_path_tunes_that_path_alone(cache_file, monkeypatch):
+    trial = FakeTrial(TIMES)  # the tiled 64x64 is fastest overall
+    choice = tuner.choose(CANDIDATES, key(), lambda: trial, volume=BIG, only="persistent_tma")
+    assert choice.best == tma(128, 256)
+    assert trial.benchmarked == [tma(128, 256).name]
+    assert choice.fallback == tiled(32, 32)  # no tiled config was timed: the rule's
+    # a path with no candidate for the problem leaves the choice to all of them
+    assert tuner.choose(
+        CANDIDATES[1:], key(m=1), lambda: FakeTrial(TIMES), volume=BIG, only="persistent_tma"
+    ).best == tiled(64, 64)
+    monkeypatch.setenv(tuning_cache.PATH_ENV, "persistent_tma")
+    assert tuning_cache.forced_path() == "persistent_tma"
+    monkeypatch.setenv(tuning_cache.PATH_ENV, "fast")
+    with pytest.raises(ValueError, match="tiled"):
+        tuning_cache.forced_path()
