@@ -35,6 +35,9 @@ Rules the core relies on:
   say) keeps it under ``$GEMMREG_CACHE_DIR`` (default ``~/.cache/gemmreg``).
   ``gemmreg compare`` points that at an empty directory for its first process,
   so tuning is reported as cold start and reused, as warm start, by the others.
+- Under ``gemmreg check --sanitize`` workers have ``GEMMREG_SANITIZING`` set
+  (to the tool's name): kernels run 10-100x slower there and timings mean
+  nothing, so skip speed-only work such as benchmarking candidate configs.
 - Hook implementations may accept fewer arguments than the spec lists, so a
   spec can gain arguments without breaking existing plugins.
 """

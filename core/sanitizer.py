@@ -33,6 +33,10 @@ FALLBACK_ROOTS: tuple[str, ...] = ("/usr/local/cuda",)
 PRINT_LIMIT = 100
 """Reports printed per process; the summary line still counts them all."""
 
+SANITIZING_ENV = "GEMMREG_SANITIZING"
+"""Set (to the tool's name) in every worker of the sanitizer pass, so plugins
+can skip work whose only purpose is speed, such as autotuning: kernels run
+10-100x slower there and timings mean nothing (see the hookspec module)."""
 NO_CACHING_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 """memcheck knows allocations by their cudaMalloc bounds. torch's caching
 allocator carves tensors out of pooled 2 MB segments, so a read a few bytes
@@ -130,6 +134,8 @@ def command(executable: Path | str, tool: str, log_file: Path) -> list[str]:
     ]
 
 
-def worker_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a sanitized worker: torch's caching allocator off."""
-    return {**(os.environ if base is None else base), **NO_CACHING_ENV}
+def worker_env(tool: str, base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a sanitized worker: torch's caching allocator off
+    (compute-sanitizer tools only), and ``GEMMREG_SANITIZING`` naming the tool."""
+    extra = {} if tool == SMEM_POISON else NO_CACHING_ENV
+    return {**(os.environ if base is None else base), **extra, SANITIZING_ENV: tool}

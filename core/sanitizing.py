@@ -152,7 +152,7 @@ def _run_logged(
         tasks,
         task_timeout=task_timeout,
         on_outcome=settle,
-        env=sanitizer.worker_env(env),
+        env=sanitizer.worker_env(tool, env),
         command_prefix=prefix,
     )
     return outcomes, logs
@@ -237,4 +237,9 @@ def run_poisoned(
             )
         )
 
-    isolation.run_tasks(tasks, task_timeout=task_timeout, on_outcome=settle)
+    isolation.run_tasks(
+        tasks,
+        task_timeout=task_timeout,
+        on_outcome=settle,
+        env=sanitizer.worker_env(sanitizer.SMEM_POISON),
+    )

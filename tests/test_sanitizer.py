@@ -52,8 +52,18 @@ def test_the_command_and_the_environment():
     command = sanitizer.command("cs", "racecheck", Path("/tmp/x.log"))
     assert command[:5] == ["cs", "--tool", "racecheck", "--log-file", "/tmp/x.log"]
     assert "application-only" in command
-    env = sanitizer.worker_env({"A": "1"})
-    assert env == {"A": "1", "PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
+    env = sanitizer.worker_env("racecheck", {"A": "1"})
+    # The caching allocator is off, and plugins are told, so they can skip
+    # speed-only work (autotuning) there.
+    assert env == {
+        "A": "1",
+        "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
+        sanitizer.SANITIZING_ENV: "racecheck",
+    }
+    # smempoison runs no sanitizer process: the allocator stays as usual.
+    assert sanitizer.worker_env(sanitizer.SMEM_POISON, {}) == {
+        sanitizer.SANITIZING_ENV: "smempoison"
+    }
 
 
 def test_the_subset_is_small_and_has_every_tail_and_layout():

@@ -431,6 +431,11 @@ def test_the_tf32_tolerance_is_loose_and_says_why():
 SMALL_TMA = Config(
     path="persistent_tma", block_m=32, block_n=16, block_k=16, num_stages=1, num_warps=4, group_m=2
 )
+SMALL_TMA_VARIANTS = (
+    SMALL_TMA,
+    attrs.evolve(SMALL_TMA, block_n=32, split_epilogue=True),  # C stored in two halves
+    attrs.evolve(SMALL_TMA, persistent=False),  # one program per tile
+)
 SMALL_TILED = Config(
     path="tiled", block_m=32, block_n=32, block_k=32, num_stages=1, num_warps=4, group_m=2
 )
@@ -445,7 +450,8 @@ SMALL_TILED = Config(
         ("padded", (33, 61, 65), "fp32", False),  # rows 68 and 64 wide, C 61: the tiled fallback
     ],
 )
-def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_able):
+@pytest.mark.parametrize("config", SMALL_TMA_VARIANTS, ids=lambda c: c.name)
+def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_able, config):
     """Grouped persistent tile loop, TMA zero-fill and clipping, in-kernel
     transposes and the per-launch fallback, checked in float64 (the interpreter
     multiplies in fp32, so the GPU's TF32 is not exercised here)."""
@@ -464,7 +470,7 @@ def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_abl
     out = buffer[32 : 32 + m * n].view(m, n)
     out.fill_(float("nan"))
     assert (kernels.tma_refusal(a, b, out) is None) == tma_able
-    launch = kernels.launcher(SMALL_TMA, m, n, k, "ieee", 3, fallback=SMALL_TILED)
+    launch = kernels.launcher(config, m, n, k, "ieee", 3, fallback=SMALL_TILED)
     launch(a, b, out)
     scale = (a.double().abs() @ b.double().abs()).max()
     assert float((out.double() - expected).abs().max() / scale) < 2e-3
@@ -538,3 +544,32 @@ def test_a_forced_path_tunes_that_path_alone(cache_file, monkeypatch):
     monkeypatch.setenv(tuning_cache.PATH_ENV, "fast")
     with pytest.raises(ValueError, match="tiled"):
         tuning_cache.forced_path()
+
+
+def test_without_benchmarking_the_first_candidate_or_a_stored_choice_is_taken(
+    cache_file, monkeypatch
+):
+    """Under a sanitizer (or GEMMREG_TRITON_TUNED_TUNE=0) nothing is timed: a
+    stored choice still wins, else the first candidate of the path asked for."""
+
+    def no_trial() -> tuner.Trial:
+        raise AssertionError("nothing may be benchmarked")
+
+    untuned = tuner.choose(CANDIDATES, key(), no_trial, volume=BIG, benchmark=False)
+    assert (untuned.best, untuned.origin) == (CANDIDATES[0], "untuned")
+    only_tiled = tuner.choose(
+        CANDIDATES, key(), no_trial, volume=BIG, only="tiled", benchmark=False
+    )
+    assert only_tiled.best == next(c for c in CANDIDATES if c.path == "tiled")
+    assert tuning_cache.lookup(key()) is None  # an untuned choice is never stored
+
+    tuned = tuner.choose(CANDIDATES, key(), lambda: FakeTrial(TIMES), volume=BIG)
+    stored = tuner.choose(CANDIDATES, key(), no_trial, volume=BIG, benchmark=False)
+    assert (stored.best, stored.origin) == (tuned.best, "cache")
+
+    assert tuning_cache.benchmarking_allowed()
+    monkeypatch.setenv(tuning_cache.TUNE_ENV, "0")
+    assert not tuning_cache.benchmarking_allowed()
+    monkeypatch.delenv(tuning_cache.TUNE_ENV)
+    monkeypatch.setenv(tuning_cache.SANITIZING_ENV, "racecheck")
+    assert not tuning_cache.benchmarking_allowed()

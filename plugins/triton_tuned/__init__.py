@@ -205,6 +205,7 @@ def choose(problem: gemmreg.Problem, kind: Backend) -> tuple[tuner.Choice, str, 
         volume=m * n * k,
         tune_min_volume=configs.TUNE_MIN_VOLUME,
         only=only,
+        benchmark=tuning_cache.benchmarking_allowed(),
     )
     if choice.origin == "tuned":
         torch.cuda.empty_cache()  # give back the trial's operands before the core allocates

@@ -45,12 +45,22 @@ class Config:
     group_m: int = GROUP_M
     flatten: bool = False
     ws: bool = False
+    split_epilogue: bool = False
+    """Store C in two half-width boxes: half the epilogue's shared memory."""
+    persistent: bool = True
+    """TMA path only: False launches one program per tile instead of one per SM."""
 
     @property
     def name(self) -> str:
         """A short, stable label: the key of timings and skip reasons in the cache."""
         extras = "".join(
-            [f"g{self.group_m}", "-flat" if self.flatten else "", "-ws" if self.ws else ""]
+            [
+                f"g{self.group_m}",
+                "-flat" if self.flatten else "",
+                "-ws" if self.ws else "",
+                "-split" if self.split_epilogue else "",
+                "" if self.persistent or self.path == "tiled" else "-pertile",
+            ]
         )
         return (
             f"{self.path}:{self.block_m}x{self.block_n}x{self.block_k}"
@@ -83,7 +93,18 @@ def _tiled(bm: int, bn: int, bk: int, stages: int, warps: int) -> Config:
     )
 
 
-def _tma(bm: int, bn: int, bk: int, stages: int, warps: int, flatten: bool = False) -> Config:
+def _tma(
+    bm: int,
+    bn: int,
+    bk: int,
+    stages: int,
+    warps: int,
+    flatten: bool = False,
+    ws: bool = False,
+    split: bool = False,
+    persistent: bool = True,
+    group_m: int = GROUP_M,
+) -> Config:
     return Config(
         path="persistent_tma",
         block_m=bm,
@@ -92,6 +113,10 @@ def _tma(bm: int, bn: int, bk: int, stages: int, warps: int, flatten: bool = Fal
         num_stages=stages,
         num_warps=warps,
         flatten=flatten,
+        ws=ws,
+        split_epilogue=split,
+        persistent=persistent,
+        group_m=group_m,
     )
 
 
@@ -110,13 +135,21 @@ CUDA_TILED: tuple[Config, ...] = (
 )
 CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
     _tma(128, 256, 64, 3, 8, flatten=True),
-    _tma(128, 256, 64, 4, 8),
-    _tma(128, 128, 64, 4, 8),
-    _tma(256, 128, 64, 3, 8),
+    _tma(128, 256, 64, 3, 8, flatten=True, ws=True),
+    _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=True),
+    _tma(128, 256, 64, 4, 8, flatten=True, split=True),
+    _tma(128, 256, 64, 4, 8, flatten=True, ws=True, split=True),
+    _tma(128, 256, 64, 3, 8),
+    _tma(128, 256, 64, 3, 8, persistent=False),
+    _tma(128, 256, 64, 3, 8, persistent=False, group_m=16),
+    _tma(128, 128, 64, 4, 8, flatten=True),
 )
-"""Hopper only. ``ws=True`` (warp specialisation) is supported by the kernel but
-in no candidate yet: Triton 3.6 documents it for Blackwell; add a candidate
-here once it is seen to compile and win on the target GPU."""
+"""Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
+fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
+config won everywhere; each of these was best or within 2% of best somewhere.
+Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6; a
+4-stage 128x256x64 tile fits the 227 KB of shared memory only with the split
+epilogue."""
 ROCM_TILED: tuple[Config, ...] = (
     _tiled(128, 128, 64, 2, 8),
     _tiled(128, 128, 32, 2, 4),

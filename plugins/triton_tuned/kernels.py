@@ -5,7 +5,9 @@ strides (any layout, padded rows included), offsets in int64 before they meet
 a stride, grouped tile order, masks on every axis of every load and store.
 
 ``persistent_tma``: grid = min(#SMs, #tiles), each program loops over tiles
-``pid, pid + NUM_SMS, ...`` in grouped order; A, B and C move through TMA
+``pid, pid + NUM_SMS, ...`` in grouped order (or, for a config with
+``persistent=False``, one program per tile: on the H200 neither form won on
+every shape); A, B and C move through TMA
 tensor descriptors built on the host per launch. TMA zero-fills boxes that
 cross the tensor's edge on load and clips them on store, so tails need no
 masks. A transposed operand is described through its contiguous transpose and
@@ -111,6 +113,8 @@ def persistent_tma_kernel() -> Any:
         B_TRANSPOSED: tl.constexpr,
         FLATTEN: tl.constexpr,
         WS: tl.constexpr,
+        PERSISTENT: tl.constexpr,
+        SPLIT_EPILOGUE: tl.constexpr,
         INPUT_PRECISION: tl.constexpr,
     ):
         pid = tl.program_id(axis=0)
@@ -122,8 +126,11 @@ def persistent_tma_kernel() -> Any:
         # The epilogue recomputes its tile from its own counter, as Triton's
         # persistent tutorial does: with FLATTEN the compiler pipelines the
         # flattened loop, and nothing from the prologue needs to live that long.
-        store_tile = pid - NUM_SMS
-        for tile in tl.range(pid, num_tiles, NUM_SMS, flatten=FLATTEN, warp_specialize=WS):
+        # One tile per program (not PERSISTENT) is the same body, a loop of one.
+        step: tl.constexpr = NUM_SMS if PERSISTENT else 1
+        end = num_tiles if PERSISTENT else pid + 1
+        store_tile = pid - step
+        for tile in tl.range(pid, end, step, flatten=FLATTEN, warp_specialize=WS):
             first_m = (tile // tiles_per_group) * GROUP_M
             group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
             off_m = (first_m + (tile % tiles_per_group) % group_rows) * BLOCK_M
@@ -140,12 +147,20 @@ def persistent_tma_kernel() -> Any:
                 else:
                     b = b_desc.load([off_k, off_n])
                 acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-            store_tile += NUM_SMS
+            store_tile += step
             first_m = (store_tile // tiles_per_group) * GROUP_M
             group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
             store_m = (first_m + (store_tile % tiles_per_group) % group_rows) * BLOCK_M
             store_n = ((store_tile % tiles_per_group) // group_rows) * BLOCK_N
-            c_desc.store([store_m, store_n], acc.to(c_desc.dtype))
+            if SPLIT_EPILOGUE:
+                # Two half-width stores: the epilogue's staging buffer halves,
+                # which lets a 128x256x64 tile keep 4 pipeline stages in 227 KB.
+                halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
+                left, right = tl.split(halves)
+                c_desc.store([store_m, store_n], left.to(c_desc.dtype))
+                c_desc.store([store_m, store_n + BLOCK_N // 2], right.to(c_desc.dtype))
+            else:
+                c_desc.store([store_m, store_n], acc.to(c_desc.dtype))
 
     return gemm_persistent_tma
 
@@ -232,7 +247,9 @@ def persistent_tma_launcher(
 
     kernel = persistent_tma_kernel()
     bm, bn, bk = config.block_m, config.block_n, config.block_k
-    grid = (min(num_sms, triton.cdiv(m, bm) * triton.cdiv(n, bn)),)
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    grid = (min(num_sms, tiles) if config.persistent else tiles,)
+    c_block = [bm, bn // 2] if config.split_epilogue else [bm, bn]
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
         if tma_refusal(a, b, out) is not None:
@@ -249,7 +266,7 @@ def persistent_tma_launcher(
             if b_t
             else TensorDescriptor.from_tensor(b, [bk, bn])
         )
-        c_desc = TensorDescriptor.from_tensor(out, [bm, bn])
+        c_desc = TensorDescriptor.from_tensor(out, c_block)
         kernel[grid](
             a_desc,
             b_desc,
@@ -266,6 +283,8 @@ def persistent_tma_launcher(
             B_TRANSPOSED=b_t,
             FLATTEN=config.flatten,
             WS=config.ws,
+            PERSISTENT=config.persistent,
+            SPLIT_EPILOGUE=config.split_epilogue,
             INPUT_PRECISION=input_precision,
             num_warps=config.num_warps,
             num_stages=config.num_stages,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 Run = Callable[[], None]
 
-Origin = Literal["cache", "tuned", "rule"]
+Origin = Literal["cache", "tuned", "rule", "untuned"]
 
 
 class Trial(Protocol):
@@ -150,6 +150,7 @@ def choose(
     tune_min_volume: int = 0,
     cache_file: Path | None = None,
     only: str | None = None,
+    benchmark: bool = True,
 ) -> Choice:
     """The config for one problem.
 
@@ -159,7 +160,8 @@ def choose(
     ``make_trial()`` makes the operands (only now: a hit allocates nothing), the
     candidates are tuned and the choice is stored under ``key``. ``only`` names
     a path to tune over alone, where it has candidates (the tiled ones still
-    give the fallback).
+    give the fallback). With ``benchmark`` False nothing is tuned: a stored
+    choice, else the first candidate (of ``only``'s path, if it has any).
     """
     tiled = [c for c in candidates if c.path == "tiled"]
     if not tiled:
@@ -174,8 +176,10 @@ def choose(
                 return Choice.from_entry(entry)
             except (KeyError, TypeError, ValueError):
                 pass  # not an entry we can use: tune again and overwrite it
-    start = time.perf_counter()
     tuned = [c for c in candidates if c.path == only] or list(candidates)
+    if not benchmark:
+        return Choice(best=tuned[0], fallback=smallest(tiled), origin="untuned")
+    start = time.perf_counter()
     result = tune(tuned, make_trial())
     choice = Choice(
         best=result.best,

@@ -33,6 +33,13 @@ RETUNE_ENV = "GEMMREG_TRITON_TUNED_RETUNE"
 PATH_ENV = "GEMMREG_TRITON_TUNED_PATH"
 """``tiled`` or ``persistent_tma``: tune over that path's candidates only (where
 it has any for the problem), so the correctness matrix can be run on each path."""
+TUNE_ENV = "GEMMREG_TRITON_TUNED_TUNE"
+"""``0``: benchmark nothing; use a stored choice, else the first candidate (of
+the forced path, if one is forced). For correctness runs that should not pay
+for tuning every shape (``gemmreg check --full`` on each path)."""
+SANITIZING_ENV = "GEMMREG_SANITIZING"
+"""Set by gemmreg in workers under a sanitizer, where kernels run 10-100x
+slower and timings mean nothing: no tuning there either."""
 FILE_NAME = "triton_tuned.json"
 FORMAT = "gemmreg-triton-tuned/1"
 """Written into the file; a file with any other format is ignored (and replaced)."""
@@ -51,12 +58,19 @@ def retune_forced() -> bool:
     return os.environ.get(RETUNE_ENV, "").strip() not in ("", "0")
 
 
+def benchmarking_allowed() -> bool:
+    """False under a sanitizer, or where ``GEMMREG_TRITON_TUNED_TUNE=0``."""
+    if os.environ.get(SANITIZING_ENV, "").strip():
+        return False
+    return os.environ.get(TUNE_ENV, "").strip() != "0"
+
+
 def forced_path() -> str | None:
     """The path ``PATH_ENV`` forces, or None; anything else is an error."""
     value = os.environ.get(PATH_ENV, "").strip()
     if not value:
         return None
-    if value not in ("tiled", "persistent_tma"):
+    if value not in ("tiled", "persistent_tma"):  # persistent_tma: the TMA path
         raise ValueError(f"{PATH_ENV} must be 'tiled' or 'persistent_tma', got {value!r}")
     return value
 
