@@ -369,10 +369,14 @@ def test_skinny_and_tiny_problems_get_small_tiles():
     assert all(c.num_warps <= 4 for c in tiny)
 
 
-def test_fp32_halves_block_k():
+def test_fp32_halves_block_k_and_fits_the_tma_tiles():
     half = configs.candidates("cuda", "fp16", 4096, 4096, 4096, tma=True)
     single = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True)
-    assert [c.block_k // 2 for c in half] == [c.block_k for c in single]
+    assert {c.block_k // 2 for c in half} == {c.block_k for c in single}
+    tma = [c for c in single if c.path == "persistent_tma"]
+    # A 128x256 fp32 C tile needs the split store and <= 3 stages to fit 227 KB.
+    assert tma and all(c.split_epilogue and c.num_stages <= 3 for c in tma)
+    assert len(set(single)) == len(single)
 
 
 def test_rocm_gets_the_tiled_path_only():

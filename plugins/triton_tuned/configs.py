@@ -172,11 +172,26 @@ def next_pow2(x: int) -> int:
     return 1 << max(0, x - 1).bit_length()
 
 
+FP32_TMA_MAX_STAGES = 3
+"""fp32 TMA configs: at most this many stages, with the split epilogue."""
+
+
 def for_dtype(config: Config, dtype: str) -> Config:
     """fp32 operands take twice the bytes per element: halve BLOCK_K so a stage
-    takes the same shared memory as the 16-bit config it comes from."""
-    if dtype == "fp32" and config.block_k > MIN_BLOCK:
-        return attrs.evolve(config, block_k=config.block_k // 2)
+    takes the same shared memory as the 16-bit config it comes from. The fp32
+    C tile is twice as large too: on the TMA path its store is split and the
+    stages capped, or a 128x256 tile needs 278 KB of the H200's 227 KB (seen:
+    OutOfResources)."""
+    if dtype != "fp32":
+        return config
+    if config.block_k > MIN_BLOCK:
+        config = attrs.evolve(config, block_k=config.block_k // 2)
+    if config.path == "persistent_tma":
+        config = attrs.evolve(
+            config,
+            split_epilogue=True,
+            num_stages=min(config.num_stages, FP32_TMA_MAX_STAGES),
+        )
     return config
 
 
@@ -242,5 +257,8 @@ def describe_lists() -> str:
         "ROCM_TILED": ROCM_TILED,
         "INTERPRETER": (INTERPRETER,),
     }
-    rules = f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};WIDE_TILE={WIDE_TILE}"
+    rules = (
+        f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};WIDE_TILE={WIDE_TILE};"
+        f"FP32_TMA_MAX_STAGES={FP32_TMA_MAX_STAGES}"
+    )
     return rules + ";" + ";".join(f"{k}=" + ",".join(c.name for c in v) for k, v in lists.items())
