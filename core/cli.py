@@ -363,6 +363,7 @@ def _time_one(kernels: Any, problem: Any, timing: _Timing, info: Any, label: str
         device_name=info.device_name,
         repeats=timing.repeats,
         warmup=timing.warmup,
+        max_time_s=timing.max_time_s,
         on_run=progress,
     )
 

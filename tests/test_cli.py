@@ -88,3 +88,15 @@ def test_shapes_parse(text, dims):
 def test_malformed_shapes_are_refused(text):
     with pytest.raises(UsageError, match="malformed shape"):
         parse_shape(text)
+
+
+def test_max_time_caps_the_sampling_of_every_process(fake_plugins, tmp_path):
+    """--max-time reaches the workers: each process stops at that cap (a bug
+    once left bench and compare on the policy's 3 s)."""
+    fake_plugins("good")
+    done = run_gemmreg(
+        "compare", "torch_ref", "fake_good", "--max-time", "0.001", "--out", str(tmp_path)
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    runs = json.loads((tmp_path / "run.json").read_text())["reports"][0]["runs"]
+    assert runs and all(r["stop_reason"] == "time cap (0.001 s)" for r in runs)
