@@ -186,6 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--plot", type=Path, help="write TFLOP/s and roofline plots here (needs matplotlib)"
     )
+    report.add_argument(
+        "--verdicts",
+        action="store_true",
+        help="only the verdicts, one line per point and pair (table or markdown)",
+    )
     return parser
 
 
@@ -226,10 +231,16 @@ def cmd_check(args: argparse.Namespace) -> int:
             sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
         results += _sanitize(kernels, sanitize_cases, tools, args.out, manifest, progress)
     print(render.check_table(results, args.format))
+    summary = {}
+    if tools and args.format != "json":
+        print("\n" + render.sanitize_summary(results, args.format))
+    if tools:
+        summary = {"sanitize-summary.txt": render.sanitize_summary(results, "table")}
     if args.out is not None:
         _write_evidence(
             args.out,
             {
+                **summary,
                 "check.txt": render.check_table(results, "table"),
                 "check.md": render.check_table(results, "markdown"),
                 "check.json": render.check_table(results, "json"),
@@ -499,11 +510,15 @@ def cmd_report(args: argparse.Namespace) -> int:
         _, reports, partial = loaded[0]
         if partial:
             print("[PARTIAL run: interrupted before the last point]")
-        if args.format in ("csv", "json"):
+        if args.verdicts:
+            print(render.verdict_table(reports, args.format))
+        elif args.format in ("csv", "json"):
             rows = [row for r in reports for row in render.summary_rows(r)]
             print(render.csv_text(rows) if args.format == "csv" else render.dumps(reports))
         else:
             print("\n\n".join(render.compare_table(r, args.format) for r in reports))
+            if len(reports) > 1:  # a sweep: every verdict again, one line each
+                print("\n" + render.verdict_table(reports, args.format))
         return EXIT_OK
     threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold
     (before_manifest, before, _), (after_manifest, after, _) = loaded

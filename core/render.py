@@ -226,6 +226,49 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
     )
 
 
+def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
+    """One row per plugin and check (the plain value matrix, then each tool):
+    how many cases ran, passed and failed, and why they failed. It answers the
+    sanitizer pass's question at a glance: did a tool see what values did not?"""
+    from collections import Counter
+
+    groups: dict[tuple[str, str], list[CaseResult]] = {}
+    for r in results:
+        if r.status == "skip" or r.kind == "refusal":
+            continue
+        check = r.tool if r.kind == "sanitize" else "values (no sanitizer)"
+        groups.setdefault((r.kernel, check), []).append(r)
+    table = []
+    for (kernel, check), rows in groups.items():
+        failed = [r for r in rows if r.status != "pass"]
+        reported = [r for r in failed if r.sanitizer is not None and r.sanitizer.failed]
+        kinds: Counter[str] = Counter()
+        for r in reported:
+            assert r.sanitizer is not None and r.sanitizer.report is not None
+            kinds.update(  # each kind once per case
+                {f"{f.kind} in {f.kernel}" for f in r.sanitizer.report.findings if f.fails}
+            )
+        values_only = [
+            r for r in failed if r not in reported and r.comparison and not r.comparison["passed"]
+        ]
+        why = [f"{kind} ({n} case{'s' * (n != 1)})" for kind, n in kinds.items()]
+        if values_only:
+            why.append(f"wrong values ({len(values_only)} case{'s' * (len(values_only) != 1)})")
+        other = len(failed) - len(reported) - len(values_only)
+        if other:
+            why.append(f"error or crash ({other})")
+        table.append(
+            [kernel, check, len(rows), len(rows) - len(failed), len(failed), "; ".join(why)]
+        )
+    headers = ["plugin", "check", "cases", "pass", "fail", "why they failed"]
+    return tabulate(
+        table,
+        headers=headers,
+        tablefmt=TABLE_FORMATS.get(fmt, "simple"),
+        maxcolwidths=[None, None, None, None, None, 70],
+    )
+
+
 def case_detail(result: CaseResult) -> str:
     """One line of evidence for a case: the reason and the first bad elements."""
     comparison = result.comparison or {}
@@ -314,6 +357,45 @@ def csv_text(rows: Sequence[dict[str, Any]]) -> str:
     for row in rows:
         writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
     return buffer.getvalue().rstrip("\n")
+
+
+def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
+    """Every pairwise verdict of a run, one line per point and pair: the
+    one-screen answer to "where does it stand?" over a sweep. Precision and
+    generator differences stay beside the verdict they qualify."""
+    from tabulate import tabulate
+
+    table = []
+    for report in reports:
+        p = report.problem
+        by_name = {s.kernel: s for s in report.summaries}
+        for v in report.verdicts:
+            mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
+            table.append(
+                [
+                    p.shape,
+                    p.dtype,
+                    f"{v.kernel} vs {v.baseline}",
+                    _fmt(mine.center_ms if mine else None, 5),
+                    _fmt(base.center_ms if base else None, 5),
+                    f"{v.speedup:.3f}x" if v.speedup is not None else "-",
+                    f"{v.interval[0]:.3f}-{v.interval[1]:.3f}" if v.interval else "-",
+                    v.verdict,
+                    "; ".join(v.notes),
+                ]
+            )
+    headers = [
+        "shape",
+        "dtype",
+        "pair",
+        "ms",
+        "baseline ms",
+        "speedup",
+        "95% CI",
+        "verdict",
+        "notes",
+    ]
+    return tabulate(table, headers=headers, tablefmt=TABLE_FORMATS.get(fmt, "simple"))
 
 
 def _cold(s: Any) -> str:

@@ -6,7 +6,7 @@ import json
 
 import attrs
 import pytest
-from conftest import only_extra_plugins, run_gemmreg
+from conftest import REPO, only_extra_plugins, run_gemmreg
 from gemmreg import comparing, regression, runs
 from gemmreg.cli import UsageError, parse_shapes
 from gemmreg.comparing import CompareReport, KernelSummary
@@ -211,3 +211,22 @@ def test_the_commit_given_by_the_caller_wins_over_a_stale_checkout(monkeypatch, 
     assert environment.git_record() == {"commit": "abc1234", "source": "GEMMREG_GIT_COMMIT"}
     monkeypatch.delenv(environment.COMMIT_ENV)
     assert environment.git_record()["commit"] not in ("abc1234", "unknown")  # this checkout
+
+
+def test_a_sweep_report_ends_with_every_verdict_on_one_line_each():
+    """The H200 sweep of triton_tuned against torch_ref, read back: one line
+    per point, each with the verdict its own table gives."""
+    from gemmreg import render, runs
+
+    sweep = REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench"
+    _, reports, _ = runs.load_run(sweep)
+    lines = render.verdict_table(reports, "table").splitlines()[2:]
+    assert len(lines) == len(reports) == 8
+    for line, report in zip(lines, reports, strict=True):
+        (verdict,) = report.verdicts
+        assert line.startswith(f"{report.problem.shape} ")
+        assert verdict.verdict in line and "triton_tuned vs torch_ref" in line
+    shown = run_gemmreg("report", str(sweep))
+    assert shown.returncode == 0 and shown.stdout.rstrip().endswith(lines[-1])
+    only = run_gemmreg("report", str(sweep), "--verdicts")
+    assert only.returncode == 0 and only.stdout.splitlines()[2:] == lines

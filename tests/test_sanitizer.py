@@ -176,6 +176,11 @@ def test_findings_are_bisected_to_the_case_that_made_them(fake_env, monkeypatch,
     assert failing["sanitizer"]["raw_log"].endswith(".log")
     assert data["counts"]["fail"] == 1
 
+    # The summary: one row for the tool, the finding named, one case of three.
+    (row,) = render.sanitize_summary(list(results.values()), "table").splitlines()[2:]
+    assert row.split()[:5] == ["torch_ref", "racecheck", "3", "2", "1"]
+    assert "in no_second_barrier (1 case)" in row
+
 
 @pytest.mark.slow
 def test_run_pass_skips_with_the_reason_on_the_cpu(fake_env, tmp_path):
