@@ -17,6 +17,17 @@ REPO = TESTS.parent
 
 os.environ.setdefault("GEMMREG_DEVICE", "cpu")
 
+BUILT_INS = (
+    "hip_naive",
+    "hip_tiled",
+    "hip_regtiled",
+    "triton_baseline",
+    "triton_grouped",
+    "triton_tuned",
+    "torch_ref",
+)
+"""The plugins gemmreg ships: one list, so adding a built-in is one edit here."""
+
 
 @pytest.fixture
 def fake_plugins(monkeypatch: pytest.MonkeyPatch):

@@ -5,23 +5,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import REPO, run_gemmreg
+from conftest import BUILT_INS, REPO, run_gemmreg
 from gemmreg.cli import UsageError, parse_shape
 
 
 def test_list_shows_the_built_ins_with_hip_unavailable_and_why():
     done = run_gemmreg("list")
     assert done.returncode == 0, done.stderr
-    builtins = (
-        "hip_naive",
-        "hip_tiled",
-        "hip_regtiled",
-        "triton_baseline",
-        "triton_grouped",
-        "triton_tuned",
-        "torch_ref",
-    )
-    for name in builtins:
+    for name in BUILT_INS:
         assert name in done.stdout
     assert "no: no GPU" in done.stdout
 

@@ -5,18 +5,8 @@ from __future__ import annotations
 import inspect
 import re
 
-from conftest import REPO
+from conftest import BUILT_INS, REPO
 from gemmreg import hookspecs
-
-BUILT_INS = (
-    "hip_naive",
-    "hip_tiled",
-    "hip_regtiled",
-    "triton_baseline",
-    "triton_grouped",
-    "triton_tuned",
-    "torch_ref",
-)
 
 
 def hook_names():
