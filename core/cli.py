@@ -146,9 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
         const="all",
         default=None,
         metavar="TOOLS",
-        help="also run a small subset under NVIDIA compute-sanitizer: memcheck, racecheck, "
-        "synccheck, initcheck (the default set), and gemmreg's smempoison; comma-separated. "
-        "Name plugins before it, or write --sanitize=TOOLS",
+        help="also run a small subset under NVIDIA compute-sanitizer's memcheck, racecheck, "
+        "synccheck and initcheck, and gemmreg's smempoison (all five by default; or a "
+        "comma-separated choice). Name plugins before it, or write --sanitize=TOOLS",
     )
 
     compare = commands.add_parser("compare", help="time plugins across independent processes")
