@@ -165,7 +165,7 @@ def triton_missing() -> str | None:
     return None
 
 
-def _interpreter_limits(problem: gemmreg.Problem) -> str | None:
+def interpreter_limits(problem: gemmreg.Problem) -> str | None:
     from gemmreg import backend
 
     if problem.dtype == "bf16" and backend.current().triton_interpreter:
@@ -180,7 +180,7 @@ CAPABILITIES = gemmreg.Capabilities(
     backends=BACKENDS,
     precision=PRECISION,
     layouts={"rowmajor", "transposedA", "transposedB", "padded"},
-    constraint=_interpreter_limits,
+    constraint=interpreter_limits,
     tile=(BLOCK_M, BLOCK_N, BLOCK_K),
 )
 

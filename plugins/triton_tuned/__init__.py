@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import attrs
 import gemmreg
 from gemmreg.records import Backend, DType
+from gemmreg_plugins import triton_seed
 from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
 
 if TYPE_CHECKING:
@@ -81,27 +82,15 @@ TF32_WHY = (
     "to ~2^-11 (2^-10), so each product is off by up to ~2^-9 of |a||b| and the sum "
     "by up to that of |A|@|B|, plus fp32 accumulation; 4e-3 leaves 2x margin"
 )
-IEEE_FP32 = gemmreg.Tolerance(rtol=3e-5, atol=1e-6)
-"""As triton_seed: IEEE fp32 rounding, about u*sqrt(K) of |A|@|B|."""
-HALF_TOLERANCES = {
-    # As triton_seed: inputs exact in the dtype, fp32 accumulation, one rounding of C.
-    "fp16": gemmreg.Tolerance(rtol=2e-3, atol=1e-3),
-    "bf16": gemmreg.Tolerance(rtol=1e-2, atol=1e-2),
-}
 
 
 def tolerances_for(kind: Backend) -> dict[DType, gemmreg.Tolerance]:
-    fp32 = gemmreg.Tolerance(rtol=4e-3, atol=1e-6, why=TF32_WHY) if kind == "cuda" else IEEE_FP32
-    return {"fp32": fp32, **HALF_TOLERANCES}
-
-
-def _interpreter_limits(problem: gemmreg.Problem) -> str | None:
-    from gemmreg import backend
-
-    if problem.dtype == "bf16" and backend.current().triton_interpreter:
-        # NumPy has no bfloat16: Triton 3.6's interpreter returns garbage for it.
-        return "bf16 is not supported by Triton's CPU interpreter"
-    return None
+    """The seed Triton plugins' tolerances (same inputs, fp32 accumulation, one
+    rounding of C), except fp32 on NVIDIA, which runs as TF32 here."""
+    tolerances = dict(triton_seed.TOLERANCES)
+    if kind == "cuda":
+        tolerances["fp32"] = gemmreg.Tolerance(rtol=4e-3, atol=1e-6, why=TF32_WHY)
+    return tolerances
 
 
 @functools.cache
@@ -111,7 +100,7 @@ def capabilities_for(kind: Backend) -> gemmreg.Capabilities:
         backends={"cuda", "rocm", "cpu"},
         precision=precision_for(kind),
         layouts={"rowmajor", "transposedA", "transposedB", "padded"},
-        constraint=_interpreter_limits,
+        constraint=triton_seed.interpreter_limits,  # bf16 under the interpreter
         tile=None,  # varies with the config chosen per shape
     )
 
@@ -239,8 +228,6 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
 
 @gemmreg.hookimpl
 def gemmreg_register_kernels(register):
-    from gemmreg_plugins.triton_seed import triton_missing
-
     kind = declared_backend()
     register(
         gemmreg.KernelSpec(
@@ -252,7 +239,7 @@ def gemmreg_register_kernels(register):
             prepare=prepare,
             capabilities=capabilities_for(kind),
             tolerances=tolerances_for(kind),
-            available=triton_missing,
+            available=triton_seed.triton_missing,
             sources=SOURCES,
         )
     )
