@@ -100,3 +100,12 @@ def synchronize() -> None:
         import torch
 
         torch.cuda.synchronize()
+
+
+def release_memory() -> None:
+    """Hand cached device memory back, so a worker waiting between tasks
+    holds no more than its context."""
+    if current().is_gpu:
+        import torch
+
+        torch.cuda.empty_cache()

@@ -9,6 +9,7 @@ Exit codes: 0 success; 1 a check or comparison found a failure; 2 bad input
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import re
 import sys
@@ -87,21 +88,30 @@ def _timing_options(parser: argparse.ArgumentParser) -> None:
         "--repeats",
         type=int,
         default=None,
-        help="fixed timed samples per process (default: sample until steady)",
+        help="fixed number of rounds per process (default: rounds until every pair's "
+        "paired ratio is known to +-0.5%%, capped)",
     )
     parser.add_argument(
         "--warmup",
         type=int,
         default=None,
-        help="fixed warmup calls (default: >= 10 calls and >= 25 ms on a GPU)",
+        help="minimum heat-soak calls per plugin (default: >= 10 calls, >= 0.25 s and a "
+        "steady SM clock on a GPU)",
     )
     parser.add_argument(
         "--max-time",
         type=float,
         default=None,
         dest="max_time",
-        help="cap on sampling seconds per plugin and process "
+        help="cap on the seconds of rounds per process "
         f"(default: {GPU_MAX_TIME_S:g} on a GPU; bench: {BENCH_MAX_TIME_S:g})",
+    )
+    parser.add_argument(
+        "--margin",
+        type=float,
+        default=None,
+        help="equivalence margin in percent: an interval inside +-MARGIN%% is EQUIVALENT "
+        "(default 1)",
     )
     parser.add_argument("--seed", type=int, default=None)
 
@@ -333,7 +343,7 @@ class _Timing:
     """The timing options, checked, with the backend's defaults filled in."""
 
     def __init__(self, args: argparse.Namespace, gpu: bool):
-        from gemmreg import comparing
+        from gemmreg import comparing, stats
 
         default = comparing.GPU_DEFAULT_PROCESSES if gpu else comparing.CPU_DEFAULT_PROCESSES
         self.processes = _positive("--processes", args.processes or default)
@@ -345,20 +355,32 @@ class _Timing:
         if args.max_time is not None and not args.max_time > 0:
             raise UsageError(f"--max-time must be positive, got {args.max_time}")
         self.max_time_s = args.max_time
+        margin = 100 * stats.DEFAULT_MARGIN if args.margin is None else args.margin
+        if not (math.isfinite(margin) and 0 < margin < 100):
+            raise UsageError(f"--margin must be a percent between 0 and 100, got {args.margin}")
+        self.margin = margin / 100
 
 
 def _clock(info: Any) -> str:
     if info.is_gpu:
-        return f"GPU events on {info.device_name}, L2 flushed before every sample"
+        return (
+            f"GPU events on {info.device_name}, L2 flushed before every sample; "
+            "clocks, power and throttle reasons read around every slot (NVML)"
+        )
     return f"perf_counter on the CPU ({info.device_name}), no L2 flush, Triton interpreted"
 
 
-def _time_one(kernels: Any, problem: Any, timing: _Timing, info: Any, label: str = "") -> Any:
+def _time_one(
+    kernels: Any, problem: Any, timing: _Timing, info: Any, label: str = "", pool: Any = None
+) -> Any:
     from gemmreg import comparing
 
     def progress(run: comparing.ProcessRun) -> None:
         if run.median_ms is not None:
-            detail = f"median {run.median_ms:.4g} ms over {len(run.samples_ms)} ({run.stop_reason})"
+            detail = (
+                f"median {run.median_ms:.4g} ms over {len(run.round_ms)} rounds, "
+                f"{run.samples} samples, {run.exposure_s:.2f} s exposed"
+            )
         else:
             detail = run.reason.splitlines()[0] if run.reason else ""
         _progress(
@@ -375,7 +397,11 @@ def _time_one(kernels: Any, problem: Any, timing: _Timing, info: Any, label: str
         repeats=timing.repeats,
         warmup=timing.warmup,
         max_time_s=timing.max_time_s,
+        margin=timing.margin,
+        gpu=info.is_gpu,
         on_run=progress,
+        pool=pool,
+        cold=pool is None,
     )
 
 
@@ -387,7 +413,7 @@ def _check_names(names: Sequence[str], minimum: int) -> None:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from gemmreg import backend, comparing, environment, registry, render, runs
+    from gemmreg import backend, comparing, environment, registry, render_compare, runs
     from gemmreg.records import Problem
 
     try:
@@ -412,25 +438,43 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
 
     manifest = environment.manifest(kernels, seed=timing.seed)
-    report = _time_one(kernels, problem, timing, info)
+    report = _flag_shared(_time_one(kernels, problem, timing, info), manifest)
     manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
-    print(render.compare_table(report, args.format, manifest))
+    print(render_compare.compare_table(report, args.format, manifest))
     if args.out is not None:
         runs.write_run(args.out, manifest, [report], report.partial)
         _progress(f"run saved to {args.out}/")
     if report.partial:
         return EXIT_INTERRUPTED
-    return (
-        EXIT_FAILURE
-        if any(s.status not in ("timed", "skipped") for s in report.summaries)
-        else EXIT_OK
+    return EXIT_FAILURE if _failed([report]) else EXIT_OK
+
+
+def _flag_shared(report: Any, manifest: dict[str, Any]) -> Any:
+    """A verdict taken beside another process on the GPU says so."""
+    import attrs
+    from gemmreg import environment
+
+    busy = environment.shared_gpu(manifest)
+    if not busy:
+        return report
+    _progress(f"warning: SHARED GPU: {busy}")
+    note = f"SHARED GPU: {busy}"
+    return attrs.evolve(
+        report, verdicts=tuple(attrs.evolve(v, notes=(*v.notes, note)) for v in report.verdicts)
+    )
+
+
+def _failed(reports: Sequence[Any]) -> bool:
+    """A kernel that failed, crashed or hung, or a verdict that is INVALID."""
+    return any(s.status not in ("timed", "skipped") for r in reports for s in r.summaries) or any(
+        v.verdict == "invalid" for r in reports for v in r.verdicts
     )
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     import datetime
 
-    from gemmreg import backend, environment, registry, runs
+    from gemmreg import backend, comparing, environment, registry, runs
     from gemmreg.records import Problem
 
     _check_names(args.names, 1)
@@ -446,32 +490,37 @@ def cmd_bench(args: argparse.Namespace) -> int:
     points = [(shape, dtype) for dtype in dtypes for shape in shapes]
     reports: list[Any] = []
     partial = False
-    for index, (shape, dtype) in enumerate(points, 1):
-        problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype)
-        label = f"[{index}/{len(points)}] {problem.shape} {dtype}: "
-        _progress(f"{label}timing {', '.join(args.names)}")
-        report = _time_one(kernels, problem, timing, info, label)
-        reports.append(report)
-        partial = report.partial
-        manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
-        runs.write_run(out, manifest, reports, partial=partial or index < len(points))
-        if partial:
-            break
+    # One pool of timing workers serves every point: their start-up is paid once.
+    pool = comparing.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
+    pool.start()
+    try:
+        for index, (shape, dtype) in enumerate(points, 1):
+            problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype)
+            label = f"[{index}/{len(points)}] {problem.shape} {dtype}: "
+            _progress(f"{label}timing {', '.join(args.names)}")
+            report = _flag_shared(_time_one(kernels, problem, timing, info, label, pool), manifest)
+            reports.append(report)
+            partial = report.partial
+            manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
+            runs.write_run(out, manifest, reports, partial=partial or index < len(points))
+            if partial:
+                break
+    finally:
+        pool.close()
     _print_sweep(reports)
     _progress(f"run saved to {out}/")
     if partial:
         return EXIT_INTERRUPTED
-    failed = any(s.status not in ("timed", "skipped") for r in reports for s in r.summaries)
-    return EXIT_FAILURE if failed else EXIT_OK
+    return EXIT_FAILURE if _failed(reports) else EXIT_OK
 
 
 def _print_sweep(reports: Sequence[Any], fmt: str = "table") -> None:
-    from gemmreg import render
+    from gemmreg import render, render_compare
     from tabulate import tabulate
 
-    rows = [row for report in reports for row in render.summary_rows(report)]
+    rows = [row for report in reports for row in render_compare.summary_rows(report)]
     if fmt == "csv":
-        print(render.csv_text(rows))
+        print(render_compare.csv_text(rows))
         return
     table = [
         [
@@ -480,7 +529,7 @@ def _print_sweep(reports: Sequence[Any], fmt: str = "table") -> None:
             r["kernel"],
             r["math"],
             f"{r['center_ms']:.5g}" if r["center_ms"] else "-",
-            f"{r['low_ms']:.5g}-{r['high_ms']:.5g}" if r["low_ms"] else "-",
+            f"{r['low_ms']:.5g} to {r['high_ms']:.5g}" if r["low_ms"] else "-",
             f"{r['tflops']:.4g}" if r["tflops"] else "-",
             r["status"]
             if r["status"] != "timed"
@@ -493,7 +542,7 @@ def _print_sweep(reports: Sequence[Any], fmt: str = "table") -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from gemmreg import regression, render, runs
+    from gemmreg import regression, render, render_compare, runs
 
     if len(args.runs) > 2:
         raise UsageError("report takes one run, or two to compare")
@@ -511,20 +560,29 @@ def cmd_report(args: argparse.Namespace) -> int:
         if partial:
             print("[PARTIAL run: interrupted before the last point]")
         if args.verdicts:
-            print(render.verdict_table(reports, args.format))
+            print(render_compare.verdict_table(reports, args.format))
         elif args.format in ("csv", "json"):
-            rows = [row for r in reports for row in render.summary_rows(r)]
-            print(render.csv_text(rows) if args.format == "csv" else render.dumps(reports))
+            rows = [row for r in reports for row in render_compare.summary_rows(r)]
+            print(render_compare.csv_text(rows) if args.format == "csv" else render.dumps(reports))
         else:
-            print("\n\n".join(render.compare_table(r, args.format) for r in reports))
+            print("\n\n".join(render_compare.compare_table(r, args.format) for r in reports))
             if len(reports) > 1:  # a sweep: every verdict again, one line each
-                print("\n" + render.verdict_table(reports, args.format))
+                print("\n" + render_compare.verdict_table(reports, args.format))
         return EXIT_OK
     threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold
     (before_manifest, before, _), (after_manifest, after, _) = loaded
+    if not (math.isfinite(threshold) and threshold >= 0):
+        raise UsageError(f"--threshold must be a finite percent >= 0, got {args.threshold}")
     changes = regression.compare_runs(before, after, threshold)
-    print(render.changes_table(changes, args.format, before_manifest, after_manifest, threshold))
-    return EXIT_FAILURE if any(c.regression for c in changes) else EXIT_OK
+    print(
+        render_compare.changes_table(
+            changes, args.format, before_manifest, after_manifest, threshold
+        )
+    )
+    partial = [c for c in changes if c.verdict == "no verdict" and "partial" in c.explanation]
+    if partial:
+        _progress(f"gemmreg: {len(partial)} point(s) are partial in a run: no verdict on them")
+    return EXIT_FAILURE if any(c.regression for c in changes) or partial else EXIT_OK
 
 
 def _write_evidence(directory: Path, files: dict[str, str]) -> None:

@@ -171,5 +171,27 @@ def manifest(kernels: Iterable[RegisteredKernel], **extra: Any) -> dict[str, Any
             "l2_bytes": getattr(props, "L2_cache_size", None),
         }
         record["gpu_state_before"] = gpu_state()
+        record["gpu"] = gpu_record()
     record.update(extra)
     return record
+
+
+def gpu_record() -> dict[str, Any]:
+    """NVML's record of the GPU: UUID, persistence and clock settings, and the
+    other processes on it (:mod:`gemmreg.gpu_monitor`)."""
+    from gemmreg import gpu_monitor
+
+    monitor, why = gpu_monitor.open_monitor(0)
+    if monitor is None:
+        return {"unavailable": why}
+    try:
+        return monitor.device_record()
+    finally:
+        monitor.close()
+
+
+def shared_gpu(record: dict[str, Any]) -> str | None:
+    """Why verdicts taken on this GPU are flagged (other processes on it), or None."""
+    from gemmreg import gpu_monitor
+
+    return gpu_monitor.busy_reason(record.get("gpu", {}))

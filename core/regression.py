@@ -1,13 +1,22 @@
-"""Two saved runs side by side (two machines, two commits), judged with the
-same rules as a comparison: a regression is a verdict of "slower" (interval
-excludes 1, ranges apart) whose slowdown also exceeds the threshold."""
+"""Two saved runs side by side (two machines, two commits): ``report BEFORE AFTER``.
+
+The two runs' processes are independent of each other, so the change of a
+kernel is judged on the log of its process medians with a Welch interval
+(:func:`gemmreg.stats.welch`), at the same confidence as a comparison. A
+**regression** is a significant slowdown (the interval of before/after lies
+below 1) whose size exceeds the threshold. A run too noisy to resolve a
+change of the threshold's size gets a noise warning instead of a verdict,
+and a point that is partial in either run gets no verdict at all.
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import attrs
-from gemmreg.comparing import CompareReport, KernelSummary, Verdict, judge
+from gemmreg import stats
+from gemmreg.timing_records import CompareReport, KernelSummary
 
 DEFAULT_THRESHOLD_PCT = 5.0
 """Slowdowns smaller than this are not called regressions, even when real."""
@@ -19,42 +28,101 @@ class Change:
     kernel: str
     before: KernelSummary
     after: KernelSummary
-    verdict: Verdict
+    verdict: str
+    """``slower``, ``faster``, ``equivalent``, ``inconclusive``, ``noisy`` or ``no verdict``."""
     change_pct: float | None
     """(after / before - 1) in percent of time: positive is slower."""
+    interval_pct: tuple[float, float] | None
+    """The interval of that change, in percent."""
     regression: bool
+    explanation: str = ""
+    notes: tuple[str, ...] = ()
+
+
+def _notes(old: KernelSummary, new: KernelSummary) -> tuple[str, ...]:
+    notes = []
+    if old.math != new.math:
+        notes.append(
+            f"UNLIKE PRECISION: before computes {old.precision}, after computes {new.precision}"
+        )
+    if old.generator != new.generator:
+        notes.append(f"input generators differ: {old.generator} vs {new.generator}")
+    return tuple(notes)
+
+
+def judge_change(
+    old: KernelSummary,
+    new: KernelSummary,
+    threshold_pct: float,
+    partial: bool,
+    confidence: float = stats.CONFIDENCE,
+) -> tuple[str, tuple[float, float] | None, float | None, str]:
+    """(verdict, interval of the change in %, change in %, explanation)."""
+    if partial:
+        return "no verdict", None, None, "partial run: interrupted before this point was whole"
+    if old.status != "timed" or new.status != "timed":
+        missing = "before" if old.status != "timed" else "after"
+        return "no verdict", None, None, f"{missing} has no timing"
+    interval = stats.welch(
+        [math.log(v) for v in old.process_medians_ms],
+        [math.log(v) for v in new.process_medians_ms],
+        confidence,
+    )
+    if interval is None:
+        return "inconclusive", None, None, f"needs {stats.MIN_PROCESSES} processes on each side"
+    # interval is of before/after time; the change in time is its inverse.
+    change = 100 * (1 / interval.estimate - 1)
+    span = (100 * (1 / interval.high - 1), 100 * (1 / interval.low - 1))
+    text = f"change {span[0]:+.2f}% to {span[1]:+.2f}% at {confidence:.1%}"
+    half = (span[1] - span[0]) / 2
+    if interval.high < 1:
+        return "slower", span, change, text
+    if interval.low > 1:
+        return "faster", span, change, text
+    if half > threshold_pct:
+        return "noisy", span, change, f"{text}: too noisy to resolve a {threshold_pct:g}% change"
+    if -threshold_pct <= span[0] and span[1] <= threshold_pct:
+        return "equivalent", span, change, f"{text}: inside +-{threshold_pct:g}%"
+    return "inconclusive", span, change, text
 
 
 def compare_runs(
-    before: Sequence[CompareReport], after: Sequence[CompareReport], threshold_pct: float
+    before: Sequence[CompareReport],
+    after: Sequence[CompareReport],
+    threshold_pct: float,
 ) -> list[Change]:
     """One change per (problem, kernel) present in both runs."""
-    earlier = {(r.problem.label, s.kernel): s for r in before for s in r.summaries}
+    if not (math.isfinite(threshold_pct) and threshold_pct >= 0):
+        raise ValueError(f"threshold must be a finite, non-negative percent, got {threshold_pct}")
+    earlier = {(r.problem.label, s.kernel): (r, s) for r in before for s in r.summaries}
     changes = []
     for report in after:
         for summary in report.summaries:
             key = (report.problem.label, summary.kernel)
             if key not in earlier:
                 continue
-            old = earlier[key]
-            # Same kernel on both sides: rename so the verdict reads "after vs before".
-            verdict = judge(
-                attrs.evolve(old, kernel=f"{old.kernel}@before"),
-                attrs.evolve(summary, kernel=f"{summary.kernel}@after"),
-            )
-            pct = None
-            if old.center_ms and summary.center_ms:
-                pct = 100 * (summary.center_ms / old.center_ms - 1)
-            regression = verdict.verdict == "slower" and pct is not None and pct > threshold_pct
+            old_report, old = earlier[key]
+            partial = _partial(old_report, old) or _partial(report, summary)
+            word, span, change, why = judge_change(old, summary, threshold_pct, partial)
             changes.append(
                 Change(
                     problem=key[0],
                     kernel=summary.kernel,
                     before=old,
                     after=summary,
-                    verdict=verdict,
-                    change_pct=pct,
-                    regression=regression,
+                    verdict=word,
+                    change_pct=change,
+                    interval_pct=span,
+                    regression=word == "slower" and change is not None and change > threshold_pct,
+                    explanation=why,
+                    notes=_notes(old, summary),
                 )
             )
     return changes
+
+
+def _partial(report: CompareReport, summary: KernelSummary) -> bool:
+    """Interrupted, or fewer processes timed than the run asked for."""
+    return report.partial or (
+        summary.status == "timed" and len(summary.process_medians_ms) < report.processes
+    )

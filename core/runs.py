@@ -19,9 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gemmreg import render
-from gemmreg.comparing import CompareReport, KernelSummary, ProcessRun, Verdict
-from gemmreg.records import Problem
+from gemmreg import render, render_compare
+from gemmreg.timing_records import CompareReport
 
 RUN_FILE = "run.json"
 
@@ -33,15 +32,15 @@ class RunError(ValueError):
 def write_run(
     directory: Path, manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool
 ) -> None:
-    rows = [row for report in reports for row in render.summary_rows(report)]
-    tables = [render.compare_table(report, "table") for report in reports]
-    markdown = [render.compare_table(report, "markdown") for report in reports]
+    rows = [row for report in reports for row in render_compare.summary_rows(report)]
+    tables = [render_compare.compare_table(report, "table") for report in reports]
+    markdown = [render_compare.compare_table(report, "markdown") for report in reports]
     banner = "[PARTIAL: interrupted before the last point]\n\n" if partial else ""
     files = {
         RUN_FILE: render.dumps(
             {"manifest": manifest, "partial": partial, "reports": list(reports)}
         ),
-        "summary.csv": render.csv_text(rows),
+        "summary.csv": render_compare.csv_text(rows),
         "report.txt": banner + "\n\n".join(tables),
         "report.md": banner + "\n\n".join(markdown),
         "manifest.json": render.dumps(manifest),
@@ -50,39 +49,8 @@ def write_run(
         render.write_atomically(directory / name, text + "\n")
 
 
-def _float(value: Any) -> Any:
-    # JSON keeps inf/nan as strings (see render.to_jsonable).
-    if value in ("inf", "-inf", "nan"):
-        return float(value)
-    return value
-
-
 def report_from_dict(data: dict[str, Any]) -> CompareReport:
-    summaries = tuple(
-        KernelSummary(**{k: (tuple(v) if isinstance(v, list) else _float(v)) for k, v in s.items()})
-        for s in data["summaries"]
-    )
-    verdicts = tuple(
-        Verdict(
-            **{
-                **v,
-                "interval": tuple(v["interval"]) if v["interval"] else None,
-                "notes": tuple(v["notes"]),
-            }
-        )
-        for v in data["verdicts"]
-    )
-    runs = tuple(ProcessRun(**{**r, "samples_ms": tuple(r["samples_ms"])}) for r in data["runs"])
-    fields = {
-        k: v for k, v in data.items() if k not in ("problem", "summaries", "verdicts", "runs")
-    }
-    return CompareReport(
-        problem=Problem(**data["problem"]),
-        summaries=summaries,
-        verdicts=verdicts,
-        runs=runs,
-        **fields,
-    )
+    return CompareReport.from_dict(data)
 
 
 def load_run(directory: Path) -> tuple[dict[str, Any], list[CompareReport], bool]:
@@ -93,6 +61,6 @@ def load_run(directory: Path) -> tuple[dict[str, Any], list[CompareReport], bool
         reports = [report_from_dict(r) for r in data["reports"]]
     except FileNotFoundError:
         raise RunError(f"{directory} is not a gemmreg run (no {RUN_FILE})") from None
-    except (json.JSONDecodeError, KeyError, TypeError) as error:
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
         raise RunError(f"{path} is not a readable gemmreg run: {error}") from None
     return data.get("manifest", {}), reports, bool(data.get("partial"))

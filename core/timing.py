@@ -1,79 +1,83 @@
-"""The timing protocol, as run inside one worker process for one kernel.
+"""The timing protocol, as run inside one worker process for every kernel of
+a comparison at once.
 
-Order, as in the seed (section 11.3.5), tightened:
-
-1. prepare (compile) and the first call are timed on their own: cold start;
-2. a precheck of correctness: a kernel that fails it is not timed;
-3. warmup: at least ``WARMUP_MIN_CALLS`` calls and ``WARMUP_MIN_MS`` of work;
-4. timed samples until the estimate is steady (``steady``) or a cap is hit;
-5. a postcheck of what the timed calls left in C;
-6. on a GPU, a secondary, warm and launch-free figure from CUDA-graph replay.
-
-On a GPU every sample is one pair of events on the launch stream around one
-call, with L2 flushed (a buffer of ``L2_FLUSH_MULTIPLE`` x L2) before each pair,
-outside it. On the CPU (torch's CPU ops and Triton's interpreter, both
-synchronous) ``time.perf_counter`` brackets the call, with no flush; results
-say which clock was used.
+1. Each kernel is prepared, called once and prechecked (a kernel that fails
+   is not timed; the others are). Cold start is measured elsewhere, in a
+   fresh process per kernel (:func:`cold_start`), so it does not depend on
+   which kernel a process happened to run first.
+2. Heat soak: untimed round-robin slots until the SM clock holds steady
+   (through NVML, :mod:`gemmreg.gpu_monitor`) and the minimums are met. It
+   also measures what one sample costs each kernel, which sizes the slots.
+3. Rounds (:mod:`gemmreg.rounds`): every kernel gets one slot of the same
+   wall-clock budget per round, in a rotating Latin-square order; clocks,
+   power, temperature, throttle reasons and NVML's violation counters are
+   read at the start and end of every round (a read takes about 2 ms, too
+   long to take between slots), and a round in which the GPU was throttled
+   is dropped for every kernel.
+   Rounds stop when every pair's paired log-ratio is narrow enough, or at a cap.
+4. A postcheck of what the timed calls left in C.
+5. On a GPU: warm CUDA-graph replays, in rounds too (the launch-free
+   regime); then, per kernel, a whole-device integrity check by device-wide
+   synchronisation: all the work a call causes must fall inside its timed
+   interval. Device activity through CUPTI (device-kernel time, launches,
+   and the precise integrity check) is taken in a process of its own
+   (:func:`device_profiles`).
 """
 
 from __future__ import annotations
 
+import math
+import statistics
 import time
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-from gemmreg import backend, stats
+from gemmreg import backend, rounds
+from gemmreg.clocks import CpuClock, GpuClock, Graph
 from gemmreg.records import KernelSpec, Problem
+from gemmreg.rounds import Round, StopRule
 from gemmreg.verification import GuardedOutput, make_operands, verify
 
-L2_FLUSH_MULTIPLE = 4
-"""The flush buffer is this many times the device's L2, so nothing of A, B or C survives."""
-DEFAULT_L2_BYTES = 64 * 2**20
-"""Assumed L2 size where the device does not report one."""
+SOAK_WINDOW_S = 1.0
+"""Heat soak ends once the SM clock's level held over this many seconds (the
+H200 settles within about a second of full bf16 load; gemmreg.gpu_trace)."""
+SLOT_BATCHES = 4
+"""A slot's samples are queued in about this many batches, each read after one
+synchronisation: few enough to keep the GPU busy, enough to end the slot on time."""
+GRAPH_FALLBACK_MS = 1.0
+"""Per-call time assumed for sizing a graph when every round was dropped."""
 
 
 @attrs.frozen(kw_only=True)
 class Policy:
-    """When to stop warming up and when to stop sampling. Every threshold is here."""
+    """Budgets of one process. Every threshold is here."""
 
-    warmup_min_calls: int
-    warmup_min_ms: float
-    warmup_max_s: float
-    min_samples: int
-    min_time_s: float
-    max_samples: int
-    max_time_s: float
-    target_rel_sem: float = 0.001
-    """Stop once the standard error of the mean is below 0.1% of the mean..."""
-    target_rel_spread: float = 0.005
-    """...or the interquartile range is below 0.5% of the median."""
-    batch: int = 10
-    """Samples taken between two looks at the stopping rule."""
+    slot_s: float
+    """Wall-clock budget of one kernel's slot in a round (at least one call)."""
+    soak_min_s: float
+    soak_max_s: float
+    soak_min_calls: int
+    stop: StopRule
+    graph_rounds: int = 0
 
 
 GPU_POLICY = Policy(
-    warmup_min_calls=10,
-    warmup_min_ms=25.0,
-    warmup_max_s=2.0,
-    min_samples=20,
-    min_time_s=0.05,
-    max_samples=2000,
-    max_time_s=3.0,
+    slot_s=0.01,
+    soak_min_s=0.25,
+    soak_max_s=3.0,
+    soak_min_calls=10,
+    stop=StopRule(min_rounds=10, min_kernel_s=0.05, max_rounds=5000, max_time_s=3.0),
+    graph_rounds=10,
 )
 CPU_POLICY = Policy(
     # Triton's interpreter takes ~0.25 s per 128^3 call: a short, honest run.
-    warmup_min_calls=2,
-    warmup_min_ms=0.0,
-    warmup_max_s=5.0,
-    min_samples=10,
-    min_time_s=0.0,
-    max_samples=200,
-    max_time_s=3.0,
-    batch=5,
+    slot_s=0.02,
+    soak_min_s=0.0,
+    soak_max_s=5.0,
+    soak_min_calls=2,
+    stop=StopRule(min_rounds=5, min_kernel_s=0.0, max_rounds=400, max_time_s=3.0),
 )
-GRAPH_CALLS = 20
-"""Calls captured in one CUDA graph for the launch-free figure."""
-GRAPH_REPLAYS = 10
 
 
 def policy_for(
@@ -82,180 +86,294 @@ def policy_for(
     warmup: int | None = None,
     max_time_s: float | None = None,
 ) -> Policy:
-    """The backend's policy; ``repeats`` fixes the sample count, ``warmup`` the
-    warmup calls, ``max_time_s`` caps the sampling time (sweeps use a short cap)."""
+    """The backend's policy. ``repeats`` fixes the number of rounds,
+    ``warmup`` the minimum heat-soak calls per kernel, ``max_time_s`` caps
+    the rounds of one process (sweeps use a short cap)."""
     policy = GPU_POLICY if gpu else CPU_POLICY
     if max_time_s is not None:
-        policy = attrs.evolve(
-            policy, max_time_s=max_time_s, warmup_max_s=min(policy.warmup_max_s, max_time_s)
-        )
+        policy = attrs.evolve(policy, stop=attrs.evolve(policy.stop, max_time_s=max_time_s))
     if repeats is not None:
-        policy = attrs.evolve(
-            policy,
-            min_samples=repeats,
-            max_samples=repeats,
-            min_time_s=0.0,
-            max_time_s=float("inf"),
+        fixed = attrs.evolve(
+            policy.stop,
+            min_rounds=repeats,
+            max_rounds=repeats,
+            min_kernel_s=0.0,
+            max_time_s=math.inf,
+            target_halfwidth=-1.0,  # never "steady": exactly this many rounds
         )
+        policy = attrs.evolve(policy, stop=fixed)
     if warmup is not None:
-        policy = attrs.evolve(policy, warmup_min_calls=warmup, warmup_min_ms=0.0)
+        policy = attrs.evolve(policy, soak_min_calls=warmup, soak_min_s=0.0)
     return policy
 
 
-def _flush_buffer() -> Any:
-    import torch
+@attrs.define
+class _Kernel:
+    name: str
+    spec: KernelSpec
+    result: dict[str, Any]
+    operands: tuple[Any, Any] | None = None
+    before: tuple[Any, Any] | None = None
+    guarded: GuardedOutput | None = None
+    launch: Any = None
 
-    props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    l2_bytes = getattr(props, "L2_cache_size", 0) or DEFAULT_L2_BYTES
-    return torch.empty(L2_FLUSH_MULTIPLE * l2_bytes, dtype=torch.int8, device="cuda")
+    def call(self) -> None:
+        assert self.operands is not None and self.guarded is not None
+        self.launch(self.operands[0], self.operands[1], self.guarded.out)
 
-
-class _GpuClock:
-    def __init__(self, flush: bool):
-        import torch
-
-        self.torch = torch
-        self.buffer = _flush_buffer() if flush else None
-
-    def samples(self, call: Any, count: int) -> list[float]:
-        torch = self.torch
-        stream = torch.cuda.current_stream()
-        pairs = [
-            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            for _ in range(count)
-        ]
-        for start, end in pairs:
-            if self.buffer is not None:
-                self.buffer.zero_()  # evicts A, B and C from L2; outside the events
-            start.record(stream)
-            call()
-            end.record(stream)
-        torch.cuda.synchronize()
-        return [start.elapsed_time(end) for start, end in pairs]
+    def verify(self, problem: Problem) -> dict[str, Any]:
+        assert self.before and self.operands and self.guarded
+        return attrs.asdict(verify(self.spec, problem, self.before, self.operands, self.guarded))
 
 
-class _CpuClock:
-    def samples(self, call: Any, count: int) -> list[float]:
-        out = []
-        for _ in range(count):
-            start = time.perf_counter()
-            call()
-            out.append((time.perf_counter() - start) * 1e3)
-        return out
+def _prepare(kernel: _Kernel, problem: Problem, seed: int, device: str) -> bool:
+    """Operands, prepare, first call, precheck; False when the kernel drops out."""
+    a, b = make_operands(kernel.spec, problem, seed, device)
+    kernel.operands, kernel.before = (a, b), (a.clone(), b.clone())
+    kernel.guarded = GuardedOutput.allocate(problem, device)
+    start = time.perf_counter()
+    kernel.launch = kernel.spec.prepare(problem)
+    kernel.result["prepare_s"] = time.perf_counter() - start
+    start = time.perf_counter()
+    kernel.call()
+    backend.synchronize()
+    kernel.result["first_call_s"] = time.perf_counter() - start
+    # The precheck reads what the first call wrote into the poisoned, guarded
+    # C: the same operands are then timed, with no second draw of inputs.
+    kernel.result["precheck"] = check = kernel.verify(problem)
+    if not check["passed"]:
+        kernel.result["status"] = "failed"
+        kernel.result["reason"] = f"precheck: {check['reason']}"
+        return False
+    return True
 
 
-def warm_up(call: Any, clock: Any, policy: Policy) -> tuple[int, float]:
-    """Run until both minimums are met (or the cap); returns (calls, ms of work)."""
-    calls, work_ms, start = 0, 0.0, time.perf_counter()
-    while calls < policy.warmup_min_calls or work_ms < policy.warmup_min_ms:
-        work_ms += sum(clock.samples(call, 1))
-        calls += 1
-        if time.perf_counter() - start > policy.warmup_max_s:
+def cold_start(spec: KernelSpec, problem: Problem, seed: int) -> dict[str, Any]:
+    """Prepare and the first call, in a fresh process with empty caches."""
+    kernel = _Kernel(name=spec.name, spec=spec, result={"status": "ok"})
+    _prepare(kernel, problem, seed, backend.current().device)
+    return kernel.result
+
+
+def _open_monitor() -> tuple[Any, str]:
+    if not backend.current().is_gpu:
+        return None, "no GPU"
+    from gemmreg import gpu_monitor
+
+    return gpu_monitor.open_monitor(0)
+
+
+def _heat_soak(kernels: list[_Kernel], clock: Any, policy: Policy, monitor: Any) -> dict[str, Any]:
+    """Untimed round-robin until the clock holds; returns the per-sample cost."""
+    cost: dict[str, list[float]] = {k.name: [] for k in kernels}
+    readings: list[Any] = []
+    calls = {k.name: 0 for k in kernels}
+    start = time.perf_counter()
+    steady = monitor is None
+    while True:
+        for kernel in kernels:
+            count = max(1, policy.soak_min_calls // 4)
+            t0 = time.perf_counter()
+            clock.samples(kernel.call, count)
+            cost[kernel.name].append((time.perf_counter() - t0) / count)
+            calls[kernel.name] += count
+        if monitor is not None:
+            from gemmreg import gpu_monitor
+
+            readings.append(monitor.read())
+            steady = gpu_monitor.clock_steady(readings, window_s=SOAK_WINDOW_S)
+        elapsed = time.perf_counter() - start
+        done = elapsed >= policy.soak_min_s and min(calls.values()) >= policy.soak_min_calls
+        if (done and steady) or elapsed >= policy.soak_max_s:
             break
-    return calls, work_ms
+    return {
+        "s": time.perf_counter() - start,
+        "calls": calls,
+        "steady": steady,
+        "sample_cost_s": {name: statistics.median(c[-3:]) for name, c in cost.items()},
+        "readings": [attrs.asdict(r) for r in readings[-5:]],
+    }
 
 
-def sample_until_steady(call: Any, clock: Any, policy: Policy) -> tuple[list[float], str]:
-    """Sample in batches until the stopping rule holds; returns (samples, why it stopped)."""
-    samples: list[float] = []
+def _slot(kernel: _Kernel, clock: Any, budget_s: float, cost_s: float) -> tuple[list[float], float]:
+    """One slot: samples until the slot has run for the budget, give or take
+    half a sample, so every kernel of a round is exposed for the same time."""
+    batch = max(1, round(budget_s / max(cost_s, 1e-9) / SLOT_BATCHES))
+    values: list[float] = []
     start = time.perf_counter()
     while True:
-        room = policy.max_samples - len(samples)
-        samples += clock.samples(call, min(policy.batch, room))
+        values += clock.samples(kernel.call, batch)
         elapsed = time.perf_counter() - start
-        if len(samples) >= policy.max_samples:
-            return samples, f"sample cap ({policy.max_samples})"
-        if elapsed >= policy.max_time_s:
-            return samples, f"time cap ({policy.max_time_s:g} s)"
-        if len(samples) < policy.min_samples or elapsed < policy.min_time_s:
-            continue
-        sem = stats.relative_sem(samples)
-        if sem < policy.target_rel_sem:
-            return samples, f"steady: sem {sem:.2%} of mean"
-        spread = stats.relative_spread(samples)
-        if spread < policy.target_rel_spread:
-            return samples, f"steady: IQR {spread:.2%} of median"
+        per_sample = elapsed / len(values)
+        remaining = budget_s - elapsed
+        if remaining <= per_sample / 2:
+            return values, elapsed
+        batch = max(1, min(batch, round(remaining / per_sample)))
 
 
-def graph_replay_ms(call: Any) -> float:
-    """Median per-call time of CUDA-graph replays: warm (no flush), launch-free."""
-    import torch
+def _take_rounds(
+    kernels: list[_Kernel],
+    clock: Any,
+    policy: Policy,
+    cost_s: Mapping[str, float],
+    seed: int,
+    monitor: Any,
+) -> tuple[list[Round], str]:
+    names = [k.name for k in kernels]
+    by_name = {k.name: k for k in kernels}
+    budget = max(policy.slot_s, *cost_s.values())
+    taken: list[Round] = []
+    start = time.perf_counter()
+    index = 0
+    while True:
+        order = rounds.round_orders(names, index + 1, seed)[index]
+        readings = [monitor.read()] if monitor is not None else []
+        slot_ms, wall, samples = {}, {}, {}
+        for name in order:
+            values, wall[name] = _slot(by_name[name], clock, budget, cost_s[name])
+            slot_ms[name], samples[name] = statistics.median(values), len(values)
+        if monitor is not None:
+            readings.append(monitor.read())
+        dropped = None
+        if monitor is not None:
+            from gemmreg import gpu_monitor
 
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        call()
-    torch.cuda.current_stream().wait_stream(side)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(GRAPH_CALLS):
-            call()
-    graph.replay()
-    times = []
-    for _ in range(GRAPH_REPLAYS):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / GRAPH_CALLS)
-    return stats.median(times)
+            dropped = gpu_monitor.round_drop_reason(readings)
+        taken.append(
+            Round(
+                order=tuple(order),
+                slot_ms=slot_ms,
+                slot_wall_s=wall,
+                samples=samples,
+                readings=tuple(attrs.asdict(r) for r in readings),
+                dropped=dropped,
+            )
+        )
+        index += 1
+        reason = rounds.stop_reason(taken, names, policy.stop, time.perf_counter() - start)
+        if reason:
+            return taken, reason
 
 
-def measure(
-    spec: KernelSpec,
+def _graph_rounds(kernels: list[_Kernel], policy: Policy, seed: int) -> list[Round]:
+    graphs: dict[str, Graph] = {}
+    for kernel in kernels:
+        try:
+            per_call = statistics.median(kernel.result["round_ms"] or [GRAPH_FALLBACK_MS])
+            graphs[kernel.name] = Graph(kernel.call, Graph.calls_for(per_call))
+        except Exception as error:  # some launchers cannot be captured; say so
+            kernel.result["graph_error"] = f"{type(error).__name__}: {error}"
+    names = list(graphs)
+    taken = []
+    for index in range(policy.graph_rounds if len(names) else 0):
+        order = rounds.round_orders(names, index + 1, seed + 7)[index]
+        slot_ms, wall, samples = {}, {}, {}
+        for name in order:
+            graph = graphs[name]
+            replay_ms = max(graph.per_call_ms(1) * graph.calls, 1e-3)
+            replays = max(1, round(policy.slot_s * 1e3 / replay_ms))
+            t0 = time.perf_counter()
+            slot_ms[name] = graph.per_call_ms(replays)
+            wall[name], samples[name] = time.perf_counter() - t0, replays * graph.calls
+        taken.append(Round(order=tuple(order), slot_ms=slot_ms, slot_wall_s=wall, samples=samples))
+    return taken
+
+
+def device_profiles(
+    specs: Mapping[str, KernelSpec],
     problem: Problem,
     seed: int,
-    repeats: int | None = None,
-    warmup: int | None = None,
-    flush: bool = True,
-    max_time_s: float | None = None,
+    note: Callable[[str], None] = lambda text: None,
 ) -> dict[str, Any]:
-    """Everything one process learns about one kernel on one problem."""
+    """Each kernel's device work per call, from CUPTI, in a process of its own.
+
+    Every kernel is prepared and called first, and only then is CUPTI set up
+    (through torch's profiler): on the H200, Triton kernels prepared in a
+    process whose CUPTI was already set up crashed the process now and then,
+    and the set-up takes seconds, which one process pays once here rather
+    than every timed process.
+    """
+    from gemmreg import device_activity
+
+    device = backend.current().device
+    ready = []
+    out: dict[str, Any] = {}
+    for name, spec in specs.items():
+        kernel = _Kernel(name=name, spec=spec, result={})
+        note(f"preparing {name} for its device profile")
+        try:
+            if _prepare(kernel, problem, seed, device):
+                ready.append(kernel)
+            else:
+                out[name] = {"profile_unavailable": kernel.result["reason"]}
+        except Exception as error:
+            out[name] = {"profile_unavailable": f"{type(error).__name__}: {error}"}
+    for kernel in ready:
+        note(f"profiling {kernel.name}'s device work")
+        profile = device_activity.profile_calls(kernel.call)
+        if isinstance(profile, str):
+            out[kernel.name] = {"profile_unavailable": profile}
+        else:
+            out[kernel.name] = {"profile": profile.to_dict()}
+    return out
+
+
+def measure_group(
+    specs: Mapping[str, KernelSpec],
+    problem: Problem,
+    seed: int,
+    order_seed: int,
+    policy: Policy,
+    flush: bool = True,
+    note: Callable[[str], None] = lambda text: None,
+) -> dict[str, Any]:
+    """Everything one process learns about every kernel of a comparison.
+
+    :param note: told what is about to run, so that a crash that takes the
+        process down can be blamed on the right kernel.
+    """
     info = backend.current()
-    device = info.device
-    policy = policy_for(info.is_gpu, repeats, warmup, max_time_s)
-
-    a, b = make_operands(spec, problem, seed, device)
-    before = (a.clone(), b.clone())
-    guarded = GuardedOutput.allocate(problem, device)
-    start = time.perf_counter()
-    launch = spec.prepare(problem)
-    prepare_s = time.perf_counter() - start
-    start = time.perf_counter()
-    launch(a, b, guarded.out)
-    backend.synchronize()
-    first_call_s = time.perf_counter() - start
-
+    clock: Any = GpuClock(flush) if info.is_gpu else CpuClock()
     result: dict[str, Any] = {
-        "prepare_s": prepare_s,
-        "first_call_s": first_call_s,
-        "clock": "cuda-events" if info.is_gpu else "perf_counter",
+        "clock": clock.name,
         "l2_flush": bool(flush and info.is_gpu),
         "policy": attrs.asdict(policy),
-        "samples_ms": [],
+        "kernels": {},
     }
-    # The precheck reads what the first call wrote into the poisoned, guarded C:
-    # the same operands are then timed, with no second draw of inputs.
-    precheck = verify(spec, problem, before, (a, b), guarded)
-    result["precheck"] = attrs.asdict(precheck)
-    if not precheck.passed:
-        return result
-
-    def call() -> None:
-        launch(a, b, guarded.out)
-
-    clock = _GpuClock(flush) if info.is_gpu else _CpuClock()
-    result["warmup_calls"], result["warmup_ms"] = warm_up(call, clock, policy)
-    result["samples_ms"], result["stop_reason"] = sample_until_steady(call, clock, policy)
-
-    # The postcheck reads what the timed calls left in C, as the seed does.
-    postcheck = verify(spec, problem, before, (a, b), guarded)
-    result["postcheck"] = attrs.asdict(postcheck)
-
-    if info.is_gpu:
+    ready: list[_Kernel] = []
+    for name in rounds.round_orders(list(specs), 1, order_seed)[0]:
+        kernel = _Kernel(name=name, spec=specs[name], result={"status": "ok"})
+        result["kernels"][name] = kernel.result
+        note(f"preparing and prechecking {name}")
         try:
-            result["graph_ms"] = graph_replay_ms(call)
-        except Exception as error:  # some launchers cannot be captured; say so
-            result["graph_error"] = f"{type(error).__name__}: {error}"
+            if _prepare(kernel, problem, seed, info.device):
+                ready.append(kernel)
+        except Exception as error:  # this kernel's failure; the others go on
+            kernel.result.update(status="error", reason=f"{type(error).__name__}: {error}")
+    if not ready:
+        return result
+    monitor, result["monitor"] = _open_monitor()
+    note(f"timing {', '.join(k.name for k in ready)} in rounds")
+    result["soak"] = soak = _heat_soak(ready, clock, policy, monitor)
+    taken, result["stop_reason"] = _take_rounds(
+        ready, clock, policy, soak["sample_cost_s"], order_seed, monitor
+    )
+    result["rounds"] = [attrs.asdict(r) for r in taken]
+    for kernel in ready:
+        kernel.result["round_ms"] = [r.slot_ms[kernel.name] for r in rounds.kept(taken)]
+        # The postcheck reads what the timed calls left in C, as the seed does.
+        kernel.result["postcheck"] = check = kernel.verify(problem)
+        if not check["passed"]:
+            kernel.result.update(status="failed", reason=f"postcheck: {check['reason']}")
+    if info.is_gpu:
+        note("graph replays")
+        graphed = _graph_rounds(ready, policy, order_seed)
+        result["graph_rounds"] = [attrs.asdict(r) for r in graphed]
+        from gemmreg import device_activity
+
+        for kernel in ready:
+            note(f"checking that {kernel.name}'s device work stays in its interval")
+            kernel.result["sync_escape"] = device_activity.sync_escape(kernel.call)
+    if monitor is not None:
+        monitor.close()
     return result

@@ -1,9 +1,14 @@
 """``python -m gemmreg.worker FD``: runs tasks for :mod:`gemmreg.isolation`.
 
-Reads ``{"tasks": [...]}`` on stdin; writes one JSON line per event on file
-descriptor FD (never stdout, which kernels and libraries are free to print on):
-``ready`` after start-up, then ``start`` and ``done`` for each task in order,
-and ``retire`` when the worker stops early because its GPU context is unusable.
+Reads a job line on stdin: ``{"tasks": [...]}`` runs those tasks in order;
+``{"session": true}`` starts up and then runs each further line of stdin as
+one task, until stdin closes (a worker kept across sweep points, or started
+ahead of its turn so that its start-up is off the critical path). Writes one
+JSON line per event on file descriptor FD (never stdout, which kernels and
+libraries are free to print on): ``ready`` after start-up, then ``start``,
+``note`` (what it is doing, so a crash can be attributed) and ``done`` for
+each task, and ``retire`` when the worker stops early because its GPU context
+is unusable.
 """
 
 from __future__ import annotations
@@ -17,13 +22,22 @@ from typing import Any
 TRACEBACK_CHARS = 2000
 
 
-def _run_task(registry: Any, task: dict[str, Any]) -> dict[str, Any]:
+def _run_task(registry: Any, task: dict[str, Any], note: Any) -> dict[str, Any]:
     from gemmreg.records import Problem
-    from gemmreg.timing import measure
     from gemmreg.verification import check_case, refusal_case
 
-    spec = registry.get(task["kernel"]).spec
     problem = Problem(**task["problem"])
+    if task["kind"] == "rounds":
+        from gemmreg import timing
+
+        specs = {name: registry.get(name).spec for name in task["kernels"]}
+        policy = timing.policy_for(
+            task["gpu"], task.get("repeats"), task.get("warmup"), task.get("max_time_s")
+        )
+        return timing.measure_group(
+            specs, problem, task["seed"], task["order_seed"], policy, task.get("flush", True), note
+        )
+    spec = registry.get(task["kernel"]).spec
     if task["kind"] == "check":
         before = None
         if task.get("poison_shared"):
@@ -33,16 +47,15 @@ def _run_task(registry: Any, task: dict[str, Any]) -> dict[str, Any]:
         return check_case(spec, problem, task["seed"], task.get("values", "plugin"), before)
     if task["kind"] == "refuse":
         return refusal_case(spec, problem)
-    if task["kind"] == "time":
-        return measure(
-            spec,
-            problem,
-            task["seed"],
-            repeats=task.get("repeats"),
-            warmup=task.get("warmup"),
-            flush=task.get("flush", True),
-            max_time_s=task.get("max_time_s"),
-        )
+    if task["kind"] == "profile":
+        from gemmreg import timing
+
+        specs = {name: registry.get(name).spec for name in task["kernels"]}
+        return timing.device_profiles(specs, problem, task["seed"], note)
+    if task["kind"] == "cold":
+        from gemmreg.timing import cold_start
+
+        return cold_start(spec, problem, task["seed"])
     raise ValueError(f"unknown task kind {task['kind']!r}")
 
 
@@ -53,7 +66,7 @@ def main(argv: list[str]) -> int:
         events.write(json.dumps(event) + "\n")
         events.flush()
 
-    job = json.load(sys.stdin)
+    job = json.loads(sys.stdin.readline() or "{}")
     from gemmreg import backend
     from gemmreg import registry as registry_module
     from gemmreg.environment import pin_torch_precision
@@ -62,10 +75,16 @@ def main(argv: list[str]) -> int:
     pin_torch_precision()
     backend.initialize_device()
     emit(event="ready")
-    for position, task in enumerate(job["tasks"]):
+    tasks = job.get("tasks")
+    lines = iter(tasks) if tasks is not None else (json.loads(line) for line in sys.stdin)
+
+    def note(text: str) -> None:
+        emit(event="note", text=text)
+
+    for position, task in enumerate(lines):
         emit(event="start", task=position)
         try:
-            result = _run_task(registry, task)
+            result = _run_task(registry, task, note)
         except Exception as error:  # the kernel's failure is the task's result
             text = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
             emit(
@@ -82,6 +101,7 @@ def main(argv: list[str]) -> int:
                 return 0
             continue
         emit(event="done", task=position, status="ok", result=result)
+        backend.release_memory()  # an idle session worker keeps no operands reserved
     return 0
 
 

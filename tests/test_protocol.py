@@ -2,71 +2,12 @@
 
 from __future__ import annotations
 
-import itertools
-import math
+from types import SimpleNamespace
 
 import pytest
-from gemmreg import stats, timing
+from gemmreg import timing
 from gemmreg.comparing import tile_efficiency
 from gemmreg.records import Problem
-
-
-class FakeClock:
-    """Hands out preset sample values instead of timing anything."""
-
-    def __init__(self, values):
-        self.values = itertools.cycle(values)
-        self.calls = 0
-
-    def samples(self, call, count):
-        self.calls += count
-        return [next(self.values) for _ in range(count)]
-
-
-POLICY = timing.Policy(
-    warmup_min_calls=10,
-    warmup_min_ms=25.0,
-    warmup_max_s=10.0,
-    min_samples=20,
-    min_time_s=0.0,
-    max_samples=500,
-    max_time_s=10.0,
-)
-
-
-def test_warmup_needs_both_ten_calls_and_25_ms():
-    assert timing.warm_up(None, FakeClock([1.0]), POLICY) == (25, 25.0)  # 1 ms calls: 25 of them
-    assert timing.warm_up(None, FakeClock([10.0]), POLICY) == (10, 100.0)  # slow calls: 10
-
-
-def test_steady_samples_stop_at_the_minimum():
-    samples, why = timing.sample_until_steady(None, FakeClock([1.0, 1.0001]), POLICY)
-    assert len(samples) == 20 and why.startswith("steady")
-
-
-def test_noisy_samples_run_to_the_cap():
-    samples, why = timing.sample_until_steady(None, FakeClock([1.0, 2.0, 0.5, 3.0]), POLICY)
-    assert len(samples) == 500 and why == "sample cap (500)"
-
-
-def test_fixed_repeats_take_exactly_that_many():
-    fixed = timing.policy_for(gpu=True, repeats=7)
-    samples, _ = timing.sample_until_steady(None, FakeClock([1.0, 5.0]), fixed)
-    assert len(samples) == 7
-
-
-def test_spread_and_sem():
-    assert stats.relative_spread([1.0, 1.0, 1.0, 1.0]) == 0
-    assert stats.relative_spread([1.0, 2.0]) == math.inf  # too few to say
-    assert stats.relative_sem([2.0, 2.0, 2.0]) == 0
-    assert 0 < stats.relative_sem([1.0, 1.1, 0.9, 1.05]) < 0.1
-
-
-def test_bootstrap_interval_brackets_the_speedup_and_replays():
-    baseline, other = [2.0, 2.1, 1.9, 2.05, 1.95], [1.0, 1.02, 0.98, 1.01, 0.99]
-    low, high = stats.bootstrap_speedup(baseline, other, seed=3)
-    assert 1.8 < low <= 2.0 <= high < 2.2
-    assert stats.bootstrap_speedup(baseline, other, seed=3) == (low, high)
 
 
 def test_tail_waste_matches_the_seed_example():
@@ -80,8 +21,9 @@ def test_tail_waste_matches_the_seed_example():
 
 def test_launch_bound_is_only_said_of_short_kernels(fake_plugins):
     from fake_plugins import fp32_spec
-    from gemmreg.comparing import ProcessRun, summarize
     from gemmreg.registry import Origin, RegisteredKernel
+    from gemmreg.timing_records import ProcessRun
+    from gemmreg.verdicts import summarize
 
     kernel = RegisteredKernel(
         spec=fp32_spec("k", lambda a, b, out: None),
@@ -91,11 +33,11 @@ def test_launch_bound_is_only_said_of_short_kernels(fake_plugins):
     def label(median_ms, graph_ms):
         runs = [
             ProcessRun(
-                kernel="k", process=p, status="timed", samples_ms=(median_ms,), graph_ms=graph_ms
+                kernel="k", process=p, status="timed", round_ms=(median_ms,), graph_ms=graph_ms
             )
             for p in range(3)
         ]
-        return summarize(kernel, Problem(m=16, n=16, k=16), runs, "cpu").launch_bound
+        return summarize(kernel, Problem(m=16, n=16, k=16), runs, None, "cpu").launch_bound
 
     assert label(0.008, 0.003)  # tiny: launch overhead dominates
     assert not label(0.008, 0.007)
@@ -106,8 +48,9 @@ def test_launch_bound_is_only_said_of_short_kernels(fake_plugins):
 def test_tuning_kept_on_disk_counts_as_cold_start_and_is_reused_warm(
     fake_plugins, tmp_path, monkeypatch
 ):
-    """compare gives its first process an empty GEMMREG_CACHE_DIR: a plugin that
-    tunes in prepare pays for it there (cold), and the later processes reuse it."""
+    """compare gives each kernel's cold-start process an empty GEMMREG_CACHE_DIR:
+    a plugin that tunes in prepare pays for it there (cold), and the timed
+    processes reuse it (warm)."""
     from fake_plugins.tuning import TUNING_S
     from gemmreg.comparing import run_compare
     from gemmreg.records import Problem
@@ -124,6 +67,7 @@ def test_tuning_kept_on_disk_counts_as_cold_start_and_is_reused_warm(
         seed=0,
         clock="perf_counter",
         device_name="cpu",
+        gpu=False,
         repeats=3,
         warmup=1,
     )
@@ -132,3 +76,59 @@ def test_tuning_kept_on_disk_counts_as_cold_start_and_is_reused_warm(
     assert summary.warm_prepare_s < TUNING_S / 2
     # The user's own cache was never touched.
     assert not (tmp_path / ".cache").exists()
+
+
+def test_fixed_repeats_fix_the_rounds_and_warmup_the_soak():
+    policy = timing.policy_for(gpu=True, repeats=7, warmup=3)
+    assert policy.stop.min_rounds == policy.stop.max_rounds == 7
+    assert policy.soak_min_calls == 3
+    capped = timing.policy_for(gpu=True, max_time_s=0.5)
+    assert (
+        capped.stop.max_time_s == 0.5
+        and capped.stop.min_rounds == timing.GPU_POLICY.stop.min_rounds
+    )
+
+
+class FakeTime:
+    """A clock that moves only when a fake kernel runs."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def perf_counter(self):
+        return self.now
+
+
+class FakeClock:
+    """Each call of a kernel costs its preset time (ms) on the fake clock."""
+
+    name = "fake"
+
+    def __init__(self, fake_time, cost_ms):
+        self.time, self.cost_ms = fake_time, cost_ms
+
+    def samples(self, call, count):
+        ms = self.cost_ms[call()]
+        self.time.now += count * ms / 1e3
+        return [ms] * count
+
+
+def test_rounds_give_each_kernel_the_same_exposure_in_a_rotating_order(monkeypatch):
+    fake = FakeTime()
+    monkeypatch.setattr(timing.time, "perf_counter", fake.perf_counter)
+    clock = FakeClock(fake, {"fast": 0.3, "mid": 1.7, "slow": 9.0})
+    # Stand-ins for prepared kernels: the fake clock reads who ran.
+    kernels = [
+        SimpleNamespace(name=name, call=lambda name=name: name) for name in ("fast", "mid", "slow")
+    ]
+    policy = timing.policy_for(gpu=False, repeats=6)
+    cost = {"fast": 0.0003, "mid": 0.0017, "slow": 0.009}
+    taken, reason = timing._take_rounds(kernels, clock, policy, cost, seed=3, monitor=None)
+    assert len(taken) == 6 and reason == "round cap (6)"
+    budget = max(policy.slot_s, 0.009)
+    for r in taken:
+        for name, wall in r.slot_wall_s.items():
+            # Equal to the budget within half of one of that kernel's samples.
+            assert abs(wall - budget) <= cost[name] / 2 + 1e-12, (name, wall)
+    # Every kernel opened two of the six rounds (a Williams square for 3 is 6 rows).
+    assert sorted(r.order[0] for r in taken) == ["fast", "fast", "mid", "mid", "slow", "slow"]

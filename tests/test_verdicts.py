@@ -1,96 +1,146 @@
-"""The verdict logic, on synthetic figures: a claim needs separated ranges."""
+"""The verdict logic on synthetic process records."""
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import pytest
-from gemmreg.comparing import KernelSummary, judge, plan_order
+from gemmreg import stats
+from gemmreg.timing_records import KernelSummary, ProcessRecord
+from gemmreg.verdicts import SUSPICIOUS_SPEEDUP, all_verdicts, judge, pair_key
 
 
-def summary(
-    name, medians, math="ieee_fp32", generator="gemmreg.inputs.normal_inputs", status="timed"
-):
-    medians = tuple(medians)
-    ordered = sorted(medians)
+def summary(name, ms=1.0, math_mode="ieee_fp32", generator="normal", status="timed", **extra):
     return KernelSummary(
         kernel=name,
         package="p 1",
-        precision=f"{math} (detail)",
-        math=math,
+        precision=f"{math_mode} (detail)",
+        math=math_mode,
         generator=generator,
         status=status,
-        process_medians_ms=medians,
-        center_ms=ordered[len(ordered) // 2] if medians else None,
-        low_ms=ordered[0] if medians else None,
-        high_ms=ordered[-1] if medians else None,
+        process_medians_ms=(ms,) * 5 if status == "timed" else (),
+        center_ms=ms if status == "timed" else None,
+        low_ms=ms if status == "timed" else None,
+        high_ms=ms if status == "timed" else None,
+        **extra,
     )
 
 
-def test_separated_ranges_give_faster_and_slower():
-    slow = summary("slow", [0.40, 0.397, 0.406])
-    fast = summary("fast", [0.183, 0.183, 0.185])
-    assert judge(slow, fast).verdict == "faster"
-    assert judge(fast, slow).verdict == "slower"
-    assert judge(slow, fast).speedup == pytest.approx(0.40 / 0.183)
+def records(per_process, regime="end-to-end", pair=("base", "new")):
+    """Process records whose paired log-ratio (base/new) is the given value."""
+    return [
+        ProcessRecord(process=p, status="ok", log_ratios={regime: {pair_key(*pair): v}})
+        for p, v in enumerate(per_process)
+    ]
 
 
-def test_the_seeds_triton_rows_overlap_so_no_claim_is_made():
-    # Section 11.5: grouped has the lower centre, but its range overlaps baseline's.
-    baseline = summary("triton_baseline", [0.0870, 0.0987, 0.0990])
-    grouped = summary("triton_grouped", [0.0851, 0.0867, 0.119])
-    verdict = judge(baseline, grouped)
-    assert verdict.verdict == "indistinguishable"
-    assert verdict.speedup > 1  # a lower centre alone is not a claim
-    assert "overlap" in verdict.explanation
+def verdict(per_process, base=None, new=None, **kwargs):
+    return judge(
+        base or summary("base"),
+        new or summary("new"),
+        records(per_process),
+        confidence=kwargs.get("confidence", stats.CONFIDENCE),
+        margin=kwargs.get("margin", stats.DEFAULT_MARGIN),
+    )
 
 
-def test_touching_ranges_are_not_a_claim():
-    a = summary("a", [1.0, 1.1, 1.2])
-    b = summary("b", [0.8, 0.9, 1.0])
-    assert judge(a, b).verdict == "indistinguishable"
+def test_consistent_processes_give_faster_and_slower():
+    faster = verdict([math.log(1.05) + d for d in (0.001, -0.002, 0.0, 0.002, -0.001)])
+    assert faster.verdict == "faster" and faster.speedup == pytest.approx(1.05, rel=1e-3)
+    assert faster.interval[0] > 1
+    slower = verdict([-math.log(1.05) + d for d in (0.001, -0.002, 0.0, 0.002, -0.001)])
+    assert slower.verdict == "slower"
+
+
+def test_a_tight_interval_around_one_is_equivalent_and_a_wide_one_is_no_claim():
+    assert verdict([0.001, -0.001, 0.0005, -0.0005, 0.0]).verdict == "equivalent"
+    wide = verdict([0.05, -0.04, 0.03, -0.05, 0.01])
+    assert wide.verdict == "inconclusive" and "includes 1" in wide.explanation
+
+
+def test_one_outlier_process_blocks_a_claim():
+    # Four processes say 3% faster, one says 3% slower: not a claim.
+    assert verdict([0.03, 0.03, 0.03, 0.03, -0.03]).verdict == "inconclusive"
+
+
+def test_too_few_processes_is_inconclusive_with_the_reason():
+    v = verdict([0.2, 0.21])
+    assert v.verdict == "inconclusive" and "at least 3" in v.explanation
+
+
+def test_a_real_difference_inside_the_margin_is_a_claim_that_says_so():
+    v = verdict([math.log(1.004) + d for d in (0.0001, -0.0001, 0.0, 0.0002, -0.0002)])
+    assert v.verdict == "faster" and "smaller than the" in v.explanation
+
+
+def test_escaped_work_and_above_peak_make_the_verdict_invalid():
+    cheat = summary("new", ms=0.01, invalid=("process 0: work escaped its timed interval: x",))
+    v = verdict([math.log(97.0)] * 5, new=cheat)
+    assert v.verdict == "invalid" and "escaped" in v.explanation
+    peak = summary("new", invalid=("ABOVE PEAK: 2000 TFLOP/s > datasheet 989.4 for bf16",))
+    assert verdict([math.log(2.0)] * 5, new=peak).verdict == "invalid"
 
 
 def test_unlike_precision_and_inputs_are_stated():
-    ieee = summary("ieee", [1.0, 1.0, 1.0])
-    tf32 = summary("tf32", [0.5, 0.5, 0.5], math="tf32", generator="other.gen")
-    notes = " ".join(judge(ieee, tf32).notes)
-    assert "UNLIKE PRECISION" in notes
-    assert "input generators differ" in notes
-    assert judge(ieee, summary("same", [2.0, 2.0, 2.0])).notes == ()
+    v = verdict([0.0] * 5, new=summary("new", math_mode="tf32", generator="other"))
+    assert any("UNLIKE PRECISION" in n for n in v.notes)
+    assert any("generators differ" in n for n in v.notes)
 
 
 def test_a_kernel_without_timing_gets_no_verdict():
-    ok = summary("ok", [1.0, 1.0, 1.0])
-    failed = summary("failed", [], status="failed")
-    verdict = judge(ok, failed)
-    assert verdict.verdict == "no verdict"
-    assert verdict.speedup is None
+    v = verdict([0.0] * 5, new=summary("new", status="crashed"))
+    assert v.verdict == "no verdict" and "new has no timing" in v.explanation
 
 
-def test_each_process_shuffles_the_order_reproducibly():
-    names = [f"k{i}" for i in range(6)]
-    orders = [plan_order(names, process, seed=7) for process in range(5)]
-    assert all(sorted(order) == names for order in orders)
-    assert len({tuple(order) for order in orders}) > 1
-    assert plan_order(names, 3, seed=7) == orders[3]
+def test_regimes_that_disagree_are_stated():
+    both = records([math.log(1.08)] * 3 + [math.log(1.081), math.log(1.079)])
+    graph = records([0.0, 0.001, -0.001, 0.0005, -0.0005], regime="graph replay")
+    merged = [
+        attrs.evolve(r, log_ratios={**r.log_ratios, **g.log_ratios})
+        for r, g in zip(both, graph, strict=True)
+    ]
+    v = judge(summary("base"), summary("new"), merged, confidence=0.995, margin=0.01)
+    assert v.verdict == "faster"
+    assert [r.word for r in v.regimes] == ["faster", "equivalent", "not measured"]
+    assert any(n.startswith("regimes disagree") for n in v.notes)
 
 
-def test_a_better_centre_with_an_outlier_process_is_no_claim():
-    baseline = summary("a", [10.0, 10.0, 10.0, 10.0, 1.0])
-    other = summary("b", [5.0, 5.0, 5.0, 5.0, 11.0])
-    verdict = judge(baseline, other)
-    assert verdict.speedup == 2.0
-    assert verdict.verdict == "indistinguishable" and "overlap" in verdict.explanation
-
-
-def test_the_interval_is_reported_with_the_verdict():
-    verdict = judge(summary("slow", [2.0, 2.1, 1.9]), summary("fast", [1.0, 1.05, 0.95]))
-    low, high = verdict.interval
-    assert verdict.verdict == "faster" and 1 < low <= verdict.speedup <= high
+def test_every_pair_is_judged_with_a_corrected_confidence():
+    names = ["a", "b", "c"]
+    summaries = [summary(n) for n in names]
+    recs = [
+        ProcessRecord(
+            process=p,
+            status="ok",
+            log_ratios={
+                "end-to-end": {
+                    pair_key("a", "b"): 0.0,
+                    pair_key("a", "c"): 0.0,
+                    pair_key("b", "c"): 0.0,
+                }
+            },
+        )
+        for p in range(5)
+    ]
+    out = all_verdicts(summaries, recs, confidence=0.995, margin=0.01)
+    assert [(v.baseline, v.kernel) for v in out] == [("a", "b"), ("a", "c"), ("b", "c")]
+    assert all(v.confidence == pytest.approx(1 - 0.005 / 3) for v in out)
 
 
 def test_beating_a_vendor_library_tenfold_is_flagged():
-    vendor = attrs.evolve(summary("vendor", [10.0, 10.0, 10.0]), vendor_library=True)
-    notes = " ".join(judge(vendor, summary("miracle", [0.5, 0.5, 0.5])).notes)
-    assert "SUSPICIOUS" in notes
-    assert "SUSPICIOUS" not in " ".join(judge(vendor, summary("good", [2.0, 2.0, 2.0])).notes)
+    vendor = summary("base", ms=1.0, vendor_library=True)
+    fast = summary("new", ms=1.0 / (SUSPICIOUS_SPEEDUP * 2))
+    v = verdict([math.log(20.0)] * 5, base=vendor, new=fast)
+    assert any("SUSPICIOUS" in n for n in v.notes)
+
+
+def test_a_device_kernel_ratio_on_the_other_side_of_one_is_stated():
+    """CUPTI's device-kernel figure comes from one process: no interval, but a
+    ratio that contradicts the verdict is stated (launch-bound kernels)."""
+    base = summary("base", device_kernel_ms=0.010)
+    new = summary("new", device_kernel_ms=0.012)  # more device work per call...
+    v = verdict([math.log(1.05)] * 5, base=base, new=new)  # ...yet faster end to end
+    assert v.verdict == "faster"
+    assert v.regimes[-1].estimate == pytest.approx(0.010 / 0.012)
+    assert any(n.startswith("regimes disagree") for n in v.notes)

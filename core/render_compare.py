@@ -1,0 +1,321 @@
+"""Rendering of comparisons, sweeps and before/after changes: records in,
+text out. Nothing here measures or decides; the legends are generated from
+the constants they describe."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from gemmreg import stats
+from gemmreg.render import TABLE_FORMATS, _fmt, dumps
+from gemmreg.timing_records import CompareReport, KernelSummary, Verdict
+from tabulate import tabulate
+
+SUMMARY_COLUMNS = (
+    "m",
+    "n",
+    "k",
+    "dtype",
+    "layout",
+    "kernel",
+    "package",
+    "precision",
+    "math",
+    "status",
+    "center_ms",
+    "low_ms",
+    "high_ms",
+    "tflops",
+    "percent_of_peak",
+    "graph_ms",
+    "device_kernel_ms",
+    "launches_per_call",
+    "launch_bound",
+    "tile_efficiency",
+    "cold_prepare_s",
+    "cold_first_call_s",
+    "warm_prepare_s",
+    "warm_first_call_s",
+    "processes",
+    "samples",
+    "exposure_s",
+    "max_error",
+    "invalid",
+    "flags",
+    "reason",
+)
+
+
+def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
+    """One flat row per kernel: the CSV and the sweep tables read these."""
+    rows = []
+    p = report.problem
+    for s in report.summaries:
+        row = {column: getattr(s, column, None) for column in SUMMARY_COLUMNS}
+        row.update(
+            m=p.m,
+            n=p.n,
+            k=p.k,
+            dtype=p.dtype,
+            layout=p.layout,
+            processes=len(s.process_medians_ms),
+            flags="; ".join(s.flags),
+            invalid="; ".join(s.invalid),
+        )
+        rows.append(row)
+    return rows
+
+
+def csv_text(rows: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buffer.getvalue().rstrip("\n")
+
+
+def _confidence(level: float | None) -> str:
+    """A saved run of schema 1 has no level: its intervals were 95% bootstraps."""
+    return "95% bootstrap" if level is None else f"{100 * level:.4g}%"
+
+
+def _interval(v: Verdict) -> str:
+    return f"{v.interval[0]:.4g} to {v.interval[1]:.4g}" if v.interval else "-"
+
+
+def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
+    """Every pairwise verdict of a run, one line per point and pair: the
+    one-screen answer to "where does it stand?" over a sweep."""
+    table = []
+    for report in reports:
+        p = report.problem
+        by_name = {s.kernel: s for s in report.summaries}
+        for v in report.verdicts:
+            mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
+            table.append(
+                [
+                    p.shape,
+                    p.dtype,
+                    f"{v.kernel} vs {v.baseline}",
+                    _fmt(mine.center_ms if mine else None, 5),
+                    _fmt(base.center_ms if base else None, 5),
+                    f"{v.speedup:.4g}x" if v.speedup is not None else "-",
+                    _interval(v),
+                    v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
+                    "; ".join(v.notes),
+                ]
+            )
+    headers = [
+        "shape",
+        "dtype",
+        "pair",
+        "ms",
+        "baseline ms",
+        "speedup",
+        "interval",
+        "verdict",
+        "notes",
+    ]
+    return tabulate(table, headers=headers, tablefmt=TABLE_FORMATS.get(fmt, "simple"))
+
+
+def _start(s: KernelSummary) -> str:
+    def total(prepare: float | None, first: float | None) -> float | None:
+        return None if first is None else (prepare or 0) + first
+
+    cold = total(s.cold_prepare_s, s.cold_first_call_s)
+    warm = total(s.warm_prepare_s, s.warm_first_call_s)
+    return f"{_fmt(cold, 3)} / {_fmt(warm, 3)}"
+
+
+def _row(s: KernelSummary) -> list[str]:
+    if s.status != "timed":
+        return [s.kernel, s.precision, *["-"] * 9, f"{s.status.upper()}: {s.reason}"]
+    notes = [f"INVALID: {why}" for why in s.invalid] + list(s.flags)
+    if s.launch_bound:
+        notes.append("launch-bound")
+    assert s.center_ms is not None and s.low_ms is not None and s.high_ms is not None
+    return [
+        s.kernel,
+        s.precision,
+        f"{s.center_ms:.5g}",
+        f"{s.low_ms:.5g} to {s.high_ms:.5g}",
+        _fmt(s.tflops, 4),
+        _fmt(s.percent_of_peak, 3),
+        _fmt(s.graph_ms, 4),
+        _fmt(s.device_kernel_ms, 4),
+        _fmt(s.launches_per_call, 3),
+        _start(s),
+        _fmt(s.max_error, 2),
+        "; ".join(notes) or "ok",
+    ]
+
+
+def _protocol(report: CompareReport) -> str:
+    rounds = (
+        f"{report.repeats} rounds"
+        if report.repeats
+        else "rounds until every pair is known to +-0.5% (capped)"
+    )
+    dropped = sum(len(r.dropped) for r in report.records)
+    taken = sum(r.rounds for r in report.records)
+    drops = f", {dropped} of {taken} rounds dropped (throttled)" if dropped else ""
+    return f"{report.processes} processes, interleaved equal-exposure {rounds}{drops}"
+
+
+def verdict_lines(report: CompareReport) -> list[str]:
+    lines = []
+    for v in report.verdicts:
+        speed = ""
+        if v.speedup is not None and v.interval is not None:
+            speed = (
+                f" (speedup {v.speedup:.4g}x, {_confidence(v.confidence)} interval "
+                f"{_interval(v)}, {v.regime})"
+            )
+        lines.append(
+            f"verdict: {v.kernel} vs {v.baseline}: {v.verdict.upper()}{speed}; {v.explanation}"
+        )
+        for r in v.regimes[1:]:
+            if r.interval is not None:
+                i = r.interval
+                lines.append(
+                    f"  {r.regime}: {r.word} {i.estimate:.4g}x ({i.low:.4g} to {i.high:.4g})"
+                )
+            elif r.estimate is not None:
+                lines.append(f"  {r.regime}: {r.estimate:.4g}x ({r.reason})")
+            elif r.word != "not measured":
+                lines.append(f"  {r.regime}: {r.word} ({r.reason})")
+        lines.extend(f"  note: {note}" for note in v.notes)
+    return lines
+
+
+def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | None = None) -> str:
+    if fmt == "json":
+        return dumps({"report": report, "manifest": manifest or {}})
+    if fmt == "csv":
+        return csv_text(summary_rows(report))
+    p = report.problem
+    headers = [
+        "plugin",
+        "precision",
+        "median ms",
+        f"range over {report.processes} procs (ms)",
+        "TFLOP/s",
+        "% of peak",
+        "graph ms",
+        "device ms",
+        "launches",
+        "cold / warm start s",
+        "max err",
+        "notes",
+    ]
+    margin = report.margin if report.margin is not None else stats.DEFAULT_MARGIN
+    lines = [
+        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}: {_protocol(report)}, "
+        f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
+        f"clock: {report.clock}",
+        "",
+        tabulate(
+            [_row(s) for s in report.summaries],
+            headers=headers,
+            tablefmt=TABLE_FORMATS[fmt],
+            maxcolwidths=[None, 30, *[None] * 9, 40],
+        ),
+        "",
+        "median ms: median of the process medians (each the median of the kernel's round figures);",
+        "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
+        "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay;",
+        "device ms and launches: device work per call and its launches, from CUPTI;",
+        "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
+        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks.",
+        "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
+        "processes (Bonferroni over pairs); FASTER/SLOWER when it excludes 1, EQUIVALENT when",
+        f"inside +-{margin:.1%}, else INCONCLUSIVE; INVALID when a kernel's work escaped its",
+        "timed interval or it ran above peak.",
+        "",
+    ]
+    return "\n".join(lines + verdict_lines(report))
+
+
+def changes_table(
+    changes: Sequence[Any],
+    fmt: str,
+    before_manifest: dict[str, Any],
+    after_manifest: dict[str, Any],
+    threshold_pct: float,
+) -> str:
+    if fmt == "json":
+        return dumps({"threshold_pct": threshold_pct, "changes": list(changes)})
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(
+            [
+                "problem",
+                "kernel",
+                "before_ms",
+                "after_ms",
+                "change_pct",
+                "change_low_pct",
+                "change_high_pct",
+                "verdict",
+                "regression",
+            ]
+        )
+        for c in changes:
+            low, high = c.interval_pct or (None, None)
+            writer.writerow(
+                [
+                    c.problem,
+                    c.kernel,
+                    c.before.center_ms,
+                    c.after.center_ms,
+                    c.change_pct,
+                    low,
+                    high,
+                    c.verdict,
+                    c.regression,
+                ]
+            )
+        return buffer.getvalue().rstrip("\n")
+
+    def span(s: Any) -> str:
+        return f"{s.center_ms:.5g} ({s.low_ms:.4g} to {s.high_ms:.4g})" if s.center_ms else s.status
+
+    rows = []
+    for c in changes:
+        change = f"{c.change_pct:+.2f}%" if c.change_pct is not None else "-"
+        if c.interval_pct:
+            change += f" ({c.interval_pct[0]:+.2f}% to {c.interval_pct[1]:+.2f}%)"
+        verdict = c.verdict.upper() + (" REGRESSION" if c.regression else "")
+        rows.append([c.problem, c.kernel, span(c.before), span(c.after), change, verdict])
+    lines = [
+        f"note: {key} differs: {before_manifest.get(key)} -> {after_manifest.get(key)}"
+        for key in ("device_name", "torch", "triton", "git")
+        if before_manifest.get(key) != after_manifest.get(key)
+    ]
+    headers = [
+        "problem",
+        "plugin",
+        "before ms (range)",
+        "after ms (range)",
+        "time change",
+        "verdict",
+    ]
+    lines.append(tabulate(rows, headers=headers, tablefmt=TABLE_FORMATS[fmt]))
+    for c in changes:
+        if c.verdict in ("noisy", "no verdict"):
+            lines.append(f"warning: {c.problem} {c.kernel}: {c.explanation}")
+        lines.extend(f"note: {c.problem} {c.kernel}: {note}" for note in c.notes)
+    regressions = sum(c.regression for c in changes)
+    lines += [
+        "",
+        f"{regressions} regression(s) beyond {threshold_pct:g}% (a significant slowdown: the "
+        f"Welch interval of the change at {stats.CONFIDENCE:.1%} lies above 0, and its estimate "
+        f"exceeds {threshold_pct:g}%)",
+    ]
+    return "\n".join(lines)

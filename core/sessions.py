@@ -1,0 +1,154 @@
+"""Worker sessions: a worker started ahead of its turn and fed one task at a time.
+
+Starting a worker costs seconds (importing torch, discovering plugins,
+creating the GPU context, setting up CUPTI). A comparison needs a fresh
+process per kernel for its cold start and several independent processes
+for its rounds; started one after another, their start-up would dominate
+the wall time. So every worker of a comparison is started at once, does
+its start-up in parallel with the others, and then waits, idle, for its
+task: only one runs a task at a time, so timing never shares the GPU. A
+sweep keeps its sessions across points.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from gemmreg.isolation import (
+    STARTUP_TIMEOUT_S,
+    WORKER_MODULE,
+    TaskOutcome,
+    _describe_exit,
+    _kill,
+    _tail,
+)
+
+
+class Session:
+    """One worker process, started now, running tasks when asked."""
+
+    def __init__(
+        self,
+        env: dict[str, str] | None,
+        *,
+        options: dict[str, Any] | None = None,
+        startup_timeout: float = STARTUP_TIMEOUT_S,
+        worker_module: str = WORKER_MODULE,
+    ):
+        self.read_fd, write_fd = os.pipe()
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", worker_module, str(write_fd)],
+            stdin=subprocess.PIPE,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            pass_fds=(write_fd,),
+            start_new_session=True,  # so a kill reaches the worker's own children too
+            env=env,
+        )
+        os.close(write_fd)
+        self.selector = selectors.DefaultSelector()
+        self.selector.register(self.read_fd, selectors.EVENT_READ)
+        self.buffer = b""
+        self.startup_deadline = time.monotonic() + startup_timeout
+        self.startup_timeout = startup_timeout
+        self.ready = False
+        self.dead = ""
+        """Why this session can run no more tasks, or ''."""
+        self.tasks = 0
+        self.closed = False
+        self._send({"session": True, **(options or {})})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        assert self.proc.stdin is not None
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # the worker is gone: reading its events says why
+
+    def _next_event(self, deadline: float) -> dict[str, Any] | None:
+        """The next event, None at end of stream; raises TimeoutError at the deadline."""
+        while b"\n" not in self.buffer:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not self.selector.select(timeout=wait):
+                raise TimeoutError
+            chunk = os.read(self.read_fd, 1 << 16)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def _die(self, reason: str) -> str:
+        _kill(self.proc)
+        tail = _tail(self.log)
+        self.dead = f"{reason}\n{tail}".strip() if tail else reason
+        return self.dead
+
+    def wait_ready(self) -> str:
+        """'' once the worker is up, else why it never came up."""
+        while not self.ready and not self.dead:
+            try:
+                event = self._next_event(self.startup_deadline)
+            except TimeoutError:
+                return self._die(f"no answer within {self.startup_timeout:g} s of start-up")
+            if event is None:
+                self.proc.wait()
+                return self._die(f"{_describe_exit(self.proc.returncode)} during start-up")
+            self.ready = event["event"] == "ready"
+        return self.dead
+
+    def run(self, task: dict[str, Any], timeout: float) -> TaskOutcome:
+        """Run one task; a crash or a hang ends the session and is the outcome."""
+        reason = self.wait_ready()
+        if reason:
+            return TaskOutcome(status="crashed", error=reason)
+        self._send(task)
+        self.tasks += 1
+        doing = ""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                event = self._next_event(deadline)
+            except TimeoutError:
+                while_ = f" while {doing}" if doing else ""
+                self._die(f"no answer within {timeout:g} s{while_}; worker killed")
+                return TaskOutcome(status="timeout", error=self.dead)
+            if event is None:
+                self.proc.wait()
+                while_ = f" while {doing}" if doing else ""
+                self._die(f"{_describe_exit(self.proc.returncode)}{while_}")
+                return TaskOutcome(status="crashed", error=self.dead)
+            kind = event["event"]
+            if kind == "note":
+                doing = event["text"]
+            elif kind == "retire":
+                self.dead = event.get("reason", "retired")
+            elif kind == "done":
+                return TaskOutcome(
+                    status=event["status"], result=event.get("result"), error=event.get("error", "")
+                )
+
+    def close(self) -> None:
+        """Let the worker finish (stdin closed), or kill it if it lingers. Idempotent."""
+        if self.closed:
+            return
+        self.closed = True
+        if self.proc.poll() is None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.close()
+                self.proc.wait(timeout=10)
+            except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
+                _kill(self.proc)
+        self.selector.close()
+        os.close(self.read_fd)
+        self.log.close()

@@ -1,0 +1,236 @@
+"""The records of a comparison, from one process's figures to the verdicts.
+
+They are frozen attrs classes: the comparison builds them, renderers and
+saved runs read them, and ``from_dict`` rebuilds them from a saved run.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+from gemmreg.records import Problem
+from gemmreg.stats import Interval
+
+VerdictWord = Literal["faster", "slower", "equivalent", "inconclusive", "invalid", "no verdict"]
+Regime = Literal["end-to-end", "graph replay", "device kernels"]
+SCHEMA = 2
+"""Saved-run layout. 1: adaptive per-kernel sampling (samples per process);
+2: paired rounds, regimes, cold starts apart."""
+REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay", "device kernels")
+"""How a verdict's times were taken: the whole call with events and a cold L2
+(the primary regime); warm, launch-free CUDA-graph replays; and the summed
+durations of the device work the call caused, from CUPTI."""
+PROCESS_REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay")
+"""The regimes every timed process measures, in paired rounds, and so the
+ones judged with an interval across processes."""
+
+
+def _tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if value is not None else ()
+
+
+@attrs.frozen(kw_only=True)
+class ColdStart:
+    """Prepare and first call of one kernel in its own fresh process, with
+    empty compile caches: the cost a user pays once."""
+
+    kernel: str
+    status: str
+    prepare_s: float | None = None
+    first_call_s: float | None = None
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ProcessRun:
+    """One kernel, timed in one worker process."""
+
+    kernel: str
+    process: int
+    status: str
+    """``timed``, ``failed`` (a correctness check), ``skipped``, ``error``, ``crashed`` or ``timeout``."""
+    round_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
+    """This kernel's figure in each kept round (the median of its slot)."""
+    samples: int = 0
+    exposure_s: float = 0.0
+    """Wall time of all its slots: equal for every kernel of the process, by construction."""
+    prepare_s: float | None = None
+    first_call_s: float | None = None
+    graph_ms: float | None = None
+    escaped: str = ""
+    """Why some of the call's device work outlived its timed interval, or ''."""
+    precheck: dict[str, Any] | None = None
+    postcheck: dict[str, Any] | None = None
+    reason: str = ""
+
+    @property
+    def median_ms(self) -> float | None:
+        return statistics.median(self.round_ms) if self.round_ms else None
+
+
+@attrs.frozen(kw_only=True)
+class ProcessRecord:
+    """What one process says of the rounds as a whole."""
+
+    process: int
+    status: str
+    stop_reason: str = ""
+    rounds: int = 0
+    dropped: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    """The reason each dropped round was dropped."""
+    soak_s: float | None = None
+    soak_steady: bool | None = None
+    monitor: str = ""
+    """Why no clock readings were taken, or ''."""
+    clock_trace: dict[str, Any] = attrs.field(factory=dict)
+    """Summary of the clock, power and temperature readings of the rounds."""
+    log_ratios: dict[str, dict[str, float]] = attrs.field(factory=dict)
+    """Regime -> "baseline|kernel" -> this process's paired log-ratio."""
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class KernelSummary:
+    kernel: str
+    package: str
+    precision: str
+    math: str
+    """The precision's math class: what "like for like" is judged on."""
+    generator: str
+    status: str
+    """``timed`` when every process timed it and every check passed."""
+    reason: str = ""
+    vendor_library: bool = False
+    process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
+    center_ms: float | None = None
+    low_ms: float | None = None
+    high_ms: float | None = None
+    tflops: float | None = None
+    peak_tflops: float | None = None
+    percent_of_peak: float | None = None
+    graph_ms: float | None = None
+    device_kernel_ms: float | None = None
+    launches_per_call: float | None = None
+    launch_bound: bool = False
+    tile_efficiency: float | None = None
+    """Useful 2MNK over the work of the padded tiles (1.0: no tail waste)."""
+    cold_prepare_s: float | None = None
+    cold_first_call_s: float | None = None
+    warm_prepare_s: float | None = None
+    warm_first_call_s: float | None = None
+    samples: int = 0
+    exposure_s: float = 0.0
+    max_error: float | None = None
+    invalid: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    """Why no speed claim may rest on this kernel's figures (escaped work, above peak)."""
+    flags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+
+@attrs.frozen(kw_only=True)
+class RegimeResult:
+    regime: str
+    word: str
+    interval: Interval | None = None
+    estimate: float | None = None
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Verdict:
+    baseline: str
+    kernel: str
+    verdict: VerdictWord
+    speedup: float | None
+    """baseline time / this kernel's time: the estimate of the primary regime."""
+    interval: tuple[float, float] | None
+    """Its interval across processes, at ``confidence``."""
+    explanation: str
+    regime: str = "end-to-end"
+    confidence: float | None = None
+    regimes: tuple[RegimeResult, ...] = attrs.field(default=(), converter=_tuple)
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+
+@attrs.frozen(kw_only=True)
+class CompareReport:
+    problem: Problem
+    processes: int
+    seed: int
+    clock: str
+    device_name: str
+    summaries: tuple[KernelSummary, ...]
+    verdicts: tuple[Verdict, ...]
+    runs: tuple[ProcessRun, ...]
+    cold: tuple[ColdStart, ...] = ()
+    records: tuple[ProcessRecord, ...] = ()
+    profiles: dict[str, Any] = attrs.field(factory=dict)
+    """Each kernel's device profile (CUPTI) from the profiling process, as saved."""
+    margin: float | None = None
+    confidence: float | None = None
+    repeats: int | None = None
+    """Fixed rounds per process, or None for the stopping rule."""
+    warmup: int | None = None
+    partial: bool = False
+    schema: int = SCHEMA
+    """The layout of these records; runs saved before it existed are schema 1."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:
+        """Rebuild a report saved with ``render.dumps`` (inf/nan kept as strings)."""
+        data = _floats(data)
+        if data.get("schema", 1) == 1:
+            data = _from_schema_1(data)
+
+        def verdict(v: Mapping[str, Any]) -> Verdict:
+            regimes = tuple(
+                RegimeResult(
+                    **{**r, "interval": Interval(**r["interval"]) if r.get("interval") else None}
+                )
+                for r in v.get("regimes", ())
+            )
+            interval = tuple(v["interval"]) if v.get("interval") else None
+            return Verdict(**{**v, "interval": interval, "regimes": regimes})
+
+        nested = {"problem", "summaries", "verdicts", "runs", "cold", "records"}
+        return cls(
+            problem=Problem(**data["problem"]),
+            summaries=tuple(KernelSummary(**s) for s in data["summaries"]),
+            verdicts=tuple(verdict(v) for v in data["verdicts"]),
+            runs=tuple(ProcessRun(**r) for r in data["runs"]),
+            cold=tuple(ColdStart(**c) for c in data.get("cold", ())),
+            records=tuple(ProcessRecord(**r) for r in data.get("records", ())),
+            **{k: v for k, v in data.items() if k not in nested},
+        )
+
+
+def _floats(value: Any) -> Any:
+    """JSON keeps inf/nan as strings (see render.to_jsonable): back to floats."""
+    if isinstance(value, dict):
+        return {k: _floats(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_floats(v) for v in value]
+    if value in ("inf", "-inf", "nan"):
+        return float(value)
+    return value
+
+
+def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in attrs.fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def _from_schema_1(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs saved before rounds: each process's samples stand in for its
+    rounds, and fields that no longer exist are left out. Their verdicts are
+    kept as they were written (words such as "indistinguishable")."""
+    runs = [_known(ProcessRun, {**r, "round_ms": r.get("samples_ms", ())}) for r in data["runs"]]
+    return {
+        **data,
+        "schema": 1,
+        "runs": runs,
+        "summaries": [_known(KernelSummary, s) for s in data["summaries"]],
+        "verdicts": [_known(Verdict, v) for v in data["verdicts"]],
+    }

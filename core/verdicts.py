@@ -1,0 +1,340 @@
+"""From process runs to kernel summaries and verdicts an expert would sign.
+
+A verdict rests on the paired per-round log-ratios of the two kernels,
+averaged within each process and combined across processes with a Student-t
+interval (:mod:`gemmreg.stats`), at a confidence corrected for the number of
+pairs judged at once (Bonferroni). Words:
+
+- **faster** / **slower**: the interval excludes a ratio of 1;
+- **equivalent**: it includes 1 and lies inside the margin (default +-1%);
+- **inconclusive**: anything else, or too few processes (with the reason);
+- **invalid**: a kernel's figures cannot be trusted (its device work escaped
+  the timed interval, or it ran above the datasheet peak): no speed claim;
+- **no verdict**: a kernel has no timing at all.
+
+The primary regime is the end-to-end call (events, cold L2); the warm graph
+replay and the device-kernel time (CUPTI) are judged the same way, and a
+disagreement between regimes is stated beside the verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gemmreg import stats
+from gemmreg.peaks import peak_tflops
+from gemmreg.records import Problem
+from gemmreg.registry import RegisteredKernel
+from gemmreg.timing_records import (
+    PROCESS_REGIMES,
+    ColdStart,
+    KernelSummary,
+    ProcessRecord,
+    ProcessRun,
+    RegimeResult,
+    Verdict,
+    VerdictWord,
+)
+
+LAUNCH_BOUND_RATIO = 0.5
+"""A kernel whose launch-free (graph) time is under this fraction of its
+per-launch time is labelled launch-bound: launch overhead dominates the figure..."""
+LAUNCH_BOUND_MAX_MS = 0.05
+"""...provided the per-launch time is this short. Graph replays run with a warm
+L2; for a longer kernel the gap to its graph time is L2 warmth, not launch
+overhead (a few microseconds), and the label would mislead."""
+SUSPICIOUS_SPEEDUP = 10.0
+"""A kernel more than this many times faster than a vendor library is flagged."""
+
+
+def tile_efficiency(problem: Problem, tile: tuple[int, int, int] | None) -> float | None:
+    """Useful work over the work of the padded tiles: seed 003's tail waste."""
+    if tile is None:
+        return None
+    padded = 1
+    for size, block in zip((problem.m, problem.n, problem.k), tile, strict=True):
+        padded *= -(-size // block) * block
+    return problem.m * problem.n * problem.k / padded
+
+
+def _median_or_none(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def summarize(
+    kernel: RegisteredKernel,
+    problem: Problem,
+    runs: Sequence[ProcessRun],
+    cold: ColdStart | None,
+    device_name: str,
+    profile: Mapping[str, Any] | None = None,
+) -> KernelSummary:
+    """One kernel's figures over every process. ``profile`` is its device
+    profile (CUPTI) from the profiling process, when there was one."""
+    spec = kernel.spec
+    precision = spec.capabilities.precision.get(problem.dtype)
+    math_mode = precision.math if precision is not None else "?"
+    base: dict[str, Any] = {
+        "kernel": spec.name,
+        "package": kernel.origin.package,
+        "precision": str(precision) if precision is not None else "?",
+        "math": math_mode,
+        "generator": spec.generator_name,
+        "vendor_library": spec.vendor_library,
+        "tile_efficiency": tile_efficiency(problem, spec.capabilities.tile),
+        "cold_prepare_s": cold.prepare_s if cold else None,
+        "cold_first_call_s": cold.first_call_s if cold else None,
+    }
+    bad = [run for run in runs if run.status != "timed"]
+    if cold is not None and cold.status != "ok" and not runs:
+        return KernelSummary(**base, status=cold.status, reason=f"cold start: {cold.reason}")
+    if not runs or bad:
+        if bad and all(r.status == "skipped" for r in bad):
+            return KernelSummary(**base, status="skipped", reason=bad[0].reason)
+        reason = "; ".join(f"process {r.process}: {r.status}: {r.reason}" for r in bad)
+        return KernelSummary(**base, status=bad[0].status if bad else "error", reason=reason)
+    medians = tuple(run.median_ms for run in runs if run.median_ms is not None)
+    if not medians:
+        return KernelSummary(**base, status="error", reason="every round was dropped")
+    center = statistics.median(medians)
+    tflops = problem.flops / (center * 1e-3) / 1e12
+    peak = peak_tflops(device_name, math_mode)
+    graph = _median_or_none([r.graph_ms for r in runs])
+    invalid = [
+        f"process {r.process}: work escaped its timed interval: {r.escaped}"
+        for r in runs
+        if r.escaped
+    ]
+    device = (profile or {}).get("profile") or {}
+    if device.get("escaped"):
+        invalid.append(f"device profile: {device['escaped']}")
+    if peak is not None and tflops > peak:
+        invalid.append(f"ABOVE PEAK: {tflops:.4g} TFLOP/s > datasheet {peak:g} for {math_mode}")
+    flags = []
+    if profile and profile.get("profile_unavailable"):
+        flags.append(f"no device profile: {profile['profile_unavailable']}")
+    errors = [check["max_error"] for r in runs for check in (r.precheck, r.postcheck) if check]
+    return KernelSummary(
+        **base,
+        status="timed",
+        process_medians_ms=medians,
+        center_ms=center,
+        low_ms=min(medians),
+        high_ms=max(medians),
+        tflops=tflops,
+        peak_tflops=peak,
+        percent_of_peak=100 * tflops / peak if peak else None,
+        graph_ms=graph,
+        device_kernel_ms=device.get("kernel_ms_per_call"),
+        launches_per_call=device.get("launches_per_call"),
+        launch_bound=graph is not None
+        and center < LAUNCH_BOUND_MAX_MS
+        and graph < LAUNCH_BOUND_RATIO * center,
+        warm_prepare_s=_median_or_none([r.prepare_s for r in runs]),
+        warm_first_call_s=_median_or_none([r.first_call_s for r in runs]),
+        samples=sum(r.samples for r in runs),
+        exposure_s=sum(r.exposure_s for r in runs),
+        max_error=max(errors) if errors else None,
+        invalid=tuple(invalid),
+        flags=tuple(flags),
+    )
+
+
+def pair_key(baseline: str, kernel: str) -> str:
+    return f"{baseline}|{kernel}"
+
+
+def _regime(
+    name: str, ratios: Sequence[float], confidence: float, margin: float, processes: int
+) -> RegimeResult:
+    if not ratios:
+        return RegimeResult(regime=name, word="not measured", reason="no process measured it")
+    interval = stats.combine(ratios, confidence)
+    if interval is None:
+        reason = (
+            f"{len(ratios)} of {processes} processes measured it; "
+            f"a verdict needs at least {stats.MIN_PROCESSES}"
+        )
+        return RegimeResult(regime=name, word="inconclusive", reason=reason)
+    return RegimeResult(
+        regime=name,
+        word=stats.classify(interval, margin),
+        interval=interval,
+        estimate=interval.estimate,
+    )
+
+
+def judge(
+    baseline: KernelSummary,
+    other: KernelSummary,
+    records: Sequence[ProcessRecord],
+    *,
+    confidence: float,
+    margin: float,
+) -> Verdict:
+    """The verdict on one pair, from the processes' paired log-ratios."""
+    notes = []
+    if baseline.math != other.math:
+        notes.append(
+            f"UNLIKE PRECISION: {baseline.kernel} computes {baseline.precision}, "
+            f"{other.kernel} computes {other.precision}"
+        )
+    if baseline.generator != other.generator:
+        notes.append(f"input generators differ: {baseline.generator} vs {other.generator}")
+    common: dict[str, Any] = {"baseline": baseline.kernel, "kernel": other.kernel}
+    if baseline.status != "timed" or other.status != "timed":
+        missing = other.kernel if other.status != "timed" else baseline.kernel
+        return Verdict(
+            **common,
+            verdict="no verdict",
+            speedup=None,
+            interval=None,
+            explanation=f"{missing} has no timing",
+            notes=tuple(notes),
+        )
+    key = pair_key(baseline.kernel, other.kernel)
+    processes = len(records)
+    regimes = (
+        *(
+            _regime(
+                name,
+                [r.log_ratios[name][key] for r in records if key in r.log_ratios.get(name, {})],
+                confidence,
+                margin,
+                processes,
+            )
+            for name in PROCESS_REGIMES
+        ),
+        _device_regime(baseline, other),
+    )
+    primary = regimes[0]
+    interval = primary.interval
+    speedup = interval.estimate if interval else None
+    bounds = (interval.low, interval.high) if interval else None
+    invalid = [f"{s.kernel}: {why}" for s in (baseline, other) for why in s.invalid]
+    word: VerdictWord
+    if invalid:
+        word, why = "invalid", "no speed claim: " + "; ".join(invalid)
+    else:
+        word, why = _explain(primary, margin)
+    if _disagree(regimes):
+        notes.append(
+            "regimes disagree: "
+            + ", ".join(
+                f"{r.regime} {r.word.upper()} {r.estimate:.4g}x"
+                for r in regimes
+                if r.estimate is not None
+            )
+        )
+    notes += _suspicious(baseline, other)
+    return Verdict(
+        **common,
+        verdict=word,
+        speedup=speedup,
+        interval=bounds,
+        explanation=why,
+        confidence=confidence,
+        regimes=regimes,
+        notes=tuple(notes),
+    )
+
+
+def _device_regime(baseline: KernelSummary, other: KernelSummary) -> RegimeResult:
+    """The device-kernel ratio: CUPTI runs in one process (its set-up is slow,
+    and it must not touch the timed processes), so it is a figure without an
+    interval, shown beside the verdict and checked against it."""
+    b, o = baseline.device_kernel_ms, other.device_kernel_ms
+    if not (b and o):
+        return RegimeResult(regime="device kernels", word="not measured", reason="no profile")
+    return RegimeResult(
+        regime="device kernels",
+        word="one process",
+        estimate=b / o,
+        reason="measured in one process (CUPTI): a figure, not an interval",
+    )
+
+
+def _disagree(regimes: Sequence[RegimeResult]) -> bool:
+    """A claim in one regime that another regime contradicts: the opposite
+    claim, no claim at all, or (one-process figures) a ratio on the other side of 1."""
+    claims = {r.word for r in regimes if r.word in ("faster", "slower")}
+    if not claims:
+        return False
+    for r in regimes:
+        if r.interval is not None and r.word not in claims:
+            return True
+        opposite = r.estimate is not None and (
+            ("faster" in claims and r.estimate < 1) or ("slower" in claims and r.estimate > 1)
+        )
+        if r.interval is None and opposite:
+            return True
+    return False
+
+
+def _explain(result: RegimeResult, margin: float) -> tuple[str, str]:
+    if result.interval is None:
+        return "inconclusive", result.reason
+    i = result.interval
+    span = f"{i.low:.4g}-{i.high:.4g} over {i.units} processes"
+    if result.word in ("faster", "slower"):
+        size = abs(math.log(i.estimate))
+        inside = f"; smaller than the +-{margin:.1%} margin" if size < math.log1p(margin) else ""
+        return result.word, f"interval {span} excludes 1{inside}"
+    if result.word == "equivalent":
+        return "equivalent", f"interval {span} lies inside +-{margin:.1%}"
+    return "inconclusive", f"interval {span} includes 1 and reaches past +-{margin:.1%}"
+
+
+def _suspicious(baseline: KernelSummary, other: KernelSummary) -> list[str]:
+    notes = []
+    for fast, slow in ((other, baseline), (baseline, other)):
+        if (
+            slow.vendor_library
+            and fast.center_ms
+            and slow.center_ms
+            and slow.center_ms / fast.center_ms > SUSPICIOUS_SPEEDUP
+        ):
+            notes.append(
+                f"SUSPICIOUS: {fast.kernel} is over {SUSPICIOUS_SPEEDUP:g}x faster than "
+                f"the vendor library {slow.kernel}; check the measurement"
+            )
+    return notes
+
+
+def all_verdicts(
+    summaries: Sequence[KernelSummary],
+    records: Sequence[ProcessRecord],
+    *,
+    confidence: float,
+    margin: float,
+) -> tuple[Verdict, ...]:
+    """Every pair, earlier-named first, with the family confidence corrected
+    for the number of pairs."""
+    pairs = [(i, j) for i in range(len(summaries)) for j in range(i + 1, len(summaries))]
+    level = stats.family_confidence(confidence, len(pairs))
+    return tuple(
+        judge(summaries[i], summaries[j], records, confidence=level, margin=margin)
+        for i, j in pairs
+    )
+
+
+def process_log_ratios(
+    names: Sequence[str], rounds_by_regime: Mapping[str, Sequence[Any]]
+) -> dict[str, dict[str, float]]:
+    """One process's paired log-ratio of every pair, in every regime it measured."""
+    from gemmreg import rounds as rounds_module
+
+    out: dict[str, dict[str, float]] = {}
+    pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
+    for regime, taken in rounds_by_regime.items():
+        values = {}
+        for b, o in pairs:
+            estimate = rounds_module.process_estimate(taken, b, o)
+            if estimate is not None:
+                values[pair_key(b, o)] = estimate
+        out[regime] = values
+    return out
