@@ -147,10 +147,29 @@ def _cold_starts(
         results.append(_cold_from_outcome(kernel.name, outcome))
     # The timed processes start warm: every cold process's caches, merged.
     for kernel in kernels:
-        cold = cache_root / f"cold-{kernel.name}"
-        if cold.exists():
-            shutil.copytree(cold, cache_root / "shared", dirs_exist_ok=True)
+        merge_cache(cache_root / f"cold-{kernel.name}", cache_root / "shared")
     return results
+
+
+def merge_cache(source: Path, target: Path) -> None:
+    """Copy into ``target`` the files of ``source`` it lacks, each by an atomic
+    rename, never writing into a file that exists. The waiting workers have
+    already loaded shared libraries from ``target`` (Triton's driver helpers):
+    overwriting one in place changes the pages they have mapped, and on the
+    H200 that killed them with SIGSEGV at their next call. Compile caches are
+    keyed by content, so a file that exists already holds the same thing."""
+    if not source.is_dir():
+        return
+    for path in source.rglob("*"):
+        if not path.is_file():
+            continue
+        destination = target / path.relative_to(source)
+        if destination.exists():
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        partial = destination.with_name(f".{destination.name}.{os.getpid()}.partial")
+        shutil.copy2(path, partial)
+        os.replace(partial, destination)
 
 
 def _cold_from_outcome(name: str, outcome: isolation.TaskOutcome) -> ColdStart:

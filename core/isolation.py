@@ -173,6 +173,8 @@ def _run_one_worker(
                     if event["event"] == "retire":
                         retired = True
                         continue
+                    if event["event"] == "note":  # what a task is doing: sessions use it
+                        continue
                     position = event["task"]
                     if event["event"] == "start":
                         current = position

@@ -27,10 +27,12 @@ def _run_task(registry: Any, task: dict[str, Any], note: Any) -> dict[str, Any]:
     from gemmreg.verification import check_case, refusal_case
 
     problem = Problem(**task["problem"])
-    if task["kind"] == "rounds":
+    if task["kind"] in ("rounds", "profile"):  # every kernel of a comparison at once
         from gemmreg import timing
 
         specs = {name: registry.get(name).spec for name in task["kernels"]}
+        if task["kind"] == "profile":
+            return timing.device_profiles(specs, problem, task["seed"], note)
         policy = timing.policy_for(
             task["gpu"], task.get("repeats"), task.get("warmup"), task.get("max_time_s")
         )
@@ -47,11 +49,6 @@ def _run_task(registry: Any, task: dict[str, Any], note: Any) -> dict[str, Any]:
         return check_case(spec, problem, task["seed"], task.get("values", "plugin"), before)
     if task["kind"] == "refuse":
         return refusal_case(spec, problem)
-    if task["kind"] == "profile":
-        from gemmreg import timing
-
-        specs = {name: registry.get(name).spec for name in task["kernels"]}
-        return timing.device_profiles(specs, problem, task["seed"], note)
     if task["kind"] == "cold":
         from gemmreg.timing import cold_start
 

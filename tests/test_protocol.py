@@ -132,3 +132,41 @@ def test_rounds_give_each_kernel_the_same_exposure_in_a_rotating_order(monkeypat
             assert abs(wall - budget) <= cost[name] / 2 + 1e-12, (name, wall)
     # Every kernel opened two of the six rounds (a Williams square for 3 is 6 rows).
     assert sorted(r.order[0] for r in taken) == ["fast", "fast", "mid", "mid", "slow", "slow"]
+
+
+def test_merging_compile_caches_never_writes_into_an_existing_file(tmp_path):
+    """Waiting workers have mapped shared libraries from the shared cache: a
+    merge that rewrote them in place killed those workers on the H200."""
+    import os
+
+    from gemmreg.comparing import merge_cache
+
+    cold, shared = tmp_path / "cold", tmp_path / "shared"
+    (cold / "ab").mkdir(parents=True)
+    (cold / "ab" / "cuda_utils.so").write_bytes(b"new build")
+    (cold / "ab" / "kernel.cubin").write_bytes(b"kernel")
+    (shared / "ab").mkdir(parents=True)
+    (shared / "ab" / "cuda_utils.so").write_bytes(b"loaded")
+    inode = os.stat(shared / "ab" / "cuda_utils.so").st_ino
+    merge_cache(cold, shared)
+    assert (shared / "ab" / "cuda_utils.so").read_bytes() == b"loaded"
+    assert os.stat(shared / "ab" / "cuda_utils.so").st_ino == inode
+    assert (shared / "ab" / "kernel.cubin").read_bytes() == b"kernel"
+    assert sorted(p.name for p in (shared / "ab").iterdir()) == ["cuda_utils.so", "kernel.cubin"]
+
+
+def test_the_profiling_task_runs_in_a_worker_and_says_why_there_is_no_profile(fake_plugins):
+    """The profiling process's task (one of several kinds a worker runs):
+    on the CPU there is no CUPTI, and each kernel says so."""
+    from gemmreg import isolation
+
+    fake_plugins("good")
+    task = {
+        "kind": "profile",
+        "kernels": ["fake_good"],
+        "problem": {"m": 8, "n": 8, "k": 8, "dtype": "fp32", "layout": "rowmajor"},
+        "seed": 1,
+    }
+    (outcome,) = isolation.run_tasks([task], task_timeout=120)
+    assert outcome.status == "ok", outcome.error
+    assert "no GPU" in outcome.result["fake_good"]["profile_unavailable"]
