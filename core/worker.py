@@ -4,10 +4,16 @@ Reads ``{"tasks": [...]}`` on stdin; writes one JSON line per event on file
 descriptor FD (never stdout, which kernels and libraries are free to print on):
 ``ready`` after start-up, then ``start`` and ``done`` for each task in order,
 and ``retire`` when the worker stops early because its GPU context is unusable.
+
+Every task starts from the same pinned torch state (:mod:`gemmreg.torch_state`),
+so what one plugin changed never reaches the next; whatever a task's plugin
+code raises, ``SystemExit`` included, is that task's error. The worker dies
+with gemmreg (:mod:`gemmreg.lifeline`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -46,7 +52,21 @@ def _run_task(registry: Any, task: dict[str, Any]) -> dict[str, Any]:
     raise ValueError(f"unknown task kind {task['kind']!r}")
 
 
+def _mark_log(position: int) -> None:
+    """Separate this task's output from the previous one's in the worker's log."""
+    from gemmreg.isolation import TASK_MARKER
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a plugin may have replaced or closed it
+            stream.flush()
+    with contextlib.suppress(OSError):
+        os.write(1, ("\n" + TASK_MARKER.format(position) + "\n").encode())
+
+
 def main(argv: list[str]) -> int:
+    from gemmreg import lifeline
+
+    lifeline.hold_on()
     events = os.fdopen(int(argv[1]), "w", buffering=1)
 
     def emit(**event: Any) -> None:
@@ -54,25 +74,29 @@ def main(argv: list[str]) -> int:
         events.flush()
 
     job = json.load(sys.stdin)
-    from gemmreg import backend
+    from gemmreg import backend, torch_state
     from gemmreg import registry as registry_module
-    from gemmreg.environment import pin_torch_precision
+    from gemmreg.loading import describe
 
     registry = registry_module.discover()
-    pin_torch_precision()
+    torch_state.pin()
     backend.initialize_device()
     emit(event="ready")
     for position, task in enumerate(job["tasks"]):
+        _mark_log(position)
         emit(event="start", task=position)
         try:
+            torch_state.pin()  # whatever the task before changed
             result = _run_task(registry, task)
-        except Exception as error:  # the kernel's failure is the task's result
+        except BaseException as error:  # the kernel's failure (even sys.exit) is the task's result
             text = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
             emit(
                 event="done",
                 task=position,
                 status="error",
-                error=f"{type(error).__name__}: {error}".strip(),
+                error=f"{type(error).__name__}: {error}".strip()
+                if isinstance(error, Exception)
+                else describe(error),
                 result={"traceback": text},
             )
             if not backend.device_healthy():
