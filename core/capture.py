@@ -39,6 +39,13 @@ def _flush_python_streams() -> None:
             stream.flush()
 
 
+def _writes_to(stream: object, fd: int) -> bool:
+    try:
+        return stream.fileno() == fd  # type: ignore[attr-defined]
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+        return False
+
+
 @contextlib.contextmanager
 def captured_output() -> Iterator[Captured]:
     """Everything written to stdout or stderr inside the block, at any level,
@@ -58,7 +65,13 @@ def captured_output() -> Iterator[Captured]:
         stream = open(  # noqa: SIM115 (closed below, after plugin code is done with it)
             sink.fileno(), "w", encoding="utf-8", errors="replace", closefd=False
         )
-        sys.stdout = sys.stderr = stream
+        # The process's own streams write to fds 1 and 2, now the sink: they stay,
+        # so a library that keeps a reference to one (a logging handler made at
+        # import) keeps a working stream. Only stand-ins (pytest's capsys) are swapped.
+        if not _writes_to(sys.stdout, 1):
+            sys.stdout = stream
+        if not _writes_to(sys.stderr, 2):
+            sys.stderr = stream
         try:
             yield captured
         finally:
