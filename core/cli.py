@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 a check or comparison found a failure; 2 bad input
 (unknown plugin, malformed shape, bad option); 3 gemmreg itself went wrong;
-130 interrupted; 143 and 129 ended by SIGTERM and SIGHUP (workers killed first). Bad input gets one line, never a traceback
+130 interrupted; 143 and 129 ended by SIGTERM and SIGHUP (workers killed
+first). Bad input gets one line, never a traceback
 (``GEMMREG_DEBUG=1`` shows tracebacks of gemmreg's own errors).
 """
 
