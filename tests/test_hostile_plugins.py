@@ -477,3 +477,18 @@ def test_the_gpu_fault_plugins_load_and_are_unavailable_on_the_cpu(fake_plugins)
         env={**os.environ, **plugin_env()},
     )
     assert imported.stdout.strip() == "False", imported.stderr  # triton only when one prepares
+
+
+def test_the_gpu_fault_kernels_are_valid_triton_run_harmlessly_on_the_interpreter(fake_plugins):
+    """With a flag already set and an offset inside C, the same kernels that
+    hang and poison a GPU return at once: they compile and mean what they say."""
+    from gemmreg import backend
+
+    assert backend.current().triton_interpreter  # set before the kernels are decorated
+    from fake_plugins.gpu_kernels import spin_on_flag, store_far_away
+
+    spin_on_flag[(1,)](torch.ones(1, dtype=torch.int32))
+    out = torch.zeros(4)
+    store_far_away[(1,)](out, 2)
+    assert out.tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert callable(torch.cuda._sleep)  # what gpu_hang sleeps with by default
