@@ -4,8 +4,8 @@ Plugins share worker processes, and torch keeps global state that changes what
 a kernel computes: the default dtype, TF32 and reduced-precision switches,
 ``float32_matmul_precision``, deterministic mode, the default device, and on a
 GPU the current device and stream. A plugin that flips one in ``prepare``
-would otherwise change the next plugin's result (``torch_ref`` failing its
-precheck after a plugin turned TF32 on). So every worker task starts from
+would otherwise change the next plugin's result (a reference kernel failing
+its precheck after another plugin turned TF32 on). So every worker task starts from
 :func:`pin`, and the core calls :func:`changes` after the plugin's prepare and
 launch: a change is blamed on the plugin that made it, and the next
 :func:`pin` puts the pinned values back for the others.
