@@ -3,7 +3,9 @@
 Cases come from :mod:`gemmreg.matrix`, never from plugins. A case outside a
 kernel's capabilities is *skipped (reason)*; a case inside them that goes
 wrong is a failure, with the evidence. Each kernel also gets one problem it
-does not declare, which it must refuse with an error.
+does not declare, which it must refuse with an error. A kernel's first hung
+case skips its remaining cases (:mod:`gemmreg.timeouts`): a plugin that hangs
+costs one timeout, not one per case.
 """
 
 from __future__ import annotations
@@ -12,15 +14,12 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import attrs
-from gemmreg import isolation
+from gemmreg import isolation, timeouts
 from gemmreg.availability import unavailable_reason, unsupported_reason
 from gemmreg.matrix import Case, refusal_problem
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sanitizer_report import SanitizerVerdict
-
-CHECK_TASK_TIMEOUT_S = 300.0
-"""A single check case that takes longer than this is called hung."""
 
 CaseStatus = Literal["pass", "fail", "skip", "error", "crashed", "timeout"]
 CaseKind = Literal["values", "refusal", "sanitize"]
@@ -111,10 +110,14 @@ def run_check(
     cases: Sequence[Case],
     gpu: bool,
     on_result: Callable[[CaseResult], None] | None = None,
-    task_timeout: float = CHECK_TASK_TIMEOUT_S,
+    task_timeout: float | None = None,
 ) -> list[CaseResult]:
     """Check every kernel on every case; one worker process per kernel (a new
-    one after each crash or hang)."""
+    one after each crash), its remaining cases skipped after a hang.
+
+    :param task_timeout: Seconds each case may take (default: scaled to the
+        case's problem, :func:`gemmreg.timeouts.task_timeout_s`).
+    """
     results: list[CaseResult] = []
 
     def record(result: CaseResult) -> None:
@@ -137,15 +140,44 @@ def run_check(
             planned: list[tuple[CaseKind, Case]] = runnable,
         ) -> None:
             kind, case = planned[index]
-            record(result_from_outcome(name, kind, case, outcome))
+            record(result_from_outcome(name, kind, case, outcome, cause_of(name, planned, outcome)))
 
-        isolation.run_tasks(tasks, task_timeout=task_timeout, on_outcome=settle)
+        isolation.run_tasks(
+            tasks,
+            task_timeout=task_limits(runnable, gpu, task_timeout),
+            on_outcome=settle,
+            skip_after_timeout=True,
+        )
     return results
 
 
+def task_limits(
+    planned: Sequence[tuple[CaseKind, Case]], gpu: bool, task_timeout: float | None
+) -> list[float]:
+    """Each planned case's time limit: ``task_timeout``, or scaled to its problem."""
+    if task_timeout is not None:
+        return [task_timeout] * len(planned)
+    return [timeouts.task_timeout_s(case.problem, gpu) for _, case in planned]
+
+
+def cause_of(
+    name: str, planned: Sequence[tuple[CaseKind, Case]], outcome: isolation.TaskOutcome
+) -> str:
+    """The id of the case whose timeout skipped this one ("" if none did)."""
+    if outcome.cause is None:
+        return ""
+    kind, case = planned[outcome.cause]
+    return CaseResult(kernel=name, case=case, kind=kind, status="timeout").id
+
+
 def result_from_outcome(
-    name: str, kind: CaseKind, case: Case, outcome: isolation.TaskOutcome
+    name: str, kind: CaseKind, case: Case, outcome: isolation.TaskOutcome, cause: str = ""
 ) -> CaseResult:
+    """The case's result from its worker outcome (``cause``: see :func:`cause_of`)."""
+    if outcome.status == "skipped":
+        why = f"{cause}: {outcome.error}" if cause else outcome.error
+        reason = f"skipped: an earlier case timed out ({why})"
+        return CaseResult(kernel=name, case=case, kind=kind, status="skip", reason=reason)
     if outcome.status != "ok" or outcome.result is None:
         return CaseResult(
             kernel=name, case=case, kind=kind, status=outcome.status, reason=outcome.error

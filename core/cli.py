@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 a check or comparison found a failure; 2 bad input
 (unknown plugin, malformed shape, bad option); 3 gemmreg itself went wrong;
-130 interrupted. Bad input gets one line, never a traceback
+130 interrupted; 143 and 129 ended by SIGTERM and SIGHUP (workers killed
+first). Bad input gets one line, never a traceback
 (``GEMMREG_DEBUG=1`` shows tracebacks of gemmreg's own errors).
 """
 
@@ -77,7 +78,23 @@ def _positive(name: str, value: int) -> int:
     return value
 
 
+TIMEOUT_HELP = (
+    "seconds one worker task (a case, or one process's timing of a plugin) may take "
+    "before it is called hung and its worker killed (default: scaled to the problem's "
+    "2*M*N*K; see gemmreg.timeouts)"
+)
+
+
+def _timeout(value: float | None) -> float | None:
+    import math
+
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--timeout must be a positive number of seconds, got {value}")
+    return value
+
+
 def _timing_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
     parser.add_argument(
         "--processes",
         type=int,
@@ -146,6 +163,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--dtype", help="comma-separated dtypes (default: all)")
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
     check.add_argument("--seed", type=int, default=None)
+    check.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help=TIMEOUT_HELP.replace("(a case, or one process's timing of a plugin)", "(a case)")
+        + "; after a plugin's first timeout its remaining cases are skipped",
+    )
     check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
     check.add_argument(
         "--out", type=Path, help="also write the table, JSON and manifest into this directory"
@@ -220,6 +244,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gemmreg import backend, checking, environment, matrix, registry, render
 
     tools = _sanitize_tools(args.sanitize)
+    timeout = _timeout(args.timeout)
     found = registry.discover()
     kernels = found.select(args.names)
     gpu = backend.current().is_gpu
@@ -234,7 +259,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             _progress(f"  {result.id}: {result.status}")
 
     manifest = environment.manifest(kernels, level=level) if args.out is not None else {}
-    results = checking.run_check(kernels, cases, gpu, on_result=progress)
+    results = checking.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
     if tools:
         sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
         if args.seed is not None:
@@ -359,6 +384,7 @@ class _Timing:
         if not (math.isfinite(margin) and 0 < margin < 100):
             raise UsageError(f"--margin must be a percent between 0 and 100, got {args.margin}")
         self.margin = margin / 100
+        self.task_timeout = _timeout(args.timeout)
 
 
 def _clock(info: Any) -> str:
@@ -402,6 +428,7 @@ def _time_one(
         on_run=progress,
         pool=pool,
         cold=pool is None,
+        **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
 
 
@@ -603,16 +630,23 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from gemmreg import interrupts
     from gemmreg.registry import UnknownKernelError
 
+    interrupts.install_termination_handlers()
     try:
         args = build_parser().parse_args(argv)
-        return COMMANDS[args.command](args)
+        code = COMMANDS[args.command](args)
+        terminated = interrupts.termination_signal()  # a command that kept partial results
+        return 128 + terminated if terminated else code
     except (UsageError, UnknownKernelError) as error:
         message = error.args[0] if error.args else str(error)
         print(f"gemmreg: error: {message}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
+        if isinstance(error, interrupts.Terminated):
+            print(f"gemmreg: {error}; workers killed", file=sys.stderr)
+            return 128 + error.signum
         print("gemmreg: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:

@@ -48,35 +48,22 @@ def command_line() -> str:
 
 
 def pin_torch_precision() -> dict[str, Any]:
-    """Pin torch's matmul precision in this process and return the flags.
+    """Pin torch's global switches in this process and return them, as recorded.
 
     A plugin that calls torch.mm can then declare IEEE fp32 (no TF32) and
-    no reduced-precision reductions for fp16/bf16. Every worker calls this
-    before it runs a kernel.
+    no reduced-precision reductions for fp16/bf16. Every worker task starts
+    from these values (:func:`gemmreg.torch_state.pin`).
     """
-    import torch
+    from gemmreg import torch_state
 
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
-    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
-    return torch_precision_flags()
+    return torch_state.record(torch_state.pin())
 
 
 def torch_precision_flags() -> dict[str, Any]:
-    import torch
+    """torch's global switches as they are now, under the manifest's names."""
+    from gemmreg import torch_state
 
-    matmul = torch.backends.cuda.matmul
-    return {
-        "float32_matmul_precision": torch.get_float32_matmul_precision(),
-        "cuda.matmul.allow_tf32": matmul.allow_tf32,
-        "cuda.matmul.allow_fp16_reduced_precision_reduction": (
-            matmul.allow_fp16_reduced_precision_reduction
-        ),
-        "cuda.matmul.allow_bf16_reduced_precision_reduction": (
-            matmul.allow_bf16_reduced_precision_reduction
-        ),
-    }
+    return torch_state.record(torch_state.current())
 
 
 def _run(command: list[str], cwd: Path | None = None) -> str:

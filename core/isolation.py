@@ -5,7 +5,9 @@ under Triton's interpreter, a poisoned context on a GPU), and a kernel can
 hang. Each batch of tasks runs in a fresh ``python -m gemmreg.worker``; the
 worker reports each task's start and end on a private pipe. When the worker
 dies or stops answering, the task in flight is marked *crashed* or *timeout*,
-and a new worker carries on with the tasks that remain.
+and a new worker carries on with the tasks that remain (or, when asked, the
+rest of the batch is skipped after a timeout: a plugin that hangs once
+usually hangs on every case). Workers die with gemmreg (:mod:`gemmreg.lifeline`).
 """
 
 from __future__ import annotations
@@ -22,16 +24,20 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import attrs
+from gemmreg import lifeline
 
 STARTUP_TIMEOUT_S = 300.0
 """Time a worker may take to import torch and discover plugins before its first task."""
 DEFAULT_TASK_TIMEOUT_S = 600.0
 """Time one task may take before its worker is killed and the task called hung."""
 LOG_TAIL_CHARS = 1500
-WORKER_MODULE = "gemmreg.worker"
 """How much of a dead worker's output is kept as evidence."""
+WORKER_MODULE = "gemmreg.worker"
+TASK_MARKER = "--- gemmreg worker: task {} starts ---"
+"""Written to the worker's log as each task starts: a crash quotes only the
+output of its own task, never what another plugin printed before it."""
 
-Status = Literal["ok", "error", "crashed", "timeout"]
+Status = Literal["ok", "error", "crashed", "timeout", "skipped"]
 
 
 @attrs.frozen(kw_only=True)
@@ -39,6 +45,8 @@ class TaskOutcome:
     status: Status
     result: dict[str, Any] | None = None
     error: str = ""
+    cause: int | None = None
+    """For ``skipped``: the index of the task whose timeout stopped the batch."""
 
 
 def _describe_exit(returncode: int | None) -> str:
@@ -54,9 +62,39 @@ def _describe_exit(returncode: int | None) -> str:
 
 
 def _tail(log: Any) -> str:
+    """The end of the worker's output since the last task started."""
     log.seek(0)
     text = log.read().decode(errors="replace")
+    marker = TASK_MARKER.split("{}")[0]
+    start = text.rfind(marker)
+    if start >= 0:
+        text = text[text.find("\n", start) + 1 :] if "\n" in text[start:] else ""
     return text[-LOG_TAIL_CHARS:].strip()
+
+
+def spawn_worker(
+    prefix: Sequence[str],
+    worker_module: str,
+    write_fd: int,
+    log: Any,
+    env: dict[str, str] | None,
+) -> subprocess.Popen[bytes]:
+    """Start ``python -m worker_module FD`` with its events on ``write_fd``
+    (closed here once handed on), its output in ``log``, in a session of its
+    own (so a kill reaches its children too), tied to this process's lifeline."""
+    lifeline_fd = lifeline.read_end()
+    worker_env = {**(os.environ if env is None else env), lifeline.LIFELINE_ENV: str(lifeline_fd)}
+    proc = subprocess.Popen(
+        [*prefix, sys.executable, "-m", worker_module, str(write_fd)],
+        stdin=subprocess.PIPE,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        pass_fds=(write_fd, lifeline_fd),
+        start_new_session=True,
+        env=worker_env,
+    )
+    os.close(write_fd)
+    return proc
 
 
 def _kill(proc: subprocess.Popen[bytes]) -> None:
@@ -70,15 +108,20 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 def run_tasks(
     tasks: Sequence[dict[str, Any]],
     *,
-    task_timeout: float = DEFAULT_TASK_TIMEOUT_S,
+    task_timeout: float | Sequence[float] = DEFAULT_TASK_TIMEOUT_S,
     startup_timeout: float = STARTUP_TIMEOUT_S,
     on_outcome: Callable[[int, TaskOutcome], None] | None = None,
     env: dict[str, str] | None = None,
     worker_module: str = WORKER_MODULE,
     command_prefix: Callable[[], Sequence[str]] | None = None,
+    skip_after_timeout: bool = False,
 ) -> list[TaskOutcome]:
     """Run ``tasks`` in order in worker processes; one outcome per task, always.
 
+    :param task_timeout: Seconds one task may take: one limit for all, or one per task.
+    :param skip_after_timeout: After a task times out, settle every task not
+        yet run as ``skipped`` (its ``cause`` names the task that hung)
+        instead of starting a new worker for them.
     :param on_outcome: Called as each task finishes (for progress and for
         keeping partial results when the run is interrupted).
     :param command_prefix: Called once per worker started, just before it is;
@@ -88,6 +131,12 @@ def run_tasks(
         keeps it.
     """
     outcomes: list[TaskOutcome | None] = [None] * len(tasks)
+    if isinstance(task_timeout, int | float):
+        limits = [float(task_timeout)] * len(tasks)
+    else:
+        limits = [float(limit) for limit in task_timeout]
+        if len(limits) != len(tasks):
+            raise ValueError(f"{len(limits)} task timeouts for {len(tasks)} tasks")
 
     def settle(index: int, outcome: TaskOutcome) -> None:
         outcomes[index] = outcome
@@ -98,9 +147,16 @@ def run_tasks(
         remaining = [i for i, outcome in enumerate(outcomes) if outcome is None]
         if not remaining:
             break
+        hung = [i for i, o in enumerate(outcomes) if o is not None and o.status == "timeout"]
+        if skip_after_timeout and hung:
+            cause = outcomes[hung[0]]
+            assert cause is not None
+            for index in remaining:
+                settle(index, TaskOutcome(status="skipped", error=cause.error, cause=hung[0]))
+            break
         prefix = list(command_prefix()) if command_prefix is not None else []
         _run_one_worker(
-            tasks, remaining, settle, task_timeout, startup_timeout, env, worker_module, prefix
+            tasks, remaining, settle, limits, startup_timeout, env, worker_module, prefix
         )
     return [outcome for outcome in outcomes if outcome is not None]
 
@@ -109,7 +165,7 @@ def _run_one_worker(
     tasks: Sequence[dict[str, Any]],
     remaining: list[int],
     settle: Callable[[int, TaskOutcome], None],
-    task_timeout: float,
+    limits: Sequence[float],
     startup_timeout: float,
     env: dict[str, str] | None,
     worker_module: str,
@@ -117,17 +173,13 @@ def _run_one_worker(
 ) -> None:
     """One worker's life. Settles at least one task, so the caller's loop ends."""
     read_fd, write_fd = os.pipe()
+
+    def limit_at(position: int) -> float:
+        """The limit of the task at ``position`` in ``remaining`` (or the last one's)."""
+        return limits[remaining[min(position, len(remaining) - 1)]]
+
     with tempfile.TemporaryFile() as log:
-        proc = subprocess.Popen(
-            [*prefix, sys.executable, "-m", worker_module, str(write_fd)],
-            stdin=subprocess.PIPE,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,),
-            start_new_session=True,  # so a kill reaches the worker's own children too
-            env=env,
-        )
-        os.close(write_fd)
+        proc = spawn_worker(prefix, worker_module, write_fd, log, env)
         assert proc.stdin is not None
         try:
             proc.stdin.write(json.dumps({"tasks": [tasks[i] for i in remaining]}).encode())
@@ -149,8 +201,11 @@ def _run_one_worker(
                 if wait <= 0 or not selector.select(timeout=wait):
                     _kill(proc)
                     position = current if current is not None else len(settled)
-                    limit = task_timeout if current is not None else startup_timeout
-                    stage = "" if current is not None else " (before its first task)"
+                    if not ready:
+                        limit, stage = startup_timeout, " (before its first task)"
+                    else:
+                        limit = limit_at(position)
+                        stage = "" if current is not None else " (between tasks)"
                     settle(
                         remaining[position],
                         TaskOutcome(
@@ -168,7 +223,7 @@ def _run_one_worker(
                     event = json.loads(line)
                     if event["event"] == "ready":
                         ready = True
-                        deadline = time.monotonic() + task_timeout
+                        deadline = time.monotonic() + limit_at(0)
                         continue
                     if event["event"] == "retire":
                         retired = True
@@ -178,18 +233,19 @@ def _run_one_worker(
                     position = event["task"]
                     if event["event"] == "start":
                         current = position
-                    else:
-                        current = None
-                        settled.add(position)
-                        settle(
-                            remaining[position],
-                            TaskOutcome(
-                                status=event["status"],
-                                result=event.get("result"),
-                                error=event.get("error", ""),
-                            ),
-                        )
-                    deadline = time.monotonic() + task_timeout
+                        deadline = time.monotonic() + limit_at(position)
+                        continue
+                    current = None
+                    settled.add(position)
+                    settle(
+                        remaining[position],
+                        TaskOutcome(
+                            status=event["status"],
+                            result=event.get("result"),
+                            error=event.get("error", ""),
+                        ),
+                    )
+                    deadline = time.monotonic() + limit_at(position + 1)
         except BaseException:
             _kill(proc)
             raise

@@ -3,7 +3,15 @@
 pluggy's own ``load_setuptools_entrypoints`` stops at the first plugin that
 fails to import. Here every entry point is loaded and registered on its own,
 and whatever goes wrong (import error, bad hook signature, bad record,
-duplicate name) becomes a :class:`PluginIssue` row; the other plugins load.
+duplicate name, even ``sys.exit`` or a ``KeyboardInterrupt`` raised by plugin
+code) becomes a :class:`PluginIssue` row; the other plugins load. What a
+plugin prints meanwhile is kept with its row (:mod:`gemmreg.capture`), and a
+plugin that changes torch's global state at import is refused and the state
+put back (:mod:`gemmreg.torch_state`).
+
+A kernel name claimed by two plugins is never settled by load order: a
+built-in's name cannot be taken, and two other packages claiming one name
+are both refused, with the way to pick one (:data:`BLOCK_ENV`).
 """
 
 from __future__ import annotations
@@ -17,9 +25,9 @@ from typing import Any
 
 import attrs
 import pluggy
-from gemmreg import hookspecs
+from gemmreg import hookspecs, interrupts
 from gemmreg.hookspecs import PROJECT_NAME
-from gemmreg.records import KernelSpec, SpecError
+from gemmreg.records import KernelSpec
 
 ENTRY_POINT_GROUP = PROJECT_NAME
 
@@ -71,8 +79,10 @@ class PluginIssue:
 
     origin: Origin
     stage: str
-    """``import``, ``hook``, ``register``, ``duplicate``, ``blocked`` or ``missing``."""
+    """``import``, ``hook``, ``register``, ``duplicate``, ``state``, ``blocked`` or ``missing``."""
     reason: str
+    kernel: str = ""
+    """The kernel name refused, where the issue is about one name."""
 
 
 class UnknownKernelError(LookupError):
@@ -83,18 +93,46 @@ class UnknownKernelError(LookupError):
         super().__init__(f"unknown plugin {name!r} (known: {hint})")
 
 
+class PluginNotLoadedError(UnknownKernelError):
+    """The name is a plugin (or a kernel) that did not load: blame that, not a typo."""
+
+    def __init__(self, name: str, issue: PluginIssue):
+        self.name = name
+        self.issue = issue
+        if issue.stage == "blocked":
+            message = f"plugin {name!r} is not loaded: blocked by {BLOCK_ENV}"
+        else:
+            message = f"plugin {name!r} failed to load: {issue.stage}: {issue.reason}"
+        LookupError.__init__(self, message)
+
+
 @attrs.define
 class Registry:
     """The result of discovery: kernels by name, plus every problem met."""
 
     kernels: dict[str, RegisteredKernel] = attrs.field(factory=dict)
     issues: list[PluginIssue] = attrs.field(factory=list)
+    output: dict[str, str] = attrs.field(factory=dict)
+    """What each plugin (by :attr:`Origin.plugin`) printed while it loaded."""
 
     def get(self, name: str) -> RegisteredKernel:
-        try:
+        if name in self.kernels:
             return self.kernels[name]
-        except KeyError:
-            raise UnknownKernelError(name, self.kernels) from None
+        issue = self.issue_for(name)
+        if issue is not None:
+            raise PluginNotLoadedError(name, issue)
+        raise UnknownKernelError(name, self.kernels)
+
+    def issue_for(self, name: str) -> PluginIssue | None:
+        """Why ``name`` (a kernel or a plugin) did not load, if it was seen at all."""
+        for matches in (
+            lambda i: i.kernel == name,
+            lambda i: i.origin.plugin == name and i.stage != "duplicate",
+        ):
+            found = [issue for issue in self.issues if matches(issue)]
+            if found:
+                return found[0]
+        return None
 
     def select(self, names: Sequence[str]) -> list[RegisteredKernel]:
         """The named kernels in the order given, or all of them, sorted by name."""
@@ -114,31 +152,6 @@ def _distribution_of(entry_point: importlib.metadata.EntryPoint) -> tuple[str, s
     return dist.metadata["Name"] or "", dist.version or ""
 
 
-REASON_CHARS = 400
-"""A failure reason is one line in a table: long messages are cut to this."""
-
-
-def _describe(error: BaseException) -> str:
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    text = "; ".join(lines)
-    if len(text) > REASON_CHARS:
-        text = text[: REASON_CHARS - 3] + "..."
-    return f"{type(error).__name__}: {text}" if text else type(error).__name__
-
-
-def _trace(pm: pluggy.PluginManager) -> None:
-    def before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
-        plugins = ", ".join(impl.plugin_name for impl in impls)
-        print(f"gemmreg trace: calling {hook_name} on [{plugins}]", file=sys.stderr)
-
-    def after(outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
-        error = outcome.exception
-        result = f"raised {_describe(error)}" if error else "returned"
-        print(f"gemmreg trace: {hook_name} {result}", file=sys.stderr)
-
-    pm.add_hookcall_monitoring(before, after)
-
-
 def discover(
     extra_plugins: Sequence[str | object] = (),
     env: Mapping[str, str] | None = None,
@@ -151,7 +164,7 @@ def discover(
     :param env: The environment to read the switches from (default ``os.environ``).
     :param entry_points: Override the installed entry points (for tests).
     """
-    from gemmreg import backend
+    from gemmreg import backend, loading
 
     env = os.environ if env is None else env
     backend.current()  # decides TRITON_INTERPRET before any plugin imports triton
@@ -161,8 +174,9 @@ def discover(
     registry = Registry()
     pm = pluggy.PluginManager(PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
+    trace: list[str] = []
     if env.get(TRACE_ENV, "") not in ("", "0"):
-        _trace(pm)
+        loading.trace(pm, trace)
 
     candidates: list[tuple[Origin, Any]] = []  # (origin, loader)
     if entry_points is None:
@@ -182,6 +196,11 @@ def discover(
     for extra in [*_split(env.get(EXTRA_ENV)), *extra_plugins]:
         if isinstance(extra, str):
             origin = Origin(plugin=extra, module=extra, distribution="", version="")
+            if extra in blocked:
+                registry.issues.append(
+                    PluginIssue(origin=origin, stage="blocked", reason=BLOCK_ENV)
+                )
+                continue
             candidates.append((origin, lambda path=extra: importlib.import_module(path)))
         else:
             name = getattr(extra, "__name__", type(extra).__name__)
@@ -193,53 +212,12 @@ def discover(
         reason = f"named in {ONLY_ENV} but no entry point of that name is installed"
         registry.issues.append(PluginIssue(origin=origin, stage="missing", reason=reason))
 
-    for origin, load in candidates:
-        _load_one(pm, registry, origin, load)
+    claims: list[tuple[Origin, KernelSpec]] = []
+    with interrupts.watching_interrupts():
+        for origin, load in candidates:
+            claims += loading.load_contained(pm, registry, origin, load)
+            for line in trace:
+                print(line, file=sys.stderr)
+            trace.clear()
+    loading.settle_names(registry, claims)
     return registry
-
-
-def _load_one(pm: pluggy.PluginManager, registry: Registry, origin: Origin, load: Any) -> None:
-    def refuse(stage: str, reason: str) -> None:
-        registry.issues.append(PluginIssue(origin=origin, stage=stage, reason=reason))
-
-    try:
-        plugin = load()
-    except BaseException as error:  # a plugin's import may even call sys.exit
-        if isinstance(error, KeyboardInterrupt):
-            raise
-        refuse("import", _describe(error))
-        return
-    try:
-        pm.register(plugin, name=origin.plugin)
-    except (pluggy.PluginValidationError, ValueError) as error:
-        refuse("hook", _describe(error))
-        return
-
-    accepted: list[KernelSpec] = []
-
-    def register(spec: KernelSpec) -> None:
-        if not isinstance(spec, KernelSpec):
-            raise SpecError(f"register() takes a gemmreg.KernelSpec, got {type(spec).__name__}")
-        clash = registry.kernels.get(spec.name) or next(
-            (RegisteredKernel(spec=s, origin=origin) for s in accepted if s.name == spec.name), None
-        )
-        if clash is not None:
-            refuse(
-                "duplicate",
-                f"kernel name {spec.name!r} is already registered by {clash.origin.describe()}; "
-                f"refused from {origin.describe()}",
-            )
-            return
-        accepted.append(spec)
-
-    others = [p for p in pm.get_plugins() if p is not plugin]
-    caller = pm.subset_hook_caller("gemmreg_register_kernels", remove_plugins=others)
-    try:
-        caller(register=register)
-    except Exception as error:
-        refuse("register", f"{_describe(error)} (no kernel from this plugin was registered)")
-        return
-    if not accepted and not any(i.origin == origin for i in registry.issues):
-        refuse("register", "the plugin registered no kernels")
-    for spec in accepted:
-        registry.kernels[spec.name] = RegisteredKernel(spec=spec, origin=origin)

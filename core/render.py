@@ -89,6 +89,7 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
                 "input_generator": spec.generator_name,
                 "available": reason is None,
                 "unavailable_reason": reason or "",
+                "output": registry.output.get(kernel.origin.plugin, ""),
             }
         )
     for issue in registry.issues:
@@ -100,6 +101,7 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
                 "available": False,
                 "broken": issue.stage,
                 "unavailable_reason": f"{issue.stage}: {issue.reason}",
+                "output": registry.output.get(issue.origin.plugin, ""),
             }
         )
     return rows

@@ -16,7 +16,6 @@ import json
 import os
 import selectors
 import subprocess
-import sys
 import tempfile
 import time
 from typing import Any
@@ -28,6 +27,7 @@ from gemmreg.isolation import (
     _describe_exit,
     _kill,
     _tail,
+    spawn_worker,
 )
 
 
@@ -44,16 +44,7 @@ class Session:
     ):
         self.read_fd, write_fd = os.pipe()
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - closed in close()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", worker_module, str(write_fd)],
-            stdin=subprocess.PIPE,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            pass_fds=(write_fd,),
-            start_new_session=True,  # so a kill reaches the worker's own children too
-            env=env,
-        )
-        os.close(write_fd)
+        self.proc = spawn_worker((), worker_module, write_fd, self.log, env)
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.read_fd, selectors.EVENT_READ)
         self.buffer = b""

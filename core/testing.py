@@ -227,17 +227,24 @@ class Runner:
         self.ran.add(batch)
 
     def _run(self, kernel: str) -> None:
-        from gemmreg import checking, isolation
+        from gemmreg import backend, checking, isolation
 
         params = self.config.stash.get(_SELECTED, {}).get(kernel, [])
+        planned = [(p.kind, p.case) for p in params]
 
         def settle(index: int, outcome: isolation.TaskOutcome) -> None:
             param = params[index]
-            result = checking.result_from_outcome(kernel, param.kind, param.case, outcome)
+            cause = checking.cause_of(kernel, planned, outcome)
+            result = checking.result_from_outcome(kernel, param.kind, param.case, outcome, cause)
             self.results[(kernel, param.id)] = result
 
         tasks = [checking.task_for(kernel, p.kind, p.case) for p in params]
-        isolation.run_tasks(tasks, on_outcome=settle)
+        isolation.run_tasks(
+            tasks,
+            task_timeout=checking.task_limits(planned, backend.current().is_gpu, None),
+            on_outcome=settle,
+            skip_after_timeout=True,
+        )
         self.ran.add(kernel)
 
     def check(self, param: MatrixParam) -> None:

@@ -27,26 +27,16 @@ a comparison at once.
 from __future__ import annotations
 
 import math
-import statistics
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
-from gemmreg import backend, rounds
-from gemmreg.clocks import CpuClock, GpuClock, Graph
+from gemmreg import backend, round_loops, rounds, torch_state
+from gemmreg.clocks import CpuClock, GpuClock
 from gemmreg.records import KernelSpec, Problem
-from gemmreg.rounds import Round, StopRule
+from gemmreg.rounds import StopRule
 from gemmreg.verification import GuardedOutput, make_operands, verify
-
-SOAK_WINDOW_S = 1.0
-"""Heat soak ends once the SM clock's level held over this many seconds (the
-H200 settles within about a second of full bf16 load; gemmreg.gpu_trace)."""
-SLOT_BATCHES = 4
-"""A slot's samples are queued in about this many batches, each read after one
-synchronisation: few enough to keep the GPU busy, enough to end the slot on time."""
-GRAPH_FALLBACK_MS = 1.0
-"""Per-call time assumed for sizing a graph when every round was dropped."""
 
 
 @attrs.frozen(kw_only=True)
@@ -127,17 +117,22 @@ class _Kernel:
 
 
 def _prepare(kernel: _Kernel, problem: Problem, seed: int, device: str) -> bool:
-    """Operands, prepare, first call, precheck; False when the kernel drops out."""
+    """Operands, prepare, first call, precheck; False when the kernel drops out.
+    Raises torch_state.StateChanged when its prepare or first call changed
+    torch's global state (the caller blames it and restores the state)."""
+    expected = torch_state.pin()
     a, b = make_operands(kernel.spec, problem, seed, device)
     kernel.operands, kernel.before = (a, b), (a.clone(), b.clone())
     kernel.guarded = GuardedOutput.allocate(problem, device)
     start = time.perf_counter()
     kernel.launch = kernel.spec.prepare(problem)
     kernel.result["prepare_s"] = time.perf_counter() - start
+    torch_state.raise_on_changes(expected)
     start = time.perf_counter()
     kernel.call()
     backend.synchronize()
     kernel.result["first_call_s"] = time.perf_counter() - start
+    torch_state.raise_on_changes(expected)
     # The precheck reads what the first call wrote into the poisoned, guarded
     # C: the same operands are then timed, with no second draw of inputs.
     kernel.result["precheck"] = check = kernel.verify(problem)
@@ -161,122 +156,6 @@ def _open_monitor() -> tuple[Any, str]:
     from gemmreg import gpu_monitor
 
     return gpu_monitor.open_monitor(0)
-
-
-def _heat_soak(kernels: list[_Kernel], clock: Any, policy: Policy, monitor: Any) -> dict[str, Any]:
-    """Untimed round-robin until the clock holds; returns the per-sample cost."""
-    cost: dict[str, list[float]] = {k.name: [] for k in kernels}
-    readings: list[Any] = []
-    calls = {k.name: 0 for k in kernels}
-    start = time.perf_counter()
-    steady = monitor is None
-    while True:
-        for kernel in kernels:
-            count = max(1, policy.soak_min_calls // 4)
-            t0 = time.perf_counter()
-            clock.samples(kernel.call, count)
-            cost[kernel.name].append((time.perf_counter() - t0) / count)
-            calls[kernel.name] += count
-        if monitor is not None:
-            from gemmreg import gpu_monitor
-
-            readings.append(monitor.read())
-            steady = gpu_monitor.clock_steady(readings, window_s=SOAK_WINDOW_S)
-        elapsed = time.perf_counter() - start
-        done = elapsed >= policy.soak_min_s and min(calls.values()) >= policy.soak_min_calls
-        if (done and steady) or elapsed >= policy.soak_max_s:
-            break
-    return {
-        "s": time.perf_counter() - start,
-        "calls": calls,
-        "steady": steady,
-        "sample_cost_s": {name: statistics.median(c[-3:]) for name, c in cost.items()},
-        "readings": [attrs.asdict(r) for r in readings[-5:]],
-    }
-
-
-def _slot(kernel: _Kernel, clock: Any, budget_s: float, cost_s: float) -> tuple[list[float], float]:
-    """One slot: samples until the slot has run for the budget, give or take
-    half a sample, so every kernel of a round is exposed for the same time."""
-    batch = max(1, round(budget_s / max(cost_s, 1e-9) / SLOT_BATCHES))
-    values: list[float] = []
-    start = time.perf_counter()
-    while True:
-        values += clock.samples(kernel.call, batch)
-        elapsed = time.perf_counter() - start
-        per_sample = elapsed / len(values)
-        remaining = budget_s - elapsed
-        if remaining <= per_sample / 2:
-            return values, elapsed
-        batch = max(1, min(batch, round(remaining / per_sample)))
-
-
-def _take_rounds(
-    kernels: list[_Kernel],
-    clock: Any,
-    policy: Policy,
-    cost_s: Mapping[str, float],
-    seed: int,
-    monitor: Any,
-) -> tuple[list[Round], str]:
-    names = [k.name for k in kernels]
-    by_name = {k.name: k for k in kernels}
-    budget = max(policy.slot_s, *cost_s.values())
-    taken: list[Round] = []
-    start = time.perf_counter()
-    index = 0
-    while True:
-        order = rounds.round_orders(names, index + 1, seed)[index]
-        readings = [monitor.read()] if monitor is not None else []
-        slot_ms, wall, samples = {}, {}, {}
-        for name in order:
-            values, wall[name] = _slot(by_name[name], clock, budget, cost_s[name])
-            slot_ms[name], samples[name] = statistics.median(values), len(values)
-        if monitor is not None:
-            readings.append(monitor.read())
-        dropped = None
-        if monitor is not None:
-            from gemmreg import gpu_monitor
-
-            dropped = gpu_monitor.round_drop_reason(readings)
-        taken.append(
-            Round(
-                order=tuple(order),
-                slot_ms=slot_ms,
-                slot_wall_s=wall,
-                samples=samples,
-                readings=tuple(attrs.asdict(r) for r in readings),
-                dropped=dropped,
-            )
-        )
-        index += 1
-        reason = rounds.stop_reason(taken, names, policy.stop, time.perf_counter() - start)
-        if reason:
-            return taken, reason
-
-
-def _graph_rounds(kernels: list[_Kernel], policy: Policy, seed: int) -> list[Round]:
-    graphs: dict[str, Graph] = {}
-    for kernel in kernels:
-        try:
-            per_call = statistics.median(kernel.result["round_ms"] or [GRAPH_FALLBACK_MS])
-            graphs[kernel.name] = Graph(kernel.call, Graph.calls_for(per_call))
-        except Exception as error:  # some launchers cannot be captured; say so
-            kernel.result["graph_error"] = f"{type(error).__name__}: {error}"
-    names = list(graphs)
-    taken = []
-    for index in range(policy.graph_rounds if len(names) else 0):
-        order = rounds.round_orders(names, index + 1, seed + 7)[index]
-        slot_ms, wall, samples = {}, {}, {}
-        for name in order:
-            graph = graphs[name]
-            replay_ms = max(graph.per_call_ms(1) * graph.calls, 1e-3)
-            replays = max(1, round(policy.slot_s * 1e3 / replay_ms))
-            t0 = time.perf_counter()
-            slot_ms[name] = graph.per_call_ms(replays)
-            wall[name], samples[name] = time.perf_counter() - t0, replays * graph.calls
-        taken.append(Round(order=tuple(order), slot_ms=slot_ms, slot_wall_s=wall, samples=samples))
-    return taken
 
 
 def device_profiles(
@@ -348,16 +227,34 @@ def measure_group(
         try:
             if _prepare(kernel, problem, seed, info.device):
                 ready.append(kernel)
+        except torch_state.StateChanged as error:  # blamed on this kernel, undone for the others
+            kernel.result.update(status="failed", reason=str(error))
+            torch_state.pin()
         except Exception as error:  # this kernel's failure; the others go on
             kernel.result.update(status="error", reason=f"{type(error).__name__}: {error}")
     if not ready:
         return result
+    expected = torch_state.pin()
     monitor, result["monitor"] = _open_monitor()
     note(f"timing {', '.join(k.name for k in ready)} in rounds")
-    result["soak"] = soak = _heat_soak(ready, clock, policy, monitor)
-    taken, result["stop_reason"] = _take_rounds(
-        ready, clock, policy, soak["sample_cost_s"], order_seed, monitor
-    )
+    result["soak"] = soak = round_loops.heat_soak(ready, clock, policy, monitor)
+    try:
+        taken, result["stop_reason"] = round_loops.take_rounds(
+            ready, clock, policy, soak["sample_cost_s"], order_seed, monitor, expected
+        )
+    except round_loops.ChangedInRounds as error:
+        # The others ran under the changed state: none of this process's rounds count.
+        for kernel in ready:
+            why = (
+                str(error.changed)
+                if kernel.name == error.kernel
+                else (f"rounds abandoned: {error.kernel}'s launch changed global state")
+            )
+            kernel.result.update(
+                status="failed" if kernel.name == error.kernel else "error", reason=why
+            )
+        torch_state.pin()
+        return result
     result["rounds"] = [attrs.asdict(r) for r in taken]
     for kernel in ready:
         kernel.result["round_ms"] = [r.slot_ms[kernel.name] for r in rounds.kept(taken)]
@@ -367,7 +264,7 @@ def measure_group(
             kernel.result.update(status="failed", reason=f"postcheck: {check['reason']}")
     if info.is_gpu:
         note("graph replays")
-        graphed = _graph_rounds(ready, policy, order_seed)
+        graphed = round_loops.graph_rounds(ready, policy, order_seed)
         result["graph_rounds"] = [attrs.asdict(r) for r in graphed]
         from gemmreg import device_activity
 

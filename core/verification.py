@@ -226,13 +226,36 @@ def check_case(
     """The verdict for one case: prepare once, run on two input sets.
 
     The second run uses fresh inputs, so a kernel that returns a cached
-    result fails it even when the first run passed.
+    result fails it even when the first run passed. torch's global state is
+    pinned first and checked after prepare and after each launch: a plugin
+    that changes it fails here, on its own row, not in the next plugin's.
 
     :param before_launch: Enqueued right before each launch of the kernel
         (the sanitizer pass's shared-memory poison), on the same stream.
     """
+    from gemmreg import torch_state
+
+    expected = torch_state.pin()
+    try:
+        return _check_case(spec, problem, seed, values, before_launch, expected)
+    except torch_state.StateChanged as error:
+        return {"passed": False, "reason": str(error)}
+
+
+def _check_case(
+    spec: KernelSpec,
+    problem: Problem,
+    seed: int,
+    values: str,
+    before_launch: Callable[[], None] | None,
+    expected: Any,
+) -> dict[str, Any]:
+    from gemmreg import torch_state
+
     device = backend.current().device
     launch = spec.prepare(problem)
+    torch_state.raise_on_changes(expected)
+    launch = torch_state.checked(launch, expected)
     if before_launch is not None:
         launch = _preceded(before_launch, launch)
     first = run_and_compare(spec, launch, problem, seed, device, values)
@@ -264,7 +287,19 @@ def refusal_case(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
 
     A kernel that silently computes something for a dtype or layout it never
     declared would compute garbage the day the core's checks stop guarding it.
+    A plugin that changes torch's global state fails, whether it raised or not.
     """
+    from gemmreg import torch_state
+
+    expected = torch_state.pin()
+    verdict = _refusal(spec, problem)
+    found = torch_state.changes(expected)
+    if found:
+        return {"passed": False, "reason": str(torch_state.StateChanged(found))}
+    return verdict
+
+
+def _refusal(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
     device = backend.current().device
     try:
         launch = spec.prepare(problem)

@@ -9,10 +9,16 @@ libraries are free to print on): ``ready`` after start-up, then ``start``,
 ``note`` (what it is doing, so a crash can be attributed) and ``done`` for
 each task, and ``retire`` when the worker stops early because its GPU context
 is unusable.
+
+Every task starts from the same pinned torch state (:mod:`gemmreg.torch_state`),
+so what one plugin changed never reaches the next; whatever a task's plugin
+code raises, ``SystemExit`` included, is that task's error. The worker dies
+with gemmreg (:mod:`gemmreg.lifeline`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -56,7 +62,21 @@ def _run_task(registry: Any, task: dict[str, Any], note: Any) -> dict[str, Any]:
     raise ValueError(f"unknown task kind {task['kind']!r}")
 
 
+def _mark_log(position: int) -> None:
+    """Separate this task's output from the previous one's in the worker's log."""
+    from gemmreg.isolation import TASK_MARKER
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a plugin may have replaced or closed it
+            stream.flush()
+    with contextlib.suppress(OSError):
+        os.write(1, ("\n" + TASK_MARKER.format(position) + "\n").encode())
+
+
 def main(argv: list[str]) -> int:
+    from gemmreg import lifeline
+
+    lifeline.hold_on()
     events = os.fdopen(int(argv[1]), "w", buffering=1)
 
     def emit(**event: Any) -> None:
@@ -64,12 +84,12 @@ def main(argv: list[str]) -> int:
         events.flush()
 
     job = json.loads(sys.stdin.readline() or "{}")
-    from gemmreg import backend
+    from gemmreg import backend, torch_state
     from gemmreg import registry as registry_module
-    from gemmreg.environment import pin_torch_precision
+    from gemmreg.loading import describe
 
     registry = registry_module.discover()
-    pin_torch_precision()
+    torch_state.pin()
     backend.initialize_device()
     emit(event="ready")
     tasks = job.get("tasks")
@@ -79,16 +99,20 @@ def main(argv: list[str]) -> int:
         emit(event="note", text=text)
 
     for position, task in enumerate(lines):
+        _mark_log(position)
         emit(event="start", task=position)
         try:
+            torch_state.pin()  # whatever the task before changed
             result = _run_task(registry, task, note)
-        except Exception as error:  # the kernel's failure is the task's result
+        except BaseException as error:  # the kernel's failure (even sys.exit) is the task's result
             text = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
             emit(
                 event="done",
                 task=position,
                 status="error",
-                error=f"{type(error).__name__}: {error}".strip(),
+                error=f"{type(error).__name__}: {error}".strip()
+                if isinstance(error, Exception)
+                else describe(error),
                 result={"traceback": text},
             )
             if not backend.device_healthy():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from gemmreg import timing
+from gemmreg import round_loops, timing
 from gemmreg.comparing import tile_efficiency
 from gemmreg.records import Problem
 
@@ -115,7 +115,7 @@ class FakeClock:
 
 def test_rounds_give_each_kernel_the_same_exposure_in_a_rotating_order(monkeypatch):
     fake = FakeTime()
-    monkeypatch.setattr(timing.time, "perf_counter", fake.perf_counter)
+    monkeypatch.setattr(round_loops.time, "perf_counter", fake.perf_counter)
     clock = FakeClock(fake, {"fast": 0.3, "mid": 1.7, "slow": 9.0})
     # Stand-ins for prepared kernels: the fake clock reads who ran.
     kernels = [
@@ -123,7 +123,7 @@ def test_rounds_give_each_kernel_the_same_exposure_in_a_rotating_order(monkeypat
     ]
     policy = timing.policy_for(gpu=False, repeats=6)
     cost = {"fast": 0.0003, "mid": 0.0017, "slow": 0.009}
-    taken, reason = timing._take_rounds(kernels, clock, policy, cost, seed=3, monitor=None)
+    taken, reason = round_loops.take_rounds(kernels, clock, policy, cost, seed=3, monitor=None)
     assert len(taken) == 6 and reason == "round cap (6)"
     budget = max(policy.slot_s, 0.009)
     for r in taken:
@@ -170,3 +170,62 @@ def test_the_profiling_task_runs_in_a_worker_and_says_why_there_is_no_profile(fa
     (outcome,) = isolation.run_tasks([task], task_timeout=120)
     assert outcome.status == "ok", outcome.error
     assert "no GPU" in outcome.result["fake_good"]["profile_unavailable"]
+
+
+def test_a_plugin_that_changes_global_state_fails_its_own_row_and_spares_the_other(fake_plugins):
+    """Once, a plugin that set the default dtype to float64 in prepare made
+    torch_ref fail its precheck in the same worker, and torch_ref was blamed."""
+    from gemmreg.comparing import run_compare
+    from gemmreg.registry import discover
+
+    fake_plugins("state_changers")
+    names = ["torch_ref", "fake_sets_float64", "fake_changes_in_launch"]
+    kernels = discover(
+        env={"GEMMREG_PLUGINS": "torch_ref"}, extra_plugins=["fake_plugins.state_changers"]
+    ).select(names)
+    report = run_compare(
+        kernels,
+        Problem(m=8, n=8, k=8),
+        processes=1,
+        seed=0,
+        clock="perf_counter",
+        device_name="cpu",
+        gpu=False,
+        repeats=2,
+        warmup=1,
+        cold=False,
+    )
+    runs = {r.kernel: r for r in report.runs}
+    assert runs["fake_sets_float64"].status == "failed"
+    assert "plugin changed global state: default dtype" in runs["fake_sets_float64"].reason
+    assert runs["fake_changes_in_launch"].status == "failed"  # at its first call
+    assert runs["torch_ref"].status == "timed"
+
+
+def test_a_launch_that_changes_state_during_the_rounds_voids_its_process(fake_plugins):
+    """Caught after the slot it happened in, blamed on that kernel; the
+    process's rounds count for no one, since the others ran under it."""
+    from gemmreg.comparing import run_compare
+    from gemmreg.registry import discover
+
+    fake_plugins("state_changers")
+    kernels = discover(
+        env={"GEMMREG_PLUGINS": "torch_ref"}, extra_plugins=["fake_plugins.state_changers"]
+    ).select(["torch_ref", "fake_changes_later"])
+    report = run_compare(
+        kernels,
+        Problem(m=8, n=8, k=8),
+        processes=1,
+        seed=0,
+        clock="perf_counter",
+        device_name="cpu",
+        gpu=False,
+        repeats=3,
+        warmup=1,
+        cold=False,
+    )
+    runs = {r.kernel: r for r in report.runs}
+    assert runs["fake_changes_later"].status == "failed"
+    assert "allow_tf32" in runs["fake_changes_later"].reason
+    assert runs["torch_ref"].status == "error"
+    assert "fake_changes_later's launch changed global state" in runs["torch_ref"].reason

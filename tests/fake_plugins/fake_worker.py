@@ -4,6 +4,7 @@ runner's handling of a worker that retires (as after a poisoned GPU context)."""
 import json
 import os
 import sys
+import time
 
 
 def main():
@@ -22,6 +23,8 @@ def main():
             events.write(json.dumps(done) + "\n")
             events.write(json.dumps({"event": "retire", "reason": "context poisoned"}) + "\n")
             return
+        if task["action"] == "hang":
+            time.sleep(3600)
         done = {"event": "done", "task": position, "status": "ok", "result": {"pid": os.getpid()}}
         events.write(json.dumps(done) + "\n")
 

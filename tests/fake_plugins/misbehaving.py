@@ -15,6 +15,10 @@ def segfault(a, b, out):
 
 
 def hang(a, b, out):
+    started = os.environ.get("FAKE_HANG_STARTED")
+    if started:  # tells a test that the worker is now inside the hung kernel
+        with open(started, "a") as marker:
+            marker.write(f"{os.getpid()}\n")
     time.sleep(3600)
 
 

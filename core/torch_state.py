@@ -1,0 +1,259 @@
+"""torch's process-wide settings, pinned before plugin code runs and checked after.
+
+Plugins share worker processes, and torch keeps global state that changes what
+a kernel computes: the default dtype, TF32 and reduced-precision switches,
+``float32_matmul_precision``, deterministic mode, the default device, and on a
+GPU the current device and stream. A plugin that flips one in ``prepare``
+would otherwise change the next plugin's result (a reference kernel failing
+its precheck after another plugin turned TF32 on). So every worker task starts from
+:func:`pin`, and the core calls :func:`changes` after the plugin's prepare and
+launch: a change is blamed on the plugin that made it, and the next
+:func:`pin` puts the pinned values back for the others.
+
+torch >= 2.9 also has a newer TF32 switch (``fp32_precision``); mixing it with
+the legacy one makes the legacy getters raise. A reading that raises is kept
+as text (``unreadable: ...``), which differs from the pinned value and so is
+reported too, and :func:`pin` resets the newer switch before the legacy one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import attrs
+
+PINNED_DEVICE = 0
+"""The CUDA device index every task starts on (the first visible device)."""
+
+_Launch = TypeVar("_Launch", bound=Callable[..., Any])
+
+Reading = Any
+"""A flag's value as torch reports it, or ``"unreadable: ..."`` if reading raised."""
+
+
+@attrs.frozen(kw_only=True)
+class TorchState:
+    """One reading of torch's global switches; equal readings mean same behaviour."""
+
+    default_dtype: Reading
+    default_device: Reading
+    matmul_allow_tf32: Reading
+    cudnn_allow_tf32: Reading
+    fp16_reduced_precision_reduction: Reading
+    bf16_reduced_precision_reduction: Reading
+    fp16_accumulation: Reading
+    """cuBLAS fp16 accumulation (torch >= 2.7); None where torch lacks it."""
+    float32_matmul_precision: Reading
+    fp32_precision: Reading
+    """The newer TF32 switches (global, matmul, cudnn) as one text; None before torch 2.9."""
+    deterministic_algorithms: Reading
+    device: int | None = None
+    """The current CUDA device; None while CUDA is not initialized in this process."""
+    stream: int | None = None
+    """The current stream's id on that device (the default stream's once pinned)."""
+
+
+LABELS = {
+    "default_dtype": "default dtype",
+    "default_device": "default device",
+    "matmul_allow_tf32": "cuda.matmul.allow_tf32",
+    "cudnn_allow_tf32": "cudnn.allow_tf32",
+    "fp16_reduced_precision_reduction": "cuda.matmul.allow_fp16_reduced_precision_reduction",
+    "bf16_reduced_precision_reduction": "cuda.matmul.allow_bf16_reduced_precision_reduction",
+    "fp16_accumulation": "cuda.matmul.allow_fp16_accumulation",
+    "float32_matmul_precision": "float32_matmul_precision",
+    "fp32_precision": "fp32_precision (global/matmul/cudnn)",
+    "deterministic_algorithms": "deterministic algorithms",
+    "device": "current CUDA device",
+    "stream": "current CUDA stream id",
+}
+"""How each field is named in a message and the manifest: torch's own spelling
+(under ``torch.backends``) where it has one."""
+
+
+def _read(getter: Any) -> Reading:
+    try:
+        value = getter()
+    except Exception as error:  # mixed TF32 APIs make torch's getters raise
+        return f"unreadable: {type(error).__name__}"
+    return str(value) if not isinstance(value, bool | int | type(None)) else value
+
+
+def current() -> TorchState:
+    """Read torch's global switches now (without initializing CUDA)."""
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    new_api = hasattr(torch.backends, "fp32_precision")
+    device = stream = None
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        device = torch.cuda.current_device()
+        stream = torch.cuda.current_stream(device).stream_id
+    return TorchState(
+        default_dtype=_read(torch.get_default_dtype),
+        default_device=_read(getattr(torch, "get_default_device", lambda: "cpu")),
+        matmul_allow_tf32=_read(lambda: matmul.allow_tf32),
+        cudnn_allow_tf32=_read(lambda: torch.backends.cudnn.allow_tf32),
+        fp16_reduced_precision_reduction=_read(
+            lambda: matmul.allow_fp16_reduced_precision_reduction
+        ),
+        bf16_reduced_precision_reduction=_read(
+            lambda: matmul.allow_bf16_reduced_precision_reduction
+        ),
+        fp16_accumulation=_read(lambda: getattr(matmul, "allow_fp16_accumulation", None)),
+        float32_matmul_precision=_read(torch.get_float32_matmul_precision),
+        fp32_precision=_read(
+            lambda: "/".join(
+                getattr(owner, "fp32_precision")  # noqa: B009 (absent before torch 2.9)
+                for owner in (torch.backends, matmul, torch.backends.cudnn)
+            )
+        )
+        if new_api
+        else None,
+        deterministic_algorithms=_read(torch.are_deterministic_algorithms_enabled),
+        device=device,
+        stream=stream,
+    )
+
+
+def _set(action: Any) -> None:
+    with contextlib.suppress(Exception):  # a switch this torch lacks, or left unreadable
+        action()
+
+
+def pin() -> TorchState:
+    """Set the pinned values and return the reading that results.
+
+    Pinned: float32 default dtype on the CPU device, IEEE fp32 (TF32 off,
+    ``float32_matmul_precision`` "highest"), no reduced-precision reductions
+    or fp16 accumulation, deterministic mode off, and where CUDA is initialized
+    device 0 and its default stream.
+    """
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    if hasattr(torch.backends, "fp32_precision"):
+        # The newer TF32 switch first: "none" hands the decision back to the legacy flags.
+        for owner in (
+            torch.backends,
+            matmul,
+            torch.backends.cudnn,
+            getattr(torch.backends.cudnn, "conv", None),
+            getattr(torch.backends.cudnn, "rnn", None),
+        ):
+            if owner is not None:
+                _set(lambda owner=owner: setattr(owner, "fp32_precision", "none"))
+    _set(lambda: torch.set_default_dtype(torch.float32))
+    if hasattr(torch, "set_default_device"):
+        _set(lambda: torch.set_default_device(None))
+    _set(lambda: torch.set_float32_matmul_precision("highest"))
+    _set(lambda: setattr(matmul, "allow_tf32", False))
+    _set(lambda: setattr(torch.backends.cudnn, "allow_tf32", False))
+    _set(lambda: setattr(matmul, "allow_fp16_reduced_precision_reduction", False))
+    _set(lambda: setattr(matmul, "allow_bf16_reduced_precision_reduction", False))
+    if hasattr(matmul, "allow_fp16_accumulation"):
+        _set(lambda: setattr(matmul, "allow_fp16_accumulation", False))
+    _set(lambda: torch.use_deterministic_algorithms(False))
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        _set(lambda: torch.cuda.set_device(PINNED_DEVICE))
+        _set(lambda: torch.cuda.set_stream(torch.cuda.default_stream(PINNED_DEVICE)))
+    return current()
+
+
+def restore(state: TorchState) -> None:
+    """Put back the switches of an earlier reading (where they were readable).
+
+    For discovery, which must leave the main process as it found it: that
+    state is torch's defaults, not the pinned values."""
+    import torch
+
+    matmul = torch.backends.cuda.matmul
+    pin()  # a known, readable starting point, then the recorded values
+    setters = {
+        "default_dtype": lambda v: torch.set_default_dtype(getattr(torch, v.split(".")[-1])),
+        "matmul_allow_tf32": lambda v: setattr(matmul, "allow_tf32", v),
+        "cudnn_allow_tf32": lambda v: setattr(torch.backends.cudnn, "allow_tf32", v),
+        "fp16_reduced_precision_reduction": lambda v: setattr(
+            matmul, "allow_fp16_reduced_precision_reduction", v
+        ),
+        "bf16_reduced_precision_reduction": lambda v: setattr(
+            matmul, "allow_bf16_reduced_precision_reduction", v
+        ),
+        "fp16_accumulation": lambda v: setattr(matmul, "allow_fp16_accumulation", v),
+        "deterministic_algorithms": torch.use_deterministic_algorithms,
+    }
+    # The precision string last but one: it sets matmul.allow_tf32 as a side effect.
+    _set(lambda: torch.set_float32_matmul_precision(state.float32_matmul_precision))
+    for field, setter in setters.items():
+        value = getattr(state, field)
+        if value is not None and not str(value).startswith("unreadable"):
+            _set(lambda setter=setter, value=value: setter(value))
+    # The legacy setters above also move the newer switches: put those back last.
+    owners = (torch.backends, matmul, torch.backends.cudnn)
+    if isinstance(state.fp32_precision, str) and state.fp32_precision.count("/") == 2:
+        for owner, value in zip(owners, state.fp32_precision.split("/"), strict=True):
+            _set(lambda owner=owner, value=value: setattr(owner, "fp32_precision", value))
+
+
+def differences(now: TorchState, expected: TorchState) -> list[str]:
+    """``now`` against ``expected``, one phrase per switch that differs.
+
+    A state read before CUDA was initialized expects device 0 and its default
+    stream once CUDA is: that is where a fresh context starts.
+    """
+    if expected.device is None and now.device is not None:
+        expected = attrs.evolve(expected, device=PINNED_DEVICE, stream=_default_stream_id())
+    found = []
+    for field in attrs.fields(TorchState):
+        got, want = getattr(now, field.name), getattr(expected, field.name)
+        if got != want:
+            found.append(f"{LABELS[field.name]} {got} (pinned {want})")
+    return found
+
+
+def _default_stream_id() -> int | None:
+    import torch
+
+    try:
+        return torch.cuda.default_stream(PINNED_DEVICE).stream_id
+    except Exception:
+        return None
+
+
+def changes(expected: TorchState) -> list[str]:
+    """How torch's global switches differ now from ``expected`` (a :func:`pin`
+    reading), e.g. ``default dtype torch.float64 (pinned torch.float32)``."""
+    return differences(current(), expected)
+
+
+def record(state: TorchState) -> dict[str, Any]:
+    """The reading as a manifest records it, under torch's own names."""
+    return {LABELS[field.name]: getattr(state, field.name) for field in attrs.fields(TorchState)}
+
+
+class StateChanged(Exception):
+    """Plugin code changed torch's global state: its own case fails with this."""
+
+    def __init__(self, found: list[str]):
+        self.changes = found
+        super().__init__(f"plugin changed global state: {'; '.join(found)}")
+
+
+def raise_on_changes(expected: TorchState) -> None:
+    """Raise :class:`StateChanged` if anything differs from ``expected``."""
+    found = changes(expected)
+    if found:
+        raise StateChanged(found)
+
+
+def checked(launch: _Launch, expected: TorchState) -> _Launch:
+    """``launch``, followed by :func:`raise_on_changes` after every call."""
+
+    def checked_launch(*args: Any, **kwargs: Any) -> Any:
+        result = launch(*args, **kwargs)
+        raise_on_changes(expected)
+        return result
+
+    return checked_launch  # type: ignore[return-value]
