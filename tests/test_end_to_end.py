@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 from conftest import run_gemmreg
 
@@ -11,7 +10,10 @@ RUNNABLE_ON_CPU = ("torch_ref", "triton_baseline", "triton_grouped", "triton_tun
 
 
 def test_check_passes_for_the_four_that_run_on_the_cpu():
-    done = run_gemmreg("check", "--format", "json")
+    """The command, end to end, on fp32. Every case of every dtype of every
+    built-in also runs in test_builtin_matrix.py: running fp16 and bf16 here
+    again cost two thirds of this test's two minutes and asserted nothing new."""
+    done = run_gemmreg("check", "--dtype", "fp32", "--format", "json")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads(done.stdout)
     cases = report["cases"]
@@ -26,12 +28,14 @@ def test_check_passes_for_the_four_that_run_on_the_cpu():
     assert report["counts"]["fail"] == 0
 
 
-def test_compare_prints_a_table_and_a_verdict_within_a_minute(tmp_path):
-    start = time.monotonic()
-    done = run_gemmreg("compare", "torch_ref", "triton_grouped", "--out", str(tmp_path))
-    elapsed = time.monotonic() - start
+def test_compare_prints_a_table_and_a_verdict(tmp_path):
+    """No wall-clock assertion: on a loaded machine the time cap stopped a
+    process before the sample minimum and this test failed (issue 12). A fixed
+    sample count takes the clock out of it; the adaptive rule is the timing
+    layer's to test. A small shape keeps the interpreted Triton calls cheap."""
+    args = ["torch_ref", "triton_grouped", "--shape", "64x64x64", "--repeats", "10"]
+    done = run_gemmreg("compare", *args, "--warmup", "2", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
-    assert elapsed < 60
     assert "range over 3 procs" in done.stdout
     assert "verdict: triton_grouped vs torch_ref:" in done.stdout
     assert "clock: perf_counter on the CPU" in done.stdout  # honestly labelled: no GPU events
@@ -45,10 +49,10 @@ def test_compare_prints_a_table_and_a_verdict_within_a_minute(tmp_path):
     runs = report["runs"]
     assert {r["process"] for r in runs} == {0, 1, 2}
     assert [r["cache"] for r in runs if r["process"] == 0] == ["cold", "cold"]
-    assert all(len(r["samples_ms"]) >= 10 and r["precheck"]["passed"] for r in runs)
+    assert all(len(r["samples_ms"]) == 10 and r["precheck"]["passed"] for r in runs)
     manifest = data["manifest"]
     assert manifest["backend"] == "cpu" and manifest["triton_interpreter"] is True
     assert manifest["precision_flags_pinned_in_workers"]["cuda.matmul.allow_tf32"] is False
     assert "triton_seed.py" in manifest["kernel_sources_sha256"]["triton_grouped"]
-    assert manifest["command"].endswith("compare torch_ref triton_grouped --out " + str(tmp_path))
+    assert manifest["command"].endswith(f"compare {' '.join(args)} --warmup 2 --out {tmp_path}")
     assert (tmp_path / "summary.csv").exists() and (tmp_path / "report.md").exists()
