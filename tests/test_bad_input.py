@@ -355,3 +355,13 @@ def test_refusing_starts_no_work_even_when_asked_to(cli_offline, monkeypatch):
     _only_plugins(monkeypatch, "torch_ref")
     with pytest.raises(WorkStarted):
         cli_offline("check", "--dtype", "fp32")
+
+
+def test_every_run_kept_as_evidence_still_reads():
+    """The checks refuse what is malformed, not what real runs contain: every
+    run.json recorded on the H200 passes them."""
+    recorded = sorted((REPO / "evidence").glob("**/run.json"))
+    assert len(recorded) >= 5
+    for path in recorded:
+        manifest, reports, _ = runs.load_run(path.parent)
+        assert reports and isinstance(manifest, dict), path
