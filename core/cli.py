@@ -1,18 +1,21 @@
 """The ``gemmreg`` command: list, check, compare.
 
-Exit codes: 0 success; 1 a check or comparison found a failure; 2 bad input
-(unknown plugin, malformed shape, bad option); 3 gemmreg itself went wrong;
-130 interrupted; 143 and 129 ended by SIGTERM and SIGHUP (workers killed
-first). Bad input gets one line, never a traceback
+Exit codes: 0 success; 1 a check or comparison found a failure (or an INVALID
+verdict), ``check`` ran nothing at all, or ``--strict`` found an unavailable or
+broken plugin; 2 bad input (unknown plugin, malformed shape, option out of
+bounds, unusable path, malformed saved run, fewer than two runnable plugins for
+``compare``), checked before any work starts; 3 gemmreg itself went wrong; 130
+interrupted (what finished is kept); 143 and 129 ended by SIGTERM and SIGHUP
+(workers killed first). Bad input gets one line, never a traceback
 (``GEMMREG_DEBUG=1`` shows tracebacks of gemmreg's own errors).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
-import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -20,16 +23,17 @@ from pathlib import Path
 from typing import Any
 
 from gemmreg import __version__
+from gemmreg import options as opt
+from gemmreg.options import UsageError, parse_shape, parse_shapes
+
+__all__ = ["UsageError", "build_parser", "main", "parse_shape", "parse_shapes"]
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 GPU_MAX_TIME_S = 3.0
 BENCH_MAX_TIME_S = 1.0
 """A sweep times many points: a shorter cap keeps 5 processes x many shapes affordable."""
-SHAPE_PATTERN = re.compile(r"^\s*(\d+)\s*[xX]\s*(\d+)\s*[xX]\s*(\d+)\s*$")
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported in one line, exit code 2."""
+MAX_MARGIN_PCT = 50.0
+"""An equivalence margin wider than this would call a 2x difference "equivalent"."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -37,45 +41,37 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def parse_shape(text: str) -> tuple[int, int, int]:
-    match = SHAPE_PATTERN.match(text)
-    dims = tuple(int(g) for g in match.groups()) if match else ()
-    if len(dims) != 3 or min(dims) < 1:
-        raise UsageError(
-            f"malformed shape {text!r}: expected MxNxK with positive integers, e.g. 512x512x512"
-        )
-    return dims
-
-
-def _choices(value: str | None, allowed: Sequence[str], what: str) -> list[str]:
-    """A comma-separated option checked against ``allowed``; empty means all of them."""
-    if not value:
-        return list(allowed)
-    chosen = [v.strip() for v in value.split(",") if v.strip()]
-    unknown = [v for v in chosen if v not in allowed]
-    if unknown or not chosen:
-        raise UsageError(
-            f"unknown {what} {', '.join(unknown) or value!r}: choose from {', '.join(allowed)}"
-        )
-    return chosen
-
-
-def _dtypes(value: str | None) -> list[str]:
+def _dtypes(value: str | None, option: str = "--dtype") -> list[str]:
     from gemmreg.records import DTYPES
 
-    return _choices(value, DTYPES, "dtype")
+    return opt.choices(value, DTYPES, "dtype", option)
 
 
 def _layouts(value: str | None) -> list[str]:
     from gemmreg.records import LAYOUTS
 
-    return _choices(value, LAYOUTS, "layout")
+    return opt.choices(value, LAYOUTS, "layout", "--layout")
 
 
-def _positive(name: str, value: int) -> int:
-    if value < 1:
-        raise UsageError(f"{name} must be at least 1, got {value}")
-    return value
+def _seed_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--seed",
+        type=opt.integer("--seed", 0, opt.MAX_SEED),
+        default=None,
+        help=f"0 to {opt.MAX_SEED}",
+    )
+
+
+def _out_option(parser: argparse.ArgumentParser, help: str) -> None:
+    parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
+
+
+def _strict_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"exit 1 when {what} an unavailable plugin or a plugin that failed to load (BROKEN)",
+    )
 
 
 TIMEOUT_HELP = (
@@ -97,40 +93,41 @@ def _timing_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
     parser.add_argument(
         "--processes",
-        type=int,
+        type=opt.integer("--processes", 1, opt.MAX_PROCESSES),
         default=None,
-        help="independent worker processes (default: 5 on a GPU, 3 on the CPU)",
+        help=f"independent worker processes, 1 to {opt.MAX_PROCESSES} "
+        "(default: 5 on a GPU, 3 on the CPU)",
     )
     parser.add_argument(
         "--repeats",
-        type=int,
+        type=opt.integer("--repeats", 1, opt.MAX_REPEATS),
         default=None,
-        help="fixed number of rounds per process (default: rounds until every pair's "
-        "paired ratio is known to +-0.5%%, capped)",
+        help=f"fixed number of rounds per process, 1 to {opt.MAX_REPEATS} (default: rounds "
+        "until every pair's paired ratio is known to +-0.5%%, capped)",
     )
     parser.add_argument(
         "--warmup",
-        type=int,
+        type=opt.integer("--warmup", 0, opt.MAX_WARMUP),
         default=None,
-        help="minimum heat-soak calls per plugin (default: >= 10 calls, >= 0.25 s and a "
-        "steady SM clock on a GPU)",
+        help=f"minimum heat-soak calls per plugin, 0 to {opt.MAX_WARMUP} (default: >= 10 "
+        "calls, >= 0.25 s and a steady SM clock on a GPU)",
     )
     parser.add_argument(
         "--max-time",
-        type=float,
+        type=opt.number("--max-time", 0.0, opt.MAX_TIME_S, low_open=True),
         default=None,
         dest="max_time",
-        help="cap on the seconds of rounds per process "
+        help=f"cap on the seconds of rounds per process, above 0 up to {opt.MAX_TIME_S:g} "
         f"(default: {GPU_MAX_TIME_S:g} on a GPU; bench: {BENCH_MAX_TIME_S:g})",
     )
     parser.add_argument(
         "--margin",
-        type=float,
+        type=opt.number("--margin", 0.0, MAX_MARGIN_PCT, low_open=True),
         default=None,
         help="equivalence margin in percent: an interval inside +-MARGIN%% is EQUIVALENT "
-        "(default 1)",
+        f"(above 0 up to {MAX_MARGIN_PCT:g}; default 1)",
     )
-    parser.add_argument("--seed", type=int, default=None)
+    _seed_option(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -142,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
         "list", help="every plugin, where it came from, and whether it runs here"
     )
     listing.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    _strict_option(listing, "it lists")
 
     check = commands.add_parser("check", help="run the correctness cases (exit 1 on any failure)")
     check.add_argument("names", nargs="*", help="plugins to check (default: all)")
@@ -162,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--dtype", help="comma-separated dtypes (default: all)")
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
-    check.add_argument("--seed", type=int, default=None)
+    _seed_option(check)
     check.add_argument(
         "--timeout",
         type=float,
@@ -171,9 +169,8 @@ def build_parser() -> argparse.ArgumentParser:
         + "; after a plugin's first timeout its remaining cases are skipped",
     )
     check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
-    check.add_argument(
-        "--out", type=Path, help="also write the table, JSON and manifest into this directory"
-    )
+    _out_option(check, "also write the table, JSON and manifest into this directory")
+    _strict_option(check, "it checks")
     check.add_argument(
         "--sanitize",
         nargs="?",
@@ -193,9 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--dtype", default="fp32")
     _timing_options(compare)
     compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
-    compare.add_argument(
-        "--out", type=Path, help="also save the run (tables, CSV, samples, manifest) here"
-    )
+    _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
     bench.add_argument("names", nargs="+", help="plugins to time")
@@ -206,19 +201,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     _timing_options(bench)
-    bench.add_argument("--out", type=Path, help="save the run here (default: runs/bench-<time>)")
+    _out_option(bench, "save the run here (default: runs/bench-<time>)")
 
     report = commands.add_parser("report", help="render a saved run, or compare two runs")
-    report.add_argument("runs", nargs="+", type=Path, help="RUN, or BEFORE AFTER")
+    report.add_argument("runs", nargs="+", type=opt.path("run"), help="RUN, or BEFORE AFTER")
     report.add_argument(
         "--threshold",
-        type=float,
+        type=opt.number("--threshold", 0.0, opt.MAX_THRESHOLD_PCT),
         default=None,
-        help="percent slowdown that counts as a regression (default 5)",
+        help="percent slowdown that counts as a regression, 0 to "
+        f"{opt.MAX_THRESHOLD_PCT:g} (default 5)",
     )
     report.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     report.add_argument(
-        "--plot", type=Path, help="write TFLOP/s and roofline plots here (needs matplotlib)"
+        "--plot",
+        type=opt.path("--plot"),
+        help="write TFLOP/s and roofline plots here (needs matplotlib)",
     )
     report.add_argument(
         "--verdicts",
@@ -232,10 +230,43 @@ def _progress(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
 
 
+def _error(text: str) -> None:
+    """One line on stderr for a failure that is not bad input (exit 1)."""
+    print(f"gemmreg: {' '.join(text.splitlines())}", file=sys.stderr, flush=True)
+
+
+def _strict_failures(kernels: Sequence[Any], issues: Sequence[Any]) -> list[str]:
+    """What ``--strict`` fails on: plugins that cannot run here, and plugins
+    that failed to load (a blocked plugin was the user's choice)."""
+    from gemmreg.availability import unavailable_reason
+
+    unavailable = [
+        f"plugin {k.name!r} is unavailable: {reason}"
+        for k in kernels
+        if (reason := unavailable_reason(k.spec))
+    ]
+    broken = [
+        f"plugin {i.origin.plugin!r} is BROKEN: {i.stage}: {i.reason}"
+        for i in issues
+        if i.stage != "blocked"
+    ]
+    return unavailable + broken
+
+
+def _fail_strict(failures: Sequence[str]) -> int:
+    for failure in failures:
+        _error(f"strict: {failure}")
+    return EXIT_FAILURE if failures else EXIT_OK
+
+
 def cmd_list(args: argparse.Namespace) -> int:
+    """Exit 0 even with BROKEN rows (listing them is the point), unless --strict."""
     from gemmreg import registry, render
 
-    print(render.list_table(registry.discover(), args.format))
+    found = registry.discover()
+    print(render.list_table(found, args.format))
+    if args.strict:
+        return _fail_strict(_strict_failures(found.select([]), found.issues))
     return EXIT_OK
 
 
@@ -245,27 +276,37 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     tools = _sanitize_tools(args.sanitize)
     timeout = _timeout(args.timeout)
+    dtypes, layouts = _dtypes(args.dtype), _layouts(args.layout)
+    _check_names("check", args.names, 0)
     found = registry.discover()
     kernels = found.select(args.names)
+    if args.out is not None:
+        opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
     level = args.level or "quick"
-    dtypes, layouts = _dtypes(args.dtype), _layouts(args.layout)
     cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:
         cases = [attrs.evolve(case, seed=args.seed) for case in cases]
 
+    results: list[checking.CaseResult] = []
+
     def progress(result: checking.CaseResult) -> None:
+        results.append(result)  # kept as they finish, so that Ctrl-C loses none
         if result.status != "skip":
             _progress(f"  {result.id}: {result.status}")
 
     manifest = environment.manifest(kernels, level=level) if args.out is not None else {}
-    results = checking.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
-    if tools:
-        sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
-        if args.seed is not None:
-            sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
-        results += _sanitize(kernels, sanitize_cases, tools, args.out, manifest, progress)
-    print(render.check_table(results, args.format))
+    interrupted = False
+    try:
+        checking.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
+        if tools:
+            sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
+            if args.seed is not None:
+                sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
+            _sanitize(kernels, sanitize_cases, tools, args.out, manifest, progress)
+    except KeyboardInterrupt:
+        interrupted = True
+    print(_check_output(results, args.format, interrupted))
     summary = {}
     if tools and args.format != "json":
         print("\n" + render.sanitize_summary(results, args.format))
@@ -276,9 +317,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             args.out,
             {
                 **summary,
-                "check.txt": render.check_table(results, "table"),
-                "check.md": render.check_table(results, "markdown"),
-                "check.json": render.check_table(results, "json"),
+                "check.txt": _check_output(results, "table", interrupted),
+                "check.md": _check_output(results, "markdown", interrupted),
+                "check.json": _check_output(results, "json", interrupted),
                 "manifest.json": render.dumps(manifest),
             },
         )
@@ -287,7 +328,38 @@ def cmd_check(args: argparse.Namespace) -> int:
             _progress(
                 f"warning: plugin {issue.origin.plugin!r} not loaded: {issue.stage}: {issue.reason}"
             )
-    return checking.exit_code(results)
+    if interrupted:
+        _progress(f"gemmreg: interrupted: {len(results)} finished cases kept, marked partial")
+        return EXIT_INTERRUPTED
+    code = checking.exit_code(results)
+    if not any(r.status != "skip" and r.kind != "refusal" for r in results):
+        _error(f"nothing ran: {_why_nothing_ran(kernels, results)}")
+        code = EXIT_FAILURE
+    if args.strict:
+        issues = found.issues if not args.names else []
+        code = max(code, _fail_strict(_strict_failures(kernels, issues)))
+    return code
+
+
+PARTIAL_CHECK_BANNER = "[PARTIAL: check interrupted; only the cases below finished]"
+
+
+def _check_output(results: Sequence[Any], fmt: str, interrupted: bool) -> str:
+    """The check table, marked partial after Ctrl-C (a ``partial`` key in JSON)."""
+    from gemmreg import render
+
+    text = render.check_table(results, fmt)
+    if fmt == "json":
+        return render.dumps({"partial": interrupted, **json.loads(text)})
+    return f"{PARTIAL_CHECK_BANNER}\n\n{text}" if interrupted else text
+
+
+def _why_nothing_ran(kernels: Sequence[Any], results: Sequence[Any]) -> str:
+    if not kernels:
+        return "no plugin loaded (see gemmreg list)"
+    reasons = dict.fromkeys(f"{r.kernel}: {r.reason}" for r in results if r.kind != "refusal")
+    shown = "; ".join(list(reasons)[:3]) + ("; ..." if len(reasons) > 3 else "")
+    return f"every case was skipped ({shown})"
 
 
 def _sanitize_tools(value: str | None) -> tuple[str, ...]:
@@ -342,48 +414,19 @@ def _sanitize(
     return sanitizing.run_pass(kernels, cases, tools, kind, log_dir, on_result=progress)
 
 
-def parse_shapes(text: str) -> list[tuple[int, int, int]]:
-    """``512x512x512``, ``1024`` (a square) and ``256:1024:256`` (squares, inclusive)."""
-    shapes: list[tuple[int, int, int]] = []
-    for item in (part.strip() for part in text.split(",")):
-        if re.fullmatch(r"\d+", item):
-            size = int(item)
-            shapes.append(parse_shape(f"{size}x{size}x{size}"))
-        elif ":" in item:
-            parts = item.split(":")
-            if len(parts) != 3 or not all(p.isdigit() for p in parts) or int(parts[2]) < 1:
-                raise UsageError(
-                    f"malformed range {item!r}: expected START:STOP:STEP, e.g. 256:4096:256"
-                )
-            start, stop, step = map(int, parts)
-            if start < 1 or stop < start:
-                raise UsageError(f"malformed range {item!r}: need 1 <= START <= STOP")
-            shapes += [(n, n, n) for n in range(start, stop + 1, step)]
-        else:
-            shapes.append(parse_shape(item))
-    return shapes
-
-
 class _Timing:
-    """The timing options, checked, with the backend's defaults filled in."""
+    """The timing options (bounded by argparse) with the backend's defaults filled in."""
 
     def __init__(self, args: argparse.Namespace, gpu: bool):
         from gemmreg import comparing, stats
 
         default = comparing.GPU_DEFAULT_PROCESSES if gpu else comparing.CPU_DEFAULT_PROCESSES
-        self.processes = _positive("--processes", args.processes or default)
-        self.repeats = None if args.repeats is None else _positive("--repeats", args.repeats)
-        if args.warmup is not None and args.warmup < 0:
-            raise UsageError(f"--warmup must be at least 0, got {args.warmup}")
-        self.warmup = args.warmup
-        self.seed = args.seed if args.seed is not None else 20260719
-        if args.max_time is not None and not args.max_time > 0:
-            raise UsageError(f"--max-time must be positive, got {args.max_time}")
-        self.max_time_s = args.max_time
-        margin = 100 * stats.DEFAULT_MARGIN if args.margin is None else args.margin
-        if not (math.isfinite(margin) and 0 < margin < 100):
-            raise UsageError(f"--margin must be a percent between 0 and 100, got {args.margin}")
-        self.margin = margin / 100
+        self.processes: int = args.processes if args.processes is not None else default
+        self.repeats: int | None = args.repeats
+        self.warmup: int | None = args.warmup
+        self.seed: int = args.seed if args.seed is not None else 20260719
+        self.max_time_s: float | None = args.max_time
+        self.margin: float = stats.DEFAULT_MARGIN if args.margin is None else args.margin / 100
         self.task_timeout = _timeout(args.timeout)
 
 
@@ -432,33 +475,34 @@ def _time_one(
     )
 
 
-def _check_names(names: Sequence[str], minimum: int) -> None:
+def _check_names(command: str, names: Sequence[str], minimum: int) -> None:
     if len(names) < minimum:
-        raise UsageError(f"needs at least {'two plugins' if minimum == 2 else 'one plugin'}")
+        need = "two plugins" if minimum == 2 else "one plugin"
+        raise UsageError(f"{command} needs at least {need}")
     if len(set(names)) != len(names):
-        raise UsageError("names a plugin twice")
+        raise UsageError(f"{command} names a plugin twice")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from gemmreg import backend, comparing, environment, registry, render_compare, runs
+    from gemmreg import backend, comparing, environment, preflight, registry, render_compare, runs
     from gemmreg.records import Problem
 
-    try:
-        _check_names(args.names, 2)
-    except UsageError as error:
-        raise UsageError(f"compare {error}") from None
+    _check_names("compare", args.names, 2)
     dtype = _dtypes(args.dtype)
     if len(dtype) != 1:
         raise UsageError("compare takes one --dtype")
     info = backend.current()
-    shape = (
-        parse_shape(args.shape)
-        if args.shape
-        else (comparing.GPU_DEFAULT_SHAPE if info.is_gpu else comparing.CPU_DEFAULT_SHAPE)
-    )
+    if args.shape is not None:
+        shape = parse_shape(args.shape)
+    else:
+        shape = comparing.GPU_DEFAULT_SHAPE if info.is_gpu else comparing.CPU_DEFAULT_SHAPE
+    preflight.refuse_unfit([(shape, dtype[0])], info)
     timing = _Timing(args, info.is_gpu)
     kernels = registry.discover().select(args.names)
     problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype[0])
+    preflight.require_runnable(kernels, [problem], 2, "compare")
+    if args.out is not None:
+        opt.writable_directory(args.out, "--out")
     _progress(
         f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} on {info.kind} "
         f"({info.device_name}): {timing.processes} processes"
@@ -501,29 +545,37 @@ def _failed(reports: Sequence[Any]) -> bool:
 def cmd_bench(args: argparse.Namespace) -> int:
     import datetime
 
-    from gemmreg import backend, comparing, environment, registry, runs
+    from gemmreg import backend, comparing, environment, preflight, registry, runs
     from gemmreg.records import Problem
 
-    _check_names(args.names, 1)
+    _check_names("bench", args.names, 1)
     shapes = parse_shapes(args.shape)
     dtypes = _dtypes(args.dtype)
+    points = [(shape, dtype) for dtype in dtypes for shape in shapes]
+    if len(points) > opt.MAX_SWEEP_POINTS:
+        raise UsageError(
+            f"{len(shapes)} shapes x {len(dtypes)} dtypes make {len(points)} points; "
+            f"bench takes at most {opt.MAX_SWEEP_POINTS}"
+        )
     info = backend.current()
+    preflight.refuse_unfit(points, info)
     timing = _Timing(args, info.is_gpu)
     if timing.max_time_s is None and info.is_gpu:
         timing.max_time_s = BENCH_MAX_TIME_S
     kernels = registry.discover().select(args.names)
+    problems = [Problem(m=s[0], n=s[1], k=s[2], dtype=d) for s, d in points]
+    preflight.require_runnable(kernels, problems, 1, "bench")
     out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
+    opt.writable_directory(out, "--out")
     manifest = environment.manifest(kernels, seed=timing.seed, shapes=args.shape, dtypes=dtypes)
-    points = [(shape, dtype) for dtype in dtypes for shape in shapes]
     reports: list[Any] = []
     partial = False
     # One pool of timing workers serves every point: their start-up is paid once.
     pool = comparing.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
     pool.start()
     try:
-        for index, (shape, dtype) in enumerate(points, 1):
-            problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype)
-            label = f"[{index}/{len(points)}] {problem.shape} {dtype}: "
+        for index, problem in enumerate(problems, 1):
+            label = f"[{index}/{len(points)}] {problem.shape} {problem.dtype}: "
             _progress(f"{label}timing {', '.join(args.names)}")
             report = _flag_shared(_time_one(kernels, problem, timing, info, label, pool), manifest)
             reports.append(report)
@@ -578,14 +630,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     except runs.RunError as error:
         raise UsageError(str(error)) from None
     if args.plot is not None:
+        import importlib.util
+
         from gemmreg import plots
 
+        if importlib.util.find_spec("matplotlib") is None:
+            raise UsageError("--plot needs matplotlib: pip install 'gemmreg[plot]'")
+        opt.writable_directory(args.plot, "--plot")
         written = plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
         _progress(f"plots written: {', '.join(str(p) for p in written)}")
     if len(loaded) == 1:
         _, reports, partial = loaded[0]
         if partial:
-            print("[PARTIAL run: interrupted before the last point]")
+            _progress("gemmreg: PARTIAL run: interrupted before the last point")
         if args.verdicts:
             print(render_compare.verdict_table(reports, args.format))
         elif args.format in ("csv", "json"):
@@ -640,8 +697,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         terminated = interrupts.termination_signal()  # a command that kept partial results
         return 128 + terminated if terminated else code
     except (UsageError, UnknownKernelError) as error:
-        message = error.args[0] if error.args else str(error)
-        print(f"gemmreg: error: {message}", file=sys.stderr)
+        message = str(error.args[0] if error.args else error)
+        print(f"gemmreg: error: {' '.join(message.splitlines())}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt as error:
         if isinstance(error, interrupts.Terminated):

@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from gemmreg import render, render_compare
-from gemmreg.timing_records import CompareReport
+from gemmreg import render, render_compare, run_schema
+from gemmreg.timing_records import CompareReport, upgrade
 
 RUN_FILE = "run.json"
 
@@ -54,13 +54,60 @@ def report_from_dict(data: dict[str, Any]) -> CompareReport:
 
 
 def load_run(directory: Path) -> tuple[dict[str, Any], list[CompareReport], bool]:
-    """(manifest, reports, partial) of a saved run."""
+    """(manifest, reports, partial) of a saved run. Whatever is wrong with the
+    directory or its ``run.json`` is a :class:`RunError` naming it, never a crash."""
     path = directory / RUN_FILE
+    data = _read_json(directory, path)
+    if isinstance(data, dict) and isinstance(data.get("reports"), list):
+        data["reports"] = [upgrade(report) for report in data["reports"]]
     try:
-        data = json.loads(path.read_text())
+        run_schema.check_run(data, CompareReport)
+    except run_schema.SchemaError as error:
+        raise RunError(f"{path} is not a readable gemmreg run: {error}") from None
+    except RecursionError:
+        raise RunError(f"{path} is not a readable gemmreg run: nested too deeply") from None
+    try:
         reports = [report_from_dict(r) for r in data["reports"]]
+    except Exception as error:  # the records' own validators have the last word
+        raise RunError(
+            f"{path} is not a readable gemmreg run: {type(error).__name__}: {error}"
+        ) from None
+    return data.get("manifest", {}), reports, bool(data.get("partial"))
+
+
+def _non_finite(name: str) -> str:
+    # JSON has no NaN or Infinity; Python's json reads them anyway. Kept as
+    # strings, so that the schema refuses them like the writer's "nan".
+    return name
+
+
+def _read_json(directory: Path, path: Path) -> Any:
+    """The parsed ``run.json``, or a RunError saying why there is none."""
+    try:
+        present, folder = directory.exists(), directory.is_dir()
+    except (OSError, ValueError) as error:
+        raise RunError(f"cannot read {directory}: {_why(error)}") from None
+    if not present:
+        raise RunError(f"{directory}: no such run directory")
+    if not folder:
+        raise RunError(f"{directory} is a file: name the run's directory, which holds {RUN_FILE}")
+    try:
+        text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise RunError(f"{directory} is not a gemmreg run (no {RUN_FILE})") from None
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
-        raise RunError(f"{path} is not a readable gemmreg run: {error}") from None
-    return data.get("manifest", {}), reports, bool(data.get("partial"))
+    except IsADirectoryError:
+        raise RunError(f"{path} is a directory, not a file") from None
+    except UnicodeDecodeError as error:
+        raise RunError(f"{path} is not UTF-8 text (bad byte at offset {error.start})") from None
+    except (OSError, ValueError) as error:
+        raise RunError(f"cannot read {path}: {_why(error)}") from None
+    try:
+        return json.loads(text, parse_constant=_non_finite)
+    except RecursionError:
+        raise RunError(f"{path} is not a readable gemmreg run: nested too deeply") from None
+    except ValueError as error:  # JSONDecodeError, or an integer too long to convert
+        raise RunError(f"{path} is not a readable gemmreg run: not JSON: {error}") from None
+
+
+def _why(error: Exception) -> str:
+    return getattr(error, "strerror", None) or str(error)

@@ -6,6 +6,7 @@ saved runs read them, and ``from_dict`` rebuilds them from a saved run.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -14,7 +15,15 @@ import attrs
 from gemmreg.records import Problem
 from gemmreg.stats import Interval
 
-VerdictWord = Literal["faster", "slower", "equivalent", "inconclusive", "invalid", "no verdict"]
+VerdictWord = Literal[
+    "faster",
+    "slower",
+    "equivalent",
+    "inconclusive",
+    "invalid",
+    "no verdict",
+    "indistinguishable",  # schema 1 only: saved runs keep the words they were judged with
+]
 Regime = Literal["end-to-end", "graph replay", "device kernels"]
 SCHEMA = 2
 """Saved-run layout. 1: adaptive per-kernel sampling (samples per process);
@@ -180,9 +189,7 @@ class CompareReport:
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:
         """Rebuild a report saved with ``render.dumps`` (inf/nan kept as strings)."""
-        data = _floats(data)
-        if data.get("schema", 1) == 1:
-            data = _from_schema_1(data)
+        data = upgrade(_floats(data))
 
         def verdict(v: Mapping[str, Any]) -> Verdict:
             regimes = tuple(
@@ -220,6 +227,15 @@ def _floats(value: Any) -> Any:
 def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
     names = {f.name for f in attrs.fields(cls)}
     return {k: v for k, v in data.items() if k in names}
+
+
+def upgrade(data: Any) -> Any:
+    """A saved report in today's layout: schema 1 is converted, anything else
+    (today's, or not a report at all, for the schema check to name) is kept."""
+    if isinstance(data, dict) and "schema" not in data and isinstance(data.get("runs"), list):
+        with contextlib.suppress(AttributeError, TypeError, KeyError):
+            return _from_schema_1(data)
+    return data
 
 
 def _from_schema_1(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 
-from conftest import run_gemmreg
+from conftest import BUILT_INS, run_gemmreg
 
 RUNNABLE_ON_CPU = ("torch_ref", "triton_baseline", "triton_grouped", "triton_tuned")
 
 
 def test_check_passes_for_the_four_that_run_on_the_cpu():
-    done = run_gemmreg("check", "--format", "json")
+    """The command, end to end, on fp32 and the built-ins. Every case of every
+    dtype of every built-in also runs in test_builtin_matrix.py, and the
+    split-K example's in its own tests: running them here again cost most of
+    this test's two and a half minutes and asserted nothing new."""
+    done = run_gemmreg("check", *BUILT_INS, "--dtype", "fp32", "--format", "json")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads(done.stdout)
     cases = report["cases"]
@@ -26,7 +30,12 @@ def test_check_passes_for_the_four_that_run_on_the_cpu():
 
 
 def test_compare_prints_a_table_and_a_verdict(tmp_path):
-    done = run_gemmreg("compare", "torch_ref", "triton_grouped", "--out", str(tmp_path))
+    """No wall-clock assertion: on a loaded machine the time cap stopped a
+    process before the sample minimum and this test failed (issue 12). A fixed
+    number of rounds takes the clock out of it; the stopping rule is the timing
+    layer's to test. A small shape keeps the interpreted Triton calls cheap."""
+    args = ["torch_ref", "triton_grouped", "--shape", "32x32x32", "--repeats", "5"]
+    done = run_gemmreg("compare", *args, "--warmup", "2", "--out", str(tmp_path))
     assert done.returncode == 0, done.stderr[-3000:]
     assert "range over 3 procs" in done.stdout
     assert "verdict: triton_grouped vs torch_ref:" in done.stdout
@@ -45,12 +54,12 @@ def test_compare_prints_a_table_and_a_verdict(tmp_path):
         "torch_ref": "ok",
         "triton_grouped": "ok",
     }
-    assert all(len(r["round_ms"]) >= 5 and r["precheck"]["passed"] for r in runs)
+    assert all(len(r["round_ms"]) == 5 and r["precheck"]["passed"] for r in runs)
     for record in report["records"]:  # both kernels in every round of every process
-        assert record["rounds"] >= 5 and record["log_ratios"]["end-to-end"]
+        assert record["rounds"] == 5 and record["log_ratios"]["end-to-end"]
     manifest = data["manifest"]
     assert manifest["backend"] == "cpu" and manifest["triton_interpreter"] is True
     assert manifest["precision_flags_pinned_in_workers"]["cuda.matmul.allow_tf32"] is False
     assert "triton_seed.py" in manifest["kernel_sources_sha256"]["triton_grouped"]
-    assert manifest["command"].endswith("compare torch_ref triton_grouped --out " + str(tmp_path))
+    assert manifest["command"].endswith(f"compare {' '.join(args)} --warmup 2 --out {tmp_path}")
     assert (tmp_path / "summary.csv").exists() and (tmp_path / "report.md").exists()

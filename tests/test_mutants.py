@@ -24,11 +24,22 @@ MUTANTS = [
 BAD = {"fail", "crashed", "error", "timeout"}
 
 
+SHAPES = {"64x64x64", "64x64x65", "65x64x64", "17x19x23"}
+"""The cases the tests below read: an aligned square, a tail on K and on M, and
+the seed's odd shape. Only these run (the mutants under the interpreter once
+took two minutes over the whole quick matrix); each test below asserts on
+named cases, so none of them sees less."""
+
+
 @pytest.fixture(scope="module")
 def results():
     with only_extra_plugins(["mutants.triton_mutants"]):
         kernels = discover().select(MUTANTS)
-        cases = matrix.build("quick", gpu=False, dtypes=["fp32"])
+        cases = [
+            case
+            for case in matrix.build("quick", gpu=False, dtypes=["fp32"], layouts=["rowmajor"])
+            if case.problem.shape in SHAPES and case.values == "normal"
+        ]
         found = checking.run_check(kernels, cases, gpu=False)
     return {r.id: r for r in found}
 

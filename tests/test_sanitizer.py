@@ -13,6 +13,7 @@ import pytest
 from conftest import run_gemmreg
 from gemmreg import matrix, render, sanitizer, sanitizing
 from gemmreg.registry import discover
+from offline_cli import forbid_work, run_main
 
 TESTS = Path(__file__).parent
 FAKE = TESTS / "fake_sanitizer" / "compute-sanitizer"
@@ -87,11 +88,11 @@ def test_cli_skips_the_pass_on_the_cpu_with_the_reason():
 
 
 @pytest.mark.parametrize("value", ["bogus", "racecheck,bogus", "torch_ref"])
-def test_cli_rejects_an_unknown_tool_in_one_line(value):
-    done = run_gemmreg("check", "--sanitize", value)
-    assert done.returncode == 2
-    assert done.stderr.count("\n") == 1
-    assert "unknown sanitizer tool" in done.stderr and "--sanitize=TOOLS" in done.stderr
+def test_cli_rejects_an_unknown_tool_in_one_line(value, monkeypatch, capsys):
+    forbid_work(monkeypatch)  # in-process: refused before any work, in one line
+    outcome = run_main(["check", "--sanitize", value], capsys)
+    outcome.assert_refused()
+    assert "unknown sanitizer tool" in outcome.err and "--sanitize=TOOLS" in outcome.err
 
 
 def test_pytest_plugin_option_skips_on_the_cpu(tmp_path):

@@ -1,0 +1,56 @@
+"""The command line called in-process, with every way of starting work made to
+fail the test: bad input must be refused before any of it begins."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+import pytest
+from gemmreg import checking, cli, comparing, environment, isolation, plots, sanitizing
+
+WORK = (
+    (isolation, "run_tasks"),
+    (checking, "run_check"),
+    (comparing, "run_compare"),
+    (sanitizing, "run_pass"),
+    (environment, "manifest"),
+    (plots, "write_plots"),
+)
+"""Every entry to worker processes, timing, environment probing and plotting."""
+
+
+class WorkStarted(BaseException):
+    """Raised where work would start. A BaseException, so that the CLI's own
+    handlers (which turn Exceptions into exit 3) cannot hide it."""
+
+
+def forbid_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    for module, name in WORK:
+
+        def refuse(*args: object, _name: str = name, **kwargs: object) -> None:
+            raise WorkStarted(_name)
+
+        monkeypatch.setattr(module, name, refuse)
+
+
+@attrs.frozen
+class Outcome:
+    code: int
+    out: str
+    err: str
+
+    def assert_refused(self) -> None:
+        """Exit 2, exactly one line on stderr, nothing on stdout, no traceback."""
+        lines = self.err.splitlines()
+        assert self.code == cli.EXIT_USAGE, (self.code, self.err)
+        assert len(lines) == 1 and lines[0].startswith("gemmreg: error: "), self.err
+        assert "Traceback" not in self.err
+        assert self.out == ""
+
+
+def run_main(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    capsys.readouterr()
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return Outcome(code=code, out=captured.out, err=captured.err)
