@@ -695,7 +695,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         code = COMMANDS[args.command](args)
         terminated = interrupts.termination_signal()  # a command that kept partial results
-        return 128 + terminated if terminated else code
+        if terminated:
+            print(f"gemmreg: {interrupts.Terminated(terminated)}; workers killed", file=sys.stderr)
+            return 128 + terminated
+        return code
     except (UsageError, UnknownKernelError) as error:
         message = str(error.args[0] if error.args else error)
         print(f"gemmreg: error: {' '.join(message.splitlines())}", file=sys.stderr)

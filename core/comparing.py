@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from gemmreg import isolation, rounds, stats
+from gemmreg import isolation, rounds, stats, timeouts
 from gemmreg.availability import unavailable_reason, unsupported_reason
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
@@ -56,7 +56,9 @@ GPU_DEFAULT_SHAPE = (512, 512, 512)
 CPU_DEFAULT_SHAPE = (128, 128, 128)
 """On the CPU the Triton interpreter takes ~0.25 s per 128^3 call, so the
 default comparison finishes well inside a minute."""
-TIMING_TASK_TIMEOUT_S = 600.0
+PREPARING = "preparing and prechecking "
+"""How a timing process says which kernel it is preparing (its 'note'): a
+process that hangs there is that kernel's doing."""
 
 
 @attrs.define
@@ -209,7 +211,7 @@ def run_compare(
     margin: float = stats.DEFAULT_MARGIN,
     confidence: float = stats.CONFIDENCE,
     on_run: Callable[[ProcessRun], None] | None = None,
-    task_timeout: float = TIMING_TASK_TIMEOUT_S,
+    task_timeout: float | None = None,
     pool: Pool | None = None,
     cold: bool = True,
 ) -> CompareReport:
@@ -218,7 +220,11 @@ def run_compare(
     :param pool: timing sessions to reuse (a sweep); by default a pool is
         started here and closed at the end.
     :param cold: measure cold starts in fresh processes first (a sweep skips them).
+    :param task_timeout: seconds one worker task may take; by default scaled
+        to the problem (:mod:`gemmreg.timeouts`) and to the kernels a task holds.
     """
+    per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
+    cap = rounds.HARD_CAP_FACTOR * (max_time_s or 3.0)
     runs: list[ProcessRun] = []
     records: list[ProcessRecord] = []
     profiles: dict[str, Any] = {}
@@ -245,13 +251,18 @@ def run_compare(
             for session in [*cold_sessions, *pool.everyone()]:
                 session.wait_ready()
             if cold and runnable:
-                colds = _cold_starts(
-                    runnable, cold_sessions, problem, seed, cache_root, task_timeout
-                )
+                colds = _cold_starts(runnable, cold_sessions, problem, seed, cache_root, per_kernel)
                 failed = {c.kernel for c in colds if c.status != "ok"}
                 runnable = [k for k in runnable if k.name not in failed]
             names = [k.name for k in runnable]
+            hung = ""
             for process in range(processes if runnable else 0):
+                if hung or not names:
+                    for name in names or [k.name for k in runnable]:
+                        runs.append(
+                            ProcessRun(kernel=name, process=process, status="skipped", reason=hung)
+                        )
+                    continue
                 task = {
                     "kind": "rounds",
                     "kernels": names,
@@ -263,11 +274,19 @@ def run_compare(
                     "warmup": warmup,
                     "max_time_s": max_time_s,
                 }
-                outcome, session, rerun = _run_retrying(
-                    pool.get(process), task, task_timeout, pool.fresh
-                )
+                limit = task_timeout or len(names) * per_kernel + cap
+                outcome, session, rerun = _run_retrying(pool.get(process), task, limit, pool.fresh)
                 pool.sessions[process] = session
                 new_runs, record = _from_outcome(names, process, outcome)
+                if outcome.status == "timeout":
+                    # One timeout, not one per process: a kernel that hung in its
+                    # prepare is left out of the later processes; a hang anywhere
+                    # else cannot be pinned on one kernel and ends the timing.
+                    culprit = session.last_note.removeprefix(PREPARING)
+                    if session.last_note.startswith(PREPARING) and culprit in names:
+                        names = [n for n in names if n != culprit]
+                    else:
+                        hung = f"an earlier process timed out ({outcome.error.splitlines()[0]})"
                 if rerun:
                     record = attrs.evolve(record, reason=rerun)
                 records.append(record)
@@ -276,7 +295,7 @@ def run_compare(
                     if on_run is not None:
                         on_run(run)
             if pool.profiler is not None and runnable and not partial:
-                profiles = _profile(pool, names, problem, seed, task_timeout)
+                profiles = _profile(pool, names, problem, seed, len(names) * per_kernel)
         except KeyboardInterrupt:
             partial = True  # keep what finished; the report says it is partial
         finally:

@@ -48,7 +48,9 @@ def _on_termination(signum: int, frame: Any) -> None:
 
 def install_termination_handlers() -> None:
     """Make SIGTERM and SIGHUP raise :class:`Terminated` (a signal set to be
-    ignored, as under ``nohup``, stays ignored)."""
+    ignored, as under ``nohup``, stays ignored). Forgets any earlier one: each
+    command starts unterminated (``cli.main`` can run many in one process)."""
+    _state["terminated_by"] = 0
     if threading.current_thread() is not threading.main_thread():
         return
     for signum in TERMINATION_SIGNALS:

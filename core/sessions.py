@@ -55,6 +55,8 @@ class Session:
         """Why this session can run no more tasks, or ''."""
         self.tasks = 0
         self.closed = False
+        self.last_note = ""
+        """What the task in flight said it was doing last (its 'note' events)."""
         self._send({"session": True, **(options or {})})
 
     def _send(self, message: dict[str, Any]) -> None:
@@ -104,7 +106,7 @@ class Session:
             return TaskOutcome(status="crashed", error=reason)
         self._send(task)
         self.tasks += 1
-        doing = ""
+        self.last_note = doing = ""
         deadline = time.monotonic() + timeout
         while True:
             try:
@@ -120,7 +122,7 @@ class Session:
                 return TaskOutcome(status="crashed", error=self.dead)
             kind = event["event"]
             if kind == "note":
-                doing = event["text"]
+                self.last_note = doing = event["text"]
             elif kind == "retire":
                 self.dead = event.get("reason", "retired")
             elif kind == "done":

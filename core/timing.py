@@ -223,7 +223,7 @@ def measure_group(
     for name in rounds.round_orders(list(specs), 1, order_seed)[0]:
         kernel = _Kernel(name=name, spec=specs[name], result={"status": "ok"})
         result["kernels"][name] = kernel.result
-        note(f"preparing and prechecking {name}")
+        note(f"preparing and prechecking {name}")  # comparing.PREPARING
         try:
             if _prepare(kernel, problem, seed, info.device):
                 ready.append(kernel)

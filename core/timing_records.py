@@ -137,6 +137,20 @@ class KernelSummary:
     """Why no speed claim may rest on this kernel's figures (escaped work, above peak)."""
     flags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
 
+    def __attrs_post_init__(self) -> None:
+        """A timed kernel has its figures: a saved run that says otherwise is
+        refused when read, not when a table is drawn from it."""
+        if self.status != "timed":
+            return
+        figures = (self.center_ms, self.low_ms, self.high_ms)
+        if not self.process_medians_ms or any(f is None or not f > 0 for f in figures):
+            raise ValueError(
+                f"{self.kernel}: status 'timed' needs process medians and positive "
+                "center_ms, low_ms and high_ms"
+            )
+        if not all(m > 0 for m in self.process_medians_ms):
+            raise ValueError(f"{self.kernel}: process medians must be positive")
+
 
 @attrs.frozen(kw_only=True)
 class RegimeResult:

@@ -126,7 +126,7 @@ def test_out_in_an_unwritable_place_is_refused_before_the_run(cli_offline, tmp_p
 def saved_run(tmp_path):
     """A small valid run directory, written by the real writer."""
     problem = Problem(m=8, n=8, k=8)
-    run = ProcessRun(kernel="k", process=0, status="timed", samples_ms=(1.0, 1.5))
+    run = ProcessRun(kernel="k", process=0, status="timed", round_ms=(1.0, 1.5))
     summary = KernelSummary(
         kernel="k",
         package="p",
@@ -157,8 +157,8 @@ def saved_run(tmp_path):
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
-        (lambda d: d["reports"][0]["runs"][0].update(samples_ms=[1.0, -2.0]), "cannot be negative"),
-        (lambda d: d["reports"][0]["runs"][0].update(samples_ms=[1.0, "nan"]), "finite number"),
+        (lambda d: d["reports"][0]["runs"][0].update(round_ms=[1.0, -2.0]), "cannot be negative"),
+        (lambda d: d["reports"][0]["runs"][0].update(round_ms=[1.0, "nan"]), "finite number"),
         (lambda d: d["reports"][0]["problem"].update(m=-4), "must be a positive integer"),
         (
             lambda d: d["reports"][0]["problem"].update(dtype="fp8"),
@@ -365,3 +365,22 @@ def test_every_run_kept_as_evidence_still_reads():
     for path in recorded:
         manifest, reports, _ = runs.load_run(path.parent)
         assert reports and isinstance(manifest, dict), path
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda s: s.update(center_ms=None),
+        lambda s: s.update(process_medians_ms=[]),
+        lambda s: s.update(low_ms=0.0),
+    ],
+)
+def test_a_timed_kernel_without_its_figures_is_refused_when_read(cli_offline, saved_run, damage):
+    """Types right, values inconsistent: once exit 3 when the table was drawn."""
+    path = saved_run / "run.json"
+    data = json.loads(path.read_text())
+    damage(data["reports"][0]["summaries"][0])
+    path.write_text(json.dumps(data))
+    outcome = cli_offline("report", str(saved_run))
+    outcome.assert_refused()
+    assert "status 'timed' needs process medians" in outcome.err

@@ -442,7 +442,8 @@ def test_check_json_parses_with_a_plugin_that_prints_everywhere():
     done = run_gemmreg(*args, env=plugin_env("prints"))
     cases = json.loads(done.stdout)["cases"]
     assert cases and all(c["kernel"] == "fake_prints_gpu" for c in cases)
-    assert "fake_prints" not in done.stderr
+    # stderr may name the plugin (nothing ran: it is GPU-only), never quote it.
+    assert not any(line in done.stderr for line in PRINTED)
 
 
 def test_a_crash_reason_quotes_only_its_own_task_s_output(one_worker):

@@ -21,8 +21,17 @@ from typing import Any
 import attrs
 import pytest
 from gemmreg import runs
-from gemmreg.comparing import CompareReport, KernelSummary, ProcessRun, Verdict
 from gemmreg.records import DTYPES, LAYOUTS, Problem
+from gemmreg.stats import Interval
+from gemmreg.timing_records import (
+    ColdStart,
+    CompareReport,
+    KernelSummary,
+    ProcessRecord,
+    ProcessRun,
+    RegimeResult,
+    Verdict,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from offline_cli import forbid_work, run_main
@@ -245,13 +254,12 @@ def valid_report() -> CompareReport:
             kernel=name,
             process=p,
             status="timed",
-            samples_ms=(1.0 + p, 1.1 + p, 0.9 + p),
+            round_ms=(1.0 + p, 1.1 + p, 0.9 + p),
+            samples=30,
+            exposure_s=0.3,
             prepare_s=0.2,
             first_call_s=0.01,
-            cache="cold" if p == 0 else "warm",
             graph_ms=0.8,
-            stop_reason="sample cap (3)",
-            warmup_calls=2,
             precheck=check,
             postcheck=check,
         )
@@ -283,14 +291,30 @@ def valid_report() -> CompareReport:
         )
         for name in ("a", "b")
     )
+    interval = Interval(estimate=1.0, low=0.9, high=1.1, confidence=0.995, units=3)
     verdict = Verdict(
         baseline="a",
         kernel="b",
-        verdict="indistinguishable",
+        verdict="inconclusive",
         speedup=1.0,
         interval=(0.9, 1.1),
-        explanation="process ranges overlap: no claim",
+        explanation="interval includes 1",
+        confidence=0.995,
+        regimes=(
+            RegimeResult(regime="end-to-end", word="inconclusive", interval=interval, estimate=1.0),
+        ),
         notes=("n",),
+    )
+    records = tuple(
+        ProcessRecord(
+            process=p,
+            status="ok",
+            stop_reason="round cap (3)",
+            rounds=3,
+            soak_s=0.25,
+            log_ratios={"end-to-end": {"a|b": 0.01}},
+        )
+        for p in range(2)
     )
     return CompareReport(
         problem=problem,
@@ -301,16 +325,28 @@ def valid_report() -> CompareReport:
         summaries=summaries,
         verdicts=(verdict,),
         runs=process_runs,
+        cold=(ColdStart(kernel="a", status="ok", prepare_s=0.3, first_call_s=0.1),),
+        records=records,
         repeats=3,
         warmup=2,
     )
 
 
-FREE_FORM = {"manifest", "precheck", "postcheck"}
+FREE_FORM = {"manifest", "precheck", "postcheck", "clock_trace", "profiles", "log_ratios"}
 """Objects whose contents the records do not type: replaced whole, never entered."""
 REQUIRED = {
     cls: [f.name for f in attrs.fields(cls) if f.default is attrs.NOTHING]
-    for cls in (CompareReport, KernelSummary, ProcessRun, Verdict, Problem)
+    for cls in (
+        CompareReport,
+        KernelSummary,
+        ProcessRun,
+        Verdict,
+        Problem,
+        ProcessRecord,
+        RegimeResult,
+        Interval,
+        ColdStart,
+    )
 }
 """The fields each record cannot do without, from the records themselves."""
 
@@ -377,8 +413,17 @@ def _required_here(path: tuple[Any, ...]) -> set[str]:
     names = [step for step in path if isinstance(step, str)]
     if not names or names[-1] == "reports":
         return set(REQUIRED[CompareReport])
-    kind = {"problem": Problem, "summaries": KernelSummary, "runs": ProcessRun}
-    return set(REQUIRED[kind.get(names[-1], Verdict)])
+    kind = {
+        "problem": Problem,
+        "summaries": KernelSummary,
+        "runs": ProcessRun,
+        "verdicts": Verdict,
+        "records": ProcessRecord,
+        "regimes": RegimeResult,
+        "interval": Interval,
+        "cold": ColdStart,
+    }
+    return set(REQUIRED[kind[names[-1]]])
 
 
 @st.composite

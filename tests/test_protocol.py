@@ -172,14 +172,12 @@ def test_the_profiling_task_runs_in_a_worker_and_says_why_there_is_no_profile(fa
     assert "no GPU" in outcome.result["fake_good"]["profile_unavailable"]
 
 
-def test_a_plugin_that_changes_global_state_fails_its_own_row_and_spares_the_other(fake_plugins):
-    """Once, a plugin that set the default dtype to float64 in prepare made
-    torch_ref fail its precheck in the same worker, and torch_ref was blamed."""
+def runs_of_one_process(names, repeats):
+    """Time torch_ref beside the state-changing fakes in one CPU process; the
+    outcome of each kernel by name."""
     from gemmreg.comparing import run_compare
     from gemmreg.registry import discover
 
-    fake_plugins("state_changers")
-    names = ["torch_ref", "fake_sets_float64", "fake_changes_in_launch"]
     kernels = discover(
         env={"GEMMREG_PLUGINS": "torch_ref"}, extra_plugins=["fake_plugins.state_changers"]
     ).select(names)
@@ -191,11 +189,18 @@ def test_a_plugin_that_changes_global_state_fails_its_own_row_and_spares_the_oth
         clock="perf_counter",
         device_name="cpu",
         gpu=False,
-        repeats=2,
+        repeats=repeats,
         warmup=1,
         cold=False,
     )
-    runs = {r.kernel: r for r in report.runs}
+    return {r.kernel: r for r in report.runs}
+
+
+def test_a_plugin_that_changes_global_state_fails_its_own_row_and_spares_the_other(fake_plugins):
+    """Once, a plugin that set the default dtype to float64 in prepare made
+    torch_ref fail its precheck in the same worker, and torch_ref was blamed."""
+    fake_plugins("state_changers")
+    runs = runs_of_one_process(["torch_ref", "fake_sets_float64", "fake_changes_in_launch"], 2)
     assert runs["fake_sets_float64"].status == "failed"
     assert "plugin changed global state: default dtype" in runs["fake_sets_float64"].reason
     assert runs["fake_changes_in_launch"].status == "failed"  # at its first call
@@ -205,26 +210,8 @@ def test_a_plugin_that_changes_global_state_fails_its_own_row_and_spares_the_oth
 def test_a_launch_that_changes_state_during_the_rounds_voids_its_process(fake_plugins):
     """Caught after the slot it happened in, blamed on that kernel; the
     process's rounds count for no one, since the others ran under it."""
-    from gemmreg.comparing import run_compare
-    from gemmreg.registry import discover
-
     fake_plugins("state_changers")
-    kernels = discover(
-        env={"GEMMREG_PLUGINS": "torch_ref"}, extra_plugins=["fake_plugins.state_changers"]
-    ).select(["torch_ref", "fake_changes_later"])
-    report = run_compare(
-        kernels,
-        Problem(m=8, n=8, k=8),
-        processes=1,
-        seed=0,
-        clock="perf_counter",
-        device_name="cpu",
-        gpu=False,
-        repeats=3,
-        warmup=1,
-        cold=False,
-    )
-    runs = {r.kernel: r for r in report.runs}
+    runs = runs_of_one_process(["torch_ref", "fake_changes_later"], 3)
     assert runs["fake_changes_later"].status == "failed"
     assert "allow_tf32" in runs["fake_changes_later"].reason
     assert runs["torch_ref"].status == "error"

@@ -47,6 +47,31 @@ def test_a_crash_a_hang_and_an_exception_each_get_a_row_and_the_good_kernel_is_t
     assert verdicts[("fake_good", "fake_segfault")] == "no verdict"
 
 
+def test_a_kernel_that_hangs_in_the_rounds_costs_one_timeout_not_one_per_process():
+    """A hang that cannot be pinned on one kernel's prepare ends the timing:
+    the later processes are skipped with the reason, instead of each waiting
+    out its own timeout."""
+    with only_extra_plugins(["fake_plugins.good", "fake_plugins.misbehaving"]):
+        kernels = discover().select(["fake_good", "fake_hangs_while_timed"])
+        report = comparing.run_compare(
+            kernels,
+            Problem(m=8, n=8, k=8),
+            processes=3,
+            seed=1,
+            clock="test",
+            device_name="cpu",
+            gpu=False,
+            repeats=3,
+            task_timeout=10,
+            cold=False,
+        )
+    statuses = [(r.process, r.status) for r in report.runs if r.kernel == "fake_good"]
+    assert statuses == [(0, "timeout"), (1, "skipped"), (2, "skipped")]
+    skipped = [r for r in report.runs if r.status == "skipped"]
+    assert all("an earlier process timed out" in r.reason for r in skipped)
+    assert {v.verdict for v in report.verdicts} == {"no verdict"}
+
+
 def test_an_interrupted_comparison_keeps_what_finished(fake_plugins):
     fake_plugins("good")
     kernels = discover(env={"GEMMREG_PLUGINS": "torch_ref"}, extra_plugins=["fake_plugins.good"])

@@ -144,3 +144,32 @@ def test_a_device_kernel_ratio_on_the_other_side_of_one_is_stated():
     assert v.verdict == "faster"
     assert v.regimes[-1].estimate == pytest.approx(0.010 / 0.012)
     assert any(n.startswith("regimes disagree") for n in v.notes)
+
+
+def test_work_that_escaped_in_any_process_or_the_profile_makes_the_kernel_invalid(fake_plugins):
+    from fake_plugins import fp32_spec
+    from gemmreg.records import Problem
+    from gemmreg.registry import Origin, RegisteredKernel
+    from gemmreg.timing_records import ProcessRun
+    from gemmreg.verdicts import summarize
+
+    kernel = RegisteredKernel(
+        spec=fp32_spec("k", lambda a, b, out: None),
+        origin=Origin(plugin="k", module="k", distribution="d", version="1"),
+    )
+    problem = Problem(m=64, n=64, k=64)
+
+    def runs(escaped=""):
+        return [
+            ProcessRun(kernel="k", process=p, status="timed", round_ms=(1.0,), escaped=escaped)
+            for p in range(3)
+        ]
+
+    clean = summarize(kernel, problem, runs(), None, "cpu")
+    assert clean.invalid == ()
+    synced = summarize(kernel, problem, runs("device busy 180 us after the end event"), None, "cpu")
+    assert len(synced.invalid) == 3 and "escaped its timed interval" in synced.invalid[0]
+    profile = {"profile": {"kernel_ms_per_call": 0.2, "launches_per_call": 2.0, "escaped": "x"}}
+    profiled = summarize(kernel, problem, runs(), None, "cpu", profile)
+    assert profiled.invalid == ("device profile: x",)
+    assert profiled.device_kernel_ms == 0.2 and profiled.launches_per_call == 2.0

@@ -22,6 +22,17 @@ def hang(a, b, out):
     time.sleep(3600)
 
 
+_timed_calls = [0]
+
+
+def hangs_while_timed(a, b, out):
+    """Right at its first call (the precheck passes), then hangs in the rounds."""
+    _timed_calls[0] += 1
+    if _timed_calls[0] > 3:
+        time.sleep(3600)
+    torch.mm(a, b, out=out)
+
+
 def raises(a, b, out):
     raise RuntimeError("kernel launch failed: invalid configuration")
 
@@ -57,6 +68,7 @@ def writes_past_the_end(a, b, out):
 KERNELS = {
     "fake_segfault": segfault,
     "fake_hang": hang,
+    "fake_hangs_while_timed": hangs_while_timed,
     "fake_raises": raises,
     "fake_writes_a": writes_into_a,
     "fake_cached": cached,
