@@ -316,7 +316,7 @@ def test_ctrl_c_during_a_real_check_keeps_what_finished(tmp_path):
     """The real path: SIGINT reaches gemmreg while a worker runs a case."""
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
         "GEMMREG_PLUGINS": "none",
         "GEMMREG_EXTRA_PLUGINS": "fake_plugins.good,fake_plugins.misbehaving",
         "FAKE_KERNELS": "fake_hang",
@@ -329,13 +329,20 @@ def test_ctrl_c_during_a_real_check_keeps_what_finished(tmp_path):
         text=True,
         env=env,
         cwd=REPO,
+        # A background job inherits SIGINT ignored, and Python then keeps it so:
+        # give the command the default disposition a terminal's Ctrl-C meets.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     ) as proc:
         assert proc.stderr is not None
         for line in proc.stderr:  # fake_good's cases pass; then fake_hang hangs
             if "fake_good" in line and ": pass" in line:
                 break
         proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # the interrupt was lost: fail now, not after fake_hang's timeout
+            raise
     assert proc.returncode == cli.EXIT_INTERRUPTED, err
     assert out.startswith(cli.PARTIAL_CHECK_BANNER) and "fake_good" in out
     saved = json.loads((tmp_path / "check.json").read_text())
