@@ -101,7 +101,7 @@ def test_max_time_caps_the_sampling_of_every_process(fake_plugins, tmp_path):
 
 
 def test_a_verdict_taken_beside_another_process_on_the_gpu_is_flagged():
-    from gemmreg.cli import _flag_shared
+    from gemmreg.cli_timing import _flag_shared
     from gemmreg.timing_records import CompareReport, Verdict
 
     verdict = Verdict(
