@@ -146,7 +146,7 @@ def _failed(reports: Sequence[Any]) -> bool:
 def cmd_bench(args: argparse.Namespace) -> int:
     import datetime
 
-    from gemmreg import backend, comparing, environment, preflight, registry, runs
+    from gemmreg import backend, environment, preflight, registry, runs, worker_pool
     from gemmreg.records import Problem
 
     _check_names("bench", args.names, 1)
@@ -172,7 +172,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     reports: list[Any] = []
     partial = False
     # One pool of timing workers serves every point: their start-up is paid once.
-    pool = comparing.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
+    pool = worker_pool.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
     pool.start()
     try:
         for index, problem in enumerate(problems, 1):

@@ -38,6 +38,10 @@ from gemmreg.records import KernelSpec, Problem
 from gemmreg.rounds import StopRule
 from gemmreg.verification import GuardedOutput, make_operands, verify
 
+PREPARING = "preparing and prechecking "
+"""The note a timing process sends before each kernel's prepare: a process
+that hangs there is that kernel's doing (gemmreg.comparing reads it)."""
+
 
 @attrs.frozen(kw_only=True)
 class Policy:
@@ -223,7 +227,7 @@ def measure_group(
     for name in rounds.round_orders(list(specs), 1, order_seed)[0]:
         kernel = _Kernel(name=name, spec=specs[name], result={"status": "ok"})
         result["kernels"][name] = kernel.result
-        note(f"preparing and prechecking {name}")  # comparing.PREPARING
+        note(f"{PREPARING}{name}")
         try:
             if _prepare(kernel, problem, seed, info.device):
                 ready.append(kernel)
