@@ -27,6 +27,7 @@ from gemmreg.availability import unavailable_reason, unsupported_reason
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sessions import Session
+from gemmreg.summaries import summarize, tile_efficiency
 from gemmreg.timing import PREPARING
 from gemmreg.timing_records import (
     ColdStart,
@@ -36,7 +37,7 @@ from gemmreg.timing_records import (
     ProcessRun,
     Verdict,
 )
-from gemmreg.verdicts import all_verdicts, summarize, tile_efficiency
+from gemmreg.verdicts import all_verdicts
 from gemmreg.worker_pool import (
     Pool,
     _cold_env,

@@ -22,8 +22,8 @@ def test_tail_waste_matches_the_seed_example():
 def test_launch_bound_is_only_said_of_short_kernels(fake_plugins):
     from fake_plugins import fp32_spec
     from gemmreg.registry import Origin, RegisteredKernel
+    from gemmreg.summaries import summarize
     from gemmreg.timing_records import ProcessRun
-    from gemmreg.verdicts import summarize
 
     kernel = RegisteredKernel(
         spec=fp32_spec("k", lambda a, b, out: None),

@@ -150,8 +150,8 @@ def test_work_that_escaped_in_any_process_or_the_profile_makes_the_kernel_invali
     from fake_plugins import fp32_spec
     from gemmreg.records import Problem
     from gemmreg.registry import Origin, RegisteredKernel
+    from gemmreg.summaries import summarize
     from gemmreg.timing_records import ProcessRun
-    from gemmreg.verdicts import summarize
 
     kernel = RegisteredKernel(
         spec=fp32_spec("k", lambda a, b, out: None),
