@@ -26,8 +26,30 @@ GRAPH_FALLBACK_MS = 1.0
 """Per-call time assumed for sizing a graph when every round was dropped."""
 
 
-def heat_soak(kernels: list[Any], clock: Any, policy: Any, monitor: Any) -> dict[str, Any]:
-    """Untimed round-robin until the clock holds; returns the per-sample cost."""
+class ChangedInRounds(Exception):
+    """A kernel's calls in the soak or the rounds changed torch's global state:
+    the others may have run under it since, so the process's rounds are void."""
+
+    def __init__(self, kernel: str, changed: Exception):
+        self.kernel, self.changed = kernel, changed
+
+
+def _check_state(name: str, expected: Any) -> None:
+    """After ``name``'s calls: torch's global state as pinned, or ChangedInRounds
+    blaming ``name`` (nothing to check when ``expected`` is None)."""
+    if expected is None:
+        return
+    try:
+        torch_state.raise_on_changes(expected)
+    except torch_state.StateChanged as error:
+        raise ChangedInRounds(name, error) from None
+
+
+def heat_soak(
+    kernels: list[Any], clock: Any, policy: Any, monitor: Any, expected: Any = None
+) -> dict[str, Any]:
+    """Untimed round-robin until the clock holds; returns the per-sample cost.
+    Torch's state is checked after each kernel's calls, as in the rounds."""
     cost: dict[str, list[float]] = {k.name: [] for k in kernels}
     readings: list[Any] = []
     calls = {k.name: 0 for k in kernels}
@@ -40,6 +62,7 @@ def heat_soak(kernels: list[Any], clock: Any, policy: Any, monitor: Any) -> dict
             clock.samples(kernel.call, count)
             cost[kernel.name].append((time.perf_counter() - t0) / count)
             calls[kernel.name] += count
+            _check_state(kernel.name, expected)
         if monitor is not None:
             from gemmreg import gpu_monitor
 
@@ -74,11 +97,6 @@ def _slot(kernel: Any, clock: Any, budget_s: float, cost_s: float) -> tuple[list
         batch = max(1, min(batch, round(remaining / per_sample)))
 
 
-class ChangedInRounds(Exception):
-    def __init__(self, kernel: str, changed: Exception):
-        self.kernel, self.changed = kernel, changed
-
-
 def take_rounds(
     kernels: list[Any],
     clock: Any,
@@ -103,11 +121,7 @@ def take_rounds(
         for name in order:
             values, wall[name] = _slot(by_name[name], clock, budget, cost_s[name])
             slot_ms[name], samples[name] = statistics.median(values), len(values)
-            if expected is not None:
-                try:
-                    torch_state.raise_on_changes(expected)
-                except torch_state.StateChanged as error:
-                    raise ChangedInRounds(name, error) from None
+            _check_state(name, expected)
         if monitor is not None:
             readings.append(monitor.read())
         dropped = None

@@ -241,8 +241,8 @@ def measure_group(
     expected = torch_state.pin()
     monitor, result["monitor"] = _open_monitor()
     note(f"timing {', '.join(k.name for k in ready)} in rounds")
-    result["soak"] = soak = round_loops.heat_soak(ready, clock, policy, monitor)
     try:
+        result["soak"] = soak = round_loops.heat_soak(ready, clock, policy, monitor, expected)
         taken, result["stop_reason"] = round_loops.take_rounds(
             ready, clock, policy, soak["sample_cost_s"], order_seed, monitor, expected
         )
@@ -258,6 +258,8 @@ def measure_group(
                 status="failed" if kernel.name == error.kernel else "error", reason=why
             )
         torch_state.pin()
+        if monitor is not None:
+            monitor.close()
         return result
     result["rounds"] = [attrs.asdict(r) for r in taken]
     for kernel in ready:
