@@ -9,7 +9,8 @@
 #   known      a known difference: torch.mm plus one extra pass over C, 10 runs
 #              at each of 8192^3 bf16 and 8192x8192x32768 bf16
 #   stability  triton_tuned vs torch_ref at bf16 8192x4096x14336, three runs,
-#              and an independent timer (triton.testing.do_bench_cudagraph)
+#              one at 4096^3, and an independent timer on two of them
+#              (scripts/independent_timer.py: triton.testing.do_bench_cudagraph)
 #   seed       the seed table: the five seed built-ins at 512^3 fp32
 #
 # PART:N runs N repetitions instead of the default (aa:2, known:3).
@@ -63,6 +64,10 @@ for spec in "$@"; do
     stability)
       for i in $(seq 1 "${count:-3}"); do
         compare "stability-$i" torch_ref triton_tuned --shape 8192x4096x14336 --dtype bf16 --seed "$i"
+      done
+      compare stability-4096 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16
+      for run in stability-1 stability-4096; do
+        "$python" scripts/independent_timer.py "$out/$run" | tee "$out/$run/independent-timer.txt"
       done
       ;;
     seed)
