@@ -222,7 +222,7 @@ def _print_sweep(reports: Sequence[Any], fmt: str = "table") -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from gemmreg import regression, render, render_compare, runs
+    from gemmreg import regression, render, render_changes, render_compare, runs
 
     if len(args.runs) > 2:
         raise UsageError("report takes one run, or two to compare")
@@ -260,7 +260,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise UsageError(f"--threshold must be a finite percent >= 0, got {args.threshold}")
     changes = regression.compare_runs(before, after, threshold)
     print(
-        render_compare.changes_table(
+        render_changes.changes_table(
             changes, args.format, before_manifest, after_manifest, threshold
         )
     )

@@ -14,11 +14,6 @@ from gemmreg.rounds import Round
 from gemmreg.timing_records import ProcessRecord, ProcessRun
 
 
-def _escaped(result: Mapping[str, Any]) -> dict[str, Any]:
-    """Why the call's work outlived its end event (device-wide sync check), or ''."""
-    return {"escaped": result.get("sync_escape") or ""}
-
-
 def read_process(
     names: Sequence[str], process: int, result: Mapping[str, Any]
 ) -> tuple[list[ProcessRun], ProcessRecord]:
@@ -46,7 +41,7 @@ def read_process(
         runs.append(
             ProcessRun(
                 **common,
-                **_escaped(k),
+                escaped=k.get("sync_escape") or "",
                 status="timed",
                 round_ms=tuple(k.get("round_ms", ())),
                 samples=int(exposure[name]["samples"]),

@@ -53,7 +53,6 @@ class Session:
         self.ready = False
         self.dead = ""
         """Why this session can run no more tasks, or ''."""
-        self.tasks = 0
         self.closed = False
         self.last_note = ""
         """What the task in flight said it was doing last (its 'note' events)."""
@@ -105,7 +104,6 @@ class Session:
         if reason:
             return TaskOutcome(status="crashed", error=reason)
         self._send(task)
-        self.tasks += 1
         self.last_note = doing = ""
         deadline = time.monotonic() + timeout
         while True:

@@ -35,10 +35,6 @@ MIN_PROCESSES = 3
 Word = Literal["faster", "slower", "equivalent", "inconclusive"]
 
 
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values)
-
-
 # ---------------------------------------------------------------------------
 # Student's t, from the regularized incomplete beta function
 # ---------------------------------------------------------------------------

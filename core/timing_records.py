@@ -202,8 +202,10 @@ class CompareReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:
-        """Rebuild a report saved with ``render.dumps`` (inf/nan kept as strings)."""
-        data = upgrade(_floats(data))
+        """Rebuild a report saved with ``render.dumps``. A saved run has been
+        checked against these records first (:mod:`gemmreg.run_schema`), which
+        refuses non-finite numbers, so none are restored here."""
+        data = upgrade(data)
 
         def verdict(v: Mapping[str, Any]) -> Verdict:
             regimes = tuple(
@@ -225,17 +227,6 @@ class CompareReport:
             records=tuple(ProcessRecord(**r) for r in data.get("records", ())),
             **{k: v for k, v in data.items() if k not in nested},
         )
-
-
-def _floats(value: Any) -> Any:
-    """JSON keeps inf/nan as strings (see render.to_jsonable): back to floats."""
-    if isinstance(value, dict):
-        return {k: _floats(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_floats(v) for v in value]
-    if value in ("inf", "-inf", "nan"):
-        return float(value)
-    return value
 
 
 def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
