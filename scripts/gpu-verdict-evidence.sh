@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# The verdict protocol's evidence on a GPU (issue "Verdicts that cannot be
-# fooled"), one part per call so each fits a 10-minute device command:
+# The verdict protocol's evidence on a GPU (issues "Verdicts that cannot be
+# fooled" and "Hostile plugins"), one part per call so each fits a 10-minute
+# device command:
 #
 #   smoke      the side-stream exploit, one A/A pair, and the wall time of
 #              `gemmreg compare hip_tiled triton_grouped`
-#   aa         A/A: twin_a vs twin_b (one torch.mm under two names), 7 runs at
-#              each of 4096^3 bf16, 512^3 fp32 and 16x16x65536 bf16
-#   known      a known difference: torch.mm plus one extra pass over C, 10 runs
-#              at each of 8192^3 bf16 and 8192x8192x32768 bf16
-#   stability  triton_tuned vs torch_ref at bf16 8192x4096x14336, three runs,
+#   aa         A/A: twin_a vs twin_b (one torch.mm under two names) at each of
+#              4096^3 bf16, 512^3 fp32 and 16x16x65536 bf16 (7 runs each)
+#   known8192  a known difference: torch.mm plus one extra pass over C vs
+#              torch.mm at 8192^3 bf16 (10 runs)
+#   known32768 the same at 8192x8192x32768 bf16, about 1% (10 runs)
+#   stability  triton_tuned vs torch_ref at bf16 8192x4096x14336 (3 runs),
 #              one at 4096^3, and an independent timer on two of them
 #              (scripts/independent_timer.py: triton.testing.do_bench_cudagraph)
 #   seed       the seed table: the five seed built-ins at 512^3 fp32
+#   sweep      `gemmreg bench` of the five seed built-ins and triton_tuned over
+#              256..8192 (powers of two) in fp32, fp16 and bf16, with plots
+#   hostile    a plugin that poisons the CUDA context and one that hangs on
+#              the GPU, in check and compare beside torch_ref, and gemmreg
+#              killed with SIGTERM while a worker hangs (no worker may survive)
 #
-# PART:N runs N repetitions instead of the default (aa:2, known:3).
+# PART:N runs N repetitions, PART:FROM-TO repetitions FROM..TO (the
+# repetition number is also the seed). Every console line is stamped with the
+# seconds since its command started, so the wall time of each phase shows.
+# Lanes on separate GPUs can run at once: CUDA_VISIBLE_DEVICES=1 $0 OUT2 ...
 #
 # Run from the repository root on the GPU machine, with gemmreg installed
-# (see scripts/gpu-evidence.sh); the test plugins come from tests/timing_plugins.
+# (see scripts/gpu-evidence.sh); the test plugins come from tests/.
 #   scripts/gpu-verdict-evidence.sh OUT_DIR PART...
 set -uo pipefail
 out=${1:?usage: scripts/gpu-verdict-evidence.sh OUT_DIR PART...}
@@ -24,16 +34,43 @@ shift
 python=${PYTHON:-python3}
 export PYTHONPATH="$PWD/tests${PYTHONPATH:+:$PYTHONPATH}"
 export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
+export PYTHONUNBUFFERED=1
 mkdir -p "$out"
 
-compare() {  # compare DIR ARGS...: one run, its console and its wall time
-  local dir=$out/$1
+stamp() {  # prefix each line with the seconds since the command started
+  "$python" -c '
+import sys, time
+start = time.monotonic()
+for line in sys.stdin:
+    sys.stdout.write(f"[{time.monotonic() - start:7.2f}s] {line}")
+    sys.stdout.flush()
+'
+}
+
+gemmreg() {  # gemmreg NAME ARGS...: one command, its stamped console and wall time
+  local name=$1
   shift
   local start=$SECONDS
-  "$python" -m gemmreg compare "$@" --out "$dir" >"$dir.console.txt" 2>&1
-  local rc=$?
-  echo "exit $rc, wall $((SECONDS - start)) s: gemmreg compare $*" | tee -a "$dir.console.txt"
-  grep -h "^verdict:" "$dir.console.txt"
+  { "$python" -m gemmreg "$@" 2>&1; echo "exit $?"; } | stamp >"$out/$name.console.txt"
+  local rc
+  rc=$(tail -n 1 "$out/$name.console.txt" | sed 's/.*exit //')
+  echo "exit $rc, wall $((SECONDS - start)) s: gemmreg $*" | tee -a "$out/$name.console.txt"
+  grep -h "verdict:" "$out/$name.console.txt" | sed 's/^\[[ 0-9.]*s\] //'
+}
+
+compare() {  # compare DIR ARGS...: one saved comparison
+  local dir=$1
+  shift
+  gemmreg "$dir" compare "$@" --out "$out/$dir"
+}
+
+range() {  # range SPEC DEFAULT_COUNT: the repetition numbers a PART:... asks for
+  local spec=$1 default=$2
+  case $spec in
+    *-*) seq "${spec%-*}" "${spec#*-}" ;;
+    "") seq 1 "$default" ;;
+    *) seq 1 "$spec" ;;
+  esac
 }
 
 for spec in "$@"; do
@@ -42,36 +79,63 @@ for spec in "$@"; do
   [ "$count" = "$spec" ] && count=""
   case $part in
     smoke)
+      compare smoke-seed-pair hip_tiled triton_grouped
       compare smoke-exploit torch_ref side_stream_mm --shape 4096x4096x4096 --dtype bf16
       compare smoke-aa-512 twin_a twin_b --shape 512x512x512 --dtype fp32
-      compare smoke-seed-pair hip_tiled triton_grouped
       ;;
     aa)
-      for i in $(seq 1 "${count:-7}"); do
+      for i in $(range "$count" 7); do
         compare "aa-4096-bf16-$i" twin_a twin_b --shape 4096x4096x4096 --dtype bf16 --seed "$i"
         compare "aa-512-fp32-$i" twin_a twin_b --shape 512x512x512 --dtype fp32 --seed "$i"
         compare "aa-16x16x65536-bf16-$i" twin_a twin_b --shape 16x16x65536 --dtype bf16 --seed "$i"
       done
       ;;
-    known)
-      for i in $(seq 1 "${count:-10}"); do
+    known8192)
+      for i in $(range "$count" 10); do
         compare "known-8192-bf16-$i" torch_ref mm_extra_pass --shape 8192x8192x8192 --dtype bf16 --seed "$i"
       done
-      for i in $(seq 1 "${count:-10}"); do
+      ;;
+    known32768)
+      for i in $(range "$count" 10); do
         compare "known-8192x8192x32768-bf16-$i" torch_ref mm_extra_pass --shape 8192x8192x32768 --dtype bf16 --seed "$i"
       done
       ;;
     stability)
-      for i in $(seq 1 "${count:-3}"); do
+      for i in $(range "$count" 3); do
         compare "stability-$i" torch_ref triton_tuned --shape 8192x4096x14336 --dtype bf16 --seed "$i"
       done
       compare stability-4096 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16
       for run in stability-1 stability-4096; do
-        "$python" scripts/independent_timer.py "$out/$run" | tee "$out/$run/independent-timer.txt"
+        "$python" scripts/independent_timer.py "$out/$run" 2>&1 | tee "$out/$run/independent-timer.txt"
       done
       ;;
     seed)
       compare seed-table hip_naive hip_tiled torch_ref triton_baseline triton_grouped --shape 512x512x512 --dtype fp32
+      ;;
+    sweep)
+      gemmreg sweep bench hip_naive hip_tiled torch_ref triton_baseline triton_grouped triton_tuned \
+        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --out "$out/sweep"
+      gemmreg sweep-report report "$out/sweep" --plot "$out/sweep/plots"
+      ;;
+    hostile)
+      export GEMMREG_EXTRA_PLUGINS=fake_plugins.gpu_poison,fake_plugins.gpu_hang
+      gemmreg hostile-list list
+      gemmreg hostile-check-poison check fake_gpu_poison torch_ref --out "$out/hostile-check-poison"
+      compare hostile-compare-poison torch_ref fake_gpu_poison --shape 1024x1024x1024 --dtype fp32
+      gemmreg hostile-check-hang check fake_gpu_hang torch_ref --timeout 30 --out "$out/hostile-check-hang"
+      compare hostile-compare-hang torch_ref fake_gpu_hang --shape 1024x1024x1024 --dtype fp32 --timeout 30
+      # SIGTERM while a worker hangs on the GPU: gemmreg must go, and every worker with it.
+      "$python" -m gemmreg check fake_gpu_hang --timeout 600 >"$out/hostile-sigterm.console.txt" 2>&1 &
+      pid=$!
+      sleep 25
+      { echo "before SIGTERM:"; ps -eo pid,ppid,pgid,etimes,args | grep -E "gemmreg|worker" | grep -v grep; } >>"$out/hostile-sigterm.console.txt"
+      kill -TERM "$pid"
+      wait "$pid"
+      echo "gemmreg exit $? after SIGTERM" >>"$out/hostile-sigterm.console.txt"
+      sleep 3
+      { echo "3 s after SIGTERM (gemmreg processes left):"; ps -eo pid,ppid,pgid,etimes,args | grep -E "gemmreg|worker" | grep -v grep || echo "none"; } >>"$out/hostile-sigterm.console.txt"
+      tail -n 8 "$out/hostile-sigterm.console.txt"
+      export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
       ;;
     *)
       echo "unknown part $part" >&2
