@@ -13,6 +13,12 @@
 #   stability  triton_tuned vs torch_ref at bf16 8192x4096x14336 (3 runs),
 #              one at 4096^3, and an independent timer on two of them
 #              (scripts/independent_timer.py: triton.testing.do_bench_cudagraph)
+#   aabench    A/A as sweeps: one `gemmreg bench twin_a twin_b` per repetition
+#              over 4096^3, 512^3 and 16x16x65536 in bf16 and fp32 (6 points,
+#              the compare defaults: --max-time 3), workers reused across points
+#   knownbench the known difference as sweeps: one `gemmreg bench torch_ref
+#              mm_extra_pass` per repetition over 8192^3 and 8192x8192x32768
+#              bf16 with --max-time 3 (10 repetitions)
 #   seed       the seed table: the five seed built-ins at 512^3 fp32
 #   sweep      `gemmreg bench` of the five seed built-ins and triton_tuned over
 #              256..8192 (powers of two) in fp32, fp16 and bf16, with plots
@@ -107,6 +113,22 @@ for spec in "$@"; do
       compare stability-4096 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16
       for run in stability-1 stability-4096; do
         "$python" scripts/independent_timer.py "$out/$run" 2>&1 | tee "$out/$run/independent-timer.txt"
+      done
+      ;;
+    aabench)
+      for i in $(range "$count" 7); do
+        gemmreg "aabench-$i" bench twin_a twin_b --shape 4096x4096x4096,512x512x512,16x16x65536 \
+          --dtype bf16,fp32 --max-time 3 --seed "$i" --out "$out/aabench-$i"
+        gemmreg "aabench-$i-verdicts" report "$out/aabench-$i" --verdicts
+        grep " vs " "$out/aabench-$i-verdicts.console.txt"
+      done
+      ;;
+    knownbench)
+      for i in $(range "$count" 10); do
+        gemmreg "knownbench-$i" bench torch_ref mm_extra_pass --shape 8192x8192x8192,8192x8192x32768 \
+          --dtype bf16 --max-time 3 --seed "$i" --out "$out/knownbench-$i"
+        gemmreg "knownbench-$i-verdicts" report "$out/knownbench-$i" --verdicts
+        grep " vs " "$out/knownbench-$i-verdicts.console.txt"
       done
       ;;
     seed)
