@@ -179,15 +179,18 @@ def family_confidence(confidence: float, comparisons: int) -> float:
 
 
 def classify(interval: Interval, margin: float = DEFAULT_MARGIN) -> Word:
-    """Significance first: an interval that excludes 1 is a claim, even when
-    the difference is inside the margin (the caller says so). Otherwise an
-    interval inside the margin is equivalence, and anything wider is no claim."""
+    """Equivalence first: an interval inside +-margin is EQUIVALENT even when it
+    excludes 1. The margin is the smallest difference the user cares about; on
+    the H200 an A/A pair (one kernel under two names) once measured 1.0005x with
+    an interval of 1.0001-1.001, and calling that FASTER would be a claim no
+    one should act on. Outside the margin, an interval that excludes 1 is a
+    claim and any other is no claim."""
+    if interval.low >= 1.0 / (1.0 + margin) and interval.high <= 1.0 + margin:
+        return "equivalent"
     if interval.low > 1.0:
         return "faster"
     if interval.high < 1.0:
         return "slower"
-    if interval.low >= 1.0 / (1.0 + margin) and interval.high <= 1.0 + margin:
-        return "equivalent"
     return "inconclusive"
 
 

@@ -175,11 +175,15 @@ def _explain(result: RegimeResult, margin: float) -> tuple[str, str]:
     i = result.interval
     span = f"{i.low:.4g}-{i.high:.4g} over {i.units} processes"
     if result.word in ("faster", "slower"):
-        size = abs(math.log(i.estimate))
-        inside = f"; smaller than the +-{margin:.1%} margin" if size < math.log1p(margin) else ""
-        return result.word, f"interval {span} excludes 1{inside}"
+        return result.word, f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
     if result.word == "equivalent":
-        return "equivalent", f"interval {span} lies inside +-{margin:.1%}"
+        real = i.low > 1.0 or i.high < 1.0
+        detail = (
+            f"; it excludes 1: a difference of {abs(i.estimate - 1):.2%}, real but inside the margin"
+            if real
+            else ""
+        )
+        return "equivalent", f"interval {span} lies inside +-{margin:.1%}{detail}"
     return "inconclusive", f"interval {span} includes 1 and reaches past +-{margin:.1%}"
 
 

@@ -69,9 +69,11 @@ def test_too_few_processes_is_inconclusive_with_the_reason():
     assert v.verdict == "inconclusive" and "at least 3" in v.explanation
 
 
-def test_a_real_difference_inside_the_margin_is_a_claim_that_says_so():
+def test_a_real_difference_inside_the_margin_is_equivalent_and_says_so():
     v = verdict([math.log(1.004) + d for d in (0.0001, -0.0001, 0.0, 0.0002, -0.0002)])
-    assert v.verdict == "faster" and "smaller than the" in v.explanation
+    assert v.verdict == "equivalent" and "real but inside the margin" in v.explanation
+    past = verdict([math.log(1.02) + d for d in (0.0001, -0.0001, 0.0, 0.0002, -0.0002)])
+    assert past.verdict == "faster" and "reaches past" in past.explanation
 
 
 def test_escaped_work_and_above_peak_make_the_verdict_invalid():
