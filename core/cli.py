@@ -220,6 +220,14 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only the verdicts, one line per point and pair (table or markdown)",
     )
+    report.add_argument(
+        "--margin",
+        type=opt.number("--margin", 0.0, MAX_MARGIN_PCT, low_open=True),
+        default=None,
+        help="judge the saved run again from its recorded processes, with this "
+        f"equivalence margin in percent (above 0 up to {MAX_MARGIN_PCT:g}) and "
+        "today's rules; one run only",
+    )
     return parser
 
 

@@ -136,6 +136,31 @@ def _flag_shared(report: Any, manifest: dict[str, Any]) -> Any:
     )
 
 
+def _rejudge(report: Any, margin: float, manifest: dict[str, Any]) -> Any:
+    """The saved run's verdicts again, from its per-process records, with
+    ``margin`` and the rules of this version: a user can ask what a run says
+    at another margin without timing again. A run saved before per-process
+    records existed keeps its verdicts, and says so."""
+    import attrs
+    from gemmreg import verdicts
+
+    if not report.records:
+        note = "not judged again: this run has no per-process records (saved before rounds)"
+        return attrs.evolve(
+            report,
+            verdicts=tuple(attrs.evolve(v, notes=(*v.notes, note)) for v in report.verdicts),
+        )
+    judged = verdicts.all_verdicts(
+        report.summaries, report.records, confidence=report.confidence, margin=margin
+    )
+    if report.partial:
+        judged = tuple(
+            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
+            for v in judged
+        )
+    return _flag_shared(attrs.evolve(report, verdicts=judged, margin=margin), manifest)
+
+
 def _failed(reports: Sequence[Any]) -> bool:
     """A kernel that failed, crashed or hung, or a verdict that is INVALID."""
     return any(s.status not in ("timed", "skipped") for r in reports for s in r.summaries) or any(
@@ -240,6 +265,12 @@ def cmd_report(args: argparse.Namespace) -> int:
         opt.writable_directory(args.plot, "--plot")
         written = plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
         _progress(f"plots written: {', '.join(str(p) for p in written)}")
+    if args.margin is not None:
+        if len(loaded) != 1:
+            raise UsageError("report --margin judges one run again; give one run")
+        manifest, reports, partial = loaded[0]
+        loaded = [(manifest, [_rejudge(r, args.margin / 100, manifest) for r in reports], partial)]
+        _progress(f"verdicts judged again from the recorded processes, margin +-{args.margin:g}%")
     if len(loaded) == 1:
         _, reports, partial = loaded[0]
         if partial:

@@ -20,7 +20,6 @@ is stated beside the verdict. Kernel summaries are :mod:`gemmreg.summaries`.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 

@@ -282,3 +282,30 @@ def test_a_sweep_report_ends_with_every_verdict_on_one_line_each():
     assert shown.returncode == 0 and shown.stdout.rstrip().endswith(lines[-1])
     only = run_gemmreg("report", str(sweep), "--verdicts")
     assert only.returncode == 0 and only.stdout.splitlines()[2:] == lines
+
+
+def test_report_margin_judges_a_saved_run_again_from_its_processes():
+    """The H200 A/A sweep in which one kernel under two names read FASTER
+    1.0005x (4096^3 fp32, interval 1.0001-1.001), saved under the rule that
+    put significance before equivalence: judged again with today's rule it is
+    EQUIVALENT at the default margin, and a margin below the difference
+    makes it a claim again."""
+    aa = REPO / "evidence" / "2026-11-30-h200-verdict-evidence" / "aabench-4"
+    recorded = run_gemmreg("report", str(aa), "--verdicts")
+    row = next(line for line in recorded.stdout.splitlines() if "4096x4096x4096  fp32" in line)
+    assert "FASTER" in row
+    again = run_gemmreg("report", str(aa), "--verdicts", "--margin", "1")
+    assert again.returncode == 0 and "judged again" in again.stderr
+    row = next(line for line in again.stdout.splitlines() if "4096x4096x4096  fp32" in line)
+    assert "EQUIVALENT" in row and "FASTER" not in again.stdout and "SLOWER" not in again.stdout
+    tight = run_gemmreg("report", str(aa), "--verdicts", "--margin", "0.01")
+    row = next(line for line in tight.stdout.splitlines() if "4096x4096x4096  fp32" in line)
+    assert "FASTER" in row
+
+
+def test_report_margin_keeps_the_verdicts_of_a_run_without_process_records():
+    old = REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench"
+    again = run_gemmreg("report", str(old), "--verdicts", "--margin", "1")
+    assert again.returncode == 0 and "not judged again" in again.stdout
+    both = run_gemmreg("report", str(old), str(old), "--margin", "1")
+    assert both.returncode == 2 and "one run" in both.stderr

@@ -171,7 +171,5 @@ def test_a_fixed_order_would_have_fooled_the_same_statistics(monkeypatch):
     as kernels timed in blocks are), a first-slot penalty past the margin alone
     makes identical kernels look different. The rotation is what removes it."""
     monkeypatch.setattr(rounds, "round_orders", lambda names, n, seed: [list(names)] * n)
-    words = [
-        simulated_verdict(seed, 0.0, offset_sd=0.0005, first_slot=0.02) for seed in range(100)
-    ]
+    words = [simulated_verdict(seed, 0.0, offset_sd=0.0005, first_slot=0.02) for seed in range(100)]
     assert words.count("faster") / len(words) > 0.5
