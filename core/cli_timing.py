@@ -21,6 +21,7 @@ from gemmreg.cli_common import (
     _timeout,
 )
 from gemmreg.options import UsageError, parse_shape, parse_shapes
+from gemmreg.tracing import trace
 
 
 class _Timing:
@@ -49,7 +50,13 @@ def _clock(info: Any) -> str:
 
 
 def _time_one(
-    kernels: Any, problem: Any, timing: _Timing, info: Any, label: str = "", pool: Any = None
+    kernels: Any,
+    problem: Any,
+    timing: _Timing,
+    info: Any,
+    label: str = "",
+    pool: Any = None,
+    while_starting: Any = None,
 ) -> Any:
     from gemmreg import comparing
 
@@ -80,6 +87,7 @@ def _time_one(
         on_run=progress,
         pool=pool,
         cold=pool is None,
+        while_starting=while_starting,
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
 
@@ -109,9 +117,17 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"({info.device_name}): {timing.processes} processes"
     )
 
-    manifest = environment.manifest(kernels, seed=timing.seed)
-    report = _flag_shared(_time_one(kernels, problem, timing, info), manifest)
+    trace("plugins discovered, options checked")
+    manifest: dict[str, Any] = {}
+
+    def take_manifest() -> None:  # while the workers start
+        manifest.update(environment.manifest(kernels, seed=timing.seed))
+        trace("manifest taken")
+
+    report = _time_one(kernels, problem, timing, info, while_starting=take_manifest)
+    report = _flag_shared(report, manifest)
     manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
+    trace("timing done, GPU state read")
     print(render_compare.compare_table(report, args.format, manifest))
     if args.out is not None:
         runs.write_run(args.out, manifest, [report], report.partial)
@@ -193,13 +209,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     preflight.require_runnable(kernels, problems, 1, "bench")
     out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
     opt.writable_directory(out, "--out")
-    manifest = environment.manifest(kernels, seed=timing.seed, shapes=args.shape, dtypes=dtypes)
     reports: list[Any] = []
     partial = False
-    # One pool of timing workers serves every point: their start-up is paid once.
+    # One pool of timing workers serves every point: their start-up is paid
+    # once, and overlaps the manifest's.
     pool = worker_pool.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
     pool.start()
     try:
+        manifest = environment.manifest(kernels, seed=timing.seed, shapes=args.shape, dtypes=dtypes)
         for index, problem in enumerate(problems, 1):
             label = f"[{index}/{len(points)}] {problem.shape} {problem.dtype}: "
             _progress(f"{label}timing {', '.join(args.names)}")

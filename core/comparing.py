@@ -37,6 +37,7 @@ from gemmreg.timing_records import (
     ProcessRun,
     Verdict,
 )
+from gemmreg.tracing import trace
 from gemmreg.verdicts import all_verdicts
 from gemmreg.worker_pool import (
     Pool,
@@ -83,6 +84,7 @@ def run_compare(
     task_timeout: float | None = None,
     pool: Pool | None = None,
     cold: bool = True,
+    while_starting: Callable[[], None] | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -91,6 +93,8 @@ def run_compare(
     :param cold: measure cold starts in fresh processes first (a sweep skips them).
     :param task_timeout: seconds one worker task may take; by default scaled
         to the problem (:mod:`gemmreg.timeouts`) and to the kernels a task holds.
+    :param while_starting: called once, while the workers start (the caller's
+        own set-up, such as the manifest, overlaps theirs).
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or 3.0)
@@ -115,10 +119,13 @@ def run_compare(
             pool = Pool(size=processes, env=shared_cache_env(cache_root), gpu=gpu)
             pool.start()  # their start-up overlaps the cold sessions'
         try:
+            if while_starting is not None:
+                while_starting()
             # Every worker finishes starting before any runs a task: start-up
             # (CUPTI's set-up above all) never overlaps another worker's GPU work.
             for session in [*cold_sessions, *pool.everyone()]:
                 session.wait_ready()
+            trace("every worker ready")
             if cold and runnable:
                 colds = _cold_starts(runnable, cold_sessions, problem, seed, cache_root, per_kernel)
                 failed = {c.kernel for c in colds if c.status != "ok"}

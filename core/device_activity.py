@@ -26,8 +26,14 @@ from gemmreg import backend
 from gemmreg.activity_analysis import ACTIVITY_KINDS, Activity, DeviceProfile, analyse
 
 PROFILE_CALLS = 5
-"""Calls in one profiled marker sequence: enough for a median that one
-disturbed call cannot move, few enough that profiling costs milliseconds."""
+"""The fewest calls in one profiled marker sequence: enough for a median that
+one disturbed call cannot move."""
+PROFILE_MAX_CALLS = 40
+PROFILE_BUDGET_S = 0.2
+"""Short calls are profiled more often, up to ``PROFILE_MAX_CALLS`` or about
+this many seconds of calls: on the H200 the median of 5 calls of one 7.5 us
+kernel under two names differed by 8%, a one-process figure too noisy to
+set beside the paired verdict."""
 
 MARKER_CYCLES = 2_000_000
 """Length of each marker spin, in GPU clock cycles (about 1 ms at the 1.4-2 GHz
@@ -54,6 +60,18 @@ that work another thread launches shortly after a call returned is recorded
 
 SYNC_CHECK_CALLS = 5
 """Calls in the synchronisation check; the median of their extra waits is judged."""
+SYNC_LEAST_CALLS = 2
+SYNC_BUDGET_S = 0.5
+"""Long calls get fewer checks, down to ``SYNC_LEAST_CALLS``, so the check
+costs about this many seconds: five calls of a 370 ms kernel cost 2 s a process."""
+
+
+def calls_for_budget(call_s: float, budget_s: float, least: int, most: int) -> int:
+    """As many calls as fit in ``budget_s``, between ``least`` and ``most``."""
+    if call_s <= 0:
+        return most
+    return max(least, min(most, int(budget_s / call_s)))
+
 
 SYNC_FLOOR_US = 50.0
 """Extra device-wide wait (beyond an idle device's, measured first) tolerated
@@ -266,15 +284,20 @@ def sync_escape(call: Callable[[], None], calls: int = SYNC_CHECK_CALLS) -> str 
 __all__ = [
     "MARKER_CYCLES",
     "MARKER_NAME",
+    "PROFILE_BUDGET_S",
     "PROFILE_CALLS",
     "PROFILE_GRACE_S",
+    "PROFILE_MAX_CALLS",
+    "SYNC_BUDGET_S",
     "SYNC_CHECK_CALLS",
     "SYNC_FLOOR_US",
     "SYNC_FRACTION",
+    "SYNC_LEAST_CALLS",
     "Activity",
     "DeviceProfile",
     "activities_from_events",
     "analyse",
+    "calls_for_budget",
     "profile_calls",
     "sync_escape",
     "sync_verdict",

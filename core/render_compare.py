@@ -11,6 +11,7 @@ from typing import Any
 
 from gemmreg import stats
 from gemmreg.render import TABLE_FORMATS, _fmt, dumps
+from gemmreg.round_loops import GRAPH_MAX_CALL_MS
 from gemmreg.timing_records import CompareReport, KernelSummary, Verdict
 from tabulate import tabulate
 
@@ -228,14 +229,15 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "",
         "median ms: median of the process medians (each the median of the kernel's round figures);",
         "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
-        "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay;",
+        "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay",
+        f"(not taken when a call lasts over {GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
         "device ms and launches: device work per call and its launches, from CUPTI;",
         "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
         "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks.",
         "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
-        "processes (Bonferroni over pairs); FASTER/SLOWER when it excludes 1, EQUIVALENT when",
-        f"inside +-{margin:.1%}, else INCONCLUSIVE; INVALID when a kernel's work escaped its",
-        "timed interval or it ran above peak.",
+        f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
+        "excludes 1), else FASTER/SLOWER when it excludes 1, else INCONCLUSIVE; INVALID when a",
+        "kernel's work escaped its timed interval or it ran above peak.",
         "",
     ]
     return "\n".join(lines + verdict_lines(report))

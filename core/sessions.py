@@ -12,6 +12,7 @@ sweep keeps its sessions across points.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -29,6 +30,7 @@ from gemmreg.isolation import (
     _tail,
     spawn_worker,
 )
+from gemmreg.tracing import trace
 
 
 class Session:
@@ -57,6 +59,7 @@ class Session:
         self.last_note = ""
         """What the task in flight said it was doing last (its 'note' events)."""
         self._send({"session": True, **(options or {})})
+        trace(f"worker {self.proc.pid}: started")
 
     def _send(self, message: dict[str, Any]) -> None:
         assert self.proc.stdin is not None
@@ -96,6 +99,8 @@ class Session:
                 self.proc.wait()
                 return self._die(f"{_describe_exit(self.proc.returncode)} during start-up")
             self.ready = event["event"] == "ready"
+            if self.ready:
+                trace(f"worker {self.proc.pid}: ready")
         return self.dead
 
     def run(self, task: dict[str, Any], timeout: float) -> TaskOutcome:
@@ -104,6 +109,7 @@ class Session:
         if reason:
             return TaskOutcome(status="crashed", error=reason)
         self._send(task)
+        trace(f"worker {self.proc.pid}: task {task.get('kind', '?')} sent")
         self.last_note = doing = ""
         deadline = time.monotonic() + timeout
         while True:
@@ -121,12 +127,22 @@ class Session:
             kind = event["event"]
             if kind == "note":
                 self.last_note = doing = event["text"]
+                trace(f"worker {self.proc.pid}: {doing}")
             elif kind == "retire":
                 self.dead = event.get("reason", "retired")
             elif kind == "done":
+                trace(f"worker {self.proc.pid}: task done, {event['status']}")
                 return TaskOutcome(
                     status=event["status"], result=event.get("result"), error=event.get("error", "")
                 )
+
+    def begin_close(self) -> None:
+        """Tell the worker to finish (stdin closed) without waiting for it, so
+        that several workers tear down their GPU contexts at once."""
+        if self.closed or self.proc.poll() is not None or self.proc.stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, OSError):
+            self.proc.stdin.close()
 
     def close(self) -> None:
         """Let the worker finish (stdin closed), or kill it if it lingers. Idempotent."""
@@ -136,10 +152,12 @@ class Session:
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
-                self.proc.stdin.close()
+                if not self.proc.stdin.closed:
+                    self.proc.stdin.close()
                 self.proc.wait(timeout=10)
             except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
                 _kill(self.proc)
+        trace(f"worker {self.proc.pid}: closed")
         self.selector.close()
         os.close(self.read_fd)
         self.log.close()

@@ -193,12 +193,29 @@ def device_profiles(
             out[name] = {"profile_unavailable": f"{type(error).__name__}: {error}"}
     for kernel in ready:
         note(f"profiling {kernel.name}'s device work")
-        profile = device_activity.profile_calls(kernel.call)
+        calls = device_activity.calls_for_budget(
+            _one_call_s(kernel.call),
+            device_activity.PROFILE_BUDGET_S,
+            device_activity.PROFILE_CALLS,
+            device_activity.PROFILE_MAX_CALLS,
+        )
+        profile = device_activity.profile_calls(kernel.call, calls)
         if isinstance(profile, str):
             out[kernel.name] = {"profile_unavailable": profile}
         else:
             out[kernel.name] = {"profile": profile.to_dict()}
     return out
+
+
+def _one_call_s(call: Callable[[], None]) -> float:
+    """Wall seconds of one synchronised call (sizes the profiled sequence)."""
+    import torch
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    call()
+    torch.cuda.synchronize()
+    return time.perf_counter() - start
 
 
 def measure_group(
@@ -276,7 +293,13 @@ def measure_group(
 
         for kernel in ready:
             note(f"checking that {kernel.name}'s device work stays in its interval")
-            kernel.result["sync_escape"] = device_activity.sync_escape(kernel.call)
+            calls = device_activity.calls_for_budget(
+                round_loops.per_call_ms(kernel) / 1e3,
+                device_activity.SYNC_BUDGET_S,
+                device_activity.SYNC_LEAST_CALLS,
+                device_activity.SYNC_CHECK_CALLS,
+            )
+            kernel.result["sync_escape"] = device_activity.sync_escape(kernel.call, calls)
     if monitor is not None:
         monitor.close()
     return result

@@ -52,7 +52,10 @@ class Pool:
         return session
 
     def close(self) -> None:
-        for session in self.everyone():
+        everyone = self.everyone()
+        for session in everyone:  # every worker tears down at once
+            session.begin_close()
+        for session in everyone:
             session.close()
         self.sessions, self.profiler = [], None
 
@@ -95,6 +98,7 @@ def _cold_starts(
 ) -> list[ColdStart]:
     """Each kernel in its own fresh process, with caches of its own."""
     results = []
+    finished = []
     for kernel, session in zip(kernels, sessions, strict=True):
         task = {
             "kind": "cold",
@@ -104,8 +108,11 @@ def _cold_starts(
         }
         env = _cold_env(cache_root, kernel.name)
         outcome, last, _ = _run_retrying(session, task, timeout, functools.partial(Session, env))
-        last.close()
+        last.begin_close()  # it tears down while the next kernel's cold start runs
+        finished.append(last)
         results.append(_cold_from_outcome(kernel.name, outcome))
+    for session in finished:  # every cold process gone before any timing starts
+        session.close()
     # The timed processes start warm: every cold process's caches, merged.
     for kernel in kernels:
         merge_cache(cache_root / f"cold-{kernel.name}", cache_root / "shared")

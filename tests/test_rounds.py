@@ -95,3 +95,35 @@ def test_the_minimum_rounds_come_before_the_time_cap():
     two = [make_round(1.0, 1.0) for _ in range(2)]
     assert rounds.stop_reason(two, ["a", "b"], RULE, 11.0) is None
     assert rounds.stop_reason(two, ["a", "b"], RULE, 101.0).startswith("hard cap")
+
+
+class _Stub:
+    def __init__(self, name: str, round_ms: list[float]):
+        self.name, self.result = name, {"round_ms": round_ms}
+        self.calls = 0
+
+    def call(self) -> None:
+        self.calls += 1
+
+
+def test_graph_replays_are_not_taken_when_a_call_is_long():
+    """Past GRAPH_MAX_CALL_MS launch cost is noise: no graph is even built."""
+    from gemmreg import round_loops, timing
+
+    long_ = [_Stub("slow", [round_loops.GRAPH_MAX_CALL_MS * 2]), _Stub("fast", [0.01])]
+    assert round_loops.graph_rounds(long_, timing.GPU_POLICY, seed=1) == []
+    assert all("graph_error" not in k.result and k.calls == 0 for k in long_)
+    # Short calls do get graphs: on this CPU machine building one fails, and says so.
+    short = [_Stub("a", [0.01]), _Stub("b", [0.02])]
+    round_loops.graph_rounds(short, timing.GPU_POLICY, seed=1)
+    assert all("graph_error" in k.result for k in short)
+
+
+def test_checks_take_as_many_calls_as_their_budget_allows():
+    from gemmreg.device_activity import calls_for_budget
+
+    assert calls_for_budget(0.370, 0.5, 2, 5) == 2  # a 370 ms call: the least
+    assert calls_for_budget(0.1, 0.5, 2, 5) == 5
+    assert calls_for_budget(7.5e-6, 0.2, 5, 40) == 40  # a 7.5 us call: the most
+    assert calls_for_budget(0.02, 0.2, 5, 40) == 10
+    assert calls_for_budget(0.0, 0.2, 5, 40) == 40
