@@ -14,7 +14,9 @@ interrupted sweep keeps what it finished, marked partial.
 
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -82,7 +84,8 @@ def _non_finite(name: str) -> str:
 
 
 def _read_json(directory: Path, path: Path) -> Any:
-    """The parsed ``run.json``, or a RunError saying why there is none."""
+    """The parsed ``run.json`` (or ``run.json.gz``, as committed evidence keeps
+    it), or a RunError saying why there is none."""
     try:
         present, folder = directory.exists(), directory.is_dir()
     except (OSError, ValueError) as error:
@@ -91,10 +94,18 @@ def _read_json(directory: Path, path: Path) -> Any:
         raise RunError(f"{directory}: no such run directory")
     if not folder:
         raise RunError(f"{directory} is a file: name the run's directory, which holds {RUN_FILE}")
+    packed = path.with_name(path.name + ".gz")
+    if not path.exists() and packed.is_file():
+        path = packed  # evidence keeps its raw samples compressed
     try:
-        text = path.read_bytes().decode("utf-8")
+        raw = path.read_bytes()
+        if path.suffix == ".gz":
+            raw = gzip.decompress(raw)
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RunError(f"{directory} is not a gemmreg run (no {RUN_FILE})") from None
+    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
+        raise RunError(f"{path} is not a readable gzip file: {error}") from None
     except IsADirectoryError:
         raise RunError(f"{path} is a directory, not a file") from None
     except UnicodeDecodeError as error:

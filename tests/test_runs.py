@@ -309,3 +309,18 @@ def test_report_margin_keeps_the_verdicts_of_a_run_without_process_records():
     assert again.returncode == 0 and "not judged again" in again.stdout
     both = run_gemmreg("report", str(old), str(old), "--margin", "1")
     assert both.returncode == 2 and "one run" in both.stderr
+
+
+def test_a_run_kept_compressed_reads_like_the_plain_one(tmp_path):
+    """Committed evidence keeps run.json gzipped (it is mostly raw samples)."""
+    import gzip
+
+    runs.write_run(tmp_path / "plain", {"device_name": "cpu"}, [report([1.0, 1.01, 0.99])], False)
+    packed = tmp_path / "packed"
+    packed.mkdir()
+    raw = (tmp_path / "plain" / "run.json").read_bytes()
+    (packed / "run.json.gz").write_bytes(gzip.compress(raw))
+    assert runs.load_run(packed) == runs.load_run(tmp_path / "plain")
+    (packed / "run.json.gz").write_bytes(b"not gzip")
+    with pytest.raises(runs.RunError, match="not a readable gzip file"):
+        runs.load_run(packed)
