@@ -65,6 +65,7 @@ def read_process(
         log_ratios=verdicts.process_log_ratios(
             timed, {"end-to-end": taken, "graph replay": graphed}
         ),
+        placements=max((k.get("placements", 1) for k in kernels.values()), default=None),
     )
     return runs, record
 

@@ -165,7 +165,9 @@ def _protocol(report: CompareReport) -> str:
     dropped = sum(len(r.dropped) for r in report.records)
     taken = sum(r.rounds for r in report.records)
     drops = f", {dropped} of {taken} rounds dropped (throttled)" if dropped else ""
-    return f"{report.processes} processes, interleaved equal-exposure {rounds}{drops}"
+    placed = max((r.placements or 1 for r in report.records), default=1)
+    where = f", operands in {placed} placements rotated across rounds" if placed > 1 else ""
+    return f"{report.processes} processes, interleaved equal-exposure {rounds}{where}{drops}"
 
 
 def verdict_lines(report: CompareReport) -> list[str]:

@@ -121,6 +121,9 @@ def take_rounds(
     index = 0
     while True:
         order = rounds.round_orders(names, index + 1, seed)[index]
+        for kernel in kernels:  # operands rotate through their placements
+            if hasattr(kernel, "use_placement"):
+                kernel.use_placement(index)
         readings = [monitor.read()] if monitor is not None else []
         slot_ms, wall, samples = {}, {}, {}
         for name in order:

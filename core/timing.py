@@ -34,6 +34,7 @@ from typing import Any
 import attrs
 from gemmreg import backend, round_loops, rounds, torch_state
 from gemmreg.clocks import CpuClock, GpuClock
+from gemmreg.placements import more_placements, placement_count
 from gemmreg.records import KernelSpec, Problem
 from gemmreg.rounds import StopRule
 from gemmreg.verification import GuardedOutput, make_operands, verify
@@ -110,14 +111,38 @@ class _Kernel:
     before: tuple[Any, Any] | None = None
     guarded: GuardedOutput | None = None
     launch: Any = None
+    sets: list[tuple[tuple[Any, Any], GuardedOutput]] = attrs.Factory(list)
+    """Every placement of the operands and C (gemmreg.placements); the
+    current one is ``operands`` and ``guarded``."""
+    used: set[int] = attrs.Factory(lambda: {0})
+    """The placements the rounds have handed to the kernel (the first is the
+    prechecked one): the postcheck reads each of their Cs, and no other."""
 
     def call(self) -> None:
         assert self.operands is not None and self.guarded is not None
         self.launch(self.operands[0], self.operands[1], self.guarded.out)
 
+    def use_placement(self, index: int) -> None:
+        """Rounds rotate the placements: round ``index`` uses this one."""
+        if self.sets:
+            self.operands, self.guarded = self.sets[index % len(self.sets)]
+            self.used.add(index % len(self.sets))
+
     def verify(self, problem: Problem) -> dict[str, Any]:
         assert self.before and self.operands and self.guarded
         return attrs.asdict(verify(self.spec, problem, self.before, self.operands, self.guarded))
+
+    def verify_every_placement(self, problem: Problem) -> dict[str, Any]:
+        """The postcheck of every placement's C; the first that fails, else the last."""
+        check: dict[str, Any] = {}
+        for index in sorted(self.used):
+            self.use_placement(index)
+            check = self.verify(problem)
+            if not check["passed"]:
+                check["reason"] = f"placement {index + 1} of {len(self.sets)}: {check['reason']}"
+                break
+        self.use_placement(0)
+        return check
 
 
 def _prepare(kernel: _Kernel, problem: Problem, seed: int, device: str) -> bool:
@@ -162,62 +187,6 @@ def _open_monitor() -> tuple[Any, str]:
     return gpu_monitor.open_monitor(0)
 
 
-def device_profiles(
-    specs: Mapping[str, KernelSpec],
-    problem: Problem,
-    seed: int,
-    note: Callable[[str], None] = lambda text: None,
-) -> dict[str, Any]:
-    """Each kernel's device work per call, from CUPTI, in a process of its own.
-
-    Every kernel is prepared and called first, and only then is CUPTI set up
-    (through torch's profiler): on the H200, Triton kernels prepared in a
-    process whose CUPTI was already set up crashed the process now and then,
-    and the set-up takes seconds, which one process pays once here rather
-    than every timed process.
-    """
-    from gemmreg import device_activity
-
-    device = backend.current().device
-    ready = []
-    out: dict[str, Any] = {}
-    for name, spec in specs.items():
-        kernel = _Kernel(name=name, spec=spec, result={})
-        note(f"preparing {name} for its device profile")
-        try:
-            if _prepare(kernel, problem, seed, device):
-                ready.append(kernel)
-            else:
-                out[name] = {"profile_unavailable": kernel.result["reason"]}
-        except Exception as error:
-            out[name] = {"profile_unavailable": f"{type(error).__name__}: {error}"}
-    for kernel in ready:
-        note(f"profiling {kernel.name}'s device work")
-        calls = device_activity.calls_for_budget(
-            _one_call_s(kernel.call),
-            device_activity.PROFILE_BUDGET_S,
-            device_activity.PROFILE_CALLS,
-            device_activity.PROFILE_MAX_CALLS,
-        )
-        profile = device_activity.profile_calls(kernel.call, calls)
-        if isinstance(profile, str):
-            out[kernel.name] = {"profile_unavailable": profile}
-        else:
-            out[kernel.name] = {"profile": profile.to_dict()}
-    return out
-
-
-def _one_call_s(call: Callable[[], None]) -> float:
-    """Wall seconds of one synchronised call (sizes the profiled sequence)."""
-    import torch
-
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    call()
-    torch.cuda.synchronize()
-    return time.perf_counter() - start
-
-
 def measure_group(
     specs: Mapping[str, KernelSpec],
     problem: Problem,
@@ -255,6 +224,12 @@ def measure_group(
             kernel.result.update(status="error", reason=f"{type(error).__name__}: {error}")
     if not ready:
         return result
+    count = placement_count(problem)
+    for kernel in ready:  # the first placement is the prechecked one
+        assert kernel.operands is not None and kernel.guarded is not None
+        first = (kernel.operands, kernel.guarded)
+        kernel.sets = [first, *more_placements(kernel.spec, problem, seed, info.device, count - 1)]
+        kernel.result["placements"] = count
     expected = torch_state.pin()
     monitor, result["monitor"] = _open_monitor()
     note(f"timing {', '.join(k.name for k in ready)} in rounds")
@@ -282,7 +257,8 @@ def measure_group(
     for kernel in ready:
         kernel.result["round_ms"] = [r.slot_ms[kernel.name] for r in rounds.kept(taken)]
         # The postcheck reads what the timed calls left in C, as the seed does.
-        kernel.result["postcheck"] = check = kernel.verify(problem)
+        kernel.result["postcheck"] = check = kernel.verify_every_placement(problem)
+        kernel.result["placements"] = len(kernel.used)
         if not check["passed"]:
             kernel.result.update(status="failed", reason=f"postcheck: {check['reason']}")
     if info.is_gpu:

@@ -99,6 +99,9 @@ class ProcessRecord:
     log_ratios: dict[str, dict[str, float]] = attrs.field(factory=dict)
     """Regime -> "baseline|kernel" -> this process's paired log-ratio."""
     reason: str = ""
+    placements: int | None = None
+    """Copies of each kernel's operands rotated across the rounds
+    (gemmreg.placements); None in runs saved before placements rotated."""
 
 
 @attrs.frozen(kw_only=True)

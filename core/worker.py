@@ -38,7 +38,9 @@ def _run_task(registry: Any, task: dict[str, Any], note: Any) -> dict[str, Any]:
 
         specs = {name: registry.get(name).spec for name in task["kernels"]}
         if task["kind"] == "profile":
-            return timing.device_profiles(specs, problem, task["seed"], note)
+            from gemmreg import profiling
+
+            return profiling.device_profiles(specs, problem, task["seed"], note)
         policy = timing.policy_for(
             task["gpu"], task.get("repeats"), task.get("warmup"), task.get("max_time_s")
         )
@@ -130,7 +132,12 @@ def _exit_now(code: int) -> None:
     """Leave without the interpreter's teardown: unloading torch and the GPU
     context that way took seconds per worker, on the critical path of every
     comparison (the runner waits for its workers to be gone before timing the
-    next thing). Every result has been sent by now; the OS frees the rest."""
+    next thing). Every result has been sent by now; the OS frees the rest.
+    Exit handlers still run (a plugin may save its tuning cache in one)."""
+    import atexit
+
+    with contextlib.suppress(BaseException):
+        atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):
             stream.flush()

@@ -1,0 +1,62 @@
+"""Operands in several placements, rotated across rounds (gemmreg.placements)."""
+
+from __future__ import annotations
+
+from conftest import only_extra_plugins
+from gemmreg import placements, round_loops, timing
+from gemmreg.records import Problem
+from gemmreg.registry import discover
+
+
+def test_small_problems_get_every_placement_and_large_ones_one():
+    assert placements.placement_count(Problem(m=512, n=512, k=512)) == placements.PLACEMENTS
+    assert placements.placement_count(Problem(m=8192, n=8192, k=8192, dtype="bf16")) == 1
+    middle = Problem(m=4096, n=4096, k=4096, dtype="bf16")  # 96 MiB a set
+    assert placements.placement_count(middle) == 2
+
+
+class _Rotating:
+    def __init__(self, name: str):
+        self.name, self.result, self.used = name, {}, []
+
+    def call(self) -> None:
+        pass
+
+    def use_placement(self, index: int) -> None:
+        self.used.append(index)
+
+
+class _Clock:
+    def samples(self, call, count):
+        for _ in range(count):
+            call()
+        return [1.0] * count
+
+
+def test_each_round_moves_every_kernel_to_the_next_placement():
+    kernels = [_Rotating("a"), _Rotating("b")]
+    policy = timing.policy_for(gpu=False, repeats=6)
+    taken, _ = round_loops.take_rounds(
+        kernels, _Clock(), policy, {"a": 1e-4, "b": 1e-4}, seed=3, monitor=None
+    )
+    assert len(taken) == 6
+    assert kernels[0].used == kernels[1].used == list(range(6))
+
+
+def test_a_kernel_that_keeps_its_first_pointers_fails_the_postcheck():
+    """Its first call is right (it passes the precheck); the rounds hand it
+    the other placements, whose C it never writes."""
+    with only_extra_plugins(["fake_plugins.good", "fake_plugins.first_pointers"]):
+        specs = {n: discover().get(n).spec for n in ("fake_good", "fake_first_pointers")}
+        result = timing.measure_group(
+            specs,
+            Problem(m=8, n=8, k=8),
+            seed=1,
+            order_seed=1,
+            policy=timing.policy_for(gpu=False, repeats=8),
+        )
+    good, cached = result["kernels"]["fake_good"], result["kernels"]["fake_first_pointers"]
+    assert good["status"] == "ok" and good["placements"] == placements.PLACEMENTS
+    assert good["postcheck"]["passed"]
+    assert cached["precheck"]["passed"] and cached["status"] == "failed"
+    assert cached["reason"].startswith("postcheck: placement 2 of 4")
