@@ -19,6 +19,9 @@
 #   knownbench the known difference as sweeps: one `gemmreg bench torch_ref
 #              mm_extra_pass` per repetition over 8192^3 and 8192x8192x32768
 #              bf16 with --max-time 3 (10 repetitions)
+#   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
+#              its wall time, phase by phase
+#   aa512      A/A at 512^3 only, bf16 and fp32, as sweeps (3 repetitions)
 #   seed       the seed table: the five seed built-ins at 512^3 fp32
 #   sweep      `gemmreg bench` of the five seed built-ins and triton_tuned over
 #              256..8192 (powers of two) in fp32, fp16 and bf16, with plots
@@ -121,6 +124,17 @@ for spec in "$@"; do
           --dtype bf16,fp32 --max-time 3 --seed "$i" --out "$out/aabench-$i"
         gemmreg "aabench-$i-verdicts" report "$out/aabench-$i" --verdicts
         grep " vs " "$out/aabench-$i-verdicts.console.txt"
+      done
+      ;;
+    trace)
+      GEMMREG_TRACE=1 compare trace-seed-pair hip_tiled triton_grouped
+      ;;
+    aa512)
+      for i in $(range "$count" 3); do
+        gemmreg "aa512-$i" bench twin_a twin_b --shape 512x512x512 \
+          --dtype bf16,fp32 --max-time 3 --seed "$i" --out "$out/aa512-$i"
+        gemmreg "aa512-$i-verdicts" report "$out/aa512-$i" --verdicts
+        grep " vs " "$out/aa512-$i-verdicts.console.txt"
       done
       ;;
     knownbench)
