@@ -172,9 +172,42 @@ def gpu_record() -> dict[str, Any]:
     if monitor is None:
         return {"unavailable": why}
     try:
-        return monitor.device_record()
+        return monitor.device_record(own_process_tree())
     finally:
         monitor.close()
+
+
+def own_process_tree(proc: Path = Path("/proc")) -> set[int]:
+    """This process and every process below it: gemmreg's own workers, which
+    hold GPU contexts of their own and are not "other processes" sharing the
+    GPU. (On the H200 a sweep whose workers had started before the manifest
+    was flagged SHARED GPU by its own six workers.) Linux's /proc only;
+    elsewhere just this process."""
+    me = os.getpid()
+    parents: dict[int, int] = {}
+    try:
+        entries = list(proc.iterdir())
+    except OSError:
+        return {me}
+    for entry in entries:
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+        # "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[1].isdigit():
+            parents[int(entry.name)] = int(fields[1])
+    tree, frontier = {me}, [me]
+    while frontier:
+        parent = frontier.pop()
+        for pid, ppid in parents.items():
+            if ppid == parent and pid not in tree:
+                tree.add(pid)
+                frontier.append(pid)
+    return tree
 
 
 def shared_gpu(record: dict[str, Any]) -> str | None:

@@ -600,3 +600,39 @@ def test_trace_summary_counts_gaps() -> None:
     summary = gm.trace_summary([monitor.read(), monitor.read()])
     assert summary["unreadable"] == {"power_w": 2} and summary["power_w"] is None
     assert gm.trace_summary([])["readings"] == 0
+
+
+def test_gemmreg_s_own_workers_are_not_other_processes_on_the_gpu(tmp_path):
+    """Workers started before the manifest hold GPU contexts: they are part of
+    gemmreg's own process tree, which the SHARED GPU check leaves out."""
+    import os
+    import subprocess
+    import sys
+
+    from gemmreg.environment import own_process_tree
+
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import subprocess, sys, time; "
+            "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)']); "
+            "print(p.pid, flush=True); time.sleep(30)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        grandchild = int(child.stdout.readline())
+        tree = own_process_tree()
+        assert {os.getpid(), child.pid, grandchild} <= tree
+        assert 1 not in tree
+    finally:
+        child.kill()
+        os.kill(grandchild, 9)
+    # A process name with spaces and parentheses does not confuse the parser.
+    me = os.getpid()
+    for pid, stat in ((me, f"{me} (py) S 1 x"), (424242, f"424242 (a) (b c) S {me} y")):
+        (tmp_path / str(pid)).mkdir()
+        (tmp_path / str(pid) / "stat").write_text(stat)
+    assert own_process_tree(tmp_path) == {me, 424242}
