@@ -21,6 +21,9 @@
 #              bf16 with --max-time 3 (10 repetitions)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
 #              its wall time, phase by phase
+#   startup    what a worker's start-up costs on this machine: importing torch,
+#              triton and gemmreg's plugins, the CUDA context, one alone and
+#              eight at once (startup.txt)
 #   aa512      A/A at 512^3 only, bf16 and fp32, as sweeps (3 repetitions)
 #   seed       the seed table: the five seed built-ins at 512^3 fp32
 #   sweep      `gemmreg bench` of the five seed built-ins and triton_tuned over
@@ -128,6 +131,25 @@ for spec in "$@"; do
       ;;
     trace)
       GEMMREG_TRACE=1 compare trace-seed-pair hip_tiled triton_grouped
+      ;;
+    startup)
+      {
+        for what in "import torch" "import torch, triton" \
+          "from gemmreg import registry; registry.discover()" \
+          "import torch; torch.zeros(1, device='cuda'); torch.cuda.synchronize()" \
+          "from gemmreg import registry, backend; registry.discover(); backend.initialize_device()"; do
+          start=$(date +%s.%N)
+          "$python" -c "$what" >/dev/null 2>&1 || echo "(failed: $what)"
+          echo "one:   $(echo "$(date +%s.%N) - $start" | bc) s  $what"
+          start=$(date +%s.%N)
+          for _ in 1 2 3 4 5 6 7 8; do "$python" -c "$what" >/dev/null 2>&1 & done
+          wait
+          echo "eight: $(echo "$(date +%s.%N) - $start" | bc) s  $what"
+        done
+        "$python" -X importtime -c "from gemmreg import registry; registry.discover()" 2>&1 |
+          sort -t'|' -k2 -n | tail -25
+      } >"$out/startup.txt" 2>&1
+      cat "$out/startup.txt" | head -12
       ;;
     aa512)
       for i in $(range "$count" 3); do
