@@ -1,18 +1,28 @@
 """gemmreg: a plugin registry for GEMM kernels.
 
-Plugin authors need only what this module exports: the ``hookimpl`` marker and
-the records a plugin fills in. See :mod:`gemmreg.hookspecs` for the contract.
+Plugin authors need only what this module exports (``__all__``): the
+``hookimpl`` marker, the records a plugin fills in, where its kernels run
+(:func:`where`), the run-time compiler for HIP/CUDA sources and the input
+helpers. Every other module of the package is the core's own and may change;
+plugins import none of them (a test in gemmreg's own suite holds the built-ins
+and the split-K example to that). See :mod:`gemmreg.hookspecs` for the contract.
 """
 
 from __future__ import annotations
 
 import pluggy
+from gemmreg.gpu_compile import CompiledKernel, compile_kernel
+from gemmreg.gpu_compile import unavailable_reason as compile_unavailable
 from gemmreg.hookspecs import PROJECT_NAME
+from gemmreg.inputs import apply_layout, normal_inputs, torch_dtype
 from gemmreg.records import (
+    BACKENDS,
     DTYPES,
     LAYOUTS,
+    Backend,
     Capabilities,
     DType,
+    InputGenerator,
     KernelSpec,
     Launch,
     Layout,
@@ -23,17 +33,24 @@ from gemmreg.records import (
     Tolerance,
     UnsupportedProblem,
 )
+from gemmreg.runtime import Environment, where
 
 __version__ = "0.1.0"
+"""gemmreg's version, recorded in every run's manifest."""
 
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 """Marker for plugin hook implementations: ``@gemmreg.hookimpl``."""
 
 __all__ = [
+    "BACKENDS",
     "DTYPES",
     "LAYOUTS",
+    "Backend",
     "Capabilities",
+    "CompiledKernel",
     "DType",
+    "Environment",
+    "InputGenerator",
     "KernelSpec",
     "Launch",
     "Layout",
@@ -44,5 +61,11 @@ __all__ = [
     "Tolerance",
     "UnsupportedProblem",
     "__version__",
+    "apply_layout",
+    "compile_kernel",
+    "compile_unavailable",
     "hookimpl",
+    "normal_inputs",
+    "torch_dtype",
+    "where",
 ]

@@ -7,7 +7,7 @@ included) is the answer's reason."""
 
 from __future__ import annotations
 
-from gemmreg import backend, capture, interrupts
+from gemmreg import backend, capture, interrupts, known_limits
 from gemmreg.records import KernelSpec, Problem
 
 
@@ -23,6 +23,10 @@ def unavailable_reason(spec: KernelSpec) -> str | None:
         return f"its availability check raised {type(error).__name__}: {error}"
     if reason:
         return str(reason)
+    if spec.capabilities.triton:
+        reason = known_limits.triton_unavailable()
+        if reason:
+            return reason
     if info.kind not in spec.capabilities.backends:
         declared = ", ".join(sorted(spec.capabilities.backends))
         return f"runs on {declared}; this machine's backend is {info.kind}"

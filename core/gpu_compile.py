@@ -19,6 +19,11 @@ import attrs
 
 @attrs.frozen(kw_only=True)
 class CompiledKernel:
+    """A kernel compiled at run time, ready to launch (:func:`compile_kernel`).
+
+    It keeps its compile time and source hash, so the cost of the first call
+    can be reported as cold start and the source that ran can be named."""
+
     name: str
     compiler: str
     """``nvrtc`` or ``hiprtc``."""
@@ -51,7 +56,9 @@ class CompiledKernel:
 
 
 def unavailable_reason() -> str | None:
-    """Why run-time compilation cannot work in this process, or None."""
+    """Why run-time compilation cannot work in this process, or None: pass it as
+    ``KernelSpec(available=...)`` for a kernel compiled with :func:`compile_kernel`.
+    It needs a GPU and a torch new enough to expose NVRTC/hiprtc."""
     import torch
 
     if not torch.cuda.is_available():

@@ -4,40 +4,123 @@ A plugin is a module (or object) with ``@gemmreg.hookimpl`` functions, exposed
 through an entry point in the ``gemmreg`` group of its distribution::
 
     [project.entry-points.gemmreg]
-    my_splitk = "my_package.plugin"
+    my_gemm = "my_package.plugin"
 
-and in ``my_package/plugin.py``::
+and in ``my_package/plugin.py`` (gemmreg's own tests run this example)::
+
+    import functools
 
     import gemmreg
 
+    BLOCK = 32
+    IEEE_FP32 = gemmreg.Tolerance(rtol=3e-5, atol=1e-6)
+    TF32 = gemmreg.Tolerance(
+        rtol=4e-3, atol=1e-6, why="TF32 keeps 10 of fp32's 23 mantissa bits: ~2^-9 per product"
+    )
+
+
+    @functools.cache
+    def _kernel():
+        import triton  # here, not at import: gemmreg decides the interpreter first
+        import triton.language as tl
+
+        @triton.jit
+        def matmul(a, b, c, m, n, k, sam, sak, sbk, sbn, scm, scn,
+                   BLOCK: tl.constexpr, PRECISION: tl.constexpr):
+            rm = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
+            rn = (tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
+            acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+            for k0 in range(0, k, BLOCK):
+                rk = (k0 + tl.arange(0, BLOCK)).to(tl.int64)
+                x = tl.load(a + rm[:, None] * sam + rk[None, :] * sak,
+                            mask=(rm[:, None] < m) & (rk[None, :] < k), other=0.0)
+                y = tl.load(b + rk[:, None] * sbk + rn[None, :] * sbn,
+                            mask=(rk[:, None] < k) & (rn[None, :] < n), other=0.0)
+                acc += tl.dot(x, y, input_precision=PRECISION)
+            tl.store(c + rm[:, None] * scm + rn[None, :] * scn, acc.to(c.dtype.element_ty),
+                     mask=(rm[:, None] < m) & (rn[None, :] < n))
+
+        return matmul
+
+
+    def prepare(caps, precision, problem: gemmreg.Problem) -> gemmreg.Launch:
+        # Once per problem, outside any timing: refuse, compile, fix the grid.
+        caps.require(problem)  # refuse, clearly, what is not declared
+        kernel = _kernel()
+        grid = (-(-problem.m // BLOCK), -(-problem.n // BLOCK))
+        m, n, k = problem.m, problem.n, problem.k
+
+        def launch(a, b, out):  # enqueue out = a @ b: no allocation, no sync
+            kernel[grid](a, b, out, m, n, k, *a.stride(), *b.stride(), *out.stride(),
+                         BLOCK=BLOCK, PRECISION=precision)
+
+        return launch
+
+
     @gemmreg.hookimpl
     def gemmreg_register_kernels(register):
+        # This hook runs where the kernels run, after gemmreg decided the backend:
+        # declare the arithmetic that really runs here. fp32 tl.dot with 'tf32'
+        # is TF32 on NVIDIA; the interpreter ignores it and multiplies in IEEE fp32.
+        tf32 = gemmreg.where().triton_target == "cuda"
+        fp32 = gemmreg.Precision(math="tf32" if tf32 else "ieee_fp32",
+                                 detail="tl.dot input_precision='tf32'" if tf32 else "tl.dot")
+        caps = gemmreg.Capabilities(
+            dtypes={"fp32", "fp16"},
+            backends={"cuda", "rocm", "cpu"},
+            precision={"fp32": fp32,
+                       "fp16": gemmreg.Precision(math="fp16", detail="tl.dot, fp32 accumulator")},
+            layouts={"rowmajor", "transposedA", "transposedB", "padded"},
+            triton=True,  # Triton's known limits come from the core
+        )
         register(gemmreg.KernelSpec(
-            name="my_splitk",
-            summary="Triton split-K GEMM",
-            prepare=prepare,                      # Problem -> launch(a, b, out)
-            capabilities=gemmreg.Capabilities(
-                dtypes={"fp16", "bf16"},
-                backends={"cuda", "rocm", "cpu"},
-                precision={"fp16": "fp16 MMA, fp32 accumulate",
-                           "bf16": "bf16 MMA, fp32 accumulate"},
-            ),
-            tolerances={"fp16": gemmreg.Tolerance(rtol=2e-3),
-                        "bf16": gemmreg.Tolerance(rtol=1e-2)},
+            name="my_gemm",
+            summary="Triton GEMM, 32x32 tiles",
+            prepare=functools.partial(prepare, caps, "tf32" if tf32 else "ieee"),
+            capabilities=caps,
+            tolerances={"fp32": TF32 if tf32 else IEEE_FP32,
+                        "fp16": gemmreg.Tolerance(rtol=2e-3, atol=1e-3)},
+            sources=(__file__,),  # hashed into every run's manifest
         ))
+
+Everything a plugin uses comes from ``gemmreg`` itself (``gemmreg.__all__``);
+its other modules are the core's own and change without notice.
 
 Rules the core relies on:
 
 - Importing the module must be cheap: compile kernels in ``prepare`` or on the
   first launch, never at import.
 - A plugin never times itself, prints pass/fail or chooses shapes.
+- Where the kernels run comes from :func:`gemmreg.where`, never from the
+  environment: the backend, the device to allocate on, the GPU's name,
+  compute capability and multiprocessors, and whether Triton runs
+  interpreted. Declarations that differ by backend (precision, tolerance)
+  are made in the hook from it, as above: the hook runs in every process
+  that runs kernels, after the backend is decided.
+- ``Capabilities(triton=True)`` marks a Triton kernel: the core then applies
+  Triton's known limits (:mod:`gemmreg.known_limits`): bf16 under the
+  interpreter is unsupported, and with no Triton installed the kernel is
+  unavailable. Declare your own limits with ``constraint``.
+- Kernels compiled at run time from HIP/CUDA source use
+  :func:`gemmreg.compile_kernel`, with ``available=gemmreg.compile_unavailable``.
 - A plugin that keeps anything on disk between processes (autotuning choices,
-  say) keeps it under ``$GEMMREG_CACHE_DIR`` (default ``~/.cache/gemmreg``).
+  say) keeps it under ``gemmreg.where().cache_dir`` (``$GEMMREG_CACHE_DIR``).
   ``gemmreg compare`` points that at an empty directory for its first process,
   so tuning is reported as cold start and reused, as warm start, by the others.
-- Under ``gemmreg check --sanitize`` workers have ``GEMMREG_SANITIZING`` set
-  (to the tool's name): kernels run 10-100x slower there and timings mean
-  nothing, so skip speed-only work such as benchmarking candidate configs.
+- Under ``gemmreg check --sanitize``, ``gemmreg.where().sanitizer`` names the
+  tool: kernels run 10-100x slower there and timings mean nothing, so skip
+  speed-only work such as benchmarking candidate configs.
+- Several kernels of one module under entry-point names of their own (so
+  each can be selected or blocked alone): point each entry point at a
+  module-level ``KernelSpec`` (or a tuple of them) instead of at the module::
+
+      [project.entry-points.gemmreg]
+      my_gemm = "my_package.plugin:MY_GEMM"
+      my_gemm_small = "my_package.plugin:MY_GEMM_SMALL"
+
+  pluggy registers any one object once, so two entry points naming the
+  module itself cannot both load; gemmreg wraps each spec in a plugin of its
+  own. A module with a hook may register several kernels under one name.
 - Hook implementations may accept fewer arguments than the spec lists, so a
   spec can gain arguments without breaking existing plugins.
 """

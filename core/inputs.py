@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 
 def torch_dtype(dtype: DType) -> torch.dtype:
+    """The torch dtype of a gemmreg dtype name, so plugins never keep their own table."""
     import torch
 
     return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
@@ -94,7 +95,11 @@ PAD = 3
 
 
 def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.Tensor, ...]:
-    """Return A and B with the same values, laid out in memory as ``layout`` says."""
+    """Return A and B with the same values, laid out in memory as ``layout`` says.
+
+    The core lays out every case's operands with it, so a plugin that builds
+    operands of its own (to tune on, say) gets exactly the strides it will be
+    handed, the NaN in the padding of ``padded`` included."""
     import torch
 
     def transposed(x: torch.Tensor) -> torch.Tensor:

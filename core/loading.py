@@ -7,6 +7,12 @@ code raises, ``SystemExit`` and a plugin's own ``KeyboardInterrupt``
 included, turned into a :class:`~gemmreg.registry.PluginIssue`. Only a real
 signal to gemmreg gets through (:mod:`gemmreg.interrupts`). Then
 :func:`settle_names` registers the names claimed, never by load order.
+
+What an entry point names may be a module (or object) with hook
+implementations, or a :class:`~gemmreg.KernelSpec` or a tuple of them
+(``package.module:NAME``), which :func:`as_plugin` wraps in a plugin of its
+own: the supported way to give several kernels of one module entry-point
+names of their own, since pluggy registers any one object once.
 """
 
 from __future__ import annotations
@@ -19,6 +25,8 @@ from gemmreg import capture, interrupts, torch_state
 from gemmreg.hookspecs import PROJECT_NAME
 from gemmreg.records import KernelSpec, SpecError
 from gemmreg.registry import BLOCK_ENV, Origin, PluginIssue, RegisteredKernel, Registry
+
+_hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 REASON_CHARS = 400
 """A failure reason is one line in a table: long messages are cut to this."""
@@ -42,6 +50,48 @@ def describe(error: BaseException) -> str:
     if meaning:
         return f"{name}({text}): {meaning}" if text else f"{name}: {meaning}"
     return f"{name}: {text}" if text else name
+
+
+class SpecPlugin:
+    """A plugin made of the :class:`KernelSpec` objects an entry point names directly.
+
+    Each entry point that names a spec gets a plugin object of its own, so one
+    module's kernels can sit under separate entry-point names (each selected
+    or blocked on its own), which pointing two entry points at the module
+    itself cannot do: pluggy refuses to register one object twice."""
+
+    def __init__(self, specs: Sequence[KernelSpec]) -> None:
+        self.specs = tuple(specs)
+
+    @_hookimpl
+    def gemmreg_register_kernels(self, register: Any) -> None:
+        for spec in self.specs:
+            register(spec)
+
+
+def as_plugin(loaded: Any) -> Any:
+    """``loaded`` itself, or a :class:`SpecPlugin` where it is a KernelSpec or a
+    non-empty tuple or list of them."""
+    if isinstance(loaded, KernelSpec):
+        return SpecPlugin([loaded])
+    if (
+        isinstance(loaded, tuple | list)
+        and loaded
+        and all(isinstance(spec, KernelSpec) for spec in loaded)
+    ):
+        return SpecPlugin(loaded)
+    return loaded
+
+
+def _already_registered(pm: pluggy.PluginManager, plugin: Any, origin: Origin) -> str:
+    """Why a second entry point naming the same module is refused, and what to do."""
+    name = getattr(plugin, "__name__", type(plugin).__name__)
+    return (
+        f"{name} is already registered as plugin {pm.get_name(plugin)!r}, and pluggy "
+        f"registers an object once; to give one module's kernels entry-point names of "
+        f'their own, point each at a KernelSpec: {origin.plugin} = "{name}:SPEC" '
+        "(see gemmreg.hookspecs)"
+    )
 
 
 def trace(pm: pluggy.PluginManager, lines: list[str]) -> None:
@@ -92,11 +142,14 @@ def _load_one(
         )
 
     try:
-        plugin = load()
+        plugin = as_plugin(load())
     except BaseException as error:  # a plugin's import may even call sys.exit
         if interrupts.from_signal(error):
             raise
         refuse("import", describe(error))
+        return []
+    if pm.is_registered(plugin):
+        refuse("hook", _already_registered(pm, plugin, origin))
         return []
     try:
         pm.register(plugin, name=origin.plugin)
@@ -127,7 +180,8 @@ def _load_one(
     except BaseException as error:
         if interrupts.from_signal(error):
             raise
-        refuse("register", f"{describe(error)} (no kernel from this plugin was registered)")
+        reason = f"{describe(error)} (no kernel from this plugin was registered)"
+        refuse("register", reason, error.kernel if isinstance(error, SpecError) else "")
         return []
     if not accepted and not any(i.origin == origin for i in registry.issues):
         refuse("register", "the plugin registered no kernels")

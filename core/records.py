@@ -25,6 +25,7 @@ DType = Literal["fp32", "fp16", "bf16"]
 described by its declared precision."""
 
 DTYPES: tuple[DType, ...] = get_args(DType)
+"""Every :data:`DType`, in the order the matrix and the tables use."""
 
 Layout = Literal["rowmajor", "transposedA", "transposedB", "padded"]
 """How A and B sit in memory. ``rowmajor``: both contiguous. ``transposedA`` /
@@ -33,12 +34,14 @@ major). ``padded``: both are row-major views into wider buffers, so the row
 stride exceeds the row length. C is always a fresh contiguous tensor."""
 
 LAYOUTS: tuple[Layout, ...] = get_args(Layout)
+"""Every :data:`Layout`, in the order the matrix and the tables use."""
 
 Backend = Literal["cuda", "rocm", "cpu"]
 """Where kernels run: an NVIDIA GPU through a CUDA build of torch, an AMD GPU
 through a ROCm build, or the host CPU (Triton kernels under its interpreter)."""
 
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
+"""Every :data:`Backend`: what ``Capabilities(backends=...)`` may name."""
 
 Launch = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
 """``launch(a, b, out)`` enqueues ``out = a @ b`` on the current stream and
@@ -80,6 +83,10 @@ LOOSE_RTOL: Mapping[DType, float] = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 2e-2}
 class SpecError(ValueError):
     """A plugin declared something the core cannot use."""
 
+    kernel: str = ""
+    """The kernel whose declaration was refused, where known: asking for it by
+    name then says why it is missing, not that it is unknown."""
+
 
 class UnsupportedProblem(ValueError):
     """Raised by a kernel handed a problem outside its declared capabilities.
@@ -95,7 +102,10 @@ def _owner(instance: Any) -> str:
 
 
 def _fail(instance: Any, attribute: attrs.Attribute, message: str) -> SpecError:
-    return SpecError(f"{_owner(instance)}: field '{attribute.name}': {message}")
+    error = SpecError(f"{_owner(instance)}: field '{attribute.name}': {message}")
+    name = getattr(instance, "name", "")
+    error.kernel = name if isinstance(instance, KernelSpec) and isinstance(name, str) else ""
+    return error
 
 
 # ---------------------------------------------------------------------------
@@ -183,6 +193,11 @@ def _optional_callable(instance: Any, attribute: attrs.Attribute, value: Any) ->
         raise _fail(instance, attribute, f"must be callable or None, got {type(value).__name__}")
 
 
+def _boolean(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise _fail(instance, attribute, f"must be True or False, got {value!r}")
+
+
 def _required_callable(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
     if not callable(value):
         raise _fail(instance, attribute, f"must be callable, got {type(value).__name__}")
@@ -231,6 +246,10 @@ class Capabilities:
     tile: tuple[int, int, int] | None = attrs.field(default=None)
     """(BLOCK_M, BLOCK_N, BLOCK_K) of the work each program or block does, if
     fixed: the core reports the tail waste (useful 2MNK against padded-tile work)."""
+    triton: bool = attrs.field(default=False, validator=_boolean)
+    """The kernel is written in Triton: the core applies Triton's known limits
+    (:mod:`gemmreg.known_limits`: bf16 under the interpreter is unsupported, no
+    Triton installed is unavailable), so no Triton plugin restates them."""
 
     @precision.validator
     def _check_precision(self, attribute: attrs.Attribute, value: dict) -> None:
@@ -271,6 +290,12 @@ class Capabilities:
             return f"layout {problem.layout} not declared (declares {declared})"
         if self.max_dim is not None and max(problem.m, problem.n, problem.k) > self.max_dim:
             return f"a dimension exceeds the declared max_dim {self.max_dim}"
+        if self.triton:
+            from gemmreg.known_limits import triton_unsupported
+
+            reason = triton_unsupported(problem)
+            if reason:
+                return reason
         if self.constraint is not None:
             return self.constraint(problem)
         return None
@@ -298,7 +323,7 @@ class KernelSpec:
     tolerances: Mapping[DType, Tolerance] = attrs.field(converter=dict)
     """One tolerance per declared dtype."""
     make_inputs: InputGenerator | None = attrs.field(default=None, validator=_optional_callable)
-    """None means the core's default generator (``gemmreg.inputs.normal_inputs``)."""
+    """None means the core's default generator (``gemmreg.normal_inputs``)."""
     available: Availability = attrs.field(default=_always_available, validator=_required_callable)
     """Checked lazily, on the machine that will run the kernel."""
     sources: tuple[str, ...] = attrs.field(default=(), converter=tuple)

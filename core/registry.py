@@ -38,8 +38,9 @@ NO_ENTRY_POINTS = "none"
 BLOCK_ENV = "GEMMREG_BLOCK_PLUGINS"
 """Comma-separated plugin (entry-point) names never to load."""
 EXTRA_ENV = "GEMMREG_EXTRA_PLUGINS"
-"""Comma-separated module paths loaded as plugins besides the entry points: for
-throwaway plugins in tests. Worker processes inherit it."""
+"""Comma-separated module paths (or ``module:NAME`` of a KernelSpec) loaded as
+plugins besides the entry points: for throwaway plugins in tests, and for
+``gemmreg.testing.matrix(spec)``. Worker processes inherit it."""
 TRACE_ENV = "GEMMREG_TRACE_PLUGINS"
 """Set to 1 to print every hook call and its result on stderr."""
 
@@ -86,11 +87,23 @@ class PluginIssue:
 
 
 class UnknownKernelError(LookupError):
-    def __init__(self, name: str, known: Iterable[str]):
+    """A name no loaded plugin has. Plugins that failed to load without naming
+    their kernels (an import error, a declaration refused) are listed, since
+    the name may be one of theirs: "unknown" alone would send the user
+    looking for a typo."""
+
+    def __init__(self, name: str, known: Iterable[str], failed: Sequence[PluginIssue] = ()):
         self.name = name
         self.known = sorted(known)
+        self.failed = list(failed)
         hint = ", ".join(self.known) or "none installed"
-        super().__init__(f"unknown plugin {name!r} (known: {hint})")
+        message = f"unknown plugin {name!r} (known: {hint})"
+        if self.failed:
+            causes = "; ".join(
+                f"{issue.origin.describe()}: {issue.stage}: {issue.reason}" for issue in self.failed
+            )
+            message += f"; it may be a kernel of a plugin that failed to load: {causes}"
+        super().__init__(message)
 
 
 class PluginNotLoadedError(UnknownKernelError):
@@ -121,7 +134,8 @@ class Registry:
         issue = self.issue_for(name)
         if issue is not None:
             raise PluginNotLoadedError(name, issue)
-        raise UnknownKernelError(name, self.kernels)
+        failed = [i for i in self.issues if not i.kernel and i.stage in FAILED_STAGES]
+        raise UnknownKernelError(name, self.kernels, failed)
 
     def issue_for(self, name: str) -> PluginIssue | None:
         """Why ``name`` (a kernel or a plugin) did not load, if it was seen at all."""
@@ -139,6 +153,20 @@ class Registry:
         if not names:
             return [self.kernels[name] for name in sorted(self.kernels)]
         return [self.get(name) for name in names]
+
+
+FAILED_STAGES = ("import", "hook", "register", "state")
+"""Issue stages after which a plugin's kernel names are unknown."""
+
+
+def _import_reference(path: str) -> Any:
+    """``package.module``, or ``package.module:NAME`` (an attribute, as entry
+    points write it: a KernelSpec or a tuple of them, say)."""
+    module, _, attribute = path.partition(":")
+    loaded: Any = importlib.import_module(module)
+    for part in filter(None, attribute.split(".")):
+        loaded = getattr(loaded, part)
+    return loaded
 
 
 def _split(value: str | None) -> list[str]:
@@ -201,7 +229,7 @@ def discover(
                     PluginIssue(origin=origin, stage="blocked", reason=BLOCK_ENV)
                 )
                 continue
-            candidates.append((origin, lambda path=extra: importlib.import_module(path)))
+            candidates.append((origin, lambda path=extra: _import_reference(path)))
         else:
             name = getattr(extra, "__name__", type(extra).__name__)
             origin = Origin(plugin=name, module=name, distribution="(in-process)", version="")

@@ -11,6 +11,12 @@ gemmreg is. One line of test code gives a plugin its whole matrix::
 Each case is one test, with ids like ``my_gemm-fp16-transposedB-17x19x23``.
 Cases outside the plugin's declared capabilities are skipped with the reason;
 one extra test checks that the plugin refuses a problem it does not declare.
+A plugin that failed to load is one failing test, ``my_gemm-not-loaded``,
+with the reason it did not load (an import error, a refused declaration).
+
+Before packaging, pass the spec itself: ``matrix(SPEC)``, where ``SPEC`` is a
+module-level ``gemmreg.KernelSpec`` (:mod:`gemmreg.spec_reference` says how
+the worker processes find it).
 
 Options: ``--gemmreg-level=quick|full`` (default quick) picks the matrix.
 ``--gemmreg-sanitize[=TOOLS]`` adds the sanitizer pass of ``gemmreg check
@@ -23,49 +29,43 @@ batch on first use, so a crash or hang fails its own case, never the session.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-import attrs
 import pytest
+from gemmreg.testing_params import MatrixParam
+
+if TYPE_CHECKING:
+    from gemmreg.records import KernelSpec
+    from gemmreg.spec_reference import KnownSpecs, SpecReference
 
 MARKER = "gemmreg_matrix"
 CASE_FIXTURE = "gemmreg_case"
 
 
-@attrs.frozen(kw_only=True)
-class MatrixParam:
-    """What one generated test runs: a planned case, or a skip with its reason."""
-
-    kernel: str
-    kind: str
-    case: Any
-    skip_reason: str = ""
-    tool: str = ""
-
-    @property
-    def id(self) -> str:
-        from gemmreg.checking import CaseResult
-
-        return CaseResult(
-            kernel=self.kernel, case=self.case, kind=self.kind, tool=self.tool, status="skip"
-        ).id
-
-
 def matrix(
-    *names: str, dtypes: Sequence[str] | None = None, layouts: Sequence[str] | None = None
+    *kernels: str | KernelSpec,
+    dtypes: Sequence[str] | None = None,
+    layouts: Sequence[str] | None = None,
 ) -> Any:
-    """A test function that runs the correctness matrix over the named plugins.
+    """A test function that runs the correctness matrix over the given kernels.
 
-    :param names: Installed gemmreg plugins (kernel names, as in ``gemmreg list``).
+    :param kernels: Installed gemmreg kernels by name (as in ``gemmreg list``),
+        or ``gemmreg.KernelSpec`` objects held at module level, not yet packaged.
     :param dtypes: Restrict to these dtypes (default: all).
     :param layouts: Restrict to these layouts (default: all).
     :returns: A pytest test function; assign it to a ``test_*`` name.
     """
-    if not names:
-        raise ValueError("matrix() needs at least one plugin name")
+    from gemmreg.spec_reference import reference_to
 
-    @pytest.mark.gemmreg_matrix(names=names, dtypes=dtypes, layouts=layouts)
+    if not kernels:
+        raise ValueError("matrix() needs at least one plugin name")
+    caller = sys._getframe(1).f_globals
+    specs = [reference_to(k, caller) for k in kernels if not isinstance(k, str)]
+    names = tuple(k if isinstance(k, str) else k.name for k in kernels)
+
+    @pytest.mark.gemmreg_matrix(names=names, dtypes=dtypes, layouts=layouts, specs=specs)
     def test_gemmreg_matrix(gemmreg_case: MatrixParam, gemmreg_runner: Runner) -> None:
         gemmreg_runner.check(gemmreg_case)
 
@@ -106,69 +106,27 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(MARKER)
     if marker is None or CASE_FIXTURE not in metafunc.fixturenames:
         return
-    from gemmreg import backend, checking
+    from gemmreg import backend, sanitizer, testing_params
     from gemmreg import matrix as matrix_module
     from gemmreg.records import DTYPES, LAYOUTS
 
-    registry = _registry(metafunc.config)
+    config = metafunc.config
+    kernels = _Kernels(config, marker.kwargs.get("specs", ()))
+    names = marker.kwargs["names"]
+    dtypes = marker.kwargs.get("dtypes") or DTYPES
+    layouts = marker.kwargs.get("layouts") or LAYOUTS
     gpu = backend.current().is_gpu
-    cases = matrix_module.build(
-        metafunc.config.getoption("gemmreg_level"),
-        gpu,
-        marker.kwargs.get("dtypes") or DTYPES,
-        marker.kwargs.get("layouts") or LAYOUTS,
-    )
-    params: list[MatrixParam] = []
-    for name in marker.kwargs["names"]:
-        kernel = registry.get(name)
-        skipped, runnable = checking.plan(kernel, cases, gpu)
-        params += [MatrixParam(kernel=name, kind=kind, case=case) for kind, case in runnable]
-        params += [
-            MatrixParam(kernel=name, kind=r.kind, case=r.case, skip_reason=r.reason)
-            for r in skipped
-        ]
-    params += _sanitize_params(metafunc.config, registry, marker.kwargs, gpu)
+    cases = matrix_module.build(config.getoption("gemmreg_level"), gpu, dtypes, layouts)
+    params = testing_params.case_params(kernels.get, names, cases, gpu)
+    tools = config.getoption("gemmreg_sanitize")
+    if tools is not None:
+        try:
+            chosen = sanitizer.parse_tools(tools)
+        except sanitizer.UnknownToolError as error:
+            raise pytest.UsageError(f"--gemmreg-sanitize: {error}") from None
+        subset = matrix_module.sanitize_cases(dtypes, layouts)
+        params += testing_params.sanitize_params(kernels.get, names, subset, chosen, gpu)
     metafunc.parametrize(CASE_FIXTURE, params, ids=[p.id for p in params])
-
-
-def _sanitize_params(
-    config: pytest.Config, registry: Any, kwargs: Mapping[str, Any], gpu: bool
-) -> list[MatrixParam]:
-    value = config.getoption("gemmreg_sanitize")
-    if value is None:
-        return []
-    from gemmreg import backend, checking, sanitizer
-    from gemmreg import matrix as matrix_module
-    from gemmreg.records import DTYPES, LAYOUTS
-
-    try:
-        tools = sanitizer.parse_tools(value)
-    except sanitizer.UnknownToolError as error:
-        raise pytest.UsageError(f"--gemmreg-sanitize: {error}") from None
-    cases = matrix_module.sanitize_cases(
-        kwargs.get("dtypes") or DTYPES, kwargs.get("layouts") or LAYOUTS
-    )
-    kind = backend.current().kind
-    params: list[MatrixParam] = []
-    for name in kwargs["names"]:
-        skipped, runnable = checking.plan(registry.get(name), cases, gpu)
-        for tool in tools:
-            why = sanitizer.unavailable_reason(tool, kind)
-            for _, case in (r for r in runnable if r[0] == "values"):
-                reason = f"sanitizer pass skipped: {why}" if why else ""
-                params.append(
-                    MatrixParam(
-                        kernel=name, kind="sanitize", case=case, tool=tool, skip_reason=reason
-                    )
-                )
-            params += [
-                MatrixParam(
-                    kernel=name, kind="sanitize", case=r.case, tool=tool, skip_reason=r.reason
-                )
-                for r in skipped
-                if r.kind == "values"
-            ]
-    return params
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -177,7 +135,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         callspec = getattr(item, "callspec", None)
         param = callspec.params.get(CASE_FIXTURE) if callspec is not None else None
-        if isinstance(param, MatrixParam) and not param.skip_reason:
+        if isinstance(param, MatrixParam) and not (param.skip_reason or param.load_error):
             selected.setdefault(_batch(param), []).append(param)
     config.stash[_SELECTED] = selected
 
@@ -189,6 +147,7 @@ def _batch(param: MatrixParam) -> str:
 
 _SELECTED = pytest.StashKey[dict]()
 _REGISTRY = pytest.StashKey[Any]()
+_SPECS = pytest.StashKey[Any]()
 
 
 def _registry(config: pytest.Config) -> Any:
@@ -197,6 +156,33 @@ def _registry(config: pytest.Config) -> Any:
 
         config.stash[_REGISTRY] = discover()
     return config.stash[_REGISTRY]
+
+
+def _specs(config: pytest.Config) -> KnownSpecs:
+    """The kernels given to matrix() as specs in this session."""
+    from gemmreg.spec_reference import KnownSpecs
+
+    if _SPECS not in config.stash:
+        config.stash[_SPECS] = KnownSpecs()
+    return config.stash[_SPECS]
+
+
+def _kernel(config: pytest.Config, name: str) -> Any:
+    """The RegisteredKernel ``name``: a spec given to matrix(), else an installed one."""
+    return _specs(config).get(name) or _registry(config).get(name)
+
+
+class _Kernels:
+    """What one matrix() names: its specs, then the installed plugins."""
+
+    def __init__(self, config: pytest.Config, specs: Sequence[SpecReference]) -> None:
+        self.config = config
+        self.conflicts = {r.name: why for r in specs if (why := _specs(config).add(r))}
+
+    def get(self, name: str) -> Any:
+        if name in self.conflicts:
+            raise LookupError(self.conflicts[name])
+        return _kernel(self.config, name)
 
 
 class Runner:
@@ -217,7 +203,7 @@ class Runner:
             self.results[(kernel, result.id)] = result
 
         sanitizing.run_pass(
-            [_registry(self.config).get(kernel)],
+            [_kernel(self.config, kernel)],
             [p.case for p in params],
             [tool],
             backend.current().kind,
@@ -248,14 +234,19 @@ class Runner:
         self.ran.add(kernel)
 
     def check(self, param: MatrixParam) -> None:
+        from gemmreg.spec_reference import environment
+
+        if param.load_error:
+            pytest.fail(param.load_error, pytrace=False)
         if param.skip_reason:
             pytest.skip(param.skip_reason)
         batch = _batch(param)
         if batch not in self.ran:
-            if param.kind == "sanitize":
-                self._run_sanitized(batch, param.kernel, param.tool)
-            else:
-                self._run(param.kernel)
+            with environment(_specs(self.config).worker_environment(param.kernel)):
+                if param.kind == "sanitize":
+                    self._run_sanitized(batch, param.kernel, param.tool)
+                else:
+                    self._run(param.kernel)
         result = self.results.get((param.kernel, param.id))
         if result is None:
             pytest.fail(f"{param.id} was not run (was it deselected after collection?)")

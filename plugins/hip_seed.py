@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import gemmreg
-from gemmreg import gpu_compile
 
 if TYPE_CHECKING:
     import torch
@@ -44,7 +43,7 @@ def capabilities(k_step: int) -> gemmreg.Capabilities:
 def make_prepare(source_file: Path, kernel_name: str, caps: gemmreg.Capabilities):
     def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         caps.require(problem)  # fp32 row-major only: refuse anything else
-        compiled = gpu_compile.compile_kernel(source_file.read_text(), kernel_name)
+        compiled = gemmreg.compile_kernel(source_file.read_text(), kernel_name)
         grid = (_ceil_div(problem.n, THREADS), _ceil_div(problem.m, THREADS), 1)
         block = (THREADS, THREADS, 1)
         m, n, k = problem.m, problem.n, problem.k
@@ -67,6 +66,6 @@ def spec(
         prepare=make_prepare(source_file, kernel_name, caps),
         capabilities=caps,
         tolerances={"fp32": TOLERANCE},
-        available=gpu_compile.unavailable_reason,
+        available=gemmreg.compile_unavailable,
         sources=(str(source_file),),
     )

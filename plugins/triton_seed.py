@@ -21,7 +21,6 @@ import functools
 from typing import TYPE_CHECKING
 
 import gemmreg
-from gemmreg.records import Backend, DType
 
 if TYPE_CHECKING:
     import torch
@@ -32,7 +31,7 @@ BLOCK_K = 32
 NUM_WARPS = 4
 INPUT_PRECISION = "ieee"
 
-PRECISION: dict[DType, gemmreg.Precision] = {
+PRECISION: dict[gemmreg.DType, gemmreg.Precision] = {
     "fp32": gemmreg.Precision(
         math="ieee_fp32", detail=f"tl.dot input_precision='{INPUT_PRECISION}'"
     ),
@@ -157,31 +156,14 @@ def make_prepare(group_m: int):
     return prepare
 
 
-def triton_missing() -> str | None:
-    import importlib.util
-
-    if importlib.util.find_spec("triton") is None:
-        return "triton is not installed"
-    return None
-
-
-def interpreter_limits(problem: gemmreg.Problem) -> str | None:
-    from gemmreg import backend
-
-    if problem.dtype == "bf16" and backend.current().triton_interpreter:
-        # NumPy has no bfloat16: Triton 3.6's interpreter returns garbage for it.
-        return "bf16 is not supported by Triton's CPU interpreter"
-    return None
-
-
-BACKENDS: set[Backend] = {"cuda", "rocm", "cpu"}
+BACKENDS: set[gemmreg.Backend] = {"cuda", "rocm", "cpu"}
 CAPABILITIES = gemmreg.Capabilities(
     dtypes={"fp32", "fp16", "bf16"},
     backends=BACKENDS,
     precision=PRECISION,
     layouts={"rowmajor", "transposedA", "transposedB", "padded"},
-    constraint=interpreter_limits,
     tile=(BLOCK_M, BLOCK_N, BLOCK_K),
+    triton=True,  # the core applies Triton's known limits (bf16 under the interpreter)
 )
 
 
@@ -192,6 +174,5 @@ def spec(name: str, group_m: int) -> gemmreg.KernelSpec:
         prepare=make_prepare(group_m),
         capabilities=CAPABILITIES,
         tolerances=TOLERANCES,
-        available=triton_missing,
         sources=(__file__,),
     )

@@ -8,7 +8,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 from conftest import BUILT_INS
-from gemmreg.registry import UnknownKernelError, discover
+from gemmreg.registry import PluginNotLoadedError, UnknownKernelError, discover
 
 
 def fake_entry_points(*modules: str) -> list[EntryPoint]:
@@ -96,3 +96,60 @@ def test_importing_plugins_is_cheap_and_does_not_import_triton():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def spec_entry_points(**values: str) -> list[EntryPoint]:
+    return [
+        EntryPoint(name=name, value=f"fake_plugins.{value}", group="gemmreg")
+        for name, value in values.items()
+    ]
+
+
+def test_one_module_gives_kernels_separate_entry_point_names_through_its_specs(fake_plugins):
+    """The supported way around pluggy registering one object once (hookspecs)."""
+    points = spec_entry_points(fast="two_specs:FAST", small="two_specs:SMALL")
+    registry = discover(env={}, entry_points=points)
+    assert not registry.issues
+    assert registry.get("fake_fast").origin.plugin == "fast"
+    assert registry.get("fake_small").origin.plugin == "small"
+    blocked = discover(env={"GEMMREG_BLOCK_PLUGINS": "small"}, entry_points=points)
+    assert set(blocked.kernels) == {"fake_fast"}
+    both = discover(env={}, entry_points=spec_entry_points(both="two_specs:KERNELS"))
+    assert set(both.kernels) == {"fake_fast", "fake_small"}
+    assert {k.origin.plugin for k in both.kernels.values()} == {"both"}
+
+
+def test_two_entry_points_naming_one_module_say_what_to_do_instead(fake_plugins):
+    registry = discover(env={}, entry_points=spec_entry_points(first="good", second="good"))
+    assert registry.get("fake_good").origin.plugin == "first"
+    (issue,) = registry.issues
+    assert (issue.origin.plugin, issue.stage) == ("second", "hook")
+    assert "already registered as plugin 'first'" in issue.reason
+    assert 'second = "fake_plugins.good:SPEC"' in issue.reason
+
+
+def test_a_spec_named_in_the_extra_plugins_switch_loads(fake_plugins):
+    registry = discover(
+        env={"GEMMREG_EXTRA_PLUGINS": "fake_plugins.two_specs:SMALL"}, entry_points=[]
+    )
+    assert set(registry.kernels) == {"fake_small"}
+
+
+def test_a_kernel_whose_declaration_was_refused_is_reported_by_its_own_name(fake_plugins):
+    registry = discover(env={}, entry_points=fake_entry_points("bad_spec", "good"))
+    with pytest.raises(PluginNotLoadedError) as raised:
+        registry.get("fake_bad_spec")
+    message = str(raised.value)
+    assert message.startswith("plugin 'fake_bad_spec' failed to load: register: SpecError")
+    assert "field 'tolerances'" in message
+
+
+def test_an_unknown_name_lists_the_plugins_that_failed_before_naming_their_kernels(
+    fake_plugins,
+):
+    registry = discover(env={}, entry_points=fake_entry_points("broken_import", "good"))
+    with pytest.raises(UnknownKernelError) as raised:
+        registry.get("fake_broken")
+    message = str(raised.value)
+    assert message.startswith("unknown plugin 'fake_broken' (known: fake_good)")
+    assert "plugin 'broken_import'" in message and "import: ModuleNotFoundError" in message

@@ -15,6 +15,8 @@ from pathlib import Path
 import attrs
 import gemmreg
 import pytest
+from gemmreg.runtime import CACHE_DIR_ENV
+from gemmreg.sanitizer import SANITIZING_ENV
 from gemmreg_plugins import triton_tuned
 from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
 from gemmreg_plugins.triton_tuned.configs import Config
@@ -102,7 +104,7 @@ BIG = 4096**3
 
 @pytest.fixture
 def cache_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv(tuning_cache.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path / "cache"))
     monkeypatch.delenv(tuning_cache.RETUNE_ENV, raising=False)
     return tuning_cache.cache_path()
 
@@ -113,9 +115,9 @@ def cache_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_the_cache_lives_in_gemmreg_cache_dir_else_home(monkeypatch, tmp_path):
-    monkeypatch.setenv(tuning_cache.CACHE_DIR_ENV, str(tmp_path))
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
     assert tuning_cache.cache_path() == tmp_path / tuning_cache.FILE_NAME
-    monkeypatch.delenv(tuning_cache.CACHE_DIR_ENV)
+    monkeypatch.delenv(CACHE_DIR_ENV)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     assert (
         tuning_cache.cache_path() == tmp_path / "home" / ".cache" / "gemmreg" / "triton_tuned.json"
@@ -216,7 +218,7 @@ def test_a_corrupt_or_foreign_file_is_ignored_and_replaced(cache_file, content):
 def test_an_unwritable_cache_is_reported_not_raised(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    monkeypatch.setenv(tuning_cache.CACHE_DIR_ENV, str(blocker / "cache"))
+    monkeypatch.setenv(CACHE_DIR_ENV, str(blocker / "cache"))
     assert tuning_cache.store(key(), {"best": {}}) is not None
     assert tuning_cache.lookup(key()) is None
 
@@ -575,5 +577,5 @@ def test_without_benchmarking_the_first_candidate_or_a_stored_choice_is_taken(
     monkeypatch.setenv(tuning_cache.TUNE_ENV, "0")
     assert not tuning_cache.benchmarking_allowed()
     monkeypatch.delenv(tuning_cache.TUNE_ENV)
-    monkeypatch.setenv(tuning_cache.SANITIZING_ENV, "racecheck")
+    monkeypatch.setenv(SANITIZING_ENV, "racecheck")
     assert not tuning_cache.benchmarking_allowed()

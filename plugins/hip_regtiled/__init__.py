@@ -34,7 +34,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import gemmreg
-from gemmreg import gpu_compile
 from gemmreg_plugins import hip_seed
 
 if TYPE_CHECKING:
@@ -111,7 +110,7 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     """Compile once (cached per process) and fix the grid; strides are read
     from the tensors at each launch, since the layout decides them."""
     CAPABILITIES.require(problem)  # fp32, row-major or padded only: refuse anything else
-    compiled = gpu_compile.compile_kernel(SOURCE.read_text(), KERNEL)
+    compiled = gemmreg.compile_kernel(SOURCE.read_text(), KERNEL)
     grid = (_block_count(problem), 1, 1)
     block = (THREADS, 1, 1)
     m, n, k = problem.m, problem.n, problem.k
@@ -134,7 +133,7 @@ def gemmreg_register_kernels(register):
             prepare=prepare,
             capabilities=CAPABILITIES,
             tolerances={"fp32": hip_seed.TOLERANCE},
-            available=gpu_compile.unavailable_reason,
+            available=gemmreg.compile_unavailable,
             sources=(str(SOURCE),),
         )
     )

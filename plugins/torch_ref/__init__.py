@@ -2,8 +2,8 @@
 the CPU BLAS). The reference point every other kernel is compared against.
 
 Its fp32 precision relies on the core pinning torch's matmul flags in every
-worker (TF32 and reduced-precision reductions off); see
-``gemmreg.environment.pin_torch_precision``.
+worker (TF32 and reduced-precision reductions off), which the core does for
+every kernel: a plugin never sets torch's global flags itself.
 """
 
 from __future__ import annotations
@@ -34,9 +34,7 @@ def _cpu_bf16_padded(problem: gemmreg.Problem) -> str | None:
     """torch's CPU bf16 GEMM (seen in torch 2.13) reads the padding past the end
     of A's rows when A's row stride exceeds K: NaN there reaches C. gemmreg's
     padded-layout case found it; until torch fixes it, the case is declared out."""
-    from gemmreg import backend
-
-    if problem.dtype == "bf16" and problem.layout == "padded" and not backend.current().is_gpu:
+    if problem.dtype == "bf16" and problem.layout == "padded" and not gemmreg.where().is_gpu:
         return "torch's CPU bf16 GEMM reads past the end of A's rows (padding reaches C)"
     return None
 

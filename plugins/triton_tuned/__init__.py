@@ -10,8 +10,9 @@ rule for problems too small to matter, or by benchmarking the candidates of
 as cold start; ``launch`` only picks the tiled fallback when the operands it
 is handed cannot go through TMA.
 
-Precision is declared per backend, when the plugin registers: fp32 runs as
-TF32 on NVIDIA (``input_precision='tf32'`` pinned), as IEEE fp32 on AMD
+Precision is declared per backend, when the plugin registers (the hook runs
+where the kernels run, and reads ``gemmreg.where().triton_target``): fp32 runs
+as TF32 on NVIDIA (``input_precision='tf32'`` pinned), as IEEE fp32 on AMD
 (pinned ``'ieee'``), and as IEEE fp32 under the CPU interpreter (NumPy).
 """
 
@@ -24,7 +25,6 @@ from typing import TYPE_CHECKING
 
 import attrs
 import gemmreg
-from gemmreg.records import Backend, DType
 from gemmreg_plugins import triton_seed
 from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
 
@@ -43,14 +43,14 @@ SOURCES = tuple(
 # What is declared, per backend
 # ---------------------------------------------------------------------------
 
-INPUT_PRECISION: dict[Backend, str] = {"cuda": "tf32", "rocm": "ieee", "cpu": "ieee"}
+INPUT_PRECISION: dict[gemmreg.Backend, str] = {"cuda": "tf32", "rocm": "ieee", "cpu": "ieee"}
 """``input_precision`` for fp32 ``tl.dot``. NVIDIA: TF32 on the tensor cores,
 declared as such. AMD: IEEE, pinned (whether Triton's AMD backend lowers 'tf32'
 to xf32 depends on the chip; not claimed untested). The interpreter ignores it
 and multiplies in fp32."""
 
 
-def precision_for(kind: Backend) -> dict[DType, gemmreg.Precision]:
+def precision_for(kind: gemmreg.Backend) -> dict[gemmreg.DType, gemmreg.Precision]:
     if kind == "cuda":
         return {
             "fp32": gemmreg.Precision(
@@ -84,7 +84,7 @@ TF32_WHY = (
 )
 
 
-def tolerances_for(kind: Backend) -> dict[DType, gemmreg.Tolerance]:
+def tolerances_for(kind: gemmreg.Backend) -> dict[gemmreg.DType, gemmreg.Tolerance]:
     """The seed Triton plugins' tolerances (same inputs, fp32 accumulation, one
     rounding of C), except fp32 on NVIDIA, which runs as TF32 here."""
     tolerances = dict(triton_seed.TOLERANCES)
@@ -94,14 +94,14 @@ def tolerances_for(kind: Backend) -> dict[DType, gemmreg.Tolerance]:
 
 
 @functools.cache
-def capabilities_for(kind: Backend) -> gemmreg.Capabilities:
+def capabilities_for(kind: gemmreg.Backend) -> gemmreg.Capabilities:
     return gemmreg.Capabilities(
         dtypes={"fp32", "fp16", "bf16"},
         backends={"cuda", "rocm", "cpu"},
         precision=precision_for(kind),
         layouts={"rowmajor", "transposedA", "transposedB", "padded"},
-        constraint=triton_seed.interpreter_limits,  # bf16 under the interpreter
         tile=None,  # varies with the config chosen per shape
+        triton=True,  # the core applies Triton's known limits (bf16 under the interpreter)
     )
 
 
@@ -121,18 +121,17 @@ def source_hash() -> str:
 def _meta_operands(problem: gemmreg.Problem, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
     """Operands with the strides the core will hand over, and no storage."""
     import torch
-    from gemmreg.inputs import apply_layout
 
     a = torch.empty(problem.m, problem.k, dtype=dtype, device="meta")
     b = torch.empty(problem.k, problem.n, dtype=dtype, device="meta")
     out = torch.empty(problem.m, problem.n, dtype=dtype, device="meta")
-    return (*apply_layout(a, b, problem.layout), out)
+    return (*gemmreg.apply_layout(a, b, problem.layout), out)
 
 
-def _tma_supported(kind: Backend) -> bool:
-    import torch
-
-    if kind != "cuda" or torch.cuda.get_device_capability()[0] < 9:
+def _tma_supported(where: gemmreg.Environment) -> bool:
+    """TMA descriptors: NVIDIA compute capability 9 (Hopper) or later, and a
+    Triton that has them."""
+    if where.backend != "cuda" or where.capability is None or where.capability[0] < 9:
         return False
     try:
         from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
@@ -141,42 +140,37 @@ def _tma_supported(kind: Backend) -> bool:
     return True
 
 
-def _device_key(problem: gemmreg.Problem, kind: Backend) -> tuning_cache.CacheKey:
-    import torch
+def _device_key(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuning_cache.CacheKey:
     import triton
 
-    props = torch.cuda.get_device_properties(torch.cuda.current_device())
-    if kind == "rocm":
-        capability = str(getattr(props, "gcnArchName", "rocm"))
-    else:
-        capability = f"sm{props.major}{props.minor}"
     return tuning_cache.CacheKey(
         m=problem.m,
         n=problem.n,
         k=problem.k,
         dtype=problem.dtype,
         layout=problem.layout,
-        device=props.name,
-        capability=capability,
+        device=where.device_name,
+        capability=where.arch,
         triton=triton.__version__,
         source=source_hash(),
     )
 
 
-def choose(problem: gemmreg.Problem, kind: Backend) -> tuple[tuner.Choice, str, int]:
+def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.Choice, str, int]:
     """The config for ``problem`` on this GPU, its fp32 input precision, and the
     SM count (the persistent grid)."""
     import torch
-    from gemmreg.inputs import torch_dtype
 
     m, n, k = problem.m, problem.n, problem.k
-    dtype = torch_dtype(problem.dtype)
-    precision = INPUT_PRECISION[kind]
-    num_sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    dtype = gemmreg.torch_dtype(problem.dtype)
+    precision = INPUT_PRECISION[where.backend]
+    num_sms = where.multiprocessors
+    assert num_sms is not None  # only GPU backends tune
     tma = (
-        _tma_supported(kind) and kernels.tma_stride_refusal(*_meta_operands(problem, dtype)) is None
+        _tma_supported(where)
+        and kernels.tma_stride_refusal(*_meta_operands(problem, dtype)) is None
     )
-    candidates = configs.candidates(kind, problem.dtype, m, n, k, tma)
+    candidates = configs.candidates(where.backend, problem.dtype, m, n, k, tma)
     only = tuning_cache.forced_path()
 
     def make_launch(config: configs.Config) -> kernels.Launcher:
@@ -189,7 +183,7 @@ def choose(problem: gemmreg.Problem, kind: Backend) -> tuple[tuner.Choice, str, 
 
     choice = tuner.choose(
         candidates,
-        attrs.evolve(_device_key(problem, kind), paths=only or "all"),
+        attrs.evolve(_device_key(problem, where), paths=only or "all"),
         make_trial,
         volume=m * n * k,
         tune_min_volume=configs.TUNE_MIN_VOLUME,
@@ -202,33 +196,20 @@ def choose(problem: gemmreg.Problem, kind: Backend) -> tuple[tuner.Choice, str, 
     return choice, precision, num_sms
 
 
-def declared_backend() -> Backend:
-    """Whose arithmetic is declared: the backend's, or the CPU's wherever Triton
-    runs interpreted (a GPU host with ``TRITON_INTERPRET=1`` too)."""
-    from gemmreg import backend
-
-    info = backend.current()
-    return "cpu" if info.triton_interpreter or not info.is_gpu else info.kind
-
-
 def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
-    from gemmreg import backend
-
-    info = backend.current()
-    capabilities_for(declared_backend()).require(problem)
+    where = gemmreg.where()
+    capabilities_for(where.triton_target).require(problem)
     m, n, k = problem.m, problem.n, problem.k
-    if info.triton_interpreter or not info.is_gpu:
+    if where.triton_target == "cpu":  # interpreted: one fixed config, nothing to tune
         return kernels.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
-    choice, precision, num_sms = choose(problem, info.kind)
-    best = (
-        choice.best if choice.best.path == "tiled" or _tma_supported(info.kind) else choice.fallback
-    )
+    choice, precision, num_sms = choose(problem, where)
+    best = choice.best if choice.best.path == "tiled" or _tma_supported(where) else choice.fallback
     return kernels.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
 
 
 @gemmreg.hookimpl
 def gemmreg_register_kernels(register):
-    kind = declared_backend()
+    kind = gemmreg.where().triton_target  # whose arithmetic runs here
     register(
         gemmreg.KernelSpec(
             name=NAME,
@@ -239,7 +220,6 @@ def gemmreg_register_kernels(register):
             prepare=prepare,
             capabilities=capabilities_for(kind),
             tolerances=tolerances_for(kind),
-            available=triton_seed.triton_missing,
             sources=SOURCES,
         )
     )

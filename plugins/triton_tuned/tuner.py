@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import attrs
+import gemmreg
 from gemmreg_plugins.triton_tuned import tuning_cache
 from gemmreg_plugins.triton_tuned.configs import Config, smallest
 
@@ -274,11 +275,10 @@ def device_trial(
     """Random normal operands (never zeros: those run faster than real data on
     power-limited GPUs), laid out as the core will lay them out."""
     import torch
-    from gemmreg.inputs import apply_layout
 
     generator = torch.Generator(device=device).manual_seed(0)
     a = torch.randn(m, k, device=device, generator=generator).to(dtype)
     b = torch.randn(k, n, device=device, generator=generator).to(dtype)
-    a, b = apply_layout(a, b, layout)
+    a, b = gemmreg.apply_layout(a, b, layout)
     out = torch.empty(m, n, device=device, dtype=dtype)
     return DeviceTrial(a=a, b=b, out=out, make_launch=make_launch)

@@ -1,6 +1,7 @@
 """The on-disk record of tuning choices, so a shape is benchmarked once.
 
-One JSON file, ``triton_tuned.json``, in ``$GEMMREG_CACHE_DIR`` (else
+One JSON file, ``triton_tuned.json``, in the plugin cache directory the core
+names (``gemmreg.where().cache_dir``: ``$GEMMREG_CACHE_DIR``, else
 ``~/.cache/gemmreg/``). An entry is keyed by everything that can change the
 winner: the shape, dtype and layout; the device name and compute capability;
 Triton's version; and a hash of the kernel source and the candidate lists (so
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import gemmreg
 
-CACHE_DIR_ENV = "GEMMREG_CACHE_DIR"
 RETUNE_ENV = "GEMMREG_TRITON_TUNED_RETUNE"
 PATH_ENV = "GEMMREG_TRITON_TUNED_PATH"
 """``tiled`` or ``persistent_tma``: tune over that path's candidates only (where
@@ -37,17 +38,13 @@ TUNE_ENV = "GEMMREG_TRITON_TUNED_TUNE"
 """``0``: benchmark nothing; use a stored choice, else the first candidate (of
 the forced path, if one is forced). For correctness runs that should not pay
 for tuning every shape (``gemmreg check --full`` on each path)."""
-SANITIZING_ENV = "GEMMREG_SANITIZING"
-"""Set by gemmreg in workers under a sanitizer, where kernels run 10-100x
-slower and timings mean nothing: no tuning there either."""
 FILE_NAME = "triton_tuned.json"
 FORMAT = "gemmreg-triton-tuned/1"
 """Written into the file; a file with any other format is ignored (and replaced)."""
 
 
 def cache_dir() -> Path:
-    configured = os.environ.get(CACHE_DIR_ENV, "").strip()
-    return Path(configured) if configured else Path.home() / ".cache" / "gemmreg"
+    return gemmreg.where().cache_dir
 
 
 def cache_path() -> Path:
@@ -59,8 +56,9 @@ def retune_forced() -> bool:
 
 
 def benchmarking_allowed() -> bool:
-    """False under a sanitizer, or where ``GEMMREG_TRITON_TUNED_TUNE=0``."""
-    if os.environ.get(SANITIZING_ENV, "").strip():
+    """False under a sanitizer (kernels run 10-100x slower there and timings
+    mean nothing), or where ``GEMMREG_TRITON_TUNED_TUNE=0``."""
+    if gemmreg.where().sanitizer:
         return False
     return os.environ.get(TUNE_ENV, "").strip() != "0"
 

@@ -1,12 +1,14 @@
 """The gemmreg plugin: two kernels, deterministic split-K and atomic split-K.
 
-Written against gemmreg's public API only (``gemmreg.hookimpl`` and the
-records it exports), and registered through the ``gemmreg`` entry-point group.
+Written against gemmreg's public API only (the names ``gemmreg`` exports),
+and registered through the ``gemmreg`` entry-point group. Where the kernels
+run (the device, its multiprocessors, whether Triton is interpreted) comes
+from ``gemmreg.where()``; Triton's known limits (bf16 under the interpreter)
+from ``Capabilities(triton=True)``.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,27 +42,20 @@ TOLERANCES = {
 }
 
 
-def _interpreter_limits(problem: gemmreg.Problem) -> str | None:
-    if problem.dtype == "bf16" and os.environ.get("TRITON_INTERPRET") == "1":
-        return "bf16 is not supported by Triton's CPU interpreter"
-    return None
-
-
 CAPABILITIES = gemmreg.Capabilities(
     dtypes={"fp32", "fp16", "bf16"},
     backends={"cuda", "rocm", "cpu"},
     precision=PRECISION,
     layouts={"rowmajor", "transposedA", "transposedB", "padded"},
-    constraint=_interpreter_limits,
+    triton=True,
 )
 
 
-def _processors() -> int:
-    import torch
-
-    if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1":
-        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
-    return heuristics.CPU_PROCESSORS
+def _processors(where: gemmreg.Environment) -> int:
+    """The multiprocessors the split should fill; a stand-in when interpreted."""
+    if where.triton_interpreted or where.multiprocessors is None:
+        return heuristics.CPU_PROCESSORS
+    return where.multiprocessors
 
 
 def make_prepare(atomic: bool):
@@ -69,16 +64,13 @@ def make_prepare(atomic: bool):
         import triton
 
         CAPABILITIES.require(problem)
+        where = gemmreg.where()
         m, n, k = problem.m, problem.n, problem.k
-        config = heuristics.choose(m, n, k, _processors())
+        config = heuristics.choose(m, n, k, _processors(where))
         partial, reduce = kernel.kernels()
-        device = (
-            "cuda"
-            if os.environ.get("TRITON_INTERPRET") != "1" and torch.cuda.is_available()
-            else "cpu"
-        )
         slots = 1 if atomic else config.split_k
-        workspace = torch.empty(slots * m * n, dtype=torch.float32, device=device)
+        # The workspace lives where the core puts the operands.
+        workspace = torch.empty(slots * m * n, dtype=torch.float32, device=where.device)
         grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n), config.split_k)
         reduce_grid = (triton.cdiv(m * n, kernel.REDUCE_BLOCK),)
 

@@ -1,0 +1,134 @@
+"""``gemmreg.testing.matrix`` before packaging (a KernelSpec passed directly)
+and for a plugin that failed to load (its own error, not "unknown plugin").
+
+Each runs pytest on a throwaway test file in a fresh process, as an author would.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from conftest import TESTS
+
+SPEC_MODULE = """
+import gemmreg
+
+
+def prepare(problem):
+    import torch
+
+    CAPS.require(problem)
+    return lambda a, b, out: torch.mm(a, b, out=out)
+
+
+CAPS = gemmreg.Capabilities(
+    dtypes={"fp32"},
+    backends={"cpu", "cuda", "rocm"},
+    precision={"fp32": gemmreg.Precision(math="ieee_fp32", detail="torch.mm")},
+)
+SPEC = gemmreg.KernelSpec(
+    name="NAME",
+    summary="not packaged yet",
+    prepare=prepare,
+    capabilities=CAPS,
+    tolerances={"fp32": gemmreg.Tolerance(rtol=3e-5, atol=1e-6)},
+)
+"""
+
+
+def run_pytest(root, test_file: str, env: dict[str, str] | None = None):
+    environment = {**os.environ, **(env or {})}
+    if env is None:
+        environment.pop("GEMMREG_EXTRA_PLUGINS", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(root / test_file)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        cwd=root,
+        timeout=600,
+    )
+    return done.returncode, done.stdout
+
+
+@pytest.mark.slow
+def test_a_spec_not_yet_packaged_gets_its_matrix_in_worker_processes(tmp_path):
+    (tmp_path / "my_unpackaged.py").write_text(SPEC_MODULE.replace("NAME", "unpackaged_gemm"))
+    (tmp_path / "test_unpackaged.py").write_text(
+        textwrap.dedent("""
+        from gemmreg.testing import matrix
+        from my_unpackaged import SPEC
+
+        test_spec = matrix(SPEC, dtypes=["fp32", "fp16"], layouts=["rowmajor"])
+        """)
+    )
+    code, out = run_pytest(tmp_path, "test_unpackaged.py")
+    assert code == 0, out[-3000:]
+    assert "test_spec[unpackaged_gemm-fp32-rowmajor-17x19x23] PASSED" in out
+    assert "test_spec[unpackaged_gemm-fp16-rowmajor-17x19x23] SKIPPED" in out  # undeclared
+    assert "unpackaged_gemm-fp16-rowmajor-17x19x23-refuses-unsupported] PASSED" in out
+
+
+@pytest.mark.slow
+def test_a_spec_defined_in_the_test_module_itself_runs_too(tmp_path):
+    (tmp_path / "test_inline.py").write_text(
+        SPEC_MODULE.replace("NAME", "inline_gemm")
+        + "\nfrom gemmreg.testing import matrix\n\n"
+        + 'test_inline = matrix(SPEC, dtypes=["fp32"], layouts=["rowmajor"])\n'
+    )
+    code, out = run_pytest(tmp_path, "test_inline.py")
+    assert code == 0, out[-3000:]
+    assert "test_inline[inline_gemm-fp32-rowmajor-65x67x69] PASSED" in out
+
+
+def test_a_spec_held_nowhere_at_module_level_is_refused_when_the_test_is_declared():
+    import gemmreg
+    from gemmreg.testing import matrix
+
+    def build():
+        local = gemmreg.KernelSpec(
+            name="nowhere",
+            summary="a local variable",
+            prepare=lambda problem: None,
+            capabilities=gemmreg.Capabilities(
+                dtypes={"fp32"},
+                backends={"cpu"},
+                precision={"fp32": gemmreg.Precision(math="ieee_fp32")},
+            ),
+            tolerances={"fp32": gemmreg.Tolerance(rtol=3e-5)},
+        )
+        return matrix(local)
+
+    with pytest.raises(gemmreg.SpecError, match="module-level name"):
+        build()
+
+
+@pytest.mark.slow
+def test_a_plugin_that_failed_to_load_fails_its_test_with_its_own_error(tmp_path):
+    """Named beside a spec not yet packaged: each gets its own verdict."""
+    (tmp_path / "my_unpackaged.py").write_text(SPEC_MODULE.replace("NAME", "unpackaged_gemm"))
+    (tmp_path / "test_broken.py").write_text(
+        textwrap.dedent("""
+        from gemmreg.testing import matrix
+        from my_unpackaged import SPEC
+
+        test_broken = matrix("fake_bad_spec", SPEC, dtypes=["fp32"], layouts=["rowmajor"])
+        """)
+    )
+    env = {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+        "GEMMREG_PLUGINS": "none",
+        "GEMMREG_EXTRA_PLUGINS": "fake_plugins.bad_spec",
+    }
+    code, out = run_pytest(tmp_path, "test_broken.py", env)
+    assert code == 1, out[-3000:]
+    assert "test_broken[fake_bad_spec-not-loaded] FAILED" in out
+    assert "test_broken[unpackaged_gemm-fp32-rowmajor-17x19x23] PASSED" in out
+    failure = out[out.index("_ test_broken[fake_bad_spec-not-loaded] _") :]
+    assert "plugin 'fake_bad_spec' failed to load: register: SpecError" in failure
+    assert "field 'tolerances'" in failure and "unknown plugin" not in failure
+    assert "1 failed" in out.splitlines()[-1]
