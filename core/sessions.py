@@ -53,6 +53,8 @@ class Session:
         self.ready = False
         self.dead = ""
         """Why this session can run no more tasks, or ''."""
+        self.hung = False
+        """The worker stopped answering (at start-up or in a task) and was killed."""
         self.closed = False
         self.last_note = ""
         """What the task in flight said it was doing last (its 'note' events)."""
@@ -91,6 +93,7 @@ class Session:
             try:
                 event = self._next_event(self.startup_deadline)
             except TimeoutError:
+                self.hung = True
                 return self._die(f"no answer within {self.startup_timeout:g} s of start-up")
             if event is None:
                 self.proc.wait()
@@ -99,10 +102,11 @@ class Session:
         return self.dead
 
     def run(self, task: dict[str, Any], timeout: float) -> TaskOutcome:
-        """Run one task; a crash or a hang ends the session and is the outcome."""
+        """Run one task; a crash or a hang ends the session and is the outcome
+        (a hang at start-up too: it is a ``timeout``, which nobody reruns)."""
         reason = self.wait_ready()
         if reason:
-            return TaskOutcome(status="crashed", error=reason)
+            return TaskOutcome(status="timeout" if self.hung else "crashed", error=reason)
         self._send(task)
         self.last_note = doing = ""
         deadline = time.monotonic() + timeout
@@ -110,6 +114,7 @@ class Session:
             try:
                 event = self._next_event(deadline)
             except TimeoutError:
+                self.hung = True
                 while_ = f" while {doing}" if doing else ""
                 self._die(f"no answer within {timeout:g} s{while_}; worker killed")
                 return TaskOutcome(status="timeout", error=self.dead)

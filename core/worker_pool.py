@@ -92,8 +92,10 @@ def _cold_starts(
     seed: int,
     cache_root: Path,
     timeout: float,
+    on_cold: Callable[[ColdStart], None] | None = None,
 ) -> list[ColdStart]:
-    """Each kernel in its own fresh process, with caches of its own."""
+    """Each kernel in its own fresh process, with caches of its own. A crash
+    gets one rerun in a fresh process; a hang does not (one timeout each)."""
     results = []
     for kernel, session in zip(kernels, sessions, strict=True):
         task = {
@@ -106,6 +108,8 @@ def _cold_starts(
         outcome, last, _ = _run_retrying(session, task, timeout, functools.partial(Session, env))
         last.close()
         results.append(_cold_from_outcome(kernel.name, outcome))
+        if on_cold is not None:
+            on_cold(results[-1])
     # The timed processes start warm: every cold process's caches, merged.
     for kernel in kernels:
         merge_cache(cache_root / f"cold-{kernel.name}", cache_root / "shared")

@@ -8,13 +8,17 @@ worker (poisoned context) is fake_worker.py's ``retire`` action.
 
 from __future__ import annotations
 
+import json
+
 import attrs
 import pytest
-from conftest import only_extra_plugins
-from gemmreg import backend, checking, isolation, refusals
+from conftest import only_extra_plugins, run_gemmreg
+from gemmreg import backend, checking, isolation, refusals, worker_pool
 from gemmreg.matrix import Case
 from gemmreg.records import Problem
 from gemmreg.registry import discover
+from gemmreg.sessions import Session
+from test_hostile_plugins import plugin_env
 
 TINY = Problem(m=5, n=6, k=7)
 UNDECLARED = attrs.evolve(TINY, dtype="fp16")
@@ -132,3 +136,81 @@ def test_check_on_a_kernel_that_kills_every_worker_costs_three_workers():
             f"({results[lost - 1].id}: worker exited with code 9)"
         )
     assert results[-1].kind == "refusal"  # skipped like the others
+
+
+# ---------------------------------------------------------------------------
+# 3. compare: a cold start that hangs costs one timeout, and with fewer than
+#    two kernels left nothing is timed
+# ---------------------------------------------------------------------------
+
+
+class _Answers:
+    """A session that answers every task with ``status``, counting the tasks."""
+
+    def __init__(self, status: str):
+        self.status, self.tasks = status, 0
+
+    def run(self, task, timeout):
+        self.tasks += 1
+        return isolation.TaskOutcome(status=self.status, error="no answer within 1 s")
+
+    def close(self):
+        pass
+
+
+def test_a_task_that_hung_is_not_rerun_one_that_crashed_is():
+    started = []
+
+    def fresh():
+        started.append(_Answers("ok"))
+        return started[-1]
+
+    hung = _Answers("timeout")
+    outcome, session, note = worker_pool._run_retrying(hung, {}, 1, fresh)
+    assert (outcome.status, session, note, hung.tasks, started) == ("timeout", hung, "", 1, [])
+    outcome, session, note = worker_pool._run_retrying(_Answers("crashed"), {}, 1, fresh)
+    assert outcome.status == "ok" and session is started[0] and note.startswith("a first worker")
+
+
+def test_a_worker_hung_in_its_start_up_is_a_timeout_and_is_not_started_again(fake_plugins):
+    started = []
+
+    def fresh():
+        started.append(Session(None, worker_module="fake_plugins.silent_worker"))
+        return started[-1]
+
+    silent = Session(None, startup_timeout=1, worker_module="fake_plugins.silent_worker")
+    try:
+        outcome, _, _ = worker_pool._run_retrying(silent, {"kind": "cold"}, 5, fresh)
+    finally:
+        for session in [silent, *started]:
+            session.close()
+    assert outcome.status == "timeout"
+    assert outcome.error.startswith("no answer within 1 s of start-up")
+    assert started == []
+
+
+def test_compare_stops_after_the_cold_starts_when_one_kernel_hung_there():
+    env = plugin_env("good", "misbehaving", FAKE_KERNELS="fake_hang")
+    args = ("compare", "fake_good", "fake_hang", "--shape", "8x8x8", "--processes", "1")
+    done = run_gemmreg(*args, "--timeout", "10", "--format", "json", env=env)
+    assert done.returncode == 1, done.stderr[-2000:]  # a kernel failed: not bad input (2)
+    report = json.loads(done.stdout)["report"]
+    rows = {s["kernel"]: s for s in report["summaries"]}
+    assert rows["fake_hang"]["status"] == "timeout"
+    assert rows["fake_hang"]["reason"] == "cold start: no answer within 10 s; worker killed"
+    assert rows["fake_good"]["status"] == "skipped"
+    assert rows["fake_good"]["reason"] == (
+        "not timed: the timing needs 2 kernels and only 1 came through the cold starts "
+        "(failed there: fake_hang: timeout)"
+    )
+    assert report["records"] == []  # no timing process ran
+    assert [c["status"] for c in report["cold"]] == ["ok", "timeout"]  # one timeout, no rerun
+    assert "  cold start: fake_hang: timeout no answer within 10 s" in done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "gemmreg: nothing was timed: fake_hang: timeout: cold start: no answer within 10 s"
+        )
+    )
