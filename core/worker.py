@@ -89,7 +89,7 @@ def main(argv: list[str]) -> int:
     from gemmreg import registry as registry_module
     from gemmreg.loading import describe
 
-    registry = registry_module.discover()
+    registry = registry_module.discover(watchdog=False)  # STARTUP_TIMEOUT_S guards it
     torch_state.pin()
     backend.initialize_device()
     emit(event="ready")
