@@ -3,9 +3,11 @@
 Cases come from :mod:`gemmreg.matrix`, never from plugins. A case outside a
 kernel's capabilities is *skipped (reason)*; a case inside them that goes
 wrong is a failure, with the evidence. Each kernel also gets one problem it
-does not declare, which it must refuse with an error. A kernel's first hung
-case skips its remaining cases (:mod:`gemmreg.timeouts`): a plugin that hangs
-costs one timeout, not one per case.
+does not declare, which it must refuse with an error (:mod:`gemmreg.refusals`).
+A kernel's first hung case skips its remaining cases (:mod:`gemmreg.timeouts`):
+a plugin that hangs costs one timeout, not one per case. Likewise after
+:data:`LOST_WORKERS_IN_A_ROW` cases in a row that each crashed their worker or
+poisoned its GPU context.
 """
 
 from __future__ import annotations
@@ -20,6 +22,15 @@ from gemmreg.matrix import Case, refusal_problem
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sanitizer_report import SanitizerVerdict
+
+LOST_WORKERS_IN_A_ROW = 3
+"""After this many of a kernel's cases in a row each crashed their worker or
+left its GPU context unusable, its remaining cases are skipped, naming the
+last error. Every such case costs a fresh worker (torch, plugins and a GPU
+context: ~8 s on the H200; 26 cases of a kernel that poisons every launch
+took 249 s). Three in a row is a kernel that faults on everything; one that
+crashes only on some edge shapes is interrupted by cases that pass, so each
+of its crashing shapes still shows."""
 
 CaseStatus = Literal["pass", "fail", "skip", "error", "crashed", "timeout"]
 CaseKind = Literal["values", "refusal", "sanitize"]
@@ -113,7 +124,8 @@ def run_check(
     task_timeout: float | None = None,
 ) -> list[CaseResult]:
     """Check every kernel on every case; one worker process per kernel (a new
-    one after each crash), its remaining cases skipped after a hang.
+    one after each crash), its remaining cases skipped after a hang or after
+    :data:`LOST_WORKERS_IN_A_ROW` lost workers in a row.
 
     :param task_timeout: Seconds each case may take (default: scaled to the
         case's problem, :func:`gemmreg.timeouts.task_timeout_s`).
@@ -147,6 +159,7 @@ def run_check(
             task_timeout=task_limits(runnable, gpu, task_timeout),
             on_outcome=settle,
             skip_after_timeout=True,
+            skip_after_lost_workers=LOST_WORKERS_IN_A_ROW,
         )
     return results
 
@@ -163,7 +176,7 @@ def task_limits(
 def cause_of(
     name: str, planned: Sequence[tuple[CaseKind, Case]], outcome: isolation.TaskOutcome
 ) -> str:
-    """The id of the case whose timeout skipped this one ("" if none did)."""
+    """The id of the case that stopped the batch and skipped this one ("" if none did)."""
     if outcome.cause is None:
         return ""
     kind, case = planned[outcome.cause]
@@ -176,7 +189,7 @@ def result_from_outcome(
     """The case's result from its worker outcome (``cause``: see :func:`cause_of`)."""
     if outcome.status == "skipped":
         why = f"{cause}: {outcome.error}" if cause else outcome.error
-        reason = f"skipped: an earlier case timed out ({why})"
+        reason = f"skipped: {outcome.skip_rule or isolation.AFTER_TIMEOUT} ({why})"
         return CaseResult(kernel=name, case=case, kind=kind, status="skip", reason=reason)
     if outcome.status != "ok" or outcome.result is None:
         return CaseResult(

@@ -17,6 +17,7 @@ from gemmreg.cli_common import (
     EXIT_OK,
     _check_names,
     _dtypes,
+    _error,
     _progress,
     _timeout,
 )
@@ -57,7 +58,9 @@ def _time_one(
     label: str = "",
     pool: Any = None,
     while_starting: Any = None,
+    need: int = 1,
 ) -> Any:
+    """Time ``kernels`` on one problem; ``need``: see :func:`gemmreg.comparing.run_compare`."""
     from gemmreg import comparing
 
     def progress(run: comparing.ProcessRun) -> None:
@@ -72,6 +75,12 @@ def _time_one(
             f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
         )
 
+    def cold_progress(cold: Any) -> None:
+        detail = cold.reason.splitlines()[0] if cold.reason else ""
+        if cold.prepare_s is not None and cold.first_call_s is not None:
+            detail = f"prepare {cold.prepare_s:.3g} s, first call {cold.first_call_s:.3g} s"
+        _progress(f"  {label}cold start: {cold.kernel}: {cold.status} {detail}".rstrip())
+
     return comparing.run_compare(
         kernels,
         problem,
@@ -85,9 +94,11 @@ def _time_one(
         margin=timing.margin,
         gpu=info.is_gpu,
         on_run=progress,
+        on_cold=cold_progress,
         pool=pool,
         cold=pool is None,
         while_starting=while_starting,
+        need=need,
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
 
@@ -124,17 +135,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
         manifest.update(environment.manifest(kernels, seed=timing.seed))
         trace("manifest taken")
 
-    report = _time_one(kernels, problem, timing, info, while_starting=take_manifest)
+    # A verdict is about a pair: with fewer than two kernels through their cold
+    # starts, nothing is timed (the survivor alone would answer no question).
+    report = _time_one(kernels, problem, timing, info, while_starting=take_manifest, need=2)
     report = _flag_shared(report, manifest)
     manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
     trace("timing done, GPU state read")
     print(render_compare.compare_table(report, args.format, manifest))
+    if not report.partial and not any(s.status == "timed" for s in report.summaries):
+        _error("nothing was timed: " + "; ".join(_why_untimed(report)))
     if args.out is not None:
         runs.write_run(args.out, manifest, [report], report.partial)
         _progress(f"run saved to {args.out}/")
     if report.partial:
         return EXIT_INTERRUPTED
     return EXIT_FAILURE if _failed([report]) else EXIT_OK
+
+
+def _why_untimed(report: Any) -> list[str]:
+    """First lines of the reasons each kernel has no figures (failures first)."""
+    summaries = sorted(report.summaries, key=lambda s: s.status == "skipped")
+    return [f"{s.kernel}: {s.status}: {s.reason.strip().splitlines()[0]}" for s in summaries]
 
 
 def _flag_shared(report: Any, manifest: dict[str, Any]) -> Any:

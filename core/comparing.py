@@ -5,7 +5,9 @@ processes, then verdicts (:mod:`gemmreg.verdicts`).
    process with empty compile caches (Triton's, and ``GEMMREG_CACHE_DIR``
    where plugins keep tuning choices), so the one-time cost a user pays does
    not depend on which kernel a process happened to run first. A kernel
-   that fails or crashes here is not timed.
+   that fails, crashes or hangs here is not timed; when fewer kernels than
+   the command needs remain (``need``: two for ``compare``, whose answer is
+   a pair's verdict), nothing is timed at all.
 2. **Rounds**: ``processes`` independent worker processes, each timing
    every kernel in the same rounds (:mod:`gemmreg.timing`), with the caches
    the cold starts filled (warm start).
@@ -85,12 +87,17 @@ def run_compare(
     pool: Pool | None = None,
     cold: bool = True,
     while_starting: Callable[[], None] | None = None,
+    need: int = 1,
+    on_cold: Callable[[ColdStart], None] | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
     :param pool: timing sessions to reuse (a sweep); by default a pool is
         started here and closed at the end.
     :param cold: measure cold starts in fresh processes first (a sweep skips them).
+    :param need: kernels that must survive their cold starts for any timing
+        to run; the others are then reported ``skipped``, with the reason.
+    :param on_cold: called with each cold start as it ends (progress).
     :param task_timeout: seconds one worker task may take; by default scaled
         to the problem (:mod:`gemmreg.timeouts`) and to the kernels a task holds.
     :param while_starting: called once, while the workers start (the caller's
@@ -127,9 +134,14 @@ def run_compare(
                 session.wait_ready()
             trace("every worker ready")
             if cold and runnable:
-                colds = _cold_starts(runnable, cold_sessions, problem, seed, cache_root, per_kernel)
-                failed = {c.kernel for c in colds if c.status != "ok"}
+                colds = _cold_starts(
+                    runnable, cold_sessions, problem, seed, cache_root, per_kernel, on_cold
+                )
+                failed = {c.kernel: c.status for c in colds if c.status != "ok"}
                 runnable = [k for k in runnable if k.name not in failed]
+                if failed and len(runnable) < need:
+                    runs += _not_timed(runnable, failed, need, on_run)
+                    runnable = []
             names = [k.name for k in runnable]
             hung = ""
             for process in range(processes if runnable else 0):
@@ -216,6 +228,27 @@ def run_compare(
         confidence=confidence,
         partial=partial,
     )
+
+
+def _not_timed(
+    survivors: Sequence[RegisteredKernel],
+    failed: dict[str, str],
+    need: int,
+    on_run: Callable[[ProcessRun], None] | None,
+) -> list[ProcessRun]:
+    """The kernels left untimed because too few survived their cold starts."""
+    which = ", ".join(f"{name}: {status}" for name, status in failed.items())
+    reason = (
+        f"not timed: the timing needs {need} kernels and only {len(survivors)} "
+        f"came through the cold starts (failed there: {which})"
+    )
+    runs = [
+        ProcessRun(kernel=k.name, process=0, status="skipped", reason=reason) for k in survivors
+    ]
+    for run in runs:
+        if on_run is not None:
+            on_run(run)
+    return runs
 
 
 def _from_outcome(

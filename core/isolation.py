@@ -5,9 +5,11 @@ under Triton's interpreter, a poisoned context on a GPU), and a kernel can
 hang. Each batch of tasks runs in a fresh ``python -m gemmreg.worker``; the
 worker reports each task's start and end on a private pipe. When the worker
 dies or stops answering, the task in flight is marked *crashed* or *timeout*,
-and a new worker carries on with the tasks that remain (or, when asked, the
-rest of the batch is skipped after a timeout: a plugin that hangs once
-usually hangs on every case). Workers die with gemmreg (:mod:`gemmreg.lifeline`).
+and a new worker carries on with the tasks that remain. When asked, the rest
+of the batch is skipped after a timeout (a plugin that hangs once usually
+hangs on every case), or after several tasks in a row each lost their worker
+(a crash, or a GPU context left unusable: a fresh worker costs seconds each
+time). Workers die with gemmreg (:mod:`gemmreg.lifeline`).
 """
 
 from __future__ import annotations
@@ -46,7 +48,12 @@ class TaskOutcome:
     result: dict[str, Any] | None = None
     error: str = ""
     cause: int | None = None
-    """For ``skipped``: the index of the task whose timeout stopped the batch."""
+    """For ``skipped``: the index of the task that stopped the batch."""
+    skip_rule: str = ""
+    """For ``skipped``: why the batch stopped (:data:`AFTER_TIMEOUT`, or lost workers)."""
+
+
+AFTER_TIMEOUT = "an earlier case timed out"
 
 
 def _describe_exit(returncode: int | None) -> str:
@@ -115,6 +122,7 @@ def run_tasks(
     worker_module: str = WORKER_MODULE,
     command_prefix: Callable[[], Sequence[str]] | None = None,
     skip_after_timeout: bool = False,
+    skip_after_lost_workers: int = 0,
 ) -> list[TaskOutcome]:
     """Run ``tasks`` in order in worker processes; one outcome per task, always.
 
@@ -122,6 +130,9 @@ def run_tasks(
     :param skip_after_timeout: After a task times out, settle every task not
         yet run as ``skipped`` (its ``cause`` names the task that hung)
         instead of starting a new worker for them.
+    :param skip_after_lost_workers: When this many tasks in a row (0: never)
+        each ended their worker (it crashed, or retired with its GPU context
+        unusable), settle the rest as ``skipped``, ``cause`` the last of them.
     :param on_outcome: Called as each task finishes (for progress and for
         keeping partial results when the run is interrupted).
     :param command_prefix: Called once per worker started, just before it is;
@@ -143,21 +154,34 @@ def run_tasks(
         if on_outcome is not None:
             on_outcome(index, outcome)
 
+    lost, lost_in_a_row = -1, 0  # the last task that lost its worker; how many in a row
     while True:
         remaining = [i for i, outcome in enumerate(outcomes) if outcome is None]
         if not remaining:
             break
         hung = [i for i, o in enumerate(outcomes) if o is not None and o.status == "timeout"]
+        stop: tuple[int, str] | None = None
         if skip_after_timeout and hung:
-            cause = outcomes[hung[0]]
+            stop = hung[0], AFTER_TIMEOUT
+        elif skip_after_lost_workers and lost_in_a_row >= skip_after_lost_workers:
+            stop = lost, f"{lost_in_a_row} cases in a row crashed their worker or left it unusable"
+        if stop is not None:
+            cause = outcomes[stop[0]]
             assert cause is not None
+            first = cause.error.strip().splitlines()[0] if cause.error.strip() else cause.status
             for index in remaining:
-                settle(index, TaskOutcome(status="skipped", error=cause.error, cause=hung[0]))
+                skipped = TaskOutcome(
+                    status="skipped", error=first, cause=stop[0], skip_rule=stop[1]
+                )
+                settle(index, skipped)
             break
         prefix = list(command_prefix()) if command_prefix is not None else []
-        _run_one_worker(
+        ended_on = _run_one_worker(
             tasks, remaining, settle, limits, startup_timeout, env, worker_module, prefix
         )
+        # In a row: each worker died on the first task it was given.
+        lost_in_a_row = 0 if ended_on is None else 1 + lost_in_a_row * (ended_on == remaining[0])
+        lost = lost if ended_on is None else ended_on
     return [outcome for outcome in outcomes if outcome is not None]
 
 
@@ -170,8 +194,10 @@ def _run_one_worker(
     env: dict[str, str] | None,
     worker_module: str,
     prefix: Sequence[str] = (),
-) -> None:
-    """One worker's life. Settles at least one task, so the caller's loop ends."""
+) -> int | None:
+    """One worker's life. Settles at least one task, so the caller's loop ends.
+    Returns the task the worker was lost on (it crashed, or retired after
+    it), or None."""
     read_fd, write_fd = os.pipe()
 
     def limit_at(position: int) -> float:
@@ -213,7 +239,7 @@ def _run_one_worker(
                             error=f"no answer within {limit:g} s{stage}; worker killed",
                         ),
                     )
-                    return
+                    return None
                 chunk = os.read(read_fd, 1 << 16)
                 if not chunk:
                     break
@@ -254,15 +280,17 @@ def _run_one_worker(
             os.close(read_fd)
 
         proc.wait()
-        if len(settled) == len(remaining) or retired:
-            return
+        if retired:
+            return remaining[max(settled)] if settled else None
+        if len(settled) == len(remaining):
+            return None
         if not ready:
             # The worker never came up (broken install, bad environment): no
             # new worker would fare better, so every remaining task gets the reason.
             reason = f"{_describe_exit(proc.returncode)} during start-up\n{_tail(log)}".strip()
             for index in remaining:
                 settle(index, TaskOutcome(status="crashed", error=reason))
-            return
+            return None
         position = current if current is not None else len(settled)
         reason = _describe_exit(proc.returncode)
         if current is None:
@@ -272,3 +300,4 @@ def _run_one_worker(
             remaining[position],
             TaskOutcome(status="crashed", error=f"{reason}\n{tail}" if tail else reason),
         )
+        return remaining[position]

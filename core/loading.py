@@ -4,8 +4,9 @@
 loads each one with its output captured (:mod:`gemmreg.capture`), torch's
 global state watched (:mod:`gemmreg.torch_state`), and every exception its
 code raises, ``SystemExit`` and a plugin's own ``KeyboardInterrupt``
-included, turned into a :class:`~gemmreg.registry.PluginIssue`. Only a real
-signal to gemmreg gets through (:mod:`gemmreg.interrupts`). Then
+included, turned into a :class:`~gemmreg.registry.PluginIssue`, as is a call
+of ``os._exit``; a hang ends gemmreg with one line (:mod:`gemmreg.load_guard`).
+Only a real signal to gemmreg gets through (:mod:`gemmreg.interrupts`). Then
 :func:`settle_names` registers the names claimed, never by load order.
 
 What an entry point names may be a module (or object) with hook
@@ -21,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pluggy
-from gemmreg import capture, interrupts, torch_state
+from gemmreg import capture, interrupts, load_guard, torch_state
 from gemmreg.hookspecs import PROJECT_NAME
 from gemmreg.records import KernelSpec, SpecError
 from gemmreg.registry import BLOCK_ENV, Origin, PluginIssue, RegisteredKernel, Registry
@@ -41,6 +42,8 @@ CONTAINED = {
 
 
 def describe(error: BaseException) -> str:
+    if isinstance(error, load_guard.ExitCalled):
+        return str(error)  # the whole story already: who called os._exit, with what
     lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
     text = "; ".join(lines)
     if len(text) > REASON_CHARS:
@@ -110,12 +113,17 @@ def trace(pm: pluggy.PluginManager, lines: list[str]) -> None:
 
 
 def load_contained(
-    pm: pluggy.PluginManager, registry: Registry, origin: Origin, load: Any
+    pm: pluggy.PluginManager,
+    registry: Registry,
+    origin: Origin,
+    load: Any,
+    timeout_s: float | None = None,
 ) -> list[tuple[Origin, KernelSpec]]:
-    """Load one plugin with its output captured and torch's state watched: its
-    claims to kernel names, for :func:`settle_names`."""
+    """Load one plugin with its output captured, torch's state watched and
+    ``os._exit`` contained (a watchdog ends gemmreg after ``timeout_s``, see
+    :mod:`gemmreg.load_guard`): its claims to kernel names, for :func:`settle_names`."""
     before = torch_state.current()
-    with capture.captured_output() as output:
+    with load_guard.guarded(origin.plugin, timeout_s), capture.captured_output() as output:
         specs = _load_one(pm, registry, origin, load)
     if output.text:
         registry.output[origin.plugin] = output.text

@@ -3,8 +3,10 @@
 pluggy's own ``load_setuptools_entrypoints`` stops at the first plugin that
 fails to import. Here every entry point is loaded and registered on its own,
 and whatever goes wrong (import error, bad hook signature, bad record,
-duplicate name, even ``sys.exit`` or a ``KeyboardInterrupt`` raised by plugin
-code) becomes a :class:`PluginIssue` row; the other plugins load. What a
+duplicate name, even ``sys.exit``, ``os._exit`` or a ``KeyboardInterrupt``
+raised by plugin code) becomes a :class:`PluginIssue` row; the other plugins
+load. A plugin that hangs while loading ends gemmreg with one line naming it
+(:mod:`gemmreg.load_guard`). What a
 plugin prints meanwhile is kept with its row (:mod:`gemmreg.capture`), and a
 plugin that changes torch's global state at import is refused and the state
 put back (:mod:`gemmreg.torch_state`).
@@ -184,6 +186,7 @@ def discover(
     extra_plugins: Sequence[str | object] = (),
     env: Mapping[str, str] | None = None,
     entry_points: Iterable[importlib.metadata.EntryPoint] | None = None,
+    watchdog: bool = True,
 ) -> Registry:
     """Load every plugin, validate what it registers, and record what failed.
 
@@ -191,10 +194,15 @@ def discover(
         the entry points (module paths also come from ``GEMMREG_EXTRA_PLUGINS``).
     :param env: The environment to read the switches from (default ``os.environ``).
     :param entry_points: Override the installed entry points (for tests).
+    :param watchdog: End gemmreg when one plugin takes longer than
+        :func:`gemmreg.load_guard.load_timeout` to load. Workers turn it off:
+        their whole start-up has a limit of its own, and a worker under a
+        sanitizer loads far more slowly.
     """
-    from gemmreg import backend, loading
+    from gemmreg import backend, load_guard, loading
 
     env = os.environ if env is None else env
+    timeout_s = load_guard.load_timeout(env) if watchdog else None
     backend.current()  # decides TRITON_INTERPRET before any plugin imports triton
 
     only = set(_split(env.get(ONLY_ENV)))
@@ -243,7 +251,7 @@ def discover(
     claims: list[tuple[Origin, KernelSpec]] = []
     with interrupts.watching_interrupts():
         for origin, load in candidates:
-            claims += loading.load_contained(pm, registry, origin, load)
+            claims += loading.load_contained(pm, registry, origin, load, timeout_s)
             for line in trace:
                 print(line, file=sys.stderr)
             trace.clear()

@@ -55,6 +55,8 @@ class Session:
         self.ready = False
         self.dead = ""
         """Why this session can run no more tasks, or ''."""
+        self.hung = False
+        """The worker stopped answering (at start-up or in a task) and was killed."""
         self.closed = False
         self.last_note = ""
         """What the task in flight said it was doing last (its 'note' events)."""
@@ -94,6 +96,7 @@ class Session:
             try:
                 event = self._next_event(self.startup_deadline)
             except TimeoutError:
+                self.hung = True
                 return self._die(f"no answer within {self.startup_timeout:g} s of start-up")
             if event is None:
                 self.proc.wait()
@@ -104,10 +107,11 @@ class Session:
         return self.dead
 
     def run(self, task: dict[str, Any], timeout: float) -> TaskOutcome:
-        """Run one task; a crash or a hang ends the session and is the outcome."""
+        """Run one task; a crash or a hang ends the session and is the outcome
+        (a hang at start-up too: it is a ``timeout``, which nobody reruns)."""
         reason = self.wait_ready()
         if reason:
-            return TaskOutcome(status="crashed", error=reason)
+            return TaskOutcome(status="timeout" if self.hung else "crashed", error=reason)
         self._send(task)
         trace(f"worker {self.proc.pid}: task {task.get('kind', '?')} sent")
         self.last_note = doing = ""
@@ -116,6 +120,7 @@ class Session:
             try:
                 event = self._next_event(deadline)
             except TimeoutError:
+                self.hung = True
                 while_ = f" while {doing}" if doing else ""
                 self._die(f"no answer within {timeout:g} s{while_}; worker killed")
                 return TaskOutcome(status="timeout", error=self.dead)

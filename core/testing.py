@@ -230,6 +230,7 @@ class Runner:
             task_timeout=checking.task_limits(planned, backend.current().is_gpu, None),
             on_outcome=settle,
             skip_after_timeout=True,
+            skip_after_lost_workers=checking.LOST_WORKERS_IN_A_ROW,
         )
         self.ran.add(kernel)
 

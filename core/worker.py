@@ -30,7 +30,8 @@ TRACEBACK_CHARS = 2000
 
 def _run_task(registry: Any, task: dict[str, Any], note: Any) -> dict[str, Any]:
     from gemmreg.records import Problem
-    from gemmreg.verification import check_case, refusal_case
+    from gemmreg.refusals import refusal_case
+    from gemmreg.verification import check_case
 
     problem = Problem(**task["problem"])
     if task["kind"] in ("rounds", "profile"):  # every kernel of a comparison at once
@@ -90,7 +91,7 @@ def main(argv: list[str]) -> int:
     from gemmreg import registry as registry_module
     from gemmreg.loading import describe
 
-    registry = registry_module.discover()
+    registry = registry_module.discover(watchdog=False)  # STARTUP_TIMEOUT_S guards it
     torch_state.pin()
     backend.initialize_device()
     emit(event="ready")

@@ -95,8 +95,10 @@ def _cold_starts(
     seed: int,
     cache_root: Path,
     timeout: float,
+    on_cold: Callable[[ColdStart], None] | None = None,
 ) -> list[ColdStart]:
-    """Each kernel in its own fresh process, with caches of its own."""
+    """Each kernel in its own fresh process, with caches of its own. A crash
+    gets one rerun in a fresh process; a hang does not (one timeout each)."""
     results = []
     finished = []
     for kernel, session in zip(kernels, sessions, strict=True):
@@ -111,6 +113,8 @@ def _cold_starts(
         last.begin_close()  # it tears down while the next kernel's cold start runs
         finished.append(last)
         results.append(_cold_from_outcome(kernel.name, outcome))
+        if on_cold is not None:
+            on_cold(results[-1])
     for session in finished:  # every cold process gone before any timing starts
         session.close()
     # The timed processes start warm: every cold process's caches, merged.

@@ -22,8 +22,10 @@ import attrs
 import pytest
 import torch
 from conftest import TESTS, only_extra_plugins, run_gemmreg
-from gemmreg import checking, interrupts, isolation, timeouts, torch_state
+from gemmreg import checking, interrupts, isolation, load_guard, timeouts, torch_state
+from gemmreg.loading import describe
 from gemmreg.matrix import Case
+from gemmreg.options import UsageError
 from gemmreg.records import Problem
 from gemmreg.registry import PluginNotLoadedError, discover
 
@@ -98,6 +100,51 @@ def test_a_plugin_calling_sys_exit_cannot_silence_list_or_check():
     checked = run_gemmreg("check", "fake_gpu_poison", "--dtype", "fp32", env=env)
     assert "fake_gpu_poison" in checked.stdout and "SKIP" in checked.stdout
     assert "not loaded: register: SystemExit(0)" in checked.stderr
+
+
+def test_a_plugin_calling_os_exit_while_loading_is_its_broken_row():
+    env = plugin_env("exits_hard_at_import", "exits_hard_at_register", "good")
+    listed = run_gemmreg("list", "--format", "json", env=env)
+    assert listed.returncode == 0, listed.stderr[-2000:]
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["fake_good"]["available"] is True
+    reasons = {name: row["unavailable_reason"] for name, row in rows.items()}
+    assert reasons["fake_plugins.exits_hard_at_import"] == (
+        "import: plugin 'fake_plugins.exits_hard_at_import' called os._exit(3) while loading"
+    )
+    assert reasons["fake_plugins.exits_hard_at_register"] == (
+        "register: plugin 'fake_plugins.exits_hard_at_register' called os._exit(4) while "
+        "loading (no kernel from this plugin was registered)"
+    )
+
+
+def test_os_exit_is_contained_only_while_plugin_code_runs():
+    real = os._exit
+    with load_guard.guarded("p", None), pytest.raises(load_guard.ExitCalled) as raised:
+        os._exit(5)
+    assert os._exit is real
+    assert describe(raised.value) == "plugin 'p' called os._exit(5) while loading"
+    with pytest.raises(RuntimeError), load_guard.guarded("p", 3600.0):
+        raise RuntimeError("the watchdog is cancelled, os._exit put back, however it ends")
+    assert os._exit is real
+
+
+def test_a_plugin_that_hangs_while_loading_ends_gemmreg_with_one_line():
+    """No worker exists yet at discovery: gemmreg's own exit leaves nothing behind."""
+    env = plugin_env("good", "hangs_at_import", GEMMREG_LOAD_TIMEOUT_S="5")
+    done = run_gemmreg("check", "fake_good", env=env, timeout=WAIT_S)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "gemmreg: plugin 'fake_plugins.hangs_at_import' did not finish loading within 5 s"
+    ]
+    assert done.stdout == ""
+
+
+@pytest.mark.parametrize("value", ["0", "-3", "nan", "soon"])
+def test_a_load_timeout_that_is_not_a_positive_number_is_refused(value):
+    with pytest.raises(UsageError, match="GEMMREG_LOAD_TIMEOUT_S must be a positive number"):
+        load_guard.load_timeout({"GEMMREG_LOAD_TIMEOUT_S": value})
+    assert load_guard.load_timeout({}) == load_guard.LOAD_TIMEOUT_S
 
 
 # ---------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """A stand-in for gemmreg.worker that speaks the same protocol, to test the
-runner's handling of a worker that retires (as after a poisoned GPU context)."""
+runner's handling of a worker that retires (as after a poisoned GPU context)
+or exits in the middle of a task (as after a segfault)."""
 
 import json
 import os
@@ -23,6 +24,8 @@ def main():
             events.write(json.dumps(done) + "\n")
             events.write(json.dumps({"event": "retire", "reason": "context poisoned"}) + "\n")
             return
+        if task["action"] == "exit":
+            os._exit(3)
         if task["action"] == "hang":
             time.sleep(3600)
         done = {"event": "done", "task": position, "status": "ok", "result": {"pid": os.getpid()}}
