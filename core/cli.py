@@ -1,5 +1,5 @@
 """The ``gemmreg`` command line: its parser and dispatch (the commands are in
-:mod:`gemmreg.cli_check` and :mod:`gemmreg.cli_timing`).
+:mod:`gemmreg.cli_check`, :mod:`gemmreg.cli_timing` and :mod:`gemmreg.cli_report`).
 
 Exit codes: 0 success; 1 a check or comparison found a failure (or an INVALID
 verdict), ``check`` ran nothing at all, or ``--strict`` found an unavailable or
@@ -32,7 +32,8 @@ from gemmreg.cli_common import (
     EXIT_USAGE,
     GPU_MAX_TIME_S,
 )
-from gemmreg.cli_timing import cmd_bench, cmd_compare, cmd_report
+from gemmreg.cli_report import cmd_report
+from gemmreg.cli_timing import cmd_bench, cmd_compare
 from gemmreg.options import UsageError, parse_shape, parse_shapes
 
 __all__ = [
