@@ -9,9 +9,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import attrs
+from gemmreg.declaration_checks import SpecError as SpecError  # re-exported: its home for users
+from gemmreg.declaration_checks import (
+    UnsupportedProblem,
+    _boolean,
+    _capability_set,
+    _fail,
+    _member_of,
+    _non_negative_float,
+    _optional_callable,
+    _positive,
+    _required_callable,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -80,50 +92,9 @@ NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 LOOSE_RTOL: Mapping[DType, float] = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 2e-2}
 
 
-class SpecError(ValueError):
-    """A plugin declared something the core cannot use."""
-
-    kernel: str = ""
-    """The kernel whose declaration was refused, where known: asking for it by
-    name then says why it is missing, not that it is unknown."""
-
-
-class UnsupportedProblem(ValueError):
-    """Raised by a kernel handed a problem outside its declared capabilities.
-
-    The core never does this on purpose except to test that a plugin refuses
-    clearly instead of computing garbage; ``Capabilities.require`` raises it.
-    """
-
-
-def _owner(instance: Any) -> str:
-    name = getattr(instance, "name", None)
-    return f"{type(instance).__name__} {name!r}" if name else type(instance).__name__
-
-
-def _fail(instance: Any, attribute: attrs.Attribute, message: str) -> SpecError:
-    error = SpecError(f"{_owner(instance)}: field '{attribute.name}': {message}")
-    name = getattr(instance, "name", "")
-    error.kernel = name if isinstance(instance, KernelSpec) and isinstance(name, str) else ""
-    return error
-
-
 # ---------------------------------------------------------------------------
 # The problem
 # ---------------------------------------------------------------------------
-
-
-def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise _fail(instance, attribute, f"must be a positive integer, got {value!r}")
-
-
-def _member_of(choices: tuple[str, ...]) -> Callable[..., None]:
-    def check(instance: Any, attribute: attrs.Attribute, value: str) -> None:
-        if value not in choices:
-            raise _fail(instance, attribute, f"{value!r} is not one of {', '.join(choices)}")
-
-    return check
 
 
 @attrs.frozen(kw_only=True)
@@ -156,11 +127,6 @@ class Problem:
 # ---------------------------------------------------------------------------
 
 
-def _non_negative_float(instance: Any, attribute: attrs.Attribute, value: float) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
-        raise _fail(instance, attribute, f"must be a non-negative number, got {value!r}")
-
-
 @attrs.frozen(kw_only=True)
 class Tolerance:
     """How close counts as correct, for one dtype.
@@ -175,32 +141,6 @@ class Tolerance:
     atol: float = attrs.field(default=0.0, validator=_non_negative_float)
     why: str = ""
     """Where the figure comes from. Required when ``rtol`` is loose for its dtype."""
-
-
-def _capability_set(choices: tuple[str, ...]) -> Callable[..., None]:
-    def check(instance: Any, attribute: attrs.Attribute, value: frozenset[str]) -> None:
-        if not value:
-            raise _fail(instance, attribute, "must name at least one")
-        unknown = sorted(set(value) - set(choices))
-        if unknown:
-            raise _fail(instance, attribute, f"unknown {unknown}; choose from {', '.join(choices)}")
-
-    return check
-
-
-def _optional_callable(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if value is not None and not callable(value):
-        raise _fail(instance, attribute, f"must be callable or None, got {type(value).__name__}")
-
-
-def _boolean(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if not isinstance(value, bool):
-        raise _fail(instance, attribute, f"must be True or False, got {value!r}")
-
-
-def _required_callable(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
-    if not callable(value):
-        raise _fail(instance, attribute, f"must be callable, got {type(value).__name__}")
 
 
 @attrs.frozen(kw_only=True)
@@ -313,6 +253,9 @@ class KernelSpec:
     shapes: it says how to run, how close is correct, how its inputs are made,
     and what it can do. The core does the rest.
     """
+
+    names_a_kernel: ClassVar[bool] = True
+    """A refused field of this record names its kernel (SpecError.kernel)."""
 
     name: str = attrs.field()
     """Unique across all installed plugins: lower case, digits and ``_``."""
