@@ -1,11 +1,12 @@
-"""Copy evidence files into README.md between markers, so every figure in the
-README is the tool's own output, never retyped:
+"""Copy evidence files into README.md, docs/*.md and the plugins' READMEs
+between markers, so every figure in them is the tool's own output, never
+retyped:
 
     <!-- evidence: evidence/DIR/compare.txt -->
     ...replaced by the file's content in a code block...
     <!-- /evidence -->
 
-Run ``python scripts/readme_evidence.py``; ``--check`` exits 1 if the README is stale.
+Run ``python scripts/readme_evidence.py``; ``--check`` exits 1 if a page is stale.
 """
 
 from __future__ import annotations
@@ -26,13 +27,28 @@ def render(readme: str) -> str:
     return BLOCK.sub(fill, readme)
 
 
+def pages() -> list[Path]:
+    """Every page that may quote evidence."""
+    return [
+        REPO / "README.md",
+        *sorted((REPO / "docs").glob("*.md")),
+        *sorted((REPO / "plugins").glob("*/README.md")),
+    ]
+
+
 def main(argv: list[str]) -> int:
-    path = REPO / "README.md"
-    current = path.read_text()
-    wanted = render(current)
-    if "--check" in argv:
-        return 0 if wanted == current else 1
-    path.write_text(wanted)
+    stale = []
+    for path in pages():
+        current = path.read_text()
+        wanted = render(current)
+        if wanted == current:
+            continue
+        stale.append(path.relative_to(REPO))
+        if "--check" not in argv:
+            path.write_text(wanted)
+    if "--check" in argv and stale:
+        print(f"stale: {', '.join(str(p) for p in stale)}", file=sys.stderr)
+        return 1
     return 0
 
 
