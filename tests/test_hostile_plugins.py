@@ -230,6 +230,32 @@ def test_pin_and_changes_name_each_switch_in_words():
     assert torch_state.changes(pinned) == []
 
 
+def test_pinning_skips_the_inductor_import_only_where_it_would_change_nothing(monkeypatch):
+    """torch.use_deterministic_algorithms imports torch._inductor (seconds, in
+    every worker): pin() leaves it out where the flag is already off and
+    inductor's config is not loaded, and still switches the flag off."""
+    calls = []
+
+    def recorded(mode, **kwargs):  # the flag itself, without the inductor import
+        calls.append(mode)
+        torch._C._set_deterministic_algorithms(mode)
+
+    monkeypatch.delitem(sys.modules, torch_state.INDUCTOR_CONFIG, raising=False)
+    monkeypatch.delenv(torch_state.INDUCTOR_DETERMINISTIC_ENV, raising=False)
+    monkeypatch.setattr(torch, "use_deterministic_algorithms", recorded)
+    try:
+        torch_state.pin()
+        assert calls == []
+        torch._C._set_deterministic_algorithms(True)
+        torch_state.pin()
+        assert calls == [False] and not torch.are_deterministic_algorithms_enabled()
+        monkeypatch.setenv(torch_state.INDUCTOR_DETERMINISTIC_ENV, "1")  # inductor would load on
+        torch_state.pin()
+        assert calls == [False, False]
+    finally:
+        torch._C._set_deterministic_algorithms(False)
+
+
 def test_a_gpu_reading_expects_device_0_and_its_default_stream():
     before_cuda = torch_state.current()
     on_gpu = attrs.evolve(before_cuda, device=1, stream=0)
