@@ -4,27 +4,24 @@ from __future__ import annotations
 
 import json
 
-from conftest import BUILT_INS, run_gemmreg
+from conftest import BUILT_INS, CLI_CHECKED, run_gemmreg
 
 GPU_ONLY = ("hip_naive", "hip_tiled", "hip_regtiled")
-CHECKED = ("torch_ref", "triton_grouped", *GPU_ONLY)
-"""One built-in of each kind that runs on the CPU (torch, and Triton under its
-interpreter) and every built-in that needs a GPU."""
 
 
-def test_check_passes_on_the_cpu_and_skips_the_gpu_only_built_ins():
-    """The command, end to end, on fp32. Every case of every dtype of every
-    built-in also runs in test_builtin_matrix.py (the same plan, the same
-    worker tasks), and the split-K example's in its own tests: running the
-    other Triton built-ins here again cost half of this test's time (each is
-    its own worker and its own interpreted matrix) and asserted nothing new
+def test_check_passes_on_the_cpu_and_skips_the_gpu_only_built_ins(cli_check):
+    """The command, end to end, on fp32 (see ``cli_check``). Every case of every
+    dtype of every built-in also runs in test_builtin_matrix.py (the same plan,
+    the same worker tasks), and the split-K example's in its own tests: running
+    the other Triton built-ins here again cost half of this test's time (each
+    is its own worker and its own interpreted matrix) and asserted nothing new
     about the command."""
-    assert set(CHECKED) <= set(BUILT_INS)
-    done = run_gemmreg("check", *CHECKED, "--dtype", "fp32", "--format", "json")
+    assert set(CLI_CHECKED) <= set(BUILT_INS) and set(GPU_ONLY) <= set(CLI_CHECKED)
+    done = cli_check
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     report = json.loads(done.stdout)
     cases = report["cases"]
-    assert {c["kernel"] for c in cases} == set(CHECKED)
+    assert {c["kernel"] for c in cases} == set(CLI_CHECKED)
     for name in ("torch_ref", "triton_grouped"):
         ran = [c for c in cases if c["kernel"] == name and c["status"] != "skip"]
         shapes = {c["case"]["problem"]["m"] for c in ran}
