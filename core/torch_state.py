@@ -19,6 +19,8 @@ reported too, and :func:`pin` resets the newer switch before the legacy one.
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -118,6 +120,32 @@ def current() -> TorchState:
     )
 
 
+INDUCTOR_CONFIG = "torch._inductor.config"
+INDUCTOR_DETERMINISTIC_ENV = "TORCHINDUCTOR_DETERMINISTIC"
+
+
+def _use_deterministic_algorithms(mode: bool) -> None:
+    """``torch.use_deterministic_algorithms``, without its cost when it changes nothing.
+
+    That call imports ``torch._inductor`` (and with it dynamo: 2-3 s of CPU, as
+    long again as importing torch) only to copy the flag into inductor's
+    config. Every worker and every command pins the flag off, so each paid it
+    once more. When the flag is already off and inductor's config is not loaded
+    (so it will load with its default, off unless TORCHINDUCTOR_DETERMINISTIC=1),
+    the call would change nothing: it is skipped.
+    """
+    import torch
+
+    if (
+        not mode
+        and not torch.are_deterministic_algorithms_enabled()
+        and INDUCTOR_CONFIG not in sys.modules
+        and os.environ.get(INDUCTOR_DETERMINISTIC_ENV) != "1"
+    ):
+        return
+    torch.use_deterministic_algorithms(mode)
+
+
 def _set(action: Any) -> None:
     with contextlib.suppress(Exception):  # a switch this torch lacks, or left unreadable
         action()
@@ -155,7 +183,7 @@ def pin() -> TorchState:
     _set(lambda: setattr(matmul, "allow_bf16_reduced_precision_reduction", False))
     if hasattr(matmul, "allow_fp16_accumulation"):
         _set(lambda: setattr(matmul, "allow_fp16_accumulation", False))
-    _set(lambda: torch.use_deterministic_algorithms(False))
+    _set(lambda: _use_deterministic_algorithms(False))
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         _set(lambda: torch.cuda.set_device(PINNED_DEVICE))
         _set(lambda: torch.cuda.set_stream(torch.cuda.default_stream(PINNED_DEVICE)))
@@ -182,7 +210,7 @@ def restore(state: TorchState) -> None:
             matmul, "allow_bf16_reduced_precision_reduction", v
         ),
         "fp16_accumulation": lambda v: setattr(matmul, "allow_fp16_accumulation", v),
-        "deterministic_algorithms": torch.use_deterministic_algorithms,
+        "deterministic_algorithms": _use_deterministic_algorithms,
     }
     # The precision string last but one: it sets matmul.allow_tf32 as a side effect.
     _set(lambda: torch.set_float32_matmul_precision(state.float32_matmul_precision))

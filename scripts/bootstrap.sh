@@ -10,10 +10,22 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
-if ! .venv/bin/python -c "import torch" 2>/dev/null; then
+# find_spec, not import: importing torch alone takes seconds.
+if ! .venv/bin/python -c "import importlib.util as u, sys; sys.exit(not u.find_spec('torch'))"; then
   .venv/bin/pip install -q "${GEMMREG_TORCH:-torch==2.13.0}"
 fi
-.venv/bin/pip install -q -c constraints.txt -e ".[dev]"
-# The split-K example is a separate distribution, installed the way a user
-# installs any third-party gemmreg plugin.
-.venv/bin/pip install -q -c constraints.txt -e examples/gemmreg-splitk
+# pip takes ~20 s to find that nothing changed, on every run of scripts/test.sh:
+# install only when what it reads changed since the last install here, or when
+# the venv's gemmreg is not this checkout's (a venv copied from another one).
+stamp=.venv/gemmreg-bootstrap.stamp
+wanted=$(cat pyproject.toml constraints.txt examples/gemmreg-splitk/pyproject.toml | sha256sum)
+here=$(pwd -P)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ] || ! .venv/bin/python -c "
+import sys, gemmreg, gemmreg_splitk
+sys.exit(not gemmreg.__file__.startswith(sys.argv[1] + '/core/'))" "$here" 2>/dev/null; then
+  .venv/bin/pip install -q -c constraints.txt -e ".[dev]"
+  # The split-K example is a separate distribution, installed the way a user
+  # installs any third-party gemmreg plugin.
+  .venv/bin/pip install -q -c constraints.txt -e examples/gemmreg-splitk
+  echo "$wanted" >"$stamp"
+fi

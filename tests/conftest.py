@@ -54,6 +54,24 @@ def run_gemmreg(*args: str, env: dict[str, str] | None = None, timeout: float = 
     )
 
 
+CLI_CHECKED = ("torch_ref", "hip_naive", "hip_tiled", "hip_regtiled")
+"""What the end-to-end ``gemmreg check`` names: a built-in that runs on the CPU
+and every built-in that needs a GPU. Every case of the Triton built-ins runs in
+test_builtin_matrix.py, through the same plan and the same worker tasks; under
+the interpreter each is a worker and most of a minute, and through the command
+it asserted nothing more (test_end_to_end's compare runs one on the command line)."""
+
+
+@pytest.fixture(scope="session")
+def cli_check():
+    """``gemmreg check`` run once, end to end, with the sanitizer pass asked
+    for (skipped on the CPU): the end-to-end and sanitizer tests each assert
+    their part of its JSON and stderr. A process and a worker each cost a torch
+    import; the same command twice asserted nothing more."""
+    args = ("check", *CLI_CHECKED, "--dtype", "fp32", "--sanitize", "--format", "json")
+    return run_gemmreg(*args)
+
+
 @contextlib.contextmanager
 def only_extra_plugins(modules: Sequence[str]) -> Iterator[None]:
     """For module-scoped fixtures: load just these throwaway plugin modules (no
@@ -66,3 +84,31 @@ def only_extra_plugins(modules: Sequence[str]) -> Iterator[None]:
         mp.setenv("GEMMREG_EXTRA_PLUGINS", ",".join(modules))
         mp.setenv("GEMMREG_PLUGINS", "none")
         yield
+
+
+def check_in_one_worker(kernels, cases, task_timeout: float | None = None):
+    """``checking.run_check``'s results, with every kernel's cases in one worker.
+
+    run_check starts a worker per kernel (seconds each, importing torch); the
+    verdicts come from the same tasks, run the same way, whichever worker runs
+    them. For tests of what the verdicts say about a set of kernels; how
+    run_check spends workers (one per kernel, a crash or hang costing only its
+    own kernel) is test_check_guards.py's. A crash still costs only its case:
+    the runner starts a fresh worker for the rest."""
+    from gemmreg import checking, isolation
+
+    planned = []
+    skipped = []
+    for kernel in kernels:
+        not_run, runnable = checking.plan(kernel, cases, False)
+        skipped += not_run
+        planned += [(kernel.name, kind, case) for kind, case in runnable]
+    outcomes = isolation.run_tasks(
+        [checking.task_for(*task) for task in planned],
+        task_timeout=checking.task_limits([t[1:] for t in planned], False, task_timeout),
+        skip_after_timeout=True,
+    )
+    return skipped + [
+        checking.result_from_outcome(name, kind, case, outcome)
+        for (name, kind, case), outcome in zip(planned, outcomes, strict=True)
+    ]

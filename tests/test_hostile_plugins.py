@@ -91,22 +91,43 @@ def test_a_real_ctrl_c_during_discovery_still_interrupts(fake_plugins):
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
 
 
-def test_a_plugin_calling_sys_exit_cannot_silence_list_or_check():
-    env = plugin_env("exits_at_register", "good", "gpu_poison")
-    listed = run_gemmreg("list", env=env)
-    assert "BROKEN: register: SystemExit(0)" in listed.stdout
-    assert "fake_good" in listed.stdout
-    # A GPU-only kernel: every case is skipped, so this needs no worker (quick).
-    checked = run_gemmreg("check", "fake_gpu_poison", "--dtype", "fp32", env=env)
-    assert "fake_gpu_poison" in checked.stdout and "SKIP" in checked.stdout
-    assert "not loaded: register: SystemExit(0)" in checked.stderr
+LOUD = ("exits_at_register", "exits_hard_at_import", "exits_hard_at_register", "prints")
+"""Plugins that exit or print while loading, each asserted on in its own test
+below; ``list`` and ``check`` run once with all of them (and two well-behaved
+ones) loaded, since each command is a process that imports torch."""
 
 
-def test_a_plugin_calling_os_exit_while_loading_is_its_broken_row():
-    env = plugin_env("exits_hard_at_import", "exits_hard_at_register", "good")
-    listed = run_gemmreg("list", "--format", "json", env=env)
-    assert listed.returncode == 0, listed.stderr[-2000:]
-    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+@pytest.fixture(scope="module")
+def listed():
+    """``gemmreg list --format json`` with the loud plugins: the result and its rows."""
+    done = run_gemmreg("list", "--format", "json", env=plugin_env(*LOUD, "good", "gpu_poison"))
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done, {row["name"]: row for row in json.loads(done.stdout)}
+
+
+@pytest.fixture(scope="module")
+def checked():
+    """``gemmreg check`` on two GPU-only kernels (every case skipped, so no worker)
+    with the loud plugins loaded: the result and its cases."""
+    args = ("check", "fake_gpu_poison", "fake_prints_gpu", "--dtype", "fp32", "--format", "json")
+    done = run_gemmreg(*args, env=plugin_env(*LOUD, "good", "gpu_poison"))
+    return done, json.loads(done.stdout)["cases"]
+
+
+def test_a_plugin_calling_sys_exit_cannot_silence_list_or_check(listed, checked):
+    _, rows = listed
+    assert rows["fake_plugins.exits_at_register"]["unavailable_reason"].startswith(
+        "register: SystemExit(0)"
+    )
+    assert rows["fake_good"]["available"] is True
+    done, cases = checked
+    poison = [c for c in cases if c["kernel"] == "fake_gpu_poison"]
+    assert poison and all(c["status"] == "skip" for c in poison)
+    assert "not loaded: register: SystemExit(0)" in done.stderr
+
+
+def test_a_plugin_calling_os_exit_while_loading_is_its_broken_row(listed):
+    _, rows = listed
     assert rows["fake_good"]["available"] is True
     reasons = {name: row["unavailable_reason"] for name, row in rows.items()}
     assert reasons["fake_plugins.exits_hard_at_import"] == (
@@ -228,6 +249,32 @@ def test_pin_and_changes_name_each_switch_in_words():
     finally:
         torch_state.pin()
     assert torch_state.changes(pinned) == []
+
+
+def test_pinning_skips_the_inductor_import_only_where_it_would_change_nothing(monkeypatch):
+    """torch.use_deterministic_algorithms imports torch._inductor (seconds, in
+    every worker): pin() leaves it out where the flag is already off and
+    inductor's config is not loaded, and still switches the flag off."""
+    calls = []
+
+    def recorded(mode, **kwargs):  # the flag itself, without the inductor import
+        calls.append(mode)
+        torch._C._set_deterministic_algorithms(mode)
+
+    monkeypatch.delitem(sys.modules, torch_state.INDUCTOR_CONFIG, raising=False)
+    monkeypatch.delenv(torch_state.INDUCTOR_DETERMINISTIC_ENV, raising=False)
+    monkeypatch.setattr(torch, "use_deterministic_algorithms", recorded)
+    try:
+        torch_state.pin()
+        assert calls == []
+        torch._C._set_deterministic_algorithms(True)
+        torch_state.pin()
+        assert calls == [False] and not torch.are_deterministic_algorithms_enabled()
+        monkeypatch.setenv(torch_state.INDUCTOR_DETERMINISTIC_ENV, "1")  # inductor would load on
+        torch_state.pin()
+        assert calls == [False, False]
+    finally:
+        torch._C._set_deterministic_algorithms(False)
 
 
 def test_a_gpu_reading_expects_device_0_and_its_default_stream():
@@ -472,23 +519,20 @@ PRINTED = (
 )
 
 
-def test_list_json_parses_and_keeps_what_the_plugin_printed_with_its_row():
-    done = run_gemmreg("list", "--format", "json", env=plugin_env("prints", "good"))
-    rows = {row["name"]: row for row in json.loads(done.stdout)}
+def test_list_json_parses_and_keeps_what_the_plugin_printed_with_its_row(listed):
+    done, rows = listed
     for line in PRINTED:
         assert line in rows["fake_prints"]["output"]
     assert rows["fake_good"]["output"] == ""
     assert "fake_prints" not in done.stderr
 
 
-def test_check_json_parses_with_a_plugin_that_prints_everywhere():
+def test_check_json_parses_with_a_plugin_that_prints_everywhere(checked):
     """Every bit of plugin code ``check`` runs in its own process prints: import,
     registration, ``available()``. (A GPU-only kernel, so no worker: quick; what
     workers print goes to their log, below.)"""
-    args = ("check", "fake_prints_gpu", "--dtype", "fp32", "--format", "json")
-    done = run_gemmreg(*args, env=plugin_env("prints"))
-    cases = json.loads(done.stdout)["cases"]
-    assert cases and all(c["kernel"] == "fake_prints_gpu" for c in cases)
+    done, cases = checked
+    assert {c["kernel"] for c in cases} == {"fake_prints_gpu", "fake_gpu_poison"}
     # stderr may name the plugin (nothing ran: it is GPU-only), never quote it.
     assert not any(line in done.stderr for line in PRINTED)
 

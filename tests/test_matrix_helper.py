@@ -40,12 +40,13 @@ SPEC = gemmreg.KernelSpec(
 """
 
 
-def run_pytest(root, test_file: str, env: dict[str, str] | None = None):
+def run_pytest(root, test_file: str, env: dict[str, str] | None = None, extra=()):
     environment = {**os.environ, **(env or {})}
     if env is None:
         environment.pop("GEMMREG_EXTRA_PLUGINS", None)
+    files = [str(root / name) for name in (test_file, *extra)]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", str(root / test_file)],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *files],
         capture_output=True,
         text=True,
         env=environment,
@@ -55,10 +56,14 @@ def run_pytest(root, test_file: str, env: dict[str, str] | None = None):
     return done.returncode, done.stdout
 
 
-@pytest.mark.slow
-def test_a_spec_not_yet_packaged_gets_its_matrix_in_worker_processes(tmp_path):
-    (tmp_path / "my_unpackaged.py").write_text(SPEC_MODULE.replace("NAME", "unpackaged_gemm"))
-    (tmp_path / "test_unpackaged.py").write_text(
+@pytest.fixture(scope="module")
+def unpackaged_run(tmp_path_factory):
+    """One pytest process over two throwaway test files (each process imports
+    torch and starts workers): a spec from a module of its own, and a spec
+    defined in the test module itself. Its exit code and its verbose report."""
+    root = tmp_path_factory.mktemp("unpackaged")
+    (root / "my_unpackaged.py").write_text(SPEC_MODULE.replace("NAME", "unpackaged_gemm"))
+    (root / "test_unpackaged.py").write_text(
         textwrap.dedent("""
         from gemmreg.testing import matrix
         from my_unpackaged import SPEC
@@ -66,22 +71,35 @@ def test_a_spec_not_yet_packaged_gets_its_matrix_in_worker_processes(tmp_path):
         test_spec = matrix(SPEC, dtypes=["fp32", "fp16"], layouts=["rowmajor"])
         """)
     )
-    code, out = run_pytest(tmp_path, "test_unpackaged.py")
+    (root / "test_inline.py").write_text(
+        SPEC_MODULE.replace("NAME", "inline_gemm")
+        + "\nfrom gemmreg.testing import matrix\n\n"
+        + 'test_inline = matrix(SPEC, dtypes=["fp32"], layouts=["rowmajor"])\n'
+    )
+    return run_pytest(root, "test_unpackaged.py", extra=["test_inline.py"])
+
+
+def _file_passed(out: str, test_file: str) -> bool:
+    """Every test of ``test_file`` in a -v report passed or was skipped."""
+    lines = [line for line in out.splitlines() if line.startswith(f"{test_file}::")]
+    return bool(lines) and all(" PASSED" in line or " SKIPPED" in line for line in lines)
+
+
+@pytest.mark.slow
+def test_a_spec_not_yet_packaged_gets_its_matrix_in_worker_processes(unpackaged_run):
+    code, out = unpackaged_run
     assert code == 0, out[-3000:]
+    assert _file_passed(out, "test_unpackaged.py"), out[-3000:]
     assert "test_spec[unpackaged_gemm-fp32-rowmajor-17x19x23] PASSED" in out
     assert "test_spec[unpackaged_gemm-fp16-rowmajor-17x19x23] SKIPPED" in out  # undeclared
     assert "unpackaged_gemm-fp16-rowmajor-17x19x23-refuses-unsupported] PASSED" in out
 
 
 @pytest.mark.slow
-def test_a_spec_defined_in_the_test_module_itself_runs_too(tmp_path):
-    (tmp_path / "test_inline.py").write_text(
-        SPEC_MODULE.replace("NAME", "inline_gemm")
-        + "\nfrom gemmreg.testing import matrix\n\n"
-        + 'test_inline = matrix(SPEC, dtypes=["fp32"], layouts=["rowmajor"])\n'
-    )
-    code, out = run_pytest(tmp_path, "test_inline.py")
+def test_a_spec_defined_in_the_test_module_itself_runs_too(unpackaged_run):
+    code, out = unpackaged_run
     assert code == 0, out[-3000:]
+    assert _file_passed(out, "test_inline.py"), out[-3000:]
     assert "test_inline[inline_gemm-fp32-rowmajor-65x67x69] PASSED" in out
 
 

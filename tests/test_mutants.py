@@ -8,8 +8,8 @@ offsets past 2^31, the HIP early exit) are run on the device with
 from __future__ import annotations
 
 import pytest
-from conftest import only_extra_plugins
-from gemmreg import checking, matrix
+from conftest import check_in_one_worker, only_extra_plugins
+from gemmreg import matrix
 from gemmreg.registry import discover
 
 MUTANTS = [
@@ -40,7 +40,7 @@ def results():
             for case in matrix.build("quick", gpu=False, dtypes=["fp32"], layouts=["rowmajor"])
             if case.problem.shape in SHAPES and case.values == "normal"
         ]
-        found = checking.run_check(kernels, cases, gpu=False)
+        found = check_in_one_worker(kernels, cases)  # the mutants share a worker
     return {r.id: r for r in found}
 
 

@@ -63,7 +63,7 @@ def test_tuning_kept_on_disk_counts_as_cold_start_and_is_reused_warm(
     report = run_compare(
         kernels,
         Problem(m=8, n=8, k=8),
-        processes=3,
+        processes=2,  # the median of two: one process that tuned again fails it
         seed=0,
         clock="perf_counter",
         device_name="cpu",

@@ -4,7 +4,7 @@ the CPU, so what timing and integrity tests find about them is about timing."""
 from __future__ import annotations
 
 import pytest
-from conftest import only_extra_plugins
+from conftest import check_in_one_worker, only_extra_plugins
 from gemmreg import checking
 from gemmreg.matrix import Case
 from gemmreg.records import Problem
@@ -22,7 +22,7 @@ CASES = [
 def results():
     with only_extra_plugins(MODULES):
         kernels = discover().select(NAMES)
-        found = checking.run_check(kernels, CASES, gpu=False, task_timeout=120)
+        found = check_in_one_worker(kernels, CASES, task_timeout=120)
     return found
 
 
