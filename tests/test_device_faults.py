@@ -12,7 +12,7 @@ import json
 
 import attrs
 import pytest
-from conftest import HANG_LIMIT_S, only_extra_plugins, run_gemmreg
+from conftest import HANG_LIMIT_S, check_in_one_worker, only_extra_plugins, run_gemmreg
 from gemmreg import backend, checking, isolation, refusals, worker_pool
 from gemmreg.matrix import Case
 from gemmreg.records import Problem
@@ -80,7 +80,7 @@ def test_device_faults_are_told_from_deliberate_errors(error, fault):
 def test_through_a_worker_the_fault_is_an_error_row_and_a_clean_refusal_passes():
     with only_extra_plugins(["fake_plugins.device_faults"]):
         kernels = discover().select(["fake_accelerator_error", "fake_refuses"])
-        results = checking.run_check(kernels, [Case(problem=TINY)], gpu=False)
+        results = check_in_one_worker(kernels, [Case(problem=TINY)])
     refusal = {r.kernel: r for r in results if r.kind == "refusal"}
     faulty = refusal["fake_accelerator_error"]
     assert faulty.status == "error", faulty
