@@ -17,6 +17,12 @@ REPO = TESTS.parent
 
 os.environ.setdefault("GEMMREG_DEVICE", "cpu")
 
+HANG_LIMIT_S = 4
+"""The task limit where a fake kernel hangs on purpose and the test waits it out.
+What must finish within it is a millisecond task (a tiny check case, a cold
+start, the calls before a hang), so the margin is still a hundredfold on a
+loaded machine; the limits of 8-10 s used before cost a minute of waiting."""
+
 BUILT_INS = (
     "hip_naive",
     "hip_tiled",

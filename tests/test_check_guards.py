@@ -4,7 +4,7 @@ crash or hang in one kernel never costs the other kernels their results."""
 from __future__ import annotations
 
 import pytest
-from conftest import check_in_one_worker, only_extra_plugins
+from conftest import HANG_LIMIT_S, check_in_one_worker, only_extra_plugins
 from gemmreg import checking
 from gemmreg.matrix import Case
 from gemmreg.records import Problem
@@ -33,7 +33,9 @@ worker, so they share one (a worker per kernel is seconds each of torch import).
 def results():
     with only_extra_plugins(["fake_plugins.good", "fake_plugins.misbehaving"]):
         registry = discover()
-        found = checking.run_check(registry.select(ISOLATED), CASES, gpu=False, task_timeout=8)
+        found = checking.run_check(
+            registry.select(ISOLATED), CASES, gpu=False, task_timeout=HANG_LIMIT_S
+        )
         found += check_in_one_worker(registry.select(NAMES[len(ISOLATED) :]), CASES)
     return {name: [r for r in found if r.kernel == name and r.kind == "values"] for name in NAMES}
 
@@ -54,7 +56,7 @@ def test_a_segfault_is_a_crash_row_and_the_next_case_still_runs(results):
 
 def test_a_hang_is_killed_and_reported(results):
     assert statuses(results, "fake_hang") == ["timeout", "skip"]  # one timeout, not one per case
-    assert "no answer within 8 s" in results["fake_hang"][0].reason
+    assert f"no answer within {HANG_LIMIT_S} s" in results["fake_hang"][0].reason
     assert results["fake_hang"][1].reason.startswith("skipped: an earlier case timed out (")
 
 

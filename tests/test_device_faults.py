@@ -12,7 +12,7 @@ import json
 
 import attrs
 import pytest
-from conftest import only_extra_plugins, run_gemmreg
+from conftest import HANG_LIMIT_S, check_in_one_worker, only_extra_plugins, run_gemmreg
 from gemmreg import backend, checking, isolation, refusals, worker_pool
 from gemmreg.matrix import Case
 from gemmreg.records import Problem
@@ -80,7 +80,7 @@ def test_device_faults_are_told_from_deliberate_errors(error, fault):
 def test_through_a_worker_the_fault_is_an_error_row_and_a_clean_refusal_passes():
     with only_extra_plugins(["fake_plugins.device_faults"]):
         kernels = discover().select(["fake_accelerator_error", "fake_refuses"])
-        results = checking.run_check(kernels, [Case(problem=TINY)], gpu=False)
+        results = check_in_one_worker(kernels, [Case(problem=TINY)])
     refusal = {r.kernel: r for r in results if r.kind == "refusal"}
     faulty = refusal["fake_accelerator_error"]
     assert faulty.status == "error", faulty
@@ -193,12 +193,15 @@ def test_a_worker_hung_in_its_start_up_is_a_timeout_and_is_not_started_again(fak
 def test_compare_stops_after_the_cold_starts_when_one_kernel_hung_there():
     env = plugin_env("good", "misbehaving", FAKE_KERNELS="fake_hang")
     args = ("compare", "fake_good", "fake_hang", "--shape", "8x8x8", "--processes", "1")
-    done = run_gemmreg(*args, "--timeout", "10", "--format", "json", env=env)
+    done = run_gemmreg(*args, "--timeout", str(HANG_LIMIT_S), "--format", "json", env=env)
     assert done.returncode == 1, done.stderr[-2000:]  # a kernel failed: not bad input (2)
     report = json.loads(done.stdout)["report"]
     rows = {s["kernel"]: s for s in report["summaries"]}
     assert rows["fake_hang"]["status"] == "timeout"
-    assert rows["fake_hang"]["reason"] == "cold start: no answer within 10 s; worker killed"
+    assert (
+        rows["fake_hang"]["reason"]
+        == f"cold start: no answer within {HANG_LIMIT_S} s; worker killed"
+    )
     assert rows["fake_good"]["status"] == "skipped"
     assert rows["fake_good"]["reason"] == (
         "not timed: the timing needs 2 kernels and only 1 came through the cold starts "
@@ -206,11 +209,12 @@ def test_compare_stops_after_the_cold_starts_when_one_kernel_hung_there():
     )
     assert report["records"] == []  # no timing process ran
     assert [c["status"] for c in report["cold"]] == ["ok", "timeout"]  # one timeout, no rerun
-    assert "  cold start: fake_hang: timeout no answer within 10 s" in done.stderr
+    assert f"  cold start: fake_hang: timeout no answer within {HANG_LIMIT_S} s" in done.stderr
     assert (
         done.stderr.strip()
         .splitlines()[-1]
         .startswith(
-            "gemmreg: nothing was timed: fake_hang: timeout: cold start: no answer within 10 s"
+            "gemmreg: nothing was timed: fake_hang: timeout: cold start: "
+            f"no answer within {HANG_LIMIT_S} s"
         )
     )

@@ -6,7 +6,7 @@ import json
 
 import attrs
 import pytest
-from conftest import REPO, only_extra_plugins, run_gemmreg
+from conftest import HANG_LIMIT_S, REPO, only_extra_plugins, run_gemmreg
 from gemmreg import comparing, regression, runs
 from gemmreg.cli import UsageError, parse_shapes
 from gemmreg.comparing import CompareReport, KernelSummary
@@ -62,7 +62,7 @@ def test_a_kernel_that_hangs_in_the_rounds_costs_one_timeout_not_one_per_process
             device_name="cpu",
             gpu=False,
             repeats=3,
-            task_timeout=10,
+            task_timeout=HANG_LIMIT_S,
             cold=False,
         )
     statuses = [(r.process, r.status) for r in report.runs if r.kernel == "fake_good"]
