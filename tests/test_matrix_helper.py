@@ -1,7 +1,7 @@
 """``gemmreg.testing.matrix`` before packaging (a KernelSpec passed directly)
 and for a plugin that failed to load (its own error, not "unknown plugin").
 
-Each runs pytest on a throwaway test file in a fresh process, as an author would.
+The throwaway test files run in one fresh pytest process, as an author would run them.
 """
 
 from __future__ import annotations
@@ -40,10 +40,8 @@ SPEC = gemmreg.KernelSpec(
 """
 
 
-def run_pytest(root, test_file: str, env: dict[str, str] | None = None, extra=()):
-    environment = {**os.environ, **(env or {})}
-    if env is None:
-        environment.pop("GEMMREG_EXTRA_PLUGINS", None)
+def run_pytest(root, test_file: str, env: dict[str, str], extra=()):
+    environment = {**os.environ, **env}
     files = [str(root / name) for name in (test_file, *extra)]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *files],
@@ -57,11 +55,12 @@ def run_pytest(root, test_file: str, env: dict[str, str] | None = None, extra=()
 
 
 @pytest.fixture(scope="module")
-def unpackaged_run(tmp_path_factory):
-    """One pytest process over two throwaway test files (each process imports
-    torch and starts workers): a spec from a module of its own, and a spec
-    defined in the test module itself. Its exit code and its verbose report."""
-    root = tmp_path_factory.mktemp("unpackaged")
+def author_run(tmp_path_factory):
+    """One pytest process (each imports torch and starts workers) over three
+    throwaway test files, as an author would run them: a spec from a module of
+    its own, a spec defined in the test module itself, and that first spec named
+    beside a plugin that failed to load. Its exit code and its verbose report."""
+    root = tmp_path_factory.mktemp("author")
     (root / "my_unpackaged.py").write_text(SPEC_MODULE.replace("NAME", "unpackaged_gemm"))
     (root / "test_unpackaged.py").write_text(
         textwrap.dedent("""
@@ -76,7 +75,20 @@ def unpackaged_run(tmp_path_factory):
         + "\nfrom gemmreg.testing import matrix\n\n"
         + 'test_inline = matrix(SPEC, dtypes=["fp32"], layouts=["rowmajor"])\n'
     )
-    return run_pytest(root, "test_unpackaged.py", extra=["test_inline.py"])
+    (root / "test_broken.py").write_text(
+        textwrap.dedent("""
+        from gemmreg.testing import matrix
+        from my_unpackaged import SPEC
+
+        test_broken = matrix("fake_bad_spec", SPEC, dtypes=["fp32"], layouts=["rowmajor"])
+        """)
+    )
+    env = {
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+        "GEMMREG_PLUGINS": "none",
+        "GEMMREG_EXTRA_PLUGINS": "fake_plugins.bad_spec",
+    }
+    return run_pytest(root, "test_unpackaged.py", env, extra=["test_inline.py", "test_broken.py"])
 
 
 def _file_passed(out: str, test_file: str) -> bool:
@@ -86,9 +98,8 @@ def _file_passed(out: str, test_file: str) -> bool:
 
 
 @pytest.mark.slow
-def test_a_spec_not_yet_packaged_gets_its_matrix_in_worker_processes(unpackaged_run):
-    code, out = unpackaged_run
-    assert code == 0, out[-3000:]
+def test_a_spec_not_yet_packaged_gets_its_matrix_in_worker_processes(author_run):
+    _, out = author_run
     assert _file_passed(out, "test_unpackaged.py"), out[-3000:]
     assert "test_spec[unpackaged_gemm-fp32-rowmajor-17x19x23] PASSED" in out
     assert "test_spec[unpackaged_gemm-fp16-rowmajor-17x19x23] SKIPPED" in out  # undeclared
@@ -96,9 +107,8 @@ def test_a_spec_not_yet_packaged_gets_its_matrix_in_worker_processes(unpackaged_
 
 
 @pytest.mark.slow
-def test_a_spec_defined_in_the_test_module_itself_runs_too(unpackaged_run):
-    code, out = unpackaged_run
-    assert code == 0, out[-3000:]
+def test_a_spec_defined_in_the_test_module_itself_runs_too(author_run):
+    _, out = author_run
     assert _file_passed(out, "test_inline.py"), out[-3000:]
     assert "test_inline[inline_gemm-fp32-rowmajor-65x67x69] PASSED" in out
 
@@ -126,23 +136,9 @@ def test_a_spec_held_nowhere_at_module_level_is_refused_when_the_test_is_declare
 
 
 @pytest.mark.slow
-def test_a_plugin_that_failed_to_load_fails_its_test_with_its_own_error(tmp_path):
+def test_a_plugin_that_failed_to_load_fails_its_test_with_its_own_error(author_run):
     """Named beside a spec not yet packaged: each gets its own verdict."""
-    (tmp_path / "my_unpackaged.py").write_text(SPEC_MODULE.replace("NAME", "unpackaged_gemm"))
-    (tmp_path / "test_broken.py").write_text(
-        textwrap.dedent("""
-        from gemmreg.testing import matrix
-        from my_unpackaged import SPEC
-
-        test_broken = matrix("fake_bad_spec", SPEC, dtypes=["fp32"], layouts=["rowmajor"])
-        """)
-    )
-    env = {
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
-        "GEMMREG_PLUGINS": "none",
-        "GEMMREG_EXTRA_PLUGINS": "fake_plugins.bad_spec",
-    }
-    code, out = run_pytest(tmp_path, "test_broken.py", env)
+    code, out = author_run
     assert code == 1, out[-3000:]
     assert "test_broken[fake_bad_spec-not-loaded] FAILED" in out
     assert "test_broken[unpackaged_gemm-fp32-rowmajor-17x19x23] PASSED" in out
