@@ -27,7 +27,7 @@ def faulty_report():
             device_name="cpu",
             gpu=False,
             repeats=5,
-            task_timeout=8,
+            task_timeout=HANG_LIMIT_S,
         )
 
 
