@@ -134,8 +134,15 @@ def _exit_now(code: int) -> None:
     context that way took seconds per worker, on the critical path of every
     comparison (the runner waits for its workers to be gone before timing the
     next thing). Every result has been sent by now; the OS frees the rest.
-    Exit handlers still run (a plugin may save its tuning cache in one)."""
+    Exit handlers still run (a plugin may save its tuning cache in one).
+    Under compute-sanitizer the worker exits normally: some of its tools
+    report when the GPU context is torn down."""
     import atexit
+
+    from gemmreg.sanitizer import SANITIZING_ENV
+
+    if os.environ.get(SANITIZING_ENV):
+        raise SystemExit(code)
 
     with contextlib.suppress(BaseException):
         atexit._run_exitfuncs()
