@@ -61,24 +61,6 @@ def run_gemmreg(*args: str, env: dict[str, str] | None = None, timeout: float = 
     )
 
 
-CLI_CHECKED = ("torch_ref", "hip_naive", "hip_tiled", "hip_regtiled")
-"""What the end-to-end ``gemmreg check`` names: a built-in that runs on the CPU
-and every built-in that needs a GPU. Every case of the Triton built-ins runs in
-test_builtin_matrix.py, through the same plan and the same worker tasks; under
-the interpreter each is a worker and most of a minute, and through the command
-it asserted nothing more (test_end_to_end's compare runs one on the command line)."""
-
-
-@pytest.fixture(scope="session")
-def cli_check():
-    """``gemmreg check`` run once, end to end, with the sanitizer pass asked
-    for (skipped on the CPU): the end-to-end and sanitizer tests each assert
-    their part of its JSON and stderr. A process and a worker each cost a torch
-    import; the same command twice asserted nothing more."""
-    args = ("check", *CLI_CHECKED, "--dtype", "fp32", "--sanitize", "--format", "json")
-    return run_gemmreg(*args)
-
-
 @contextlib.contextmanager
 def only_extra_plugins(modules: Sequence[str]) -> Iterator[None]:
     """For module-scoped fixtures: load just these throwaway plugin modules (no

@@ -4,9 +4,29 @@ from __future__ import annotations
 
 import json
 
-from conftest import BUILT_INS, CLI_CHECKED, run_gemmreg
+import pytest
+from conftest import BUILT_INS, run_gemmreg
+from gemmreg import sanitizer
 
 GPU_ONLY = ("hip_naive", "hip_tiled", "hip_regtiled")
+
+CLI_CHECKED = ("torch_ref", "hip_naive", "hip_tiled", "hip_regtiled")
+"""What the end-to-end ``gemmreg check`` names: a built-in that runs on the CPU
+and every built-in that needs a GPU. Every case of the Triton built-ins runs in
+test_builtin_matrix.py, through the same plan and the same worker tasks; under
+the interpreter each is a worker and most of a minute, and through the command
+it asserted nothing more (the compare below runs one on the command line)."""
+
+
+@pytest.fixture(scope="module")
+def cli_check():
+    """``gemmreg check`` run once, end to end, with the sanitizer pass asked
+    for (skipped on the CPU): the tests below each assert their part of its
+    JSON and stderr. A process and a worker each cost a torch import; the same
+    command twice asserted nothing more. Both tests that read it live in this
+    module, so that pytest-xdist (which hands out whole modules) runs it once."""
+    args = ("check", *CLI_CHECKED, "--dtype", "fp32", "--sanitize", "--format", "json")
+    return run_gemmreg(*args)
 
 
 def test_check_passes_on_the_cpu_and_skips_the_gpu_only_built_ins(cli_check):
@@ -30,6 +50,19 @@ def test_check_passes_on_the_cpu_and_skips_the_gpu_only_built_ins(cli_check):
         skipped = [c for c in cases if c["kernel"] == name]
         assert skipped and all(c["status"] == "skip" and "no GPU" in c["reason"] for c in skipped)
     assert report["counts"]["fail"] == 0
+
+
+def test_check_skips_the_sanitizer_pass_on_the_cpu_with_the_reason(cli_check):
+    """``gemmreg check ... --sanitize`` on the CPU: the reason on stderr, and
+    torch_ref's sanitize rows (6 cases per tool) all skipped. (The sanitizer
+    pass itself is test_sanitizer.py's.)"""
+    done = cli_check
+    assert done.returncode == 0, done.stderr
+    assert f"sanitizer pass skipped: {sanitizer.CPU_REASON}" in done.stderr
+    cases = json.loads(done.stdout)["cases"]
+    sanitized = [c for c in cases if c["kind"] == "sanitize" and c["kernel"] == "torch_ref"]
+    assert len(sanitized) == 6 * len(sanitizer.DEFAULT_TOOLS)
+    assert {c["status"] for c in sanitized} == {"skip"}
 
 
 def test_compare_prints_a_table_and_a_verdict(tmp_path):

@@ -1,7 +1,8 @@
-"""The sanitizer pass on the CPU: tool names, skip reasons, the command line,
-and the whole pass end to end through a stand-in for compute-sanitizer
-(tests/fake_sanitizer/) that writes a recorded log and then execs the real
-worker, so grouping, bisect-on-failure, attribution and the JSON are real."""
+"""The sanitizer pass on the CPU: tool names, skip reasons, the command line
+(the end-to-end ``check --sanitize`` is test_end_to_end.py's), and the whole
+pass end to end through a stand-in for compute-sanitizer (tests/fake_sanitizer/)
+that writes a recorded log and then execs the real worker, so grouping,
+bisect-on-failure, attribution and the JSON are real."""
 
 from __future__ import annotations
 
@@ -74,17 +75,6 @@ def test_the_subset_is_small_and_has_every_tail_and_layout():
     assert {c.problem.layout for c in tails} == {"rowmajor", "transposedA", "transposedB", "padded"}
     assert len(cases) == 3 * 4 + 3 * 2
     assert [c.problem.layout for c in matrix.sanitize_cases(["fp32"], ["padded"])] == ["padded"]
-
-
-def test_cli_skips_the_pass_on_the_cpu_with_the_reason(cli_check):
-    """``gemmreg check ... --sanitize`` (conftest's ``cli_check``), torch_ref's rows."""
-    done = cli_check
-    assert done.returncode == 0, done.stderr
-    assert f"sanitizer pass skipped: {sanitizer.CPU_REASON}" in done.stderr
-    cases = json.loads(done.stdout)["cases"]
-    sanitized = [c for c in cases if c["kind"] == "sanitize" and c["kernel"] == "torch_ref"]
-    assert len(sanitized) == 6 * len(sanitizer.DEFAULT_TOOLS)
-    assert {c["status"] for c in sanitized} == {"skip"}
 
 
 @pytest.mark.parametrize("value", ["bogus", "racecheck,bogus", "torch_ref"])
