@@ -10,6 +10,7 @@ import sys
 import textwrap
 
 import pytest
+from offline_cli import run_main
 
 PYPROJECT = """
 [build-system]
@@ -81,16 +82,17 @@ def installed(tmp_path_factory):
     return root, env
 
 
-def test_list_shows_the_package_and_version(installed):
-    _root, env = installed
-    done = subprocess.run(
-        [sys.executable, "-m", "gemmreg", "list", "--format", "json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-    )
-    rows = {row["name"]: row for row in json.loads(done.stdout)}
+def test_list_shows_the_package_and_version(installed, monkeypatch, capsys):
+    """``gemmreg list`` in this process (a fresh one is a torch import), with
+    the package's site on sys.path as PYTHONPATH puts it there for a process:
+    discovery reads the installed entry point and its distribution's metadata."""
+    root, _env = installed
+    monkeypatch.syspath_prepend(str(root / "site"))
+    monkeypatch.delenv("GEMMREG_EXTRA_PLUGINS", raising=False)
+    monkeypatch.delenv("GEMMREG_PLUGINS", raising=False)
+    done = run_main(["list", "--format", "json"], capsys)
+    assert done.code == 0, done.err
+    rows = {row["name"]: row for row in json.loads(done.out)}
     assert rows["tp_gemm"]["package"] == "tp-gemm 0.3.0"
     assert rows["tp_gemm"]["available"] is True
 
