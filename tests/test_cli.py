@@ -1,4 +1,6 @@
-"""The command line, run as a user runs it: in a fresh process."""
+"""The command line: ``python -m gemmreg`` and a comparison run as a user runs
+them, in a fresh process; listings and refusals through ``main()`` in this one
+(a fresh process is a torch import each)."""
 
 from __future__ import annotations
 
@@ -11,12 +13,14 @@ from gemmreg.records import Problem
 from offline_cli import forbid_work, run_main
 
 
-def test_list_shows_the_built_ins_with_hip_unavailable_and_why():
-    done = run_gemmreg("list")
-    assert done.returncode == 0, done.stderr
+def test_list_shows_the_built_ins_with_hip_unavailable_and_why(capsys):
+    """In-process like the JSON listing below (``gemmreg list --format json``
+    runs as a fresh process in test_hostile_plugins.py)."""
+    done = run_main(["list"], capsys)
+    assert done.code == 0, done.err
     for name in BUILT_INS:
-        assert name in done.stdout
-    assert "no: no GPU" in done.stdout
+        assert name in done.out
+    assert "no: no GPU" in done.out
 
 
 def test_list_json_has_origin_precision_tolerance_and_availability(capsys):

@@ -28,6 +28,7 @@ from gemmreg.matrix import Case
 from gemmreg.options import UsageError
 from gemmreg.records import Problem
 from gemmreg.registry import PluginNotLoadedError, discover
+from offline_cli import forbid_work, run_main
 
 TINY = Problem(m=5, n=6, k=7)
 
@@ -221,10 +222,16 @@ def test_naming_a_plugin_that_failed_to_load_says_so(fake_plugins):
         registry.select(["broken_import"])
 
 
-def test_check_on_a_refused_name_is_one_line_blaming_the_clash():
-    done = run_gemmreg("check", "fake_clash", env=plugin_env("clash_a", "clash_b"))
-    assert done.returncode == 2
-    (line,) = done.stderr.strip().splitlines()
+def test_check_on_a_refused_name_is_one_line_blaming_the_clash(monkeypatch, capsys):
+    """In this process, with all work forbidden (a fresh one is a torch import;
+    the commands above and below run as processes): refused before any work."""
+    for name, value in plugin_env("clash_a", "clash_b").items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.syspath_prepend(str(TESTS))
+    forbid_work(monkeypatch)
+    done = run_main(["check", "fake_clash"], capsys)
+    done.assert_refused()  # exit 2, one line on stderr, nothing on stdout
+    (line,) = done.err.strip().splitlines()
     assert line.startswith("gemmreg: error: plugin 'fake_clash' failed to load: duplicate: ")
     assert "GEMMREG_BLOCK_PLUGINS" in line
 
