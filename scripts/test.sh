@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The test suite: formatting, lint, types, then pytest (CPU only; about 8 minutes
-# on a busy 2-core machine, 7 minutes of CPU: mostly worker start-up and the
-# interpreted Triton matrix).
+# The test suite: formatting, lint, types, then pytest (CPU only; about 5 minutes
+# on a 2-core machine shared with other work, 7 minutes of CPU: mostly worker
+# start-up and the interpreted Triton matrix; longer when others saturate it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh
