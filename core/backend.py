@@ -61,6 +61,18 @@ def current() -> BackendInfo:
     )
 
 
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/kfd")
+"""NVIDIA's and AMD's (ROCm's) control device nodes."""
+
+
+def gpu_likely() -> bool:
+    """Whether a GPU is likely here, without importing torch (seconds): a
+    guess for work that may start before :func:`current` can answer."""
+    if os.environ.get(FORCE_ENV, "").lower() == "cpu":
+        return False
+    return any(os.path.exists(node) for node in GPU_DEVICE_NODES)
+
+
 def initialize_device() -> None:
     """Create the device context now, so that the first kernel measured in a
     process is not charged for it in its cold-start figures."""

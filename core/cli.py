@@ -20,7 +20,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from gemmreg import __version__
+from gemmreg import __version__, quick_exit
 from gemmreg import options as opt
 from gemmreg.cli_check import PARTIAL_CHECK_BANNER, cmd_check, cmd_list
 from gemmreg.cli_common import (
@@ -239,6 +239,12 @@ COMMANDS = {
     "bench": cmd_bench,
     "report": cmd_report,
 }
+
+
+def run() -> None:
+    """The ``gemmreg`` command: :func:`main`, then a quick exit
+    (:mod:`gemmreg.quick_exit`) once every result is written."""
+    quick_exit.leave(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

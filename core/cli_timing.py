@@ -59,6 +59,7 @@ def _time_one(
     pool: Any = None,
     while_starting: Any = None,
     need: int = 1,
+    ahead: Any = None,
 ) -> Any:
     """Time ``kernels`` on one problem; ``need``: see :func:`gemmreg.comparing.run_compare`."""
     from gemmreg import comparing
@@ -99,8 +100,23 @@ def _time_one(
         cold=pool is None,
         while_starting=while_starting,
         need=need,
+        ahead=ahead,
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
+
+
+def _start_ahead(args: argparse.Namespace, cold: bool) -> Any:
+    """The command's workers, started before this process imports torch and
+    reads the plugins (:class:`gemmreg.worker_pool.Ahead`), or None."""
+    from gemmreg import backend, comparing, worker_pool
+
+    if not worker_pool.starting_ahead():
+        return None
+    gpu = backend.gpu_likely()
+    default = comparing.GPU_DEFAULT_PROCESSES if gpu else comparing.CPU_DEFAULT_PROCESSES
+    processes = args.processes if args.processes is not None else default
+    trace("starting workers ahead")
+    return worker_pool.start_ahead(args.names if cold else [], processes, gpu, cold=cold)
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -111,18 +127,25 @@ def cmd_compare(args: argparse.Namespace) -> int:
     dtype = _dtypes(args.dtype)
     if len(dtype) != 1:
         raise UsageError("compare takes one --dtype")
-    info = backend.current()
-    if args.shape is not None:
-        shape = parse_shape(args.shape)
-    else:
-        shape = comparing.GPU_DEFAULT_SHAPE if info.is_gpu else comparing.CPU_DEFAULT_SHAPE
-    preflight.refuse_unfit([(shape, dtype[0])], info)
-    timing = _Timing(args, info.is_gpu)
-    kernels = registry.discover().select(args.names)
-    problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype[0])
-    preflight.require_runnable(kernels, [problem], 2, "compare")
-    if args.out is not None:
-        opt.writable_directory(args.out, "--out")
+    shape_given = parse_shape(args.shape) if args.shape is not None else None
+    ahead = _start_ahead(args, cold=True)
+    try:
+        info = backend.current()
+        if shape_given is None:
+            shape = comparing.GPU_DEFAULT_SHAPE if info.is_gpu else comparing.CPU_DEFAULT_SHAPE
+        else:
+            shape = shape_given
+        preflight.refuse_unfit([(shape, dtype[0])], info)
+        timing = _Timing(args, info.is_gpu)
+        kernels = registry.discover().select(args.names)
+        problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype[0])
+        preflight.require_runnable(kernels, [problem], 2, "compare")
+        if args.out is not None:
+            opt.writable_directory(args.out, "--out")
+    except BaseException:
+        if ahead is not None:
+            ahead.abandon()
+        raise
     _progress(
         f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} on {info.kind} "
         f"({info.device_name}): {timing.processes} processes"
@@ -137,7 +160,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     # A verdict is about a pair: with fewer than two kernels through their cold
     # starts, nothing is timed (the survivor alone would answer no question).
-    report = _time_one(kernels, problem, timing, info, while_starting=take_manifest, need=2)
+    report = _time_one(
+        kernels, problem, timing, info, while_starting=take_manifest, need=2, ahead=ahead
+    )
     report = _flag_shared(report, manifest)
     manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
     trace("timing done, GPU state read")
@@ -195,22 +220,32 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{len(shapes)} shapes x {len(dtypes)} dtypes make {len(points)} points; "
             f"bench takes at most {opt.MAX_SWEEP_POINTS}"
         )
-    info = backend.current()
-    preflight.refuse_unfit(points, info)
-    timing = _Timing(args, info.is_gpu)
-    if timing.max_time_s is None and info.is_gpu:
-        timing.max_time_s = BENCH_MAX_TIME_S
-    kernels = registry.discover().select(args.names)
-    problems = [Problem(m=s[0], n=s[1], k=s[2], dtype=d) for s, d in points]
-    preflight.require_runnable(kernels, problems, 1, "bench")
-    out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
-    opt.writable_directory(out, "--out")
+    ahead = _start_ahead(args, cold=False)
+    try:
+        info = backend.current()
+        preflight.refuse_unfit(points, info)
+        timing = _Timing(args, info.is_gpu)
+        if timing.max_time_s is None and info.is_gpu:
+            timing.max_time_s = BENCH_MAX_TIME_S
+        kernels = registry.discover().select(args.names)
+        problems = [Problem(m=s[0], n=s[1], k=s[2], dtype=d) for s, d in points]
+        preflight.require_runnable(kernels, problems, 1, "bench")
+        out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
+        opt.writable_directory(out, "--out")
+    except BaseException:
+        if ahead is not None:
+            ahead.abandon()
+        raise
     reports: list[Any] = []
     partial = False
     # One pool of timing workers serves every point: their start-up is paid
-    # once, and overlaps the manifest's.
-    pool = worker_pool.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
-    pool.start()
+    # once, and overlaps the manifest's (and, started ahead, the plugins').
+    if ahead is not None:
+        pool = ahead.pool
+        pool.fit(timing.processes, info.is_gpu)
+    else:
+        pool = worker_pool.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
+        pool.start()
     try:
         manifest = environment.manifest(kernels, seed=timing.seed, shapes=args.shape, dtypes=dtypes)
         for index, problem in enumerate(problems, 1):
@@ -225,6 +260,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 break
     finally:
         pool.close()
+        if ahead is not None:
+            ahead.close()  # its caches folder
     _print_sweep(reports)
     _progress(f"run saved to {out}/")
     if partial:

@@ -18,6 +18,7 @@ Every worker is started at once and waits for its turn
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +43,7 @@ from gemmreg.timing_records import (
 from gemmreg.tracing import trace
 from gemmreg.verdicts import all_verdicts
 from gemmreg.worker_pool import (
+    Ahead,
     Pool,
     _cold_env,
     _cold_starts,
@@ -89,6 +91,7 @@ def run_compare(
     while_starting: Callable[[], None] | None = None,
     need: int = 1,
     on_cold: Callable[[ColdStart], None] | None = None,
+    ahead: Ahead | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -102,6 +105,8 @@ def run_compare(
         to the problem (:mod:`gemmreg.timeouts`) and to the kernels a task holds.
     :param while_starting: called once, while the workers start (the caller's
         own set-up, such as the manifest, overlaps theirs).
+    :param ahead: workers the caller started before it read the plugins
+        (:func:`gemmreg.worker_pool.start_ahead`); run here, closed here.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or 3.0)
@@ -118,13 +123,27 @@ def run_compare(
             runnable.append(kernel)
 
     partial = False
-    with tempfile.TemporaryDirectory(prefix="gemmreg-caches-") as tmp:
-        cache_root = Path(tmp)
+    with contextlib.ExitStack() as stack:
         own_pool = pool is None
-        cold_sessions = [Session(_cold_env(cache_root, k.name)) for k in runnable] if cold else []
+        if ahead is not None:
+            stack.callback(ahead.close)
+            cache_root = ahead.cache_root
+            cold_sessions = [ahead.take_cold(k.name) for k in runnable] if cold else []
+            pool = ahead.pool
+            pool.fit(processes, gpu)
+        else:
+            cache_root = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="gemmreg-caches-"))
+            )
+            cold_sessions = (
+                [Session(_cold_env(cache_root, k.name)) for k in runnable] if cold else []
+            )
         if pool is None:
             pool = Pool(size=processes, env=shared_cache_env(cache_root), gpu=gpu)
             pool.start()  # their start-up overlaps the cold sessions'
+        if ahead is not None:
+            for session in ahead.cold.values():  # started for kernels that are not timed
+                session.begin_close()
         try:
             if while_starting is not None:
                 while_starting()

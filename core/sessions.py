@@ -149,6 +149,13 @@ class Session:
         with contextlib.suppress(BrokenPipeError, OSError):
             self.proc.stdin.close()
 
+    def kill(self) -> None:
+        """End the worker now, whatever it is doing (a command that failed
+        before its workers were needed), and close the session."""
+        if not self.closed and self.proc.poll() is None:
+            _kill(self.proc)
+        self.close()
+
     def close(self) -> None:
         """Let the worker finish (stdin closed), or kill it if it lingers. Idempotent."""
         if self.closed:

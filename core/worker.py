@@ -130,26 +130,17 @@ def main(argv: list[str]) -> int:
 
 
 def _exit_now(code: int) -> None:
-    """Leave without the interpreter's teardown: unloading torch and the GPU
-    context that way took seconds per worker, on the critical path of every
-    comparison (the runner waits for its workers to be gone before timing the
-    next thing). Every result has been sent by now; the OS frees the rest.
-    Exit handlers still run (a plugin may save its tuning cache in one).
+    """Leave without the interpreter's teardown (:mod:`gemmreg.quick_exit`):
+    the runner waits for its workers to be gone before timing the next
+    thing, so their teardown was on the critical path of every comparison.
     Under compute-sanitizer the worker exits normally: some of its tools
     report when the GPU context is torn down."""
-    import atexit
-
+    from gemmreg.quick_exit import leave
     from gemmreg.sanitizer import SANITIZING_ENV
 
     if os.environ.get(SANITIZING_ENV):
         raise SystemExit(code)
-
-    with contextlib.suppress(BaseException):
-        atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(code)
+    leave(code)
 
 
 if __name__ == "__main__":
