@@ -21,6 +21,8 @@
 #              bf16 with --max-time 3 (10 repetitions)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
 #              its wall time, phase by phase
+#   tracebench one process of the sweep's six kernels at 256^3 and 8192^3
+#              fp32 with GEMMREG_TRACE=1: where a sweep point's time goes
 #   startup    what a worker's start-up costs on this machine: importing torch,
 #              triton and gemmreg's plugins, the CUDA context, one alone and
 #              eight at once (startup.txt)
@@ -131,6 +133,10 @@ for spec in "$@"; do
       ;;
     trace)
       GEMMREG_TRACE=1 compare trace-seed-pair hip_tiled triton_grouped
+      ;;
+    tracebench)
+      GEMMREG_TRACE=1 gemmreg tracebench bench hip_naive hip_tiled torch_ref triton_baseline \
+        triton_grouped triton_tuned --shape 256,8192 --dtype fp32 --processes 1 --out "$out/tracebench"
       ;;
     startup)
       {
