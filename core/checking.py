@@ -17,9 +17,9 @@ from typing import Any, Literal
 
 import attrs
 from gemmreg import isolation, timeouts
-from gemmreg.availability import unavailable_reason, unsupported_reason
+from gemmreg.availability import unsupported_reason
 from gemmreg.matrix import Case, refusal_problem
-from gemmreg.records import Problem
+from gemmreg.records import Problem, Tolerance
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sanitizer_report import SanitizerVerdict
 
@@ -63,13 +63,20 @@ class CaseResult:
     def max_error(self) -> float | None:
         return None if self.comparison is None else self.comparison.get("max_error")
 
+    @property
+    def tolerance(self) -> Tolerance | None:
+        """The bound this case's values were held to, as the worker applied it:
+        None where nothing was compared, and in a check saved before it was kept."""
+        held = (self.comparison or {}).get("tolerance")
+        return Tolerance(**held) if isinstance(held, dict) else None
+
 
 def plan(
     kernel: RegisteredKernel, cases: Sequence[Case], gpu: bool
 ) -> tuple[list[CaseResult], list[tuple[CaseKind, Case]]]:
     """Split a kernel's cases into those skipped (with reasons) and those to run."""
     spec = kernel.spec
-    why_not = unavailable_reason(spec)
+    why_not = kernel.unavailable
     skipped: list[CaseResult] = []
     runnable: list[tuple[CaseKind, Case]] = []
     for case in cases:

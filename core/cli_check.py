@@ -26,12 +26,8 @@ from gemmreg.options import UsageError
 def _strict_failures(kernels: Sequence[Any], issues: Sequence[Any]) -> list[str]:
     """What ``--strict`` fails on: plugins that cannot run here, and plugins
     that failed to load (a blocked plugin was the user's choice)."""
-    from gemmreg.availability import unavailable_reason
-
     unavailable = [
-        f"plugin {k.name!r} is unavailable: {reason}"
-        for k in kernels
-        if (reason := unavailable_reason(k.spec))
+        f"plugin {k.name!r} is unavailable: {k.unavailable}" for k in kernels if k.unavailable
     ]
     broken = [
         f"plugin {i.origin.plugin!r} is BROKEN: {i.stage}: {i.reason}"

@@ -170,7 +170,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not report.partial and not any(s.status == "timed" for s in report.summaries):
         _error("nothing was timed: " + "; ".join(_why_untimed(report)))
     if args.out is not None:
-        runs.write_run(args.out, manifest, [report], report.partial)
+        views = render_compare.run_views([report], report.partial)
+        runs.write_run(args.out, manifest, [report], report.partial, views)
         _progress(f"run saved to {args.out}/")
     if report.partial:
         return EXIT_INTERRUPTED
@@ -208,7 +209,7 @@ def _failed(reports: Sequence[Any]) -> bool:
 def cmd_bench(args: argparse.Namespace) -> int:
     import datetime
 
-    from gemmreg import backend, environment, preflight, registry, runs, worker_pool
+    from gemmreg import backend, environment, preflight, registry, render_compare, runs, worker_pool
     from gemmreg.records import Problem
 
     _check_names("bench", args.names, 1)
@@ -255,7 +256,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
             reports.append(report)
             partial = report.partial
             manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
-            runs.write_run(out, manifest, reports, partial=partial or index < len(points))
+            unfinished = partial or index < len(points)
+            views = render_compare.run_views(reports, unfinished)
+            runs.write_run(out, manifest, reports, unfinished, views)
             if partial:
                 break
     finally:

@@ -18,6 +18,7 @@ are both refused, with the way to pick one (:data:`BLOCK_ENV`).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.metadata
 import os
@@ -74,6 +75,17 @@ class RegisteredKernel:
     @property
     def name(self) -> str:
         return self.spec.name
+
+    @functools.cached_property
+    def unavailable(self) -> str | None:
+        """Why this kernel cannot run here, or None. The plugin's ``available()``
+        is asked once per process, at first use, and the answer is carried: the
+        list, the check's plan, its sanitizer pass, ``--strict`` and the timing
+        preflight all read the same one. Not at discovery itself: every worker
+        discovers too, and needs no answer (its parent asked before sending work)."""
+        from gemmreg.availability import unavailable_reason
+
+        return unavailable_reason(self.spec)
 
 
 @attrs.frozen(kw_only=True)

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-import attrs
-from gemmreg.availability import unavailable_reason
+from gemmreg.check_files import CHECK_SCHEMA
 from gemmreg.checking import CaseResult
+from gemmreg.records import Tolerance
 from gemmreg.registry import Registry
+from gemmreg.serialization import dumps as dumps  # re-exported: callers write through render
+from gemmreg.serialization import to_jsonable as to_jsonable
+from gemmreg.serialization import write_atomically as write_atomically
 from tabulate import tabulate
 
 TABLE_FORMATS = {"table": "simple", "markdown": "github"}
@@ -27,39 +26,6 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-def to_jsonable(value: Any) -> Any:
-    if attrs.has(type(value)):
-        return to_jsonable(attrs.asdict(value, recurse=False))
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value) if isinstance(value, (set, frozenset)) else value
-        return [to_jsonable(v) for v in items]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(to_jsonable(value), indent=2, sort_keys=False)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and a rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; evidence is for sharing
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 # ---------------------------------------------------------------------------
 # gemmreg list
 # ---------------------------------------------------------------------------
@@ -71,7 +37,7 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
         kernel = registry.kernels[name]
         spec = kernel.spec
         caps = spec.capabilities
-        reason = unavailable_reason(spec)
+        reason = kernel.unavailable
         rows.append(
             {
                 "name": name,
@@ -174,7 +140,7 @@ def check_counts(results: Sequence[CaseResult]) -> dict[str, int]:
 
 def check_table(results: Sequence[CaseResult], fmt: str) -> str:
     if fmt == "json":
-        return dumps({"counts": check_counts(results), "cases": results})
+        return dumps({"schema": CHECK_SCHEMA, "counts": check_counts(results), "cases": results})
     table = []
     skipped: dict[tuple[str, str], int] = {}
     dtype_order = {d: i for i, d in enumerate(("fp32", "fp16", "bf16"))}
@@ -199,7 +165,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             result.kernel,
             result.id.removeprefix(result.kernel + "-"),
             result.status.upper() if result.status != "pass" else "pass",
-            _fmt(comparison.get("max_error"), 3),
+            _fmt(comparison.get("max_error"), 3) + tolerance_note(result.tolerance),
         ]
         if sanitized:
             row.append(result.sanitizer.describe() if result.sanitizer is not None else "-")
@@ -224,7 +190,23 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             maxcolwidths=widths,
         )
         + f"\n\n{summary}"
+        + "".join(f"\n{'- ' * (fmt == 'markdown')}{line}" for line in tolerance_reasons(results))
     )
+
+
+def tolerance_note(tolerance: Tolerance | None) -> str:
+    """`` (tol 0.125)`` after an error: the bound it was held to (its rtol, in
+    the error's own units of |A|@|B|, plus any absolute part)."""
+    if tolerance is None:
+        return ""
+    absolute = f" + {tolerance.atol:.3g} abs" if tolerance.atol else ""
+    return f" (tol {tolerance.rtol:.3g}{absolute})"
+
+
+def tolerance_reasons(results: Sequence[CaseResult]) -> list[str]:
+    """Why each tolerance that says why is what it is: once per plugin and dtype."""
+    reasons = {(r.kernel, r.problem.dtype): t.why for r in results if (t := r.tolerance) and t.why}
+    return [f"tolerance {kernel} {dtype}: {why}" for (kernel, dtype), why in reasons.items()]
 
 
 def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
@@ -292,8 +274,3 @@ def _first_bad(comparison: dict[str, Any]) -> str:
         return ""
     shown = "; ".join(f"[{i},{j}] got {g:.6g} want {w:.6g}" for i, j, g, w in bad[:3])
     return f"; first bad: {shown}"
-
-
-# ---------------------------------------------------------------------------
-# gemmreg compare / bench
-# ---------------------------------------------------------------------------

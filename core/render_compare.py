@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from gemmreg import stats
-from gemmreg.render import TABLE_FORMATS, _fmt, dumps
+from gemmreg.records import Tolerance
+from gemmreg.render import TABLE_FORMATS, _fmt, dumps, tolerance_note
 from gemmreg.round_loops import GRAPH_MAX_CALL_MS
 from gemmreg.timing_records import CompareReport, KernelSummary, Verdict
 from tabulate import tabulate
@@ -44,10 +45,27 @@ SUMMARY_COLUMNS = (
     "samples",
     "exposure_s",
     "max_error",
+    "rtol",
+    "atol",
     "invalid",
     "flags",
     "reason",
 )
+
+
+REPORT_FILES = {"report.txt": "table", "report.md": "markdown"}
+"""The saved tables of a run, and their formats."""
+
+
+def run_views(reports: Sequence[CompareReport], partial: bool) -> dict[str, str]:
+    """The human views saved beside a run (:func:`gemmreg.runs.write_run`)."""
+    rows = [row for report in reports for row in summary_rows(report)]
+    banner = "[PARTIAL: interrupted before the last point]\n\n" if partial else ""
+    tables = {name: [compare_table(r, fmt) for r in reports] for name, fmt in REPORT_FILES.items()}
+    return {
+        "summary.csv": csv_text(rows),
+        **{name: banner + "\n\n".join(text) for name, text in tables.items()},
+    }
 
 
 def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
@@ -151,9 +169,15 @@ def _row(s: KernelSummary) -> list[str]:
         _fmt(s.device_kernel_ms, 4),
         _fmt(s.launches_per_call, 3),
         _start(s),
-        _fmt(s.max_error, 2),
+        _fmt(s.max_error, 2) + _tolerance(s),
         "; ".join(notes) or "ok",
     ]
+
+
+def _tolerance(s: KernelSummary) -> str:
+    if s.rtol is None:  # a run saved before the tolerance was kept
+        return ""
+    return tolerance_note(Tolerance(rtol=s.rtol, atol=s.atol or 0.0, why=s.tolerance_why))
 
 
 def _protocol(report: CompareReport) -> str:
@@ -235,7 +259,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         f"(not taken when a call lasts over {GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
         "device ms and launches: device work per call and its launches, from CUPTI;",
         "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
-        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks.",
+        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",
         "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
         f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
         "excludes 1), else FASTER/SLOWER when it excludes 1, else INCONCLUSIVE; INVALID when a",

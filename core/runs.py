@@ -4,9 +4,10 @@ write, and ``gemmreg report`` reads back.
 A run directory holds:
 
 - ``run.json``: the manifest and every report, with every sample;
-- ``summary.csv``: one row per kernel and problem;
-- ``report.txt`` and ``report.md``: the tables as printed;
-- ``manifest.json``: the environment record alone.
+- ``manifest.json``: the environment record alone;
+- the views the caller renders (``summary.csv``, ``report.txt``, ``report.md``:
+  :func:`gemmreg.render_compare.run_views`). Storage never imports a renderer:
+  the tables are presentation's, handed in as text.
 
 Each file is rewritten atomically after every finished point, so an
 interrupted sweep keeps what it finished, marked partial.
@@ -17,11 +18,12 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gemmreg import render, render_compare, run_schema
+from gemmreg import run_schema
+from gemmreg.serialization import dumps, write_atomically
 from gemmreg.timing_records import CompareReport, upgrade
 
 RUN_FILE = "run.json"
@@ -32,23 +34,20 @@ class RunError(ValueError):
 
 
 def write_run(
-    directory: Path, manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool
+    directory: Path,
+    manifest: dict[str, Any],
+    reports: Sequence[CompareReport],
+    partial: bool,
+    views: Mapping[str, str] | None = None,
 ) -> None:
-    rows = [row for report in reports for row in render_compare.summary_rows(report)]
-    tables = [render_compare.compare_table(report, "table") for report in reports]
-    markdown = [render_compare.compare_table(report, "markdown") for report in reports]
-    banner = "[PARTIAL: interrupted before the last point]\n\n" if partial else ""
+    """Write the run, and ``views`` (file name -> rendered text) beside it."""
     files = {
-        RUN_FILE: render.dumps(
-            {"manifest": manifest, "partial": partial, "reports": list(reports)}
-        ),
-        "summary.csv": render_compare.csv_text(rows),
-        "report.txt": banner + "\n\n".join(tables),
-        "report.md": banner + "\n\n".join(markdown),
-        "manifest.json": render.dumps(manifest),
+        RUN_FILE: dumps({"manifest": manifest, "partial": partial, "reports": list(reports)}),
+        "manifest.json": dumps(manifest),
+        **(views or {}),
     }
     for name, text in files.items():
-        render.write_atomically(directory / name, text + "\n")
+        write_atomically(directory / name, text + "\n")
 
 
 def report_from_dict(data: dict[str, Any]) -> CompareReport:

@@ -51,6 +51,7 @@ def summarize(
     spec = kernel.spec
     precision = spec.capabilities.precision.get(problem.dtype)
     math_mode = precision.math if precision is not None else "?"
+    tolerance = spec.tolerances.get(problem.dtype)
     base: dict[str, Any] = {
         "kernel": spec.name,
         "package": kernel.origin.package,
@@ -61,6 +62,9 @@ def summarize(
         "tile_efficiency": tile_efficiency(problem, spec.capabilities.tile),
         "cold_prepare_s": cold.prepare_s if cold else None,
         "cold_first_call_s": cold.first_call_s if cold else None,
+        "rtol": tolerance.rtol if tolerance else None,
+        "atol": tolerance.atol if tolerance else None,
+        "tolerance_why": tolerance.why if tolerance else "",
     }
     bad = [run for run in runs if run.status != "timed"]
     if cold is not None and cold.status != "ok" and not runs:

@@ -136,6 +136,11 @@ class KernelSummary:
     samples: int = 0
     exposure_s: float = 0.0
     max_error: float | None = None
+    rtol: float | None = None
+    """The declared tolerance ``max_error`` was held to (rtol, atol, and why);
+    None in runs saved before it was kept beside the error."""
+    atol: float | None = None
+    tolerance_why: str = ""
     invalid: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     """Why no speed claim may rest on this kernel's figures (escaped work, above peak)."""
     flags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)

@@ -49,6 +49,9 @@ class Comparison:
     nan_mismatch: int = 0
     """Elements where the kernel produced NaN/Inf and the reference did not, or back."""
     reason: str = ""
+    tolerance: Tolerance | None = None
+    """The bound the output was held to, kept beside the error it bounds: "pass,
+    max err 0.104" alone reads as a contradiction; "(tol 0.125)" explains it."""
 
 
 def fill_sentinel(out: torch.Tensor) -> None:
@@ -118,6 +121,7 @@ def compare(
         first_bad=first_bad,
         nan_mismatch=nan_mismatch,
         reason=reason,
+        tolerance=tolerance,
     )
 
 
