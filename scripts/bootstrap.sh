@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv with gemmreg installed (editable), its dev tools and the example
-# third-party plugin package. Safe to rerun.
+# third-party plugin packages. Safe to rerun.
 #
 # torch: an existing torch in .venv is kept (a GPU machine keeps its CUDA or ROCm
 # build); otherwise GEMMREG_TORCH is installed (default: torch==2.13.0, which on
@@ -18,14 +18,15 @@ fi
 # install only when what it reads changed since the last install here, or when
 # the venv's gemmreg is not this checkout's (a venv copied from another one).
 stamp=.venv/gemmreg-bootstrap.stamp
-wanted=$(cat pyproject.toml constraints.txt examples/gemmreg-splitk/pyproject.toml | sha256sum)
+wanted=$(cat pyproject.toml constraints.txt examples/gemmreg-splitk/pyproject.toml \
+  examples/gemmreg-minimal/pyproject.toml | sha256sum)
 here=$(pwd -P)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ] || ! .venv/bin/python -c "
-import sys, gemmreg, gemmreg_splitk
+import sys, gemmreg, gemmreg_splitk, gemmreg_minimal
 sys.exit(not gemmreg.__file__.startswith(sys.argv[1] + '/core/'))" "$here" 2>/dev/null; then
   .venv/bin/pip install -q -c constraints.txt -e ".[dev]"
-  # The split-K example is a separate distribution, installed the way a user
-  # installs any third-party gemmreg plugin.
-  .venv/bin/pip install -q -c constraints.txt -e examples/gemmreg-splitk
+  # The examples (split-K, and the minimal one-module plugin) are separate
+  # distributions, installed the way a user installs any third-party gemmreg plugin.
+  .venv/bin/pip install -q -c constraints.txt -e examples/gemmreg-splitk -e examples/gemmreg-minimal
   echo "$wanted" >"$stamp"
 fi

@@ -8,6 +8,7 @@ scripts/bootstrap.sh
 .venv/bin/ruff format --check .
 .venv/bin/ruff check .
 .venv/bin/mypy
-# gemmreg's own tests, then the split-K package's tests (its matrix through the
-# gemmreg pytest plugin, its split choice and its determinism).
-.venv/bin/pytest tests examples/gemmreg-splitk/tests "$@"
+# gemmreg's own tests, then the example packages' tests: split-K's (its matrix
+# through the gemmreg pytest plugin, its split choice and its determinism) and
+# the minimal plugin's (its matrix: one line).
+.venv/bin/pytest tests examples/gemmreg-splitk/tests examples/gemmreg-minimal/tests "$@"

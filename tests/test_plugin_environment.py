@@ -88,6 +88,7 @@ def test_every_triton_plugin_opts_into_the_core_limits():
         "triton_tuned",
         "splitk",
         "splitk_atomic",
+        "minimal_triton",
     }
     assert triton_kernels <= set(registry.kernels)
     for name in triton_kernels:
