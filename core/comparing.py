@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 from gemmreg import isolation, rounds, stats, timeouts
-from gemmreg.availability import unavailable_reason, unsupported_reason
+from gemmreg.availability import unsupported_reason
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sessions import Session
@@ -116,7 +116,7 @@ def run_compare(
     colds: list[ColdStart] = []
     runnable: list[RegisteredKernel] = []
     for kernel in kernels:
-        reason = unavailable_reason(kernel.spec) or unsupported_reason(kernel.spec, problem)
+        reason = kernel.unavailable or unsupported_reason(kernel.spec, problem)
         if reason:
             runs.append(ProcessRun(kernel=kernel.name, process=0, status="skipped", reason=reason))
         else:
