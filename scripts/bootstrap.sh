@@ -10,9 +10,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
+# pip runs as `.venv/bin/python -m pip`, never `.venv/bin/pip`: a venv copied
+# into another checkout keeps scripts whose first line names the original
+# venv's python, so `.venv/bin/pip` there installed into the original.
 # find_spec, not import: importing torch alone takes seconds.
 if ! .venv/bin/python -c "import importlib.util as u, sys; sys.exit(not u.find_spec('torch'))"; then
-  .venv/bin/pip install -q "${GEMMREG_TORCH:-torch==2.13.0}"
+  .venv/bin/python -m pip install -q "${GEMMREG_TORCH:-torch==2.13.0}"
 fi
 # pip takes ~20 s to find that nothing changed, on every run of scripts/test.sh:
 # install only when what it reads changed since the last install here, or when
@@ -24,9 +27,9 @@ here=$(pwd -P)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ] || ! .venv/bin/python -c "
 import sys, gemmreg, gemmreg_splitk, gemmreg_minimal
 sys.exit(not gemmreg.__file__.startswith(sys.argv[1] + '/core/'))" "$here" 2>/dev/null; then
-  .venv/bin/pip install -q -c constraints.txt -e ".[dev]"
+  .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
   # The examples (split-K, and the minimal one-module plugin) are separate
   # distributions, installed the way a user installs any third-party gemmreg plugin.
-  .venv/bin/pip install -q -c constraints.txt -e examples/gemmreg-splitk -e examples/gemmreg-minimal
+  .venv/bin/python -m pip install -q -c constraints.txt -e examples/gemmreg-splitk -e examples/gemmreg-minimal
   echo "$wanted" >"$stamp"
 fi
