@@ -202,18 +202,21 @@ PY
       pid=$!
       sleep 25
       tree() { ps -eo pid,ppid,pgid,etimes,args | awk -v p="$pid" '$1 == p || $2 == p || $3 == p'; }
-      { echo "before SIGTERM (gemmreg $pid and its workers):"; tree; } >>"$out/sigterm.console.txt"
+      # The listings go to a file of their own: gemmreg's output, written at
+      # its own offset, overwrote lines appended to its console file.
+      { echo "before SIGTERM (gemmreg $pid and its workers):"; tree; } >"$out/sigterm.ps.txt"
       workers=$(ps -eo pid,ppid | awk -v p="$pid" '$2 == p {print $1}')
       kill -TERM "$pid"
       wait "$pid"
-      echo "gemmreg exit $? after SIGTERM" >>"$out/sigterm.console.txt"
+      echo "gemmreg exit $? after SIGTERM" >>"$out/sigterm.ps.txt"
       sleep 3
       {
         echo "3 s after SIGTERM, still running of gemmreg $pid and its workers ($workers):"
         ps -o pid,args -p "$pid,${workers// /,}" | tail -n +2 || true
         echo "(end of list)"
-      } >>"$out/sigterm.console.txt"
-      tail -n 8 "$out/sigterm.console.txt"
+      } >>"$out/sigterm.ps.txt"
+      tail -n 3 "$out/sigterm.console.txt"
+      cat "$out/sigterm.ps.txt"
       export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
       ;;
     *)
