@@ -5,8 +5,10 @@ averaged within each process and combined across processes with a Student-t
 interval (:mod:`gemmreg.stats`), at a confidence corrected for the number of
 pairs judged at once (Bonferroni). Words:
 
-- **faster** / **slower**: the interval excludes a ratio of 1;
-- **equivalent**: it includes 1 and lies inside the margin (default +-1%);
+- **equivalent**: the interval lies inside the margin (default +-1%), even
+  when it excludes 1 (a real difference too small to matter); this is
+  decided first;
+- **faster** / **slower**: otherwise, the interval excludes a ratio of 1;
 - **inconclusive**: anything else, or too few processes (with the reason);
 - **invalid**: a kernel's figures cannot be trusted (its device work escaped
   the timed interval, or it ran above the datasheet peak): no speed claim;
