@@ -366,9 +366,10 @@ def test_refusing_starts_no_work_even_when_asked_to(cli_offline, monkeypatch):
 
 def test_every_run_kept_as_evidence_still_reads():
     """The checks refuse what is malformed, not what real runs contain: every
-    run.json recorded on the H200 passes them."""
-    recorded = sorted((REPO / "evidence").glob("**/run.json"))
-    assert len(recorded) >= 5
+    run recorded on the H200 passes them (stored as run.json.gz, or run.json)."""
+    evidence = REPO / "evidence"
+    recorded = sorted([*evidence.glob("**/run.json"), *evidence.glob("**/run.json.gz")])
+    assert len(recorded) >= 50
     for path in recorded:
         manifest, reports, _ = runs.load_run(path.parent)
         assert reports and isinstance(manifest, dict), path
