@@ -11,10 +11,9 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
-from gemmreg.records import DType, InputGenerator, Problem
-
 if TYPE_CHECKING:
     import torch
+    from gemmreg.records import DType, InputGenerator, Problem
 
 
 def torch_dtype(dtype: DType) -> torch.dtype:

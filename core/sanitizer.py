@@ -15,6 +15,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from gemmreg.runtime import SANITIZING_ENV as SANITIZING_ENV  # at home where plugins read it
+
 COMPUTE_SANITIZER_TOOLS: tuple[str, ...] = ("memcheck", "racecheck", "synccheck", "initcheck")
 """compute-sanitizer's own tools, run with ``--tool``."""
 SMEM_POISON = "smempoison"
@@ -33,10 +35,6 @@ FALLBACK_ROOTS: tuple[str, ...] = ("/usr/local/cuda",)
 PRINT_LIMIT = 100
 """Reports printed per process; the summary line still counts them all."""
 
-SANITIZING_ENV = "GEMMREG_SANITIZING"
-"""Set (to the tool's name) in every worker of the sanitizer pass, so plugins
-can skip work whose only purpose is speed, such as autotuning: kernels run
-10-100x slower there and timings mean nothing (see the hookspec module)."""
 NO_CACHING_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 """memcheck knows allocations by their cudaMalloc bounds. torch's caching
 allocator carves tensors out of pooled 2 MB segments, so a read a few bytes
