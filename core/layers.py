@@ -67,6 +67,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "rounds",
         "timing_records",
         "verdicts",
+        "rejudging",
         "summaries",
         "regression",
         "peaks",
@@ -82,6 +83,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "preflight",
         "device_memory",
         "timeouts",
+        "timing_options",
         "sanitizer",
     ),
     "running": (
@@ -109,7 +111,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
     ),
     "storage": ("runs", "run_schema", "check_files", "serialization"),
     "rendering": ("render", "render_compare", "render_changes", "plots"),
-    "orchestrating": (),
+    "orchestrating": ("sweeping",),
     "interface": (
         "__main__",
         "cli",

@@ -239,3 +239,8 @@ def test_the_records_a_plugin_author_reads_stay_short():
 @pytest.mark.parametrize("layer", list(layers.LAYERS))
 def test_every_layer_is_described_in_the_map_s_docstring(layer):
     assert f"**{layer}**" in (layers.__doc__ or "")
+
+
+def test_the_layout_page_names_the_layers_in_their_order():
+    page = " ".join((REPO / "docs" / "layout.md").read_text().split())
+    assert ", ".join(layers.LAYERS) in page
