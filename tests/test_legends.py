@@ -114,7 +114,7 @@ class _Group:
 
 def pytest_sanitize_help() -> str:
     group = _Group()
-    testing.pytest_addoption(group)  # type: ignore[arg-type]
+    testing.pytest_addoption(group)
     return group.help["--gemmreg-sanitize"]
 
 
