@@ -14,10 +14,13 @@ holds the core to this map, to no import cycle and to small modules).
   captured, torch's state watched, Ctrl-C told apart); can a kernel run here.
 - **judging**: the rules that turn figures into answers, and the records of
   those answers: statistics, the rounds' design and stop rule, is an output
-  right, verdicts, summaries, regressions. Pure: nothing here starts a
-  process or reads a clock, so the runners below call the judges (a timing
-  process stops when :mod:`~gemmreg.stats` says its ratio is known, a worker
-  checks each output) and the judges never call a runner.
+  right (and is an exception a refusal), verdicts, summaries, regressions.
+  Nothing here starts a process, times a call or writes a file. It sits
+  below running, not after it: the runners call the judges while they run
+  (a timing process stops when :mod:`~gemmreg.stats` says its ratio is
+  known, a worker checks each output, a comparison ends in verdicts), and
+  a judge never calls a runner (placed above running, in the order data
+  flows, 22 imports pointed up).
 - **deciding**: what to run, decided in the parent before any work starts:
   the user's options, the correctness matrix, preflight refusals, task time
   limits, the timing defaults and budgets, the sanitizer tools.

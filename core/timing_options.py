@@ -1,8 +1,10 @@
 """What a timing command runs with where the user does not say, one constant
-each: the number of processes, ``compare``'s shape, the seed, the time caps,
-the margin, and the budgets of one timing process (:class:`Policy`). The
-commands, the worker and the parser's ``--help`` all read them here, so the
-help cannot drift from what runs.
+each: the number of processes, ``compare``'s shape, the time caps and the
+budgets of one timing process (:class:`Policy`), here; the seed
+(:data:`gemmreg.inputs.DEFAULT_SEED`, the matrix's too) and the margin
+(:data:`gemmreg.stats.DEFAULT_MARGIN`) where they belong. The commands, the
+worker and the parser's ``--help`` all read them, so the help cannot drift
+from what runs.
 """
 
 from __future__ import annotations
