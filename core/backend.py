@@ -10,9 +10,12 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import attrs
-from gemmreg.records import Backend
+
+if TYPE_CHECKING:
+    from gemmreg.records import Backend
 
 FORCE_ENV = "GEMMREG_DEVICE"
 """Set to ``cpu`` to run on the CPU (Triton interpreter) even where a GPU exists."""

@@ -10,9 +10,6 @@ from gemmreg import options as opt
 from gemmreg.options import UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-GPU_MAX_TIME_S = 3.0
-BENCH_MAX_TIME_S = 1.0
-"""A sweep times many points: a shorter cap keeps 5 processes x many shapes affordable."""
 
 
 def _dtypes(value: str | None, option: str = "--dtype") -> list[str]:

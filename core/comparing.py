@@ -32,6 +32,7 @@ from gemmreg.registry import RegisteredKernel
 from gemmreg.sessions import Session
 from gemmreg.summaries import summarize, tile_efficiency
 from gemmreg.timing import PREPARING
+from gemmreg.timing_options import policy_for
 from gemmreg.timing_records import (
     ColdStart,
     CompareReport,
@@ -60,14 +61,6 @@ __all__ = [
     "run_compare",
     "tile_efficiency",
 ]
-
-GPU_DEFAULT_PROCESSES = 5
-CPU_DEFAULT_PROCESSES = 3
-"""Independent processes: at least the seed's 3; 5 on a GPU by default."""
-GPU_DEFAULT_SHAPE = (512, 512, 512)
-CPU_DEFAULT_SHAPE = (128, 128, 128)
-"""On the CPU the Triton interpreter takes ~0.25 s per 128^3 call, so the
-default comparison finishes well inside a minute."""
 
 
 def run_compare(
@@ -109,7 +102,7 @@ def run_compare(
         (:func:`gemmreg.worker_pool.start_ahead`); run here, closed here.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
-    cap = rounds.HARD_CAP_FACTOR * (max_time_s or 3.0)
+    cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
     runs: list[ProcessRun] = []
     records: list[ProcessRecord] = []
     profiles: dict[str, Any] = {}

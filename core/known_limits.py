@@ -10,9 +10,12 @@ core, and a new plugin could forget.
 from __future__ import annotations
 
 import importlib.util
+from typing import TYPE_CHECKING
 
 from gemmreg import backend
-from gemmreg.records import Problem
+
+if TYPE_CHECKING:
+    from gemmreg.records import Problem
 
 TRITON_INTERPRETER_BF16 = "bf16 is not supported by Triton's CPU interpreter"
 """NumPy has no bfloat16: Triton's interpreter (3.6) returns garbage for bf16

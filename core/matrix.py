@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
 import attrs
+from gemmreg.inputs import DEFAULT_SEED
 from gemmreg.records import DTYPES, LAYOUTS, DType, KernelSpec, Layout, Problem
 
 Level = Literal["quick", "full"]
@@ -28,8 +29,6 @@ in [0, 1) (the seed's torch.rand), ``mixed`` magnitudes over several binades,
 plugin's own generator)."""
 VALUE_KINDS: tuple[ValueKind, ...] = get_args(ValueKind)
 
-DEFAULT_SEED = 20260719
-"""The seed chapter's seed."""
 EXTRA_SEEDS = (1, 2)
 """Further seeds the full matrix runs the tail shapes with."""
 

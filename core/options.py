@@ -16,6 +16,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from gemmreg.bad_input import UsageError as UsageError  # re-exported: its home for the options
+
 MAX_PROCESSES = 64
 """Independent timing processes run one after another: more than this is a
 mistyped number, not a more careful measurement."""
@@ -41,10 +43,6 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DIMENSION = r"[ \t]*([0-9]+)[ \t]*"
 _SHAPE = re.compile(rf"{_DIMENSION}[xX]{_DIMENSION}[xX]{_DIMENSION}")
 _RANGE = re.compile(rf"{_DIMENSION}:{_DIMENSION}:{_DIMENSION}")
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported in one line, exit code 2."""
 
 
 def integer(option: str, low: int, high: int) -> Callable[[str], int]:

@@ -19,12 +19,12 @@ from gemmreg.declaration_checks import (
     _capability_set,
     _fail,
     _member_of,
-    _non_negative_float,
     _optional_callable,
     _positive,
     _required_callable,
 )
 from gemmreg.tolerance_bounds import LOOSE_RTOL as LOOSE_RTOL  # re-exported: was defined here
+from gemmreg.tolerance_bounds import Tolerance as Tolerance  # re-exported: its home for users
 from gemmreg.tolerance_bounds import check_tolerances
 
 if TYPE_CHECKING:
@@ -121,22 +121,6 @@ class Problem:
 # ---------------------------------------------------------------------------
 # What a plugin declares
 # ---------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class Tolerance:
-    """How close counts as correct, for one dtype.
-
-    An element of C passes when ``|C - ref| <= atol + rtol * (|A| @ |B|)``, with
-    ``ref`` computed in float64 from the same, already-cast inputs. Scaling by
-    ``|A| @ |B|`` (rather than by ``|ref|``) keeps the bound meaningful where
-    signed inputs cancel and C is near zero.
-    """
-
-    rtol: float = attrs.field(validator=_non_negative_float)
-    atol: float = attrs.field(default=0.0, validator=_non_negative_float)
-    why: str = ""
-    """Where the figure comes from. Required when ``rtol`` is loose for its dtype."""
 
 
 @attrs.frozen(kw_only=True)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from typing import Any
 
 from gemmreg.check_files import CHECK_SCHEMA
 from gemmreg.checking import CaseResult
-from gemmreg.records import Tolerance
+from gemmreg.records import DTYPES, Tolerance
 from gemmreg.registry import Registry
 from gemmreg.serialization import dumps as dumps  # re-exported: callers write through render
 from gemmreg.serialization import to_jsonable as to_jsonable
@@ -143,7 +144,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
         return dumps({"schema": CHECK_SCHEMA, "counts": check_counts(results), "cases": results})
     table = []
     skipped: dict[tuple[str, str], int] = {}
-    dtype_order = {d: i for i, d in enumerate(("fp32", "fp16", "bf16"))}
+    dtype_order = {d: i for i, d in enumerate(DTYPES)}
     results = sorted(
         results,
         key=lambda r: (
@@ -192,6 +193,17 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
         + f"\n\n{summary}"
         + "".join(f"\n{'- ' * (fmt == 'markdown')}{line}" for line in tolerance_reasons(results))
     )
+
+
+PARTIAL_CHECK_BANNER = "[PARTIAL: check interrupted; only the cases below finished]"
+
+
+def check_output(results: Sequence[Any], fmt: str, interrupted: bool) -> str:
+    """The check table, marked partial after Ctrl-C (a ``partial`` key in JSON)."""
+    text = check_table(results, fmt)
+    if fmt == "json":
+        return dumps({"partial": interrupted, **json.loads(text)})
+    return f"{PARTIAL_CHECK_BANNER}\n\n{text}" if interrupted else text
 
 
 def tolerance_note(tolerance: Tolerance | None) -> str:

@@ -9,10 +9,9 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from gemmreg import stats
+from gemmreg import round_loops, rounds, stats, summaries
 from gemmreg.records import Tolerance
 from gemmreg.render import TABLE_FORMATS, _fmt, dumps, tolerance_note
-from gemmreg.round_loops import GRAPH_MAX_CALL_MS
 from gemmreg.timing_records import CompareReport, KernelSummary, Verdict
 from tabulate import tabulate
 
@@ -181,17 +180,17 @@ def _tolerance(s: KernelSummary) -> str:
 
 
 def _protocol(report: CompareReport) -> str:
-    rounds = (
+    how_many = (
         f"{report.repeats} rounds"
         if report.repeats
-        else "rounds until every pair is known to +-0.5% (capped)"
+        else f"rounds until every pair is known to +-{rounds.TARGET_HALFWIDTH:.1%} (capped)"
     )
     dropped = sum(len(r.dropped) for r in report.records)
     taken = sum(r.rounds for r in report.records)
     drops = f", {dropped} of {taken} rounds dropped (throttled)" if dropped else ""
     placed = max((r.placements or 1 for r in report.records), default=1)
     where = f", operands in {placed} placements rotated across rounds" if placed > 1 else ""
-    return f"{report.processes} processes, interleaved equal-exposure {rounds}{where}{drops}"
+    return f"{report.processes} processes, interleaved equal-exposure {how_many}{where}{drops}"
 
 
 def verdict_lines(report: CompareReport) -> list[str]:
@@ -256,7 +255,9 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "median ms: median of the process medians (each the median of the kernel's round figures);",
         "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
         "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay",
-        f"(not taken when a call lasts over {GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
+        f"(not taken when a call lasts over {round_loops.GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
+        f"launch-bound: a median under {summaries.LAUNCH_BOUND_MAX_MS:g} ms whose graph ms is under "
+        f"{summaries.LAUNCH_BOUND_RATIO:.0%} of it;",
         "device ms and launches: device work per call and its launches, from CUPTI;",
         "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
         "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",
@@ -267,3 +268,29 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "",
     ]
     return "\n".join(lines + verdict_lines(report))
+
+
+SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", "TFLOP/s", "notes"]
+
+
+def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
+    """A sweep at a glance: one line per point and kernel (``bench``)."""
+    rows = [row for report in reports for row in summary_rows(report)]
+    if fmt == "csv":
+        return csv_text(rows)
+    table = [
+        [
+            f"{r['m']}x{r['n']}x{r['k']}",
+            r["dtype"],
+            r["kernel"],
+            r["math"],
+            f"{r['center_ms']:.5g}" if r["center_ms"] else "-",
+            f"{r['low_ms']:.5g} to {r['high_ms']:.5g}" if r["low_ms"] else "-",
+            f"{r['tflops']:.4g}" if r["tflops"] else "-",
+            r["status"]
+            if r["status"] != "timed"
+            else ("launch-bound" if r["launch_bound"] else "ok"),
+        ]
+        for r in rows
+    ]
+    return tabulate(table, headers=SWEEP_HEADERS, tablefmt=TABLE_FORMATS.get(fmt, "simple"))

@@ -121,6 +121,9 @@ def widest_halfwidth(
     return max(widths, default=0.0)
 
 
+TARGET_HALFWIDTH = 0.005
+"""A process stops taking rounds once every pair's paired log-ratio is known
+to +-0.5% (:attr:`StopRule.target_halfwidth`), unless a cap comes first."""
 HARD_CAP_FACTOR = 10.0
 """A process that has not kept its minimum rounds stops at this many times the
 time cap all the same (every round dropped: a throttling GPU)."""
@@ -135,8 +138,7 @@ class StopRule:
     """GPU (or CPU) time each kernel must have been timed for, at least."""
     max_rounds: int
     max_time_s: float
-    target_halfwidth: float = 0.005
-    """Stop once every pair's paired log-ratio is known to +-0.5% in this process."""
+    target_halfwidth: float = TARGET_HALFWIDTH
     decisive_log_ratio: float = math.log(1.05)
     """A pair whose whole interval lies beyond +-5% (log scale) needs no
     +-0.5% precision: no verdict margin is that wide, so the pair's verdict

@@ -17,11 +17,13 @@ values are right.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
-from gemmreg import checking, isolation, sanitizer
+from gemmreg import backend, checking, isolation, sanitizer
 from gemmreg.checking import CaseResult
 from gemmreg.matrix import Case
 from gemmreg.registry import RegisteredKernel
@@ -77,6 +79,38 @@ def run_pass(
                 assert found is not None  # unavailable_reason said it is there
                 run_tool(kernel.name, runnable, tool, found, log_dir, record, task_timeout)
     return results
+
+
+def run_pass_here(
+    kernels: Sequence[RegisteredKernel],
+    cases: Sequence[Case],
+    tools: Sequence[str],
+    out: Path | None,
+    manifest: dict[str, Any],
+    progress: Callable[[str], None],
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> list[CaseResult]:
+    """``check --sanitize``'s pass on this machine: a line for each reason a
+    tool is skipped here, the raw logs under ``out/sanitizer`` (else a fresh
+    temporary folder), and the pass in ``manifest`` when it is saved."""
+    kind = backend.current().kind
+    reasons = {tool: sanitizer.unavailable_reason(tool, kind) for tool in tools}
+    for reason in dict.fromkeys(r for r in reasons.values() if r):
+        skipped = [t for t, r in reasons.items() if r == reason]
+        which = "" if len(skipped) == len(tools) else f" ({', '.join(skipped)})"
+        progress(f"sanitizer pass skipped{which}: {reason}")
+    runnable = [t for t, r in reasons.items() if not r]
+    log_dir = Path(".")
+    if runnable:
+        if out is not None:
+            log_dir = out / "sanitizer"
+        else:
+            log_dir = Path(tempfile.mkdtemp(prefix="gemmreg-sanitize-"))
+        executable = sanitizer.locate()
+        progress(f"sanitizer pass: {', '.join(runnable)}; raw logs in {log_dir}/")
+        if out is not None:
+            manifest["sanitizer"] = sanitizer.manifest_entry(tools, executable)
+    return run_pass(kernels, cases, tools, kind, log_dir, on_result=on_result)
 
 
 def _skip(name: str, case: Case, tool: str, reason: str) -> CaseResult:

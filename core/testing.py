@@ -78,6 +78,8 @@ def matrix(
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from gemmreg import sanitizer
+
     group = parser.getgroup("gemmreg")
     group.addoption(
         "--gemmreg-level",
@@ -91,8 +93,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         const="all",
         default=None,
         metavar="TOOLS",
-        help="also run the sanitizer pass (memcheck,racecheck,synccheck,initcheck by default; "
-        "smempoison on request), as gemmreg check --sanitize does",
+        help=f"also run the sanitizer pass of {sanitizer.in_words(sanitizer.TOOLS)} "
+        f"({sanitizer.default_tools_in_words()}), as gemmreg check --sanitize does",
     )
 
 

@@ -26,7 +26,6 @@ a comparison at once.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -36,70 +35,15 @@ from gemmreg import backend, round_loops, rounds, torch_state
 from gemmreg.clocks import CpuClock, GpuClock
 from gemmreg.placements import more_placements, placement_count
 from gemmreg.records import KernelSpec, Problem
-from gemmreg.rounds import StopRule
+from gemmreg.timing_options import CPU_POLICY as CPU_POLICY  # re-exported: decided there
+from gemmreg.timing_options import GPU_POLICY as GPU_POLICY
+from gemmreg.timing_options import Policy as Policy
+from gemmreg.timing_options import policy_for as policy_for
 from gemmreg.verification import GuardedOutput, make_operands, verify
 
 PREPARING = "preparing and prechecking "
 """The note a timing process sends before each kernel's prepare: a process
 that hangs there is that kernel's doing (gemmreg.comparing reads it)."""
-
-
-@attrs.frozen(kw_only=True)
-class Policy:
-    """Budgets of one process. Every threshold is here."""
-
-    slot_s: float
-    """Wall-clock budget of one kernel's slot in a round (at least one call)."""
-    soak_min_s: float
-    soak_max_s: float
-    soak_min_calls: int
-    stop: StopRule
-    graph_rounds: int = 0
-
-
-GPU_POLICY = Policy(
-    slot_s=0.01,
-    soak_min_s=0.25,
-    soak_max_s=3.0,
-    soak_min_calls=10,
-    stop=StopRule(min_rounds=10, min_kernel_s=0.05, max_rounds=5000, max_time_s=3.0),
-    graph_rounds=10,
-)
-CPU_POLICY = Policy(
-    # Triton's interpreter takes ~0.25 s per 128^3 call: a short, honest run.
-    slot_s=0.02,
-    soak_min_s=0.0,
-    soak_max_s=5.0,
-    soak_min_calls=2,
-    stop=StopRule(min_rounds=5, min_kernel_s=0.0, max_rounds=400, max_time_s=3.0),
-)
-
-
-def policy_for(
-    gpu: bool,
-    repeats: int | None = None,
-    warmup: int | None = None,
-    max_time_s: float | None = None,
-) -> Policy:
-    """The backend's policy. ``repeats`` fixes the number of rounds,
-    ``warmup`` the minimum heat-soak calls per kernel, ``max_time_s`` caps
-    the rounds of one process (sweeps use a short cap)."""
-    policy = GPU_POLICY if gpu else CPU_POLICY
-    if max_time_s is not None:
-        policy = attrs.evolve(policy, stop=attrs.evolve(policy.stop, max_time_s=max_time_s))
-    if repeats is not None:
-        fixed = attrs.evolve(
-            policy.stop,
-            min_rounds=repeats,
-            max_rounds=repeats,
-            min_kernel_s=0.0,
-            max_time_s=math.inf,
-            target_halfwidth=-1.0,  # never "steady": exactly this many rounds
-        )
-        policy = attrs.evolve(policy, stop=fixed)
-    if warmup is not None:
-        policy = attrs.evolve(policy, soak_min_calls=warmup, soak_min_s=0.0)
-    return policy
 
 
 @attrs.define
