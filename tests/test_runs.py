@@ -241,8 +241,12 @@ def test_bench_writes_a_run_that_report_reads(tmp_path):
         "3",
         "--out",
         str(out),
+        # Workers started before the plugins are read, as on a GPU machine: a
+        # pool of the CPU's default size, cut to the one process asked for.
+        env={"GEMMREG_START_AHEAD": "1", "GEMMREG_TRACE": "1"},
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.index("starting workers ahead") < done.stderr.index("[1/4]")
     data = json.loads((out / "run.json").read_text())
     assert [r["problem"]["m"] for r in data["reports"]] == [8, 16, 8, 16]
     assert data["partial"] is False
