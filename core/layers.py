@@ -47,6 +47,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "records",
         "declaration_checks",
         "tolerance_bounds",
+        "tolerance_table",
         "known_limits",
         "backend",
         "runtime",

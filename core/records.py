@@ -22,6 +22,8 @@ from gemmreg.declaration_checks import (
     _optional_callable,
     _positive,
     _required_callable,
+    check_precision_mapping,
+    defining_file,
 )
 from gemmreg.tolerance_bounds import LOOSE_RTOL as LOOSE_RTOL  # re-exported: was defined here
 from gemmreg.tolerance_bounds import Tolerance as Tolerance  # re-exported: its home for users
@@ -109,6 +111,11 @@ class Problem:
         return f"{self.m}x{self.n}x{self.k}"
 
     @property
+    def mnk(self) -> tuple[int, int, int]:
+        """``(m, n, k)``, in the order kernels usually take them."""
+        return (self.m, self.n, self.k)
+
+    @property
     def flops(self) -> int:
         """Algorithmic work, 2MNK: one multiply and one add per term."""
         return 2 * self.m * self.n * self.k
@@ -146,14 +153,21 @@ class Capabilities:
     outside them is reported as *skipped (reason)*, never as a failure.
     """
 
-    dtypes: frozenset[DType] = attrs.field(converter=frozenset, validator=_capability_set(DTYPES))
-    backends: frozenset[Backend] = attrs.field(
-        converter=frozenset, validator=_capability_set(BACKENDS)
-    )
     precision: Mapping[DType, Precision] = attrs.field(converter=dict)
     """The math really used per dtype, for example
     ``{"fp32": Precision(math="tf32", detail="tl.dot default on NVIDIA")}``. It is
     printed beside every figure, so unlike precisions are never compared silently."""
+    dtypes: frozenset[DType] = attrs.field(
+        default=attrs.Factory(lambda self: frozenset(self.precision), takes_self=True),
+        converter=frozenset,
+        validator=_capability_set(DTYPES),
+    )
+    """The dtypes the kernel runs; by default, those it states a precision for."""
+    backends: frozenset[Backend] = attrs.field(
+        default=frozenset(BACKENDS), converter=frozenset, validator=_capability_set(BACKENDS)
+    )
+    """Where the kernel runs; by default everywhere (CUDA, ROCm, the CPU), with
+    ``KernelSpec.available`` saying why not on a machine where it cannot."""
     layouts: frozenset[Layout] = attrs.field(
         default=frozenset({"rowmajor"}), converter=frozenset, validator=_capability_set(LAYOUTS)
     )
@@ -173,12 +187,7 @@ class Capabilities:
 
     @precision.validator
     def _check_precision(self, attribute: attrs.Attribute, value: dict) -> None:
-        missing = sorted(set(self.dtypes) - set(value))
-        if missing:
-            raise _fail(self, attribute, f"no precision stated for declared dtypes {missing}")
-        for dtype, precision in value.items():
-            if not isinstance(precision, Precision):
-                raise _fail(self, attribute, f"precision for {dtype!r} must be a gemmreg.Precision")
+        check_precision_mapping(self, attribute, value, self.dtypes, DTYPES, Precision)
 
     @tile.validator
     def _check_tile(self, attribute: attrs.Attribute, value: tuple[int, int, int] | None) -> None:
@@ -249,8 +258,13 @@ class KernelSpec:
     """None means the core's default generator (``gemmreg.normal_inputs``)."""
     available: Availability = attrs.field(default=_always_available, validator=_required_callable)
     """Checked lazily, on the machine that will run the kernel."""
-    sources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    """Paths of the kernel's source files, hashed into every run's manifest."""
+    sources: tuple[str, ...] = attrs.field(
+        default=attrs.Factory(lambda self: defining_file(self.prepare), takes_self=True),
+        converter=tuple,
+    )
+    """Paths of the kernel's source files, hashed into every run's manifest; by
+    default, the file that defines ``prepare``. Name them all where the kernel
+    lives in other files too (a ``.hip`` source, a module of kernels)."""
     vendor_library: bool = False
     """True for a vendor library (cuBLAS, hipBLAS...): the core flags any kernel
     that claims to beat one by more than ``SUSPICIOUS_SPEEDUP``."""

@@ -246,8 +246,11 @@ def hookspec_example(tmp_path, monkeypatch):
 MINIMAL = REPO / "examples" / "gemmreg-minimal"
 """The minimal example package, whose files the README and docs/plugins.md quote."""
 MINIMAL_MODULE = MINIMAL / "src" / "gemmreg_minimal.py"
-ONE_PAGE = 50
-"""The README promises the minimal plugin in under this many non-blank lines."""
+MINIMAL_LINES = 30
+"""The README promises the minimal plugin in at most this many non-blank lines
+of Python, docstring included."""
+ENTRY_POINT_LINES = 3
+"""...and its entry point in at most this many lines of TOML."""
 
 
 @pytest.fixture
@@ -257,6 +260,8 @@ def minimal_example(monkeypatch):
     readme = (REPO / "README.md").read_text()
     (toml,) = re.findall(r"```toml\n(.*?)```", readme, re.S)
     assert toml in (MINIMAL / "pyproject.toml").read_text()
+    assert toml.startswith("[project.entry-points.gemmreg]\n")
+    assert len(toml.splitlines()) <= ENTRY_POINT_LINES
     (value,) = re.findall(r'^minimal_triton = "(.+)"$', toml, re.M)
     monkeypatch.syspath_prepend(str(MINIMAL / "src"))
     return value
@@ -313,6 +318,11 @@ def test_the_pages_show_the_minimal_example_as_it_is_tested():
     assert marker.format("tests/test_matrix.py") in readme
     for name in ("pyproject.toml", "src/gemmreg_minimal.py", "tests/test_matrix.py"):
         assert marker.format(name) in guide, name
-    lines = [line for line in MINIMAL_MODULE.read_text().splitlines() if line.strip()]
-    assert len(lines) < ONE_PAGE
-    assert f"under {ONE_PAGE} lines" in " ".join(readme.split())
+    source = MINIMAL_MODULE.read_text()
+    assert len([line for line in source.splitlines() if line.strip()]) <= MINIMAL_LINES
+    assert f"{MINIMAL_LINES} lines of Python" in " ".join(readme.split())
+    assert f"{MINIMAL_LINES} lines" in " ".join(guide.split())
+    nodes = list(ast.walk(ast.parse(source)))
+    imported = {a.name for node in nodes if isinstance(node, ast.Import) for a in node.names}
+    assert not [node for node in nodes if isinstance(node, ast.ImportFrom)]
+    assert imported == {"gemmreg", "triton", "triton.language"}  # gemmreg, and the kernel's own
