@@ -8,6 +8,7 @@ from typing import Any
 
 from gemmreg.check_files import CHECK_SCHEMA
 from gemmreg.checking import CaseResult
+from gemmreg.inputs import generator_name
 from gemmreg.records import Tolerance
 from gemmreg.registry import Registry
 from gemmreg.serialization import dumps as dumps  # re-exported: callers write through render
@@ -52,7 +53,7 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
                     d: {"rtol": t.rtol, "atol": t.atol, "why": t.why}
                     for d, t in sorted(spec.tolerances.items())
                 },
-                "input_generator": spec.generator_name,
+                "input_generator": generator_name(spec),
                 "available": reason is None,
                 "unavailable_reason": reason or "",
                 "output": registry.output.get(kernel.origin.plugin, ""),
