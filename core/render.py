@@ -11,6 +11,7 @@ from gemmreg.checking import CaseResult
 from gemmreg.inputs import generator_name
 from gemmreg.records import Tolerance
 from gemmreg.registry import Registry
+from gemmreg.serialization import document
 from gemmreg.serialization import dumps as dumps  # re-exported: callers write through render
 from gemmreg.serialization import to_jsonable as to_jsonable
 from gemmreg.serialization import write_atomically as write_atomically
@@ -141,7 +142,7 @@ def check_counts(results: Sequence[CaseResult]) -> dict[str, int]:
 
 def check_table(results: Sequence[CaseResult], fmt: str) -> str:
     if fmt == "json":
-        return dumps({"schema": CHECK_SCHEMA, "counts": check_counts(results), "cases": results})
+        return document(CHECK_SCHEMA, {"counts": check_counts(results), "cases": results})
     table = []
     skipped: dict[tuple[str, str], int] = {}
     dtype_order = {d: i for i, d in enumerate(("fp32", "fp16", "bf16"))}
