@@ -10,16 +10,13 @@ their rows show the error alone. Whatever is wrong with a file is a
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from gemmreg import run_schema
 from gemmreg.checking import CaseResult
-from gemmreg.matrix import Case
-from gemmreg.records import Problem
-from gemmreg.sanitizer_report import SanitizerFinding, SanitizerReport, SanitizerVerdict
+from gemmreg.serialization import NON_FINITE_TEXT, from_jsonable, parse_json, schema_of
 
 CHECK_FILE = "check.json"
 CHECK_SCHEMA = 2
@@ -43,7 +40,7 @@ def load_check(path: Path) -> tuple[list[CaseResult], bool]:
     if path.is_dir():
         path = path / CHECK_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = parse_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
         why = getattr(error, "strerror", None) or error
         raise CheckFileError(f"cannot read {path}: {why}") from None
@@ -59,9 +56,7 @@ def results_from_dict(data: Any) -> list[CaseResult]:
     """Rebuild the results of a parsed ``check.json``, any schema up to today's."""
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise run_schema.SchemaError("expected an object with a list of 'cases'")
-    schema = data.get("schema", 1)
-    if schema not in range(1, CHECK_SCHEMA + 1):
-        raise run_schema.SchemaError(f"schema {schema!r} is not one this gemmreg reads")
+    schema_of(data, CHECK_SCHEMA)  # from a newer gemmreg: refused in one line
     results = []
     for index, case in enumerate(data["cases"]):
         case = upgrade_case(case)
@@ -84,33 +79,15 @@ def upgrade_case(data: Any) -> Any:
 
 def case_result(data: Mapping[str, Any]) -> CaseResult:
     """The record of one saved case (already checked against its fields)."""
-    case = data["case"]
-    verdict = data.get("sanitizer")
     comparison = data.get("comparison")
     if comparison is not None:
         comparison = {k: _number(v) if k in NON_FINITE_FIELDS else v for k, v in comparison.items()}
-    return CaseResult(
-        **{
-            **data,
-            "case": Case(**{**case, "problem": Problem(**case["problem"])}),
-            "comparison": comparison,
-            "sanitizer": _verdict(verdict) if verdict is not None else None,
-        }
-    )
+    return from_jsonable(CaseResult, {**data, "comparison": comparison})
 
 
 def _number(value: Any) -> Any:
     if isinstance(value, list):
         return [_number(item) for item in value]
-    if isinstance(value, str) and value.strip().lower() in ("inf", "-inf", "nan"):
+    if isinstance(value, str) and value.strip().lower() in NON_FINITE_TEXT:
         return float(value)
     return value
-
-
-def _verdict(data: Mapping[str, Any]) -> SanitizerVerdict:
-    report = data.get("report")
-    if report is not None:
-        findings = tuple(SanitizerFinding(**f) for f in report.get("findings", ()))
-        unparsed = tuple(report.get("unparsed", ()))
-        report = SanitizerReport(**{**report, "findings": findings, "unparsed": unparsed})
-    return SanitizerVerdict(**{**data, "report": report})

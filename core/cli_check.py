@@ -20,6 +20,7 @@ from gemmreg.cli_common import (
     _timeout,
 )
 from gemmreg.options import UsageError
+from gemmreg.task_kinds import REFUSAL
 
 
 def _strict_failures(kernels: Sequence[Any], issues: Sequence[Any]) -> list[str]:
@@ -117,7 +118,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         _progress(f"gemmreg: interrupted: {len(results)} finished cases kept, marked partial")
         return EXIT_INTERRUPTED
     code = checking.exit_code(results)
-    if not any(r.status != "skip" and r.kind != "refusal" for r in results):
+    if not any(r.status != "skip" and r.kind != REFUSAL for r in results):
         _error(f"nothing ran: {_why_nothing_ran(kernels, results)}")
         code = EXIT_FAILURE
     if args.strict:
@@ -129,7 +130,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _why_nothing_ran(kernels: Sequence[Any], results: Sequence[Any]) -> str:
     if not kernels:
         return "no plugin loaded (see gemmreg list)"
-    reasons = dict.fromkeys(f"{r.kernel}: {r.reason}" for r in results if r.kind != "refusal")
+    reasons = dict.fromkeys(f"{r.kernel}: {r.reason}" for r in results if r.kind != REFUSAL)
     shown = "; ".join(list(reasons)[:3]) + ("; ..." if len(reasons) > 3 else "")
     return f"every case was skipped ({shown})"
 

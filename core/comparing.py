@@ -31,6 +31,8 @@ from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sessions import Session
 from gemmreg.summaries import summarize, tile_efficiency
+from gemmreg.task_results import RoundsResult
+from gemmreg.tasks import RoundsTask
 from gemmreg.timing import PREPARING
 from gemmreg.timing_options import policy_for
 from gemmreg.timing_records import (
@@ -163,17 +165,16 @@ def run_compare(
                             ProcessRun(kernel=name, process=process, status="skipped", reason=hung)
                         )
                     continue
-                task = {
-                    "kind": "rounds",
-                    "kernels": names,
-                    "problem": attrs.asdict(problem),
-                    "seed": seed,
-                    "order_seed": rounds.order_seed(problem.label, process, seed),
-                    "gpu": gpu,
-                    "repeats": repeats,
-                    "warmup": warmup,
-                    "max_time_s": max_time_s,
-                }
+                task = RoundsTask(
+                    kernels=names,
+                    problem=problem,
+                    seed=seed,
+                    order_seed=rounds.order_seed(problem.label, process, seed),
+                    gpu=gpu,
+                    repeats=repeats,
+                    warmup=warmup,
+                    max_time_s=max_time_s,
+                )
                 limit = task_timeout or len(names) * per_kernel + cap
                 outcome, session, rerun = _run_retrying(pool.get(process), task, limit, pool.fresh)
                 pool.sessions[process] = session
@@ -266,7 +267,7 @@ def _not_timed(
 def _from_outcome(
     names: Sequence[str], process: int, outcome: isolation.TaskOutcome
 ) -> tuple[list[ProcessRun], ProcessRecord]:
-    if outcome.status != "ok" or outcome.result is None:
+    if outcome.status != "ok" or not isinstance(outcome.result, RoundsResult):
         failed = [
             ProcessRun(kernel=n, process=process, status=outcome.status, reason=outcome.error)
             for n in names

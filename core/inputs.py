@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import torch
-    from gemmreg.records import DType, InputGenerator, Problem
+    from gemmreg.records import DType, InputGenerator, KernelSpec, Problem
 
 DEFAULT_SEED = 20260719
 """The seed chapter's seed: every case of the matrix and every timing run
@@ -57,6 +57,13 @@ def _normal_draw(m: int, n: int, k: int, seed: int) -> tuple[torch.Tensor, torch
 
 def default_generator() -> InputGenerator:
     return normal_inputs
+
+
+def generator_name(spec: KernelSpec) -> str:
+    """A stable name for a kernel's input generator, shown beside timing figures.
+    Here rather than on the spec: the records never import the inputs."""
+    fn = spec.make_inputs or default_generator()
+    return f"{fn.__module__}.{getattr(fn, '__qualname__', repr(fn))}"
 
 
 MIXED_BINADES = {"fp32": 12, "fp16": 4, "bf16": 4}

@@ -9,12 +9,15 @@ holds the core to this map, to no import cycle and to small modules).
 - **contract**: what a plugin sees and the vocabulary every layer speaks:
   the hooks, the records a plugin fills in, the public API (``gemmreg``,
   :func:`gemmreg.where`), the backend decided once, inputs, the run-time
-  compiler, and the one error of bad input.
+  compiler, the one error of bad input, the names of task kinds, and the
+  one serialiser every record goes through (on the wire and on disk).
 - **discovery**: finding plugins and loading each one contained (its output
   captured, torch's state watched, Ctrl-C told apart); can a kernel run here.
 - **judging**: the rules that turn figures into answers, and the records of
   those answers: statistics, the rounds' design and stop rule, is an output
-  right (and is an exception a refusal), verdicts, summaries, regressions.
+  right (and is an exception a refusal), verdicts, summaries, regressions;
+  and the typed tasks and results that cross the worker boundary (the
+  answers' records), with their wire format.
   Nothing here starts a process, times a call or writes a file. It sits
   below running, not after it: the runners call the judges while they run
   (a timing process stops when :mod:`~gemmreg.stats` says its ratio is
@@ -48,6 +51,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "declaration_checks",
         "tolerance_bounds",
         "tolerance_table",
+        "serialization",
+        "task_kinds",
         "known_limits",
         "backend",
         "runtime",
@@ -80,6 +85,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "gpu_trace",
         "activity_analysis",
         "sanitizer_report",
+        "task_results",
+        "tasks",
+        "task_wire",
     ),
     "deciding": (
         "options",
@@ -113,7 +121,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "process_results",
         "environment",
     ),
-    "storage": ("runs", "run_schema", "check_files", "serialization"),
+    "storage": ("runs", "run_schema", "check_files"),
     "rendering": ("render", "render_compare", "render_changes", "plots"),
     "orchestrating": ("sweeping",),
     "interface": (

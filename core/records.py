@@ -255,7 +255,8 @@ class KernelSpec:
     tolerances: Mapping[DType, Tolerance] = attrs.field(converter=dict, validator=check_tolerances)
     """One tolerance per declared dtype (bounds: :mod:`gemmreg.tolerance_bounds`)."""
     make_inputs: InputGenerator | None = attrs.field(default=None, validator=_optional_callable)
-    """None means the core's default generator (``gemmreg.normal_inputs``)."""
+    """None means the core's default generator (``gemmreg.normal_inputs``;
+    :func:`gemmreg.inputs.generator_name` names whichever is used)."""
     available: Availability = attrs.field(default=_always_available, validator=_required_callable)
     """Checked lazily, on the machine that will run the kernel."""
     sources: tuple[str, ...] = attrs.field(
@@ -285,14 +286,6 @@ class KernelSpec:
     def _check_capabilities(self, attribute: attrs.Attribute, value: Any) -> None:
         if not isinstance(value, Capabilities):
             raise _fail(self, attribute, f"must be a Capabilities, got {type(value).__name__}")
-
-    @property
-    def generator_name(self) -> str:
-        """A stable name for the input generator, shown beside timing figures."""
-        from gemmreg.inputs import default_generator
-
-        fn = self.make_inputs or default_generator()
-        return f"{fn.__module__}.{getattr(fn, '__qualname__', repr(fn))}"
 
     def tolerance_for(self, dtype: DType) -> Tolerance:
         return self.tolerances[dtype]

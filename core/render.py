@@ -9,11 +9,14 @@ from typing import Any
 
 from gemmreg.check_files import CHECK_SCHEMA
 from gemmreg.checking import CaseResult
+from gemmreg.inputs import generator_name
 from gemmreg.records import DTYPES, Tolerance
 from gemmreg.registry import Registry
+from gemmreg.serialization import document
 from gemmreg.serialization import dumps as dumps  # re-exported: callers write through render
 from gemmreg.serialization import to_jsonable as to_jsonable
 from gemmreg.serialization import write_atomically as write_atomically
+from gemmreg.task_kinds import REFUSAL, SANITIZE
 from tabulate import tabulate
 
 TABLE_FORMATS = {"table": "simple", "markdown": "github"}
@@ -53,7 +56,7 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
                     d: {"rtol": t.rtol, "atol": t.atol, "why": t.why}
                     for d, t in sorted(spec.tolerances.items())
                 },
-                "input_generator": spec.generator_name,
+                "input_generator": generator_name(spec),
                 "available": reason is None,
                 "unavailable_reason": reason or "",
                 "output": registry.output.get(kernel.origin.plugin, ""),
@@ -141,7 +144,7 @@ def check_counts(results: Sequence[CaseResult]) -> dict[str, int]:
 
 def check_table(results: Sequence[CaseResult], fmt: str) -> str:
     if fmt == "json":
-        return dumps({"schema": CHECK_SCHEMA, "counts": check_counts(results), "cases": results})
+        return document(CHECK_SCHEMA, {"counts": check_counts(results), "cases": results})
     table = []
     skipped: dict[tuple[str, str], int] = {}
     dtype_order = {d: i for i, d in enumerate(DTYPES)}
@@ -155,7 +158,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             r.problem.m * r.problem.n * r.problem.k,
         ),
     )
-    sanitized = any(r.kind == "sanitize" for r in results)
+    sanitized = any(r.kind == SANITIZE for r in results)
     for result in results:
         if result.status == "skip":  # one row per kernel and reason, not per case
             key = (result.kernel, result.reason)
@@ -229,9 +232,9 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
 
     groups: dict[tuple[str, str], list[CaseResult]] = {}
     for r in results:
-        if r.status == "skip" or r.kind == "refusal":
+        if r.status == "skip" or r.kind == REFUSAL:
             continue
-        check = r.tool if r.kind == "sanitize" else "values (no sanitizer)"
+        check = r.tool if r.kind == SANITIZE else "values (no sanitizer)"
         groups.setdefault((r.kernel, check), []).append(r)
     table = []
     for (kernel, check), rows in groups.items():
@@ -267,9 +270,9 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
 def case_detail(result: CaseResult) -> str:
     """One line of evidence for a case: the reason and the first bad elements."""
     comparison = result.comparison or {}
-    if result.kind == "refusal":
+    if result.kind == REFUSAL:
         return result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
-    if result.kind == "sanitize" and comparison:
+    if result.kind == SANITIZE and comparison:
         # The sanitizer's own verdict has its column: this one is the values'.
         if comparison.get("passed"):
             return f"values: {comparison.get('total', '?')} elements within tolerance"

@@ -160,7 +160,7 @@ def take_rounds(
 
 def per_call_ms(kernel: Any) -> float:
     """A kernel's typical call, from its rounds (a guess when all were dropped)."""
-    return float(statistics.median(kernel.result.get("round_ms") or [GRAPH_FALLBACK_MS]))
+    return float(statistics.median(kernel.result.round_ms or [GRAPH_FALLBACK_MS]))
 
 
 def graph_rounds(kernels: list[Any], policy: Any, seed: int) -> list[Round]:
@@ -173,7 +173,7 @@ def graph_rounds(kernels: list[Any], policy: Any, seed: int) -> list[Round]:
         try:
             graphs[kernel.name] = Graph(kernel.call, Graph.calls_for(per_call_ms(kernel)))
         except Exception as error:  # some launchers cannot be captured; say so
-            kernel.result["graph_error"] = f"{type(error).__name__}: {error}"
+            kernel.result.graph_error = f"{type(error).__name__}: {error}"
     names = list(graphs)
     taken = []
     for index in range(policy.graph_rounds if len(names) else 0):

@@ -76,17 +76,6 @@ class Round:
     dropped: str | None = None
     """Why the round does not count (throttled), or None."""
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> Round:
-        return cls(
-            order=tuple(data["order"]),
-            slot_ms=dict(data["slot_ms"]),
-            slot_wall_s=dict(data["slot_wall_s"]),
-            samples=dict(data["samples"]),
-            readings=tuple(data.get("readings", ())),
-            dropped=data.get("dropped"),
-        )
-
 
 def kept(rounds: Sequence[Round]) -> list[Round]:
     return [r for r in rounds if r.dropped is None]

@@ -28,6 +28,8 @@ from gemmreg.checking import CaseResult
 from gemmreg.matrix import Case
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sanitizer_report import SanitizerReport, SanitizerVerdict, parse
+from gemmreg.task_kinds import SANITIZE, VALUES
+from gemmreg.tasks import Task
 
 SANITIZE_TASK_TIMEOUT_S = 600.0
 """A case under a sanitizer runs 10-100x slower than plain."""
@@ -62,11 +64,11 @@ def run_pass(
     gpu = backend_kind != "cpu"
     for kernel in kernels:
         skipped, planned = checking.plan(kernel, cases, gpu)
-        runnable = [case for kind, case in planned if kind == "values"]
+        runnable = [case for kind, case in planned if kind == VALUES]
         for tool in tools:
             for skip in skipped:
-                if skip.kind == "values":
-                    record(attrs.evolve(skip, kind="sanitize", tool=tool))
+                if skip.kind == VALUES:
+                    record(attrs.evolve(skip, kind=SANITIZE, tool=tool))
             reason = sanitizer.unavailable_reason(tool, backend_kind)
             if reason or not runnable:
                 for case in runnable:
@@ -115,7 +117,7 @@ def run_pass_here(
 
 def _skip(name: str, case: Case, tool: str, reason: str) -> CaseResult:
     return CaseResult(
-        kernel=name, case=case, kind="sanitize", tool=tool, status="skip", reason=reason
+        kernel=name, case=case, kind=SANITIZE, tool=tool, status="skip", reason=reason
     )
 
 
@@ -131,7 +133,7 @@ def run_tool(
 ) -> None:
     """One compute-sanitizer tool over one kernel's cases: the shared process
     first, then each case of a log that reported something on its own."""
-    tasks = [checking.task_for(name, "values", case) for case in cases]
+    tasks = [checking.values_task(name, case) for case in cases]
     stem = f"{name}-{tool}"
     outcomes, logs = _run_logged(tasks, tool, executable, log_dir, stem, task_timeout, env)
     for log in logs:
@@ -160,7 +162,7 @@ def run_tool(
 
 
 def _run_logged(
-    tasks: Sequence[dict],
+    tasks: Sequence[Task],
     tool: str,
     executable: Path | str,
     log_dir: Path,
@@ -216,7 +218,7 @@ def _result(
     path: Path,
     attribution: str,
 ) -> CaseResult:
-    base = checking.result_from_outcome(name, "values", case, outcome)
+    base = checking.result_from_outcome(name, VALUES, case, outcome)
     verdict = SanitizerVerdict(
         tool=tool,
         report=report,
@@ -239,7 +241,7 @@ def _result(
         reasons.append(label + base.reason)
     return attrs.evolve(
         base,
-        kind="sanitize",
+        kind=SANITIZE,
         tool=tool,
         status=status,
         reason="; ".join(reasons),
@@ -255,16 +257,16 @@ def run_poisoned(
 ) -> None:
     """gemmreg's smempoison: the ordinary check with the poison kernel enqueued
     before every launch; no sanitizer process, so one batch, no bisecting."""
-    tasks = [{**checking.task_for(name, "values", case), "poison_shared": True} for case in cases]
+    tasks = [checking.values_task(name, case, poison_shared=True) for case in cases]
     verdict = SanitizerVerdict(tool=sanitizer.SMEM_POISON, note=POISON_NOTE)
 
     def settle(index: int, outcome: isolation.TaskOutcome) -> None:
-        base = checking.result_from_outcome(name, "values", cases[index], outcome)
+        base = checking.result_from_outcome(name, VALUES, cases[index], outcome)
         reason = f"values under smempoison: {base.reason}" if base.status == "fail" else base.reason
         record(
             attrs.evolve(
                 base,
-                kind="sanitize",
+                kind=SANITIZE,
                 tool=sanitizer.SMEM_POISON,
                 reason=reason,
                 sanitizer=verdict,

@@ -9,6 +9,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gemmreg.inputs import generator_name
 from gemmreg.peaks import peak_tflops
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
@@ -57,7 +58,7 @@ def summarize(
         "package": kernel.origin.package,
         "precision": str(precision) if precision is not None else "?",
         "math": math_mode,
-        "generator": spec.generator_name,
+        "generator": generator_name(spec),
         "vendor_library": spec.vendor_library,
         "tile_efficiency": tile_efficiency(problem, spec.capabilities.tile),
         "cold_prepare_s": cold.prepare_s if cold else None,

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from gemmreg.task_kinds import SANITIZE
 from gemmreg.testing_params import MatrixParam
 
 if TYPE_CHECKING:
@@ -144,7 +145,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _batch(param: MatrixParam) -> str:
     """Cases run in one batch per kernel, and per kernel and tool when sanitized."""
-    return f"{param.kernel}/{param.tool}" if param.kind == "sanitize" else param.kernel
+    return f"{param.kernel}/{param.tool}" if param.kind == SANITIZE else param.kernel
 
 
 _SELECTED = pytest.StashKey[dict]()
@@ -246,7 +247,7 @@ class Runner:
         batch = _batch(param)
         if batch not in self.ran:
             with environment(_specs(self.config).worker_environment(param.kernel)):
-                if param.kind == "sanitize":
+                if param.kind == SANITIZE:
                     self._run_sanitized(batch, param.kernel, param.tool)
                 else:
                     self._run(param.kernel)
@@ -258,7 +259,7 @@ class Runner:
         if result.status != "pass":
             from gemmreg.render import case_detail
 
-            detail = result.reason if result.kind == "sanitize" else case_detail(result)
+            detail = result.reason if result.kind == SANITIZE else case_detail(result)
             if result.sanitizer is not None and result.sanitizer.raw_log:
                 detail += f" (raw log: {result.sanitizer.raw_log})"
             pytest.fail(f"{result.status.upper()}: {detail}", pytrace=False)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import attrs
 from gemmreg.records import Problem
+from gemmreg.serialization import from_jsonable
 from gemmreg.stats import Interval
 
 VerdictWord = Literal[
@@ -210,31 +211,10 @@ class CompareReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:
-        """Rebuild a report saved with ``render.dumps``. A saved run has been
-        checked against these records first (:mod:`gemmreg.run_schema`), which
-        refuses non-finite numbers, so none are restored here."""
-        data = upgrade(data)
-
-        def verdict(v: Mapping[str, Any]) -> Verdict:
-            regimes = tuple(
-                RegimeResult(
-                    **{**r, "interval": Interval(**r["interval"]) if r.get("interval") else None}
-                )
-                for r in v.get("regimes", ())
-            )
-            interval = tuple(v["interval"]) if v.get("interval") else None
-            return Verdict(**{**v, "interval": interval, "regimes": regimes})
-
-        nested = {"problem", "summaries", "verdicts", "runs", "cold", "records"}
-        return cls(
-            problem=Problem(**data["problem"]),
-            summaries=tuple(KernelSummary(**s) for s in data["summaries"]),
-            verdicts=tuple(verdict(v) for v in data["verdicts"]),
-            runs=tuple(ProcessRun(**r) for r in data["runs"]),
-            cold=tuple(ColdStart(**c) for c in data.get("cold", ())),
-            records=tuple(ProcessRecord(**r) for r in data.get("records", ())),
-            **{k: v for k, v in data.items() if k not in nested},
-        )
+        """Rebuild a report saved with ``render.dumps``, any schema up to today's.
+        A saved run has been checked against these records first
+        (:mod:`gemmreg.run_schema`), which refuses non-finite numbers."""
+        return from_jsonable(cls, upgrade(data))
 
 
 def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:

@@ -18,6 +18,8 @@ from gemmreg import isolation
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sessions import Session
+from gemmreg.task_results import KernelTiming, ProfileResult
+from gemmreg.tasks import ColdTask, ProfileTask, Task
 from gemmreg.timing_records import ColdStart
 
 
@@ -87,7 +89,7 @@ def _cold_env(cache_root: Path, name: str) -> dict[str, str]:
 
 
 def _run_retrying(
-    session: Session, task: dict[str, Any], timeout: float, fresh: Callable[[], Session]
+    session: Session, task: Task, timeout: float, fresh: Callable[[], Session]
 ) -> tuple[isolation.TaskOutcome, Session, str]:
     """Run ``task``; a worker that crashed (not one that hung) is replaced by a
     fresh one and the task run once more. Returns the outcome, the session
@@ -119,12 +121,7 @@ def _cold_starts(
     results = []
     finished = []
     for kernel, session in zip(kernels, sessions, strict=True):
-        task = {
-            "kind": "cold",
-            "kernel": kernel.name,
-            "problem": attrs.asdict(problem),
-            "seed": seed,
-        }
+        task = ColdTask(kernel=kernel.name, problem=problem, seed=seed)
         env = _cold_env(cache_root, kernel.name)
         outcome, last, _ = _run_retrying(session, task, timeout, functools.partial(Session, env))
         last.begin_close()  # it tears down while the next kernel's cold start runs
@@ -162,15 +159,15 @@ def merge_cache(source: Path, target: Path) -> None:
 
 
 def _cold_from_outcome(name: str, outcome: isolation.TaskOutcome) -> ColdStart:
-    if outcome.status != "ok" or outcome.result is None:
-        return ColdStart(kernel=name, status=outcome.status, reason=outcome.error)
     r = outcome.result
+    if outcome.status != "ok" or not isinstance(r, KernelTiming):
+        return ColdStart(kernel=name, status=outcome.status, reason=outcome.error)
     return ColdStart(
         kernel=name,
-        status=r.get("status", "ok"),
-        prepare_s=r.get("prepare_s"),
-        first_call_s=r.get("first_call_s"),
-        reason=r.get("reason", ""),
+        status=r.status,
+        prepare_s=r.prepare_s,
+        first_call_s=r.first_call_s,
+        reason=r.reason,
     )
 
 
@@ -188,15 +185,10 @@ def _profile(
 ) -> dict[str, Any]:
     """Device profiles of every kernel, from the pool's profiling process."""
     assert pool.profiler is not None
-    task = {
-        "kind": "profile",
-        "kernels": list(names),
-        "problem": attrs.asdict(problem),
-        "seed": seed,
-    }
+    task = ProfileTask(kernels=names, problem=problem, seed=seed)
     outcome, pool.profiler, _ = _run_retrying(pool.profiler, task, timeout, pool.fresh)
-    if outcome.status == "ok" and outcome.result is not None:
-        return outcome.result
+    if outcome.status == "ok" and isinstance(outcome.result, ProfileResult):
+        return outcome.result.recorded()
     first = outcome.error.splitlines()[0] if outcome.error else outcome.status
     return {
         n: {"profile_unavailable": f"profiling process {outcome.status}: {first}"} for n in names

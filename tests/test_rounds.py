@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 from gemmreg import rounds
 from gemmreg.rounds import Round, StopRule
+from gemmreg.task_results import KernelTiming
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
@@ -143,7 +144,7 @@ def test_the_minimum_rounds_come_before_the_time_cap():
 
 class _Stub:
     def __init__(self, name: str, round_ms: list[float]):
-        self.name, self.result = name, {"round_ms": round_ms}
+        self.name, self.result = name, KernelTiming(round_ms=round_ms)
         self.calls = 0
 
     def call(self) -> None:
@@ -156,11 +157,11 @@ def test_graph_replays_are_not_taken_when_a_call_is_long():
 
     long_ = [_Stub("slow", [round_loops.GRAPH_MAX_CALL_MS * 2]), _Stub("fast", [0.01])]
     assert round_loops.graph_rounds(long_, timing.GPU_POLICY, seed=1) == []
-    assert all("graph_error" not in k.result and k.calls == 0 for k in long_)
+    assert all(not k.result.graph_error and k.calls == 0 for k in long_)
     # Short calls do get graphs: on this CPU machine building one fails, and says so.
     short = [_Stub("a", [0.01]), _Stub("b", [0.02])]
     round_loops.graph_rounds(short, timing.GPU_POLICY, seed=1)
-    assert all("graph_error" in k.result for k in short)
+    assert all(k.result.graph_error for k in short)
 
 
 def test_checks_take_as_many_calls_as_their_budget_allows():
