@@ -80,8 +80,8 @@ DEVICES: tuple[DevicePeaks, ...] = (
         memory_tb_s=2.0,
         fp32=51.0,
         tf32=378.0,
-        fp16=756.0,
-        bf16=756.0,
+        fp16=756.5,
+        bf16=756.5,
         fp64=51.0,
     ),
     # NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column); "A100-SXM4-80GB".
