@@ -76,6 +76,13 @@ def triton_unavailable() -> str | None:
     return None
 
 
+def triton_interpreted(triton: bool) -> bool:
+    """Whether a kernel that declares ``Capabilities(triton=...)`` runs under
+    Triton's interpreter in this process: a correctness tool whose speed says
+    nothing about the kernel (NumPy on the host, orders of magnitude slower)."""
+    return triton and backend.current().triton_interpreter
+
+
 def triton_unsupported(problem: Problem) -> str | None:
     """Why Triton cannot run ``problem`` correctly here, whatever the kernel, or None."""
     if problem.dtype == "bf16" and backend.current().triton_interpreter:

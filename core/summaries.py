@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gemmreg.inputs import generator_name
+from gemmreg.known_limits import triton_interpreted
 from gemmreg.peaks import peak_tflops
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
@@ -59,6 +60,7 @@ def summarize(
         "precision": str(precision) if precision is not None else "?",
         "math": math_mode,
         "generator": generator_name(spec),
+        "execution": "interpreted" if triton_interpreted(spec.capabilities.triton) else "native",
         "vendor_library": spec.vendor_library,
         "tile_efficiency": tile_efficiency(problem, spec.capabilities.tile),
         "cold_prepare_s": cold.prepare_s if cold else None,

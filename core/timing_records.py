@@ -26,6 +26,9 @@ VerdictWord = Literal[
     "indistinguishable",  # schema 1 only: saved runs keep the words they were judged with
 ]
 Regime = Literal["end-to-end", "graph replay", "device kernels"]
+Execution = Literal["native", "interpreted"]
+"""How a kernel's code ran: ``interpreted`` under Triton's interpreter (a
+correctness tool: NumPy on the host), else ``native``."""
 SCHEMA = 2
 """Saved-run layout. 1: adaptive per-kernel sampling (samples per process);
 2: paired rounds, regimes, cold starts apart."""
@@ -115,6 +118,10 @@ class KernelSummary:
     generator: str
     status: str
     """``timed`` when every process timed it and every check passed."""
+    execution: Execution = "native"
+    """A speed ratio between an ``interpreted`` and a ``native`` kernel says
+    nothing about the kernels (:mod:`gemmreg.verdicts`). Runs saved before it
+    was recorded read ``native``."""
     reason: str = ""
     vendor_library: bool = False
     process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
