@@ -210,10 +210,13 @@ def result_from_outcome(
         reason = f"skipped: {outcome.skip_rule or isolation.AFTER_TIMEOUT} ({why})"
         return CaseResult(kernel=name, case=case, kind=kind, status="skip", reason=reason)
     result = outcome.result
-    if outcome.status != "ok" or not isinstance(result, RefusalResult | ValuesResult):
+    if outcome.status != "ok":
         return CaseResult(
             kernel=name, case=case, kind=kind, status=outcome.status, reason=outcome.error
         )
+    if not isinstance(result, RefusalResult | ValuesResult):  # a worker's answer of the wrong kind
+        why = f"the worker answered a {kind} case with {type(result).__name__}"
+        return CaseResult(kernel=name, case=case, kind=kind, status="error", reason=why)
     status: CaseStatus = "pass" if result.passed else "fail"
     if isinstance(result, RefusalResult):
         return CaseResult(kernel=name, case=case, kind=kind, status=status, reason=result.reason)

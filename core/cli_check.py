@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gemmreg import options as opt
 from gemmreg.cli_common import (
@@ -67,7 +67,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.out is not None:
         opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
-    level = args.level or "quick"
+    level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
     cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:
         cases = [attrs.evolve(case, seed=args.seed) for case in cases]

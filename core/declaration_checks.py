@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -119,3 +119,29 @@ def defining_file(prepare: Any) -> tuple[str, ...]:
     module = sys.modules.get(getattr(prepare, "__module__", None) or "")
     path = getattr(module, "__file__", None)
     return (path,) if isinstance(path, str) else ()
+
+
+# Converters for the declaration records' fields. Typed on what a plugin
+# writes (plain strings, sets, dicts), so that a plugin's own type checker
+# accepts ``dtypes={"fp32"}`` or ``precision={"fp32": Precision(...)}``; the
+# validators then hold each name to its vocabulary. (With ``frozenset`` or
+# ``dict`` as converters, mypy asked plugins for the Literal types.)
+
+
+def name_set(value: Iterable[str]) -> frozenset[Any]:
+    """A set of names (dtypes, backends, layouts), validated by the field."""
+    return frozenset(value)
+
+
+def by_name(value: Mapping[Any, Any]) -> dict[Any, Any]:
+    """A mapping keyed by names (dtypes), validated by the field (keys and
+    values alike: a Mapping's key type is invariant, so ``str`` here would
+    refuse a plugin's ``dict[DType, ...]``, and the value type is the
+    field's validator's to check, with the field named in its SpecError)."""
+    return dict(value)
+
+
+def strings(value: Iterable[str]) -> tuple[str, ...]:
+    """Strings in order (source paths, kernel names, field names): ``tuple``
+    as a converter left mypy's attrs plugin asking for an unsolved type."""
+    return tuple(value)

@@ -134,8 +134,8 @@ def build(
     tail shapes. ``full`` crosses shapes with layouts, adds seeds, larger
     shapes, and on a GPU the 2^31-offset case.
     """
-    other_layouts = [layout for layout in layouts if layout != "rowmajor"]
-    default_layout = ["rowmajor"] if "rowmajor" in layouts else []
+    other_layouts: list[Layout] = [layout for layout in layouts if layout != "rowmajor"]
+    default_layout: list[Layout] = ["rowmajor"] if "rowmajor" in layouts else []
     other_values: list[ValueKind] = [v for v in VALUE_KINDS if v != "normal"]
     mid = MID_SQUARE_GPU if gpu else MID_SQUARE_CPU
     base_shapes = [*SEED_EDGE_SHAPES, *TAIL_SHAPES, *SKINNY_SHAPES, (mid, mid, mid)]

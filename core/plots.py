@@ -80,6 +80,11 @@ def write_plots(
     return written
 
 
+def _tflops(flops: int, ms: float | None) -> float:
+    """TFLOP/s of ``flops`` in ``ms`` (the points plotted all have their range)."""
+    return flops / (ms * 1e-3) / 1e12 if ms else float("nan")
+
+
 def figure(plt: Any, dtype: str, chosen: Sequence[CompareReport], manifest: dict[str, Any]) -> Any:
     """One dtype's picture: TFLOP/s against size, and the roofline view."""
     peaks, note = roofs(manifest, chosen)
@@ -90,14 +95,17 @@ def figure(plt: Any, dtype: str, chosen: Sequence[CompareReport], manifest: dict
             (r.problem.flops, r.problem.shape, s, r.problem)
             for r in chosen
             for s in r.summaries
-            if s.kernel == kernel and s.status == "timed"
+            if s.kernel == kernel
+            and s.status == "timed"
+            and s.low_ms is not None
+            and s.high_ms is not None
         )
         if not points:
             continue
         x = [p[0] ** (1 / 3) / 2 ** (1 / 3) for p in points]  # the cube root of MNK
         center = [p[2].tflops for p in points]
-        low = [p[3].flops / (p[2].high_ms * 1e-3) / 1e12 for p in points]
-        high = [p[3].flops / (p[2].low_ms * 1e-3) / 1e12 for p in points]
+        low = [_tflops(p[3].flops, p[2].high_ms) for p in points]
+        high = [_tflops(p[3].flops, p[2].low_ms) for p in points]
         line = sweep.plot(x, center, marker="o", label=f"{kernel} ({points[0][2].math})")[0]
         sweep.fill_between(x, low, high, color=line.get_color(), alpha=0.25)
         intensity = [

@@ -22,8 +22,11 @@ from gemmreg.declaration_checks import (
     _optional_callable,
     _positive,
     _required_callable,
+    by_name,
     check_precision_mapping,
     defining_file,
+    name_set,
+    strings,
 )
 from gemmreg.tolerance_bounds import LOOSE_RTOL as LOOSE_RTOL  # re-exported: was defined here
 from gemmreg.tolerance_bounds import Tolerance as Tolerance  # re-exported: its home for users
@@ -153,23 +156,23 @@ class Capabilities:
     outside them is reported as *skipped (reason)*, never as a failure.
     """
 
-    precision: Mapping[DType, Precision] = attrs.field(converter=dict)
+    precision: Mapping[DType, Precision] = attrs.field(converter=by_name)
     """The math really used per dtype, for example
     ``{"fp32": Precision(math="tf32", detail="tl.dot default on NVIDIA")}``. It is
     printed beside every figure, so unlike precisions are never compared silently."""
     dtypes: frozenset[DType] = attrs.field(
         default=attrs.Factory(lambda self: frozenset(self.precision), takes_self=True),
-        converter=frozenset,
+        converter=name_set,
         validator=_capability_set(DTYPES),
     )
     """The dtypes the kernel runs; by default, those it states a precision for."""
     backends: frozenset[Backend] = attrs.field(
-        default=frozenset(BACKENDS), converter=frozenset, validator=_capability_set(BACKENDS)
+        default=frozenset(BACKENDS), converter=name_set, validator=_capability_set(BACKENDS)
     )
     """Where the kernel runs; by default everywhere (CUDA, ROCm, the CPU), with
     ``KernelSpec.available`` saying why not on a machine where it cannot."""
     layouts: frozenset[Layout] = attrs.field(
-        default=frozenset({"rowmajor"}), converter=frozenset, validator=_capability_set(LAYOUTS)
+        default=frozenset({"rowmajor"}), converter=name_set, validator=_capability_set(LAYOUTS)
     )
     max_dim: int | None = attrs.field(default=None)
     """Largest M, N or K the kernel accepts (for example, 32-bit size arguments)."""
@@ -252,7 +255,9 @@ class KernelSpec:
     """One line for ``gemmreg list``."""
     prepare: Prepare = attrs.field(validator=_required_callable)
     capabilities: Capabilities = attrs.field()
-    tolerances: Mapping[DType, Tolerance] = attrs.field(converter=dict, validator=check_tolerances)
+    tolerances: Mapping[DType, Tolerance] = attrs.field(
+        converter=by_name, validator=check_tolerances
+    )
     """One tolerance per declared dtype (bounds: :mod:`gemmreg.tolerance_bounds`)."""
     make_inputs: InputGenerator | None = attrs.field(default=None, validator=_optional_callable)
     """None means the core's default generator (``gemmreg.normal_inputs``;
@@ -261,7 +266,7 @@ class KernelSpec:
     """Checked lazily, on the machine that will run the kernel."""
     sources: tuple[str, ...] = attrs.field(
         default=attrs.Factory(lambda self: defining_file(self.prepare), takes_self=True),
-        converter=tuple,
+        converter=strings,
     )
     """Paths of the kernel's source files, hashed into every run's manifest; by
     default, the file that defines ``prepare``. Name them all where the kernel

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+from gemmreg import stats
 from gemmreg.gpu_trace import busy_reason
 from gemmreg.timing_records import CompareReport
 from gemmreg.verdicts import all_verdicts
@@ -38,9 +39,8 @@ def rejudge(report: CompareReport, margin: float) -> CompareReport:
     records existed keeps its verdicts, and says so."""
     if not report.records:
         return with_note(report, NOT_REJUDGED)
-    judged = all_verdicts(
-        report.summaries, report.records, confidence=report.confidence, margin=margin
-    )
+    confidence = stats.CONFIDENCE if report.confidence is None else report.confidence
+    judged = all_verdicts(report.summaries, report.records, confidence=confidence, margin=margin)
     if report.partial:
         judged = tuple(
             attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")

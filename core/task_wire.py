@@ -36,7 +36,7 @@ def decode(cls: type[R], data: Mapping[str, Any]) -> R:
 def read_task(data: Mapping[str, Any]) -> Task:
     """The task a worker was sent (ValueError for a kind it does not know)."""
     kind = data.get(KIND_KEY)
-    cls = TASK_TYPES.get(kind) if isinstance(kind, str) else None
+    cls = TASK_TYPES.get(kind) if kind in TASK_TYPES else None
     if cls is None:
         raise ValueError(f"unknown task kind {kind!r}")
     return decode(cls, data)

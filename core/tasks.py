@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import ClassVar, Literal
 
 import attrs
+from gemmreg.declaration_checks import strings
 from gemmreg.records import Problem
 from gemmreg.task_kinds import COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
 from gemmreg.task_results import (
@@ -60,7 +61,7 @@ class RoundsTask:
     """Time every kernel of a comparison in rounds (:func:`gemmreg.timing.measure_group`)."""
 
     kind: ClassVar[TaskKind] = ROUNDS
-    kernels: tuple[str, ...] = attrs.field(converter=tuple)
+    kernels: tuple[str, ...] = attrs.field(converter=strings)
     problem: Problem
     seed: int
     order_seed: int
@@ -77,7 +78,7 @@ class ProfileTask:
     """Every kernel's device profile (:func:`gemmreg.profiling.device_profiles`)."""
 
     kind: ClassVar[TaskKind] = PROFILE
-    kernels: tuple[str, ...] = attrs.field(converter=tuple)
+    kernels: tuple[str, ...] = attrs.field(converter=strings)
     problem: Problem
     seed: int
 

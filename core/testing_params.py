@@ -9,7 +9,7 @@ planning: which cases, which skips, which ids.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import attrs
 from gemmreg.task_kinds import SANITIZE, VALUES, CaseKind
@@ -37,8 +37,9 @@ class MatrixParam:
 
         if self.load_error:
             return f"{self.kernel}-not-loaded"
+        kind = cast("CaseKind", self.kind)  # "load" goes with a load_error, handled above
         return CaseResult(
-            kernel=self.kernel, case=self.case, kind=self.kind, tool=self.tool, status="skip"
+            kernel=self.kernel, case=self.case, kind=kind, tool=self.tool, status="skip"
         ).id
 
 

@@ -18,6 +18,7 @@ your own, with its ``why`` where it is loose (:mod:`gemmreg.tolerance_bounds`).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from gemmreg.declaration_checks import SpecError
 from gemmreg.records import DType, MathMode, Precision, Tolerance
@@ -54,9 +55,11 @@ to; all but TF32's sit under :data:`gemmreg.tolerance_bounds.LOOSE_RTOL`, and
 TF32's says why it is loose."""
 
 
-def standard_tolerances(precision: Mapping[DType, Precision]) -> dict[DType, Tolerance]:
+def standard_tolerances(precision: Mapping[Any, Precision]) -> dict[DType, Tolerance]:
     """The standard tolerance for each dtype of ``precision``, the mapping a
-    plugin gives ``Capabilities(precision=...)``.
+    plugin gives ``Capabilities(precision=...)`` (keyed by dtype names, as
+    plain strings or typed as ``gemmreg.DType``: a Mapping's key type is
+    invariant, so ``Any`` lets both through; unknown names are refused).
 
     :raises SpecError: For a dtype whose declared math has no standard.
     """

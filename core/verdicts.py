@@ -201,13 +201,15 @@ def _disagree(regimes: Sequence[RegimeResult]) -> bool:
     return False
 
 
-def _explain(result: RegimeResult, margin: float) -> tuple[str, str]:
+def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
     if result.interval is None:
         return "inconclusive", result.reason
     i = result.interval
     span = f"{i.low:.4g}-{i.high:.4g} over {i.units} processes"
-    if result.word in ("faster", "slower"):
-        return result.word, f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
+    if result.word == "faster":
+        return "faster", f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
+    if result.word == "slower":
+        return "slower", f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
     if result.word == "equivalent":
         real = i.low > 1.0 or i.high < 1.0
         detail = (

@@ -162,7 +162,8 @@ def make_operands(
         raise ValueError(
             f"{spec.name}: make_inputs returned {a.dtype}/{b.dtype} for {problem.dtype}"
         )
-    return apply_layout(a, b, problem.layout)
+    laid_out = apply_layout(a, b, problem.layout)
+    return laid_out[0], laid_out[1]
 
 
 def run_and_compare(
