@@ -6,11 +6,17 @@ Plugin authors need only what this module exports (``__all__``): the
 helpers. Every other module of the package is the core's own and may change;
 plugins import none of them (a test in gemmreg's own suite holds the built-ins
 and the split-K example to that). See :mod:`gemmreg.hookspecs` for the contract.
+
+Importing gemmreg turns Triton's interpreter on where no GPU can be here
+(:func:`gemmreg.backend.settle_interpreter_early`): a plugin imports gemmreg
+before it decorates a ``@triton.jit`` kernel at module level, however it is
+imported.
 """
 
 from __future__ import annotations
 
 import pluggy
+from gemmreg.backend import settle_interpreter_early
 from gemmreg.gpu_compile import CompiledKernel, compile_kernel
 from gemmreg.gpu_compile import unavailable_reason as compile_unavailable
 from gemmreg.hookspecs import PROJECT_NAME
@@ -34,6 +40,9 @@ from gemmreg.records import (
     UnsupportedProblem,
 )
 from gemmreg.runtime import Environment, where
+from gemmreg.tolerance_table import STANDARD_TOLERANCES, standard_tolerances
+
+settle_interpreter_early()
 
 __version__ = "0.1.0"
 """gemmreg's version, recorded in every run's manifest."""
@@ -45,6 +54,7 @@ __all__ = [
     "BACKENDS",
     "DTYPES",
     "LAYOUTS",
+    "STANDARD_TOLERANCES",
     "Backend",
     "Capabilities",
     "CompiledKernel",
@@ -66,6 +76,7 @@ __all__ = [
     "compile_unavailable",
     "hookimpl",
     "normal_inputs",
+    "standard_tolerances",
     "torch_dtype",
     "where",
 ]

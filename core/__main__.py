@@ -1,5 +1,5 @@
 """``python -m gemmreg`` is the ``gemmreg`` command."""
 
-from gemmreg.cli import main
+from gemmreg.cli import run
 
-raise SystemExit(main())
+run()

@@ -1,8 +1,12 @@
 """Which backend this process runs kernels on, decided once.
 
-The decision must come before anything imports triton: Triton reads
-``TRITON_INTERPRET`` when a kernel is decorated, so on a machine with no GPU
-the core switches the interpreter on here, before plugins are imported.
+The decision must come before any Triton kernel is decorated: Triton reads
+``TRITON_INTERPRET`` in ``@triton.jit``, so on a machine with no GPU the core
+switches the interpreter on before plugins are imported. Twice over: at
+``import gemmreg`` (:func:`settle_interpreter_early`, without torch), so that a
+plugin module imported before discovery (a test's ``from my_plugin import
+SPEC``) may decorate its kernels at module level; and in :func:`current`,
+which discovery calls before it imports any plugin.
 """
 
 from __future__ import annotations
@@ -10,9 +14,12 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import attrs
-from gemmreg.records import Backend
+
+if TYPE_CHECKING:
+    from gemmreg.records import Backend
 
 FORCE_ENV = "GEMMREG_DEVICE"
 """Set to ``cpu`` to run on the CPU (Triton interpreter) even where a GPU exists."""
@@ -32,6 +39,27 @@ class BackendInfo:
         return self.kind != "cpu"
 
 
+INTERPRETER_GUESSED_NOTE = (
+    "gemmreg found no GPU device node at import and turned Triton's interpreter on, "
+    "but torch sees a GPU: kernels decorated before now run interpreted"
+)
+
+_interpreter_guessed = False
+"""Whether :func:`settle_interpreter_early` set ``TRITON_INTERPRET`` itself."""
+
+
+def settle_interpreter_early() -> None:
+    """At ``import gemmreg``: turn Triton's interpreter on where no GPU can be
+    here (no GPU device node, or ``GEMMREG_DEVICE=cpu``), without importing
+    torch (seconds). Where a device node exists, :func:`current` decides, with
+    torch, before discovery imports any plugin; should torch see a GPU after
+    all, :func:`current` turns the guessed interpreter back off."""
+    global _interpreter_guessed
+    if not gpu_likely() and os.environ.get("TRITON_INTERPRET") != "1":
+        os.environ["TRITON_INTERPRET"] = "1"
+        _interpreter_guessed = True
+
+
 @functools.cache
 def current() -> BackendInfo:
     """Detect the backend and, with no GPU, turn on Triton's interpreter."""
@@ -40,11 +68,16 @@ def current() -> BackendInfo:
     forced_cpu = os.environ.get(FORCE_ENV, "").lower() == "cpu"
     if torch.cuda.is_available() and not forced_cpu:
         kind: Backend = "rocm" if getattr(torch.version, "hip", None) else "cuda"
+        note = ""
+        if _interpreter_guessed and os.environ.get("TRITON_INTERPRET") == "1":
+            del os.environ["TRITON_INTERPRET"]
+            note = INTERPRETER_GUESSED_NOTE if "triton" in sys.modules else ""
         return BackendInfo(
             kind=kind,
             device="cuda",
             device_name=torch.cuda.get_device_name(0),
             triton_interpreter=os.environ.get("TRITON_INTERPRET") == "1",
+            note=note,
         )
     note = ""
     if "triton" in sys.modules and os.environ.get("TRITON_INTERPRET") != "1":
@@ -59,6 +92,18 @@ def current() -> BackendInfo:
         triton_interpreter=True,
         note=note,
     )
+
+
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
+"""NVIDIA's and AMD's (ROCm's) control device nodes, and WSL2's GPU node."""
+
+
+def gpu_likely() -> bool:
+    """Whether a GPU is likely here, without importing torch (seconds): a
+    guess for work that may start before :func:`current` can answer."""
+    if os.environ.get(FORCE_ENV, "").lower() == "cpu":
+        return False
+    return any(os.path.exists(node) for node in GPU_DEVICE_NODES)
 
 
 def initialize_device() -> None:

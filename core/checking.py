@@ -17,11 +17,15 @@ from typing import Any, Literal
 
 import attrs
 from gemmreg import isolation, timeouts
-from gemmreg.availability import unavailable_reason, unsupported_reason
+from gemmreg.availability import unsupported_reason
 from gemmreg.matrix import Case, refusal_problem
-from gemmreg.records import Problem
+from gemmreg.records import Problem, Tolerance
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sanitizer_report import SanitizerVerdict
+from gemmreg.task_kinds import REFUSAL, SANITIZE, VALUES
+from gemmreg.task_kinds import CaseKind as CaseKind  # re-exported: its home was here
+from gemmreg.task_results import RefusalResult, ValuesResult
+from gemmreg.tasks import RefusalTask, ValuesTask
 
 LOST_WORKERS_IN_A_ROW = 3
 """After this many of a kernel's cases in a row each crashed their worker or
@@ -33,7 +37,6 @@ crashes only on some edge shapes is interrupted by cases that pass, so each
 of its crashing shapes still shows."""
 
 CaseStatus = Literal["pass", "fail", "skip", "error", "crashed", "timeout"]
-CaseKind = Literal["values", "refusal", "sanitize"]
 
 
 @attrs.frozen(kw_only=True)
@@ -41,7 +44,7 @@ class CaseResult:
     kernel: str
     case: Case
     status: CaseStatus
-    kind: CaseKind = "values"
+    kind: CaseKind = VALUES
     reason: str = ""
     comparison: dict[str, Any] | None = None
     tool: str = ""
@@ -54,14 +57,21 @@ class CaseResult:
 
     @property
     def id(self) -> str:
-        if self.kind == "sanitize":
+        if self.kind == SANITIZE:
             return f"{self.case.id(self.kernel)}-{self.tool}"
-        suffix = "-refuses-unsupported" if self.kind == "refusal" else ""
+        suffix = "-refuses-unsupported" if self.kind == REFUSAL else ""
         return self.case.id(self.kernel) + suffix
 
     @property
     def max_error(self) -> float | None:
         return None if self.comparison is None else self.comparison.get("max_error")
+
+    @property
+    def tolerance(self) -> Tolerance | None:
+        """The bound this case's values were held to, as the worker applied it:
+        None where nothing was compared, and in a check saved before it was kept."""
+        held = (self.comparison or {}).get("tolerance")
+        return Tolerance(**held) if isinstance(held, dict) else None
 
 
 def plan(
@@ -69,7 +79,7 @@ def plan(
 ) -> tuple[list[CaseResult], list[tuple[CaseKind, Case]]]:
     """Split a kernel's cases into those skipped (with reasons) and those to run."""
     spec = kernel.spec
-    why_not = unavailable_reason(spec)
+    why_not = kernel.unavailable
     skipped: list[CaseResult] = []
     runnable: list[tuple[CaseKind, Case]] = []
     for case in cases:
@@ -79,14 +89,14 @@ def plan(
         if reason:
             skipped.append(CaseResult(kernel=spec.name, case=case, status="skip", reason=reason))
         else:
-            runnable.append(("values", case))
+            runnable.append((VALUES, case))
     refusal = refusal_problem(spec)
     if refusal is None:
         skipped.append(
             CaseResult(
                 kernel=spec.name,
                 case=Case(problem=Problem(m=17, n=19, k=23)),
-                kind="refusal",
+                kind=REFUSAL,
                 status="skip",
                 reason="declares every dtype and layout: nothing to refuse",
             )
@@ -96,24 +106,32 @@ def plan(
             CaseResult(
                 kernel=spec.name,
                 case=Case(problem=refusal),
-                kind="refusal",
+                kind=REFUSAL,
                 status="skip",
                 reason=why_not,
             )
         )
     else:
-        runnable.append(("refusal", Case(problem=refusal)))
+        runnable.append((REFUSAL, Case(problem=refusal)))
     return skipped, runnable
 
 
-def task_for(kernel: str, kind: CaseKind, case: Case) -> dict[str, Any]:
-    return {
-        "kind": "check" if kind == "values" else "refuse",
-        "kernel": kernel,
-        "problem": attrs.asdict(case.problem),
-        "seed": case.seed,
-        "values": case.values,
-    }
+def task_for(kernel: str, kind: CaseKind, case: Case) -> ValuesTask | RefusalTask:
+    """The worker task of a planned case (a ``sanitize`` case's is its values task)."""
+    if kind == REFUSAL:
+        return RefusalTask(kernel=kernel, problem=case.problem)
+    return values_task(kernel, case)
+
+
+def values_task(kernel: str, case: Case, poison_shared: bool = False) -> ValuesTask:
+    """The task that checks a case's values (``poison_shared``: smempoison's)."""
+    return ValuesTask(
+        kernel=kernel,
+        problem=case.problem,
+        seed=case.seed,
+        values=case.values,
+        poison_shared=poison_shared,
+    )
 
 
 def run_check(
@@ -191,26 +209,23 @@ def result_from_outcome(
         why = f"{cause}: {outcome.error}" if cause else outcome.error
         reason = f"skipped: {outcome.skip_rule or isolation.AFTER_TIMEOUT} ({why})"
         return CaseResult(kernel=name, case=case, kind=kind, status="skip", reason=reason)
-    if outcome.status != "ok" or outcome.result is None:
+    result = outcome.result
+    if outcome.status != "ok":
         return CaseResult(
             kernel=name, case=case, kind=kind, status=outcome.status, reason=outcome.error
         )
-    result = outcome.result
-    passed = result["passed"]
-    if kind == "refusal":
-        return CaseResult(
-            kernel=name,
-            case=case,
-            kind=kind,
-            status="pass" if passed else "fail",
-            reason=result["reason"],
-        )
+    if not isinstance(result, RefusalResult | ValuesResult):  # a worker's answer of the wrong kind
+        why = f"the worker answered a {kind} case with {type(result).__name__}"
+        return CaseResult(kernel=name, case=case, kind=kind, status="error", reason=why)
+    status: CaseStatus = "pass" if result.passed else "fail"
+    if isinstance(result, RefusalResult):
+        return CaseResult(kernel=name, case=case, kind=kind, status=status, reason=result.reason)
     return CaseResult(
         kernel=name,
         case=case,
-        status="pass" if passed else "fail",
-        reason="" if passed else result["reason"],
-        comparison=result,
+        status=status,
+        reason="" if result.passed else result.reason,
+        comparison=result.recorded(),
     )
 
 

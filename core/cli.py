@@ -20,17 +20,15 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from gemmreg import __version__
+from gemmreg import __version__, quick_exit
 from gemmreg import options as opt
-from gemmreg.cli_check import PARTIAL_CHECK_BANNER, cmd_check, cmd_list
+from gemmreg.cli_check import cmd_check, cmd_list
 from gemmreg.cli_common import (
-    BENCH_MAX_TIME_S,
     EXIT_FAILURE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
-    GPU_MAX_TIME_S,
 )
 from gemmreg.cli_report import cmd_report
 from gemmreg.cli_timing import cmd_bench, cmd_compare
@@ -42,7 +40,6 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
-    "PARTIAL_CHECK_BANNER",
     "UsageError",
     "build_parser",
     "main",
@@ -87,28 +84,38 @@ TIMEOUT_HELP = (
 )
 
 
+def _percent(fraction: float) -> str:
+    """``0.005`` as ``0.5%%``: argparse formats help with ``%``."""
+    return f"{fraction:.1%}".replace("%", "%%")
+
+
 def _timing_options(parser: argparse.ArgumentParser) -> None:
+    # The defaults quoted are read from the constants that set them.
+    from gemmreg import rounds, stats
+    from gemmreg import timing_options as defaults
+
+    gpu = defaults.GPU_POLICY
     parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
     parser.add_argument(
         "--processes",
         type=opt.integer("--processes", 1, opt.MAX_PROCESSES),
         default=None,
-        help=f"independent worker processes, 1 to {opt.MAX_PROCESSES} "
-        "(default: 5 on a GPU, 3 on the CPU)",
+        help=f"independent worker processes, 1 to {opt.MAX_PROCESSES} (default: "
+        f"{defaults.GPU_DEFAULT_PROCESSES} on a GPU, {defaults.CPU_DEFAULT_PROCESSES} on the CPU)",
     )
     parser.add_argument(
         "--repeats",
         type=opt.integer("--repeats", 1, opt.MAX_REPEATS),
         default=None,
         help=f"fixed number of rounds per process, 1 to {opt.MAX_REPEATS} (default: rounds "
-        "until every pair's paired ratio is known to +-0.5%%, capped)",
+        f"until every pair's paired ratio is known to +-{_percent(rounds.TARGET_HALFWIDTH)}, capped)",
     )
     parser.add_argument(
         "--warmup",
         type=opt.integer("--warmup", 0, opt.MAX_WARMUP),
         default=None,
-        help=f"minimum heat-soak calls per plugin, 0 to {opt.MAX_WARMUP} (default: >= 10 "
-        "calls, >= 0.25 s and a steady SM clock on a GPU)",
+        help=f"minimum heat-soak calls per plugin, 0 to {opt.MAX_WARMUP} (default: >= "
+        f"{gpu.soak_min_calls} calls, >= {gpu.soak_min_s:g} s and a steady SM clock on a GPU)",
     )
     parser.add_argument(
         "--max-time",
@@ -116,19 +123,21 @@ def _timing_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         dest="max_time",
         help=f"cap on the seconds of rounds per process, above 0 up to {opt.MAX_TIME_S:g} "
-        f"(default: {GPU_MAX_TIME_S:g} on a GPU; bench: {BENCH_MAX_TIME_S:g})",
+        f"(default: {gpu.stop.max_time_s:g} on a GPU; bench: {defaults.BENCH_MAX_TIME_S:g})",
     )
     parser.add_argument(
         "--margin",
         type=opt.number("--margin", 0.0, MAX_MARGIN_PCT, low_open=True),
         default=None,
         help="equivalence margin in percent: an interval inside +-MARGIN%% is EQUIVALENT "
-        f"(above 0 up to {MAX_MARGIN_PCT:g}; default 1)",
+        f"(above 0 up to {MAX_MARGIN_PCT:g}; default {100 * stats.DEFAULT_MARGIN:g})",
     )
     _seed_option(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from gemmreg import regression, sanitizer, timing_options
+
     parser = _Parser(prog="gemmreg", description="A plugin registry for GEMM kernels (C = A @ B).")
     parser.add_argument("--version", action="version", version=f"gemmreg {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -175,15 +184,19 @@ def build_parser() -> argparse.ArgumentParser:
         const="all",
         default=None,
         metavar="TOOLS",
-        help="also run a small subset under NVIDIA compute-sanitizer's memcheck, racecheck, "
-        "synccheck and initcheck, and gemmreg's smempoison (all five by default; or a "
+        help="also run a small subset under NVIDIA compute-sanitizer's "
+        f"{sanitizer.in_words(sanitizer.COMPUTE_SANITIZER_TOOLS)}, and gemmreg's "
+        f"{sanitizer.SMEM_POISON} ({sanitizer.default_tools_in_words()}; or a "
         "comma-separated choice). Name plugins before it, or write --sanitize=TOOLS",
     )
 
     compare = commands.add_parser("compare", help="time plugins across independent processes")
     compare.add_argument("names", nargs="+", help="two or more plugins; each pair gets a verdict")
+    gpu_shape, cpu_shape = (
+        "x".join(map(str, timing_options.default_shape(gpu))) for gpu in (True, False)
+    )
     compare.add_argument(
-        "--shape", help="MxNxK (default: 512x512x512 on a GPU, 128x128x128 on the CPU)"
+        "--shape", help=f"MxNxK (default: {gpu_shape} on a GPU, {cpu_shape} on the CPU)"
     )
     compare.add_argument("--dtype", default="fp32")
     _timing_options(compare)
@@ -208,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=opt.number("--threshold", 0.0, opt.MAX_THRESHOLD_PCT),
         default=None,
         help="percent slowdown that counts as a regression, 0 to "
-        f"{opt.MAX_THRESHOLD_PCT:g} (default 5)",
+        f"{opt.MAX_THRESHOLD_PCT:g} (default {regression.DEFAULT_THRESHOLD_PCT:g})",
     )
     report.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     report.add_argument(
@@ -239,6 +252,12 @@ COMMANDS = {
     "bench": cmd_bench,
     "report": cmd_report,
 }
+
+
+def run() -> None:
+    """The ``gemmreg`` command: :func:`main`, then a quick exit
+    (:mod:`gemmreg.quick_exit`) once every result is written."""
+    quick_exit.leave(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from gemmreg import options as opt
 from gemmreg.cli_common import (
@@ -21,17 +20,14 @@ from gemmreg.cli_common import (
     _timeout,
 )
 from gemmreg.options import UsageError
+from gemmreg.task_kinds import REFUSAL
 
 
 def _strict_failures(kernels: Sequence[Any], issues: Sequence[Any]) -> list[str]:
     """What ``--strict`` fails on: plugins that cannot run here, and plugins
     that failed to load (a blocked plugin was the user's choice)."""
-    from gemmreg.availability import unavailable_reason
-
     unavailable = [
-        f"plugin {k.name!r} is unavailable: {reason}"
-        for k in kernels
-        if (reason := unavailable_reason(k.spec))
+        f"plugin {k.name!r} is unavailable: {k.unavailable}" for k in kernels if k.unavailable
     ]
     broken = [
         f"plugin {i.origin.plugin!r} is BROKEN: {i.stage}: {i.reason}"
@@ -60,7 +56,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     import attrs
-    from gemmreg import backend, checking, environment, matrix, registry, render
+    from gemmreg import backend, checking, environment, matrix, registry, render, sanitizing
 
     tools = _sanitize_tools(args.sanitize)
     timeout = _timeout(args.timeout)
@@ -71,7 +67,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.out is not None:
         opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
-    level = args.level or "quick"
+    level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
     cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:
         cases = [attrs.evolve(case, seed=args.seed) for case in cases]
@@ -91,10 +87,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
             if args.seed is not None:
                 sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
-            _sanitize(kernels, sanitize_cases, tools, args.out, manifest, progress)
+            sanitizing.run_pass_here(
+                kernels, sanitize_cases, tools, args.out, manifest, _progress, progress
+            )
     except KeyboardInterrupt:
         interrupted = True
-    print(_check_output(results, args.format, interrupted))
+    print(render.check_output(results, args.format, interrupted))
     summary = {}
     if tools and args.format != "json":
         print("\n" + render.sanitize_summary(results, args.format))
@@ -105,9 +103,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             args.out,
             {
                 **summary,
-                "check.txt": _check_output(results, "table", interrupted),
-                "check.md": _check_output(results, "markdown", interrupted),
-                "check.json": _check_output(results, "json", interrupted),
+                "check.txt": render.check_output(results, "table", interrupted),
+                "check.md": render.check_output(results, "markdown", interrupted),
+                "check.json": render.check_output(results, "json", interrupted),
                 "manifest.json": render.dumps(manifest),
             },
         )
@@ -120,7 +118,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         _progress(f"gemmreg: interrupted: {len(results)} finished cases kept, marked partial")
         return EXIT_INTERRUPTED
     code = checking.exit_code(results)
-    if not any(r.status != "skip" and r.kind != "refusal" for r in results):
+    if not any(r.status != "skip" and r.kind != REFUSAL for r in results):
         _error(f"nothing ran: {_why_nothing_ran(kernels, results)}")
         code = EXIT_FAILURE
     if args.strict:
@@ -129,23 +127,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     return code
 
 
-PARTIAL_CHECK_BANNER = "[PARTIAL: check interrupted; only the cases below finished]"
-
-
-def _check_output(results: Sequence[Any], fmt: str, interrupted: bool) -> str:
-    """The check table, marked partial after Ctrl-C (a ``partial`` key in JSON)."""
-    from gemmreg import render
-
-    text = render.check_table(results, fmt)
-    if fmt == "json":
-        return render.dumps({"partial": interrupted, **json.loads(text)})
-    return f"{PARTIAL_CHECK_BANNER}\n\n{text}" if interrupted else text
-
-
 def _why_nothing_ran(kernels: Sequence[Any], results: Sequence[Any]) -> str:
     if not kernels:
         return "no plugin loaded (see gemmreg list)"
-    reasons = dict.fromkeys(f"{r.kernel}: {r.reason}" for r in results if r.kind != "refusal")
+    reasons = dict.fromkeys(f"{r.kernel}: {r.reason}" for r in results if r.kind != REFUSAL)
     shown = "; ".join(list(reasons)[:3]) + ("; ..." if len(reasons) > 3 else "")
     return f"every case was skipped ({shown})"
 
@@ -159,47 +144,6 @@ def _sanitize_tools(value: str | None) -> tuple[str, ...]:
         return sanitizer.parse_tools(value)
     except sanitizer.UnknownToolError as error:
         raise UsageError(str(error)) from None
-
-
-def _sanitize(
-    kernels: Sequence[Any],
-    cases: Sequence[Any],
-    tools: Sequence[str],
-    out: Path | None,
-    manifest: dict[str, Any],
-    progress: Any,
-) -> list[Any]:
-    """The sanitizer pass: skipped, with the reason, where a tool cannot run."""
-    import tempfile
-
-    from gemmreg import backend, sanitizer, sanitizing
-
-    kind = backend.current().kind
-    reasons = {tool: sanitizer.unavailable_reason(tool, kind) for tool in tools}
-    for reason in dict.fromkeys(r for r in reasons.values() if r):
-        skipped = [t for t, r in reasons.items() if r == reason]
-        which = "" if len(skipped) == len(tools) else f" ({', '.join(skipped)})"
-        _progress(f"sanitizer pass skipped{which}: {reason}")
-    runnable = [t for t, r in reasons.items() if not r]
-    log_dir = Path(".")
-    if runnable:
-        if out is not None:
-            log_dir = out / "sanitizer"
-        else:
-            log_dir = Path(tempfile.mkdtemp(prefix="gemmreg-sanitize-"))
-        executable = sanitizer.locate()
-        _progress(f"sanitizer pass: {', '.join(runnable)}; raw logs in {log_dir}/")
-        if out is not None:
-            manifest["sanitizer"] = {
-                "tools": list(tools),
-                "executable": str(executable) if executable else None,
-                "version": sanitizer.version(executable) if executable else None,
-                "environment": sanitizer.NO_CACHING_ENV,
-                "command": sanitizer.command(
-                    executable or sanitizer.EXECUTABLE, "TOOL", Path("LOG")
-                ),
-            }
-    return sanitizing.run_pass(kernels, cases, tools, kind, log_dir, on_result=progress)
 
 
 def _write_evidence(directory: Path, files: dict[str, str]) -> None:

@@ -5,23 +5,24 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gemmreg import options as opt
 from gemmreg.options import UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-GPU_MAX_TIME_S = 3.0
-BENCH_MAX_TIME_S = 1.0
-"""A sweep times many points: a shorter cap keeps 5 processes x many shapes affordable."""
+
+if TYPE_CHECKING:
+    from gemmreg.records import DType, Layout
 
 
-def _dtypes(value: str | None, option: str = "--dtype") -> list[str]:
+def _dtypes(value: str | None, option: str = "--dtype") -> list[DType]:
     from gemmreg.records import DTYPES
 
     return opt.choices(value, DTYPES, "dtype", option)
 
 
-def _layouts(value: str | None) -> list[str]:
+def _layouts(value: str | None) -> list[Layout]:
     from gemmreg.records import LAYOUTS
 
     return opt.choices(value, LAYOUTS, "layout", "--layout")

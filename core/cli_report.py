@@ -6,16 +6,22 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
 
 from gemmreg import options as opt
 from gemmreg.cli_common import EXIT_FAILURE, EXIT_OK, _progress
-from gemmreg.cli_timing import _flag_shared
 from gemmreg.options import UsageError
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from gemmreg import regression, render, render_changes, render_compare, runs
+    from gemmreg import (
+        regression,
+        rejudging,
+        render,
+        render_changes,
+        render_compare,
+        runs,
+        sweeping,
+    )
 
     if len(args.runs) > 2:
         raise UsageError("report takes one run, or two to compare")
@@ -37,7 +43,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         if len(loaded) != 1:
             raise UsageError("report --margin judges one run again; give one run")
         manifest, reports, partial = loaded[0]
-        loaded = [(manifest, [_rejudge(r, args.margin / 100, manifest) for r in reports], partial)]
+        judged = [rejudging.rejudge(r, args.margin / 100) for r in reports]
+        loaded = [
+            (manifest, [sweeping.flag_shared(r, manifest, _progress) for r in judged], partial)
+        ]
         _progress(f"verdicts judged again from the recorded processes, margin +-{args.margin:g}%")
     if len(loaded) == 1:
         _, reports, partial = loaded[0]
@@ -63,32 +72,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             changes, args.format, before_manifest, after_manifest, threshold
         )
     )
-    partial = [c for c in changes if c.verdict == "no verdict" and "partial" in c.explanation]
-    if partial:
-        _progress(f"gemmreg: {len(partial)} point(s) are partial in a run: no verdict on them")
-    return EXIT_FAILURE if any(c.regression for c in changes) or partial else EXIT_OK
-
-
-def _rejudge(report: Any, margin: float, manifest: dict[str, Any]) -> Any:
-    """The saved run's verdicts again, from its per-process records, with
-    ``margin`` and the rules of this version: a user can ask what a run says
-    at another margin without timing again. A run saved before per-process
-    records existed keeps its verdicts, and says so."""
-    import attrs
-    from gemmreg import verdicts
-
-    if not report.records:
-        note = "not judged again: this run has no per-process records (saved before rounds)"
-        return attrs.evolve(
-            report,
-            verdicts=tuple(attrs.evolve(v, notes=(*v.notes, note)) for v in report.verdicts),
-        )
-    judged = verdicts.all_verdicts(
-        report.summaries, report.records, confidence=report.confidence, margin=margin
-    )
-    if report.partial:
-        judged = tuple(
-            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
-            for v in judged
-        )
-    return _flag_shared(attrs.evolve(report, verdicts=judged, margin=margin), manifest)
+    unjudged = [c for c in changes if c.verdict == "no verdict" and "partial" in c.explanation]
+    if unjudged:
+        _progress(f"gemmreg: {len(unjudged)} point(s) are partial in a run: no verdict on them")
+    return EXIT_FAILURE if any(c.regression for c in changes) or unjudged else EXIT_OK

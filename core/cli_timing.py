@@ -1,17 +1,17 @@
 """``gemmreg compare`` and ``bench``: the timing commands (``report`` reads
-their saved runs: :mod:`gemmreg.cli_report`)."""
+their saved runs: :mod:`gemmreg.cli_report`). Here the options are parsed
+and checked and the points decided; the timing and the saving are
+:mod:`gemmreg.sweeping`'s, the tables :mod:`gemmreg.render_compare`'s."""
 
 from __future__ import annotations
 
 import argparse
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from gemmreg import options as opt
 from gemmreg.cli_common import (
-    BENCH_MAX_TIME_S,
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -25,127 +25,72 @@ from gemmreg.options import UsageError, parse_shape, parse_shapes
 from gemmreg.tracing import trace
 
 
-class _Timing:
+def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False) -> Any:
     """The timing options (bounded by argparse) with the backend's defaults filled in."""
+    from gemmreg import timing_options
 
-    def __init__(self, args: argparse.Namespace, gpu: bool):
-        from gemmreg import comparing, stats
-
-        default = comparing.GPU_DEFAULT_PROCESSES if gpu else comparing.CPU_DEFAULT_PROCESSES
-        self.processes: int = args.processes if args.processes is not None else default
-        self.repeats: int | None = args.repeats
-        self.warmup: int | None = args.warmup
-        self.seed: int = args.seed if args.seed is not None else 20260719
-        self.max_time_s: float | None = args.max_time
-        self.margin: float = stats.DEFAULT_MARGIN if args.margin is None else args.margin / 100
-        self.task_timeout = _timeout(args.timeout)
-
-
-def _clock(info: Any) -> str:
-    if info.is_gpu:
-        return (
-            f"GPU events on {info.device_name}, L2 flushed before every sample; "
-            "clocks, power and throttle reasons read around every slot (NVML)"
-        )
-    return f"perf_counter on the CPU ({info.device_name}), no L2 flush, Triton interpreted"
-
-
-def _time_one(
-    kernels: Any,
-    problem: Any,
-    timing: _Timing,
-    info: Any,
-    label: str = "",
-    pool: Any = None,
-    while_starting: Any = None,
-    need: int = 1,
-) -> Any:
-    """Time ``kernels`` on one problem; ``need``: see :func:`gemmreg.comparing.run_compare`."""
-    from gemmreg import comparing
-
-    def progress(run: comparing.ProcessRun) -> None:
-        if run.median_ms is not None:
-            detail = (
-                f"median {run.median_ms:.4g} ms over {len(run.round_ms)} rounds, "
-                f"{run.samples} samples, {run.exposure_s:.2f} s exposed"
-            )
-        else:
-            detail = run.reason.splitlines()[0] if run.reason else ""
-        _progress(
-            f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
-        )
-
-    def cold_progress(cold: Any) -> None:
-        detail = cold.reason.splitlines()[0] if cold.reason else ""
-        if cold.prepare_s is not None and cold.first_call_s is not None:
-            detail = f"prepare {cold.prepare_s:.3g} s, first call {cold.first_call_s:.3g} s"
-        _progress(f"  {label}cold start: {cold.kernel}: {cold.status} {detail}".rstrip())
-
-    return comparing.run_compare(
-        kernels,
-        problem,
-        processes=timing.processes,
-        seed=timing.seed,
-        clock=_clock(info),
-        device_name=info.device_name,
-        repeats=timing.repeats,
-        warmup=timing.warmup,
-        max_time_s=timing.max_time_s,
-        margin=timing.margin,
-        gpu=info.is_gpu,
-        on_run=progress,
-        on_cold=cold_progress,
-        pool=pool,
-        cold=pool is None,
-        while_starting=while_starting,
-        need=need,
-        **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
+    return timing_options.timing_options(
+        gpu,
+        sweep=sweep,
+        processes=args.processes,
+        repeats=args.repeats,
+        warmup=args.warmup,
+        seed=args.seed,
+        max_time_s=args.max_time,
+        margin_pct=args.margin,
+        task_timeout=_timeout(args.timeout),
     )
 
 
+def _start_ahead(args: argparse.Namespace, cold: bool) -> Any:
+    """The command's workers, started before this process imports torch and
+    reads the plugins (:class:`gemmreg.worker_pool.Ahead`), or None."""
+    from gemmreg import backend, timing_options, worker_pool
+
+    if not worker_pool.starting_ahead():
+        return None
+    gpu = backend.gpu_likely()
+    default = timing_options.default_processes(gpu)
+    processes = args.processes if args.processes is not None else default
+    trace("starting workers ahead")
+    return worker_pool.start_ahead(args.names if cold else [], processes, gpu, cold=cold)
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
-    from gemmreg import backend, comparing, environment, preflight, registry, render_compare, runs
+    from gemmreg import backend, preflight, registry, render_compare, sweeping, timing_options
     from gemmreg.records import Problem
 
     _check_names("compare", args.names, 2)
     dtype = _dtypes(args.dtype)
     if len(dtype) != 1:
         raise UsageError("compare takes one --dtype")
-    info = backend.current()
-    if args.shape is not None:
-        shape = parse_shape(args.shape)
-    else:
-        shape = comparing.GPU_DEFAULT_SHAPE if info.is_gpu else comparing.CPU_DEFAULT_SHAPE
-    preflight.refuse_unfit([(shape, dtype[0])], info)
-    timing = _Timing(args, info.is_gpu)
-    kernels = registry.discover().select(args.names)
-    problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype[0])
-    preflight.require_runnable(kernels, [problem], 2, "compare")
-    if args.out is not None:
-        opt.writable_directory(args.out, "--out")
+    shape_given = parse_shape(args.shape) if args.shape is not None else None
+    ahead = _start_ahead(args, cold=True)
+    try:
+        info = backend.current()
+        shape = timing_options.default_shape(info.is_gpu) if shape_given is None else shape_given
+        preflight.refuse_unfit([(shape, dtype[0])], info)
+        timing = _timing(args, info.is_gpu)
+        kernels = registry.discover().select(args.names)
+        problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype[0])
+        preflight.require_runnable(kernels, [problem], 2, "compare")
+        if args.out is not None:
+            opt.writable_directory(args.out, "--out")
+    except BaseException:
+        if ahead is not None:
+            ahead.abandon()
+        raise
     _progress(
         f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} on {info.kind} "
         f"({info.device_name}): {timing.processes} processes"
     )
-
     trace("plugins discovered, options checked")
-    manifest: dict[str, Any] = {}
-
-    def take_manifest() -> None:  # while the workers start
-        manifest.update(environment.manifest(kernels, seed=timing.seed))
-        trace("manifest taken")
-
-    # A verdict is about a pair: with fewer than two kernels through their cold
-    # starts, nothing is timed (the survivor alone would answer no question).
-    report = _time_one(kernels, problem, timing, info, while_starting=take_manifest, need=2)
-    report = _flag_shared(report, manifest)
-    manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
-    trace("timing done, GPU state read")
+    report, manifest = sweeping.compare(kernels, problem, timing, info, _progress, ahead)
     print(render_compare.compare_table(report, args.format, manifest))
     if not report.partial and not any(s.status == "timed" for s in report.summaries):
         _error("nothing was timed: " + "; ".join(_why_untimed(report)))
     if args.out is not None:
-        runs.write_run(args.out, manifest, [report], report.partial)
+        sweeping.save(args.out, manifest, [report], report.partial)
         _progress(f"run saved to {args.out}/")
     if report.partial:
         return EXIT_INTERRUPTED
@@ -158,21 +103,6 @@ def _why_untimed(report: Any) -> list[str]:
     return [f"{s.kernel}: {s.status}: {s.reason.strip().splitlines()[0]}" for s in summaries]
 
 
-def _flag_shared(report: Any, manifest: dict[str, Any]) -> Any:
-    """A verdict taken beside another process on the GPU says so."""
-    import attrs
-    from gemmreg import environment
-
-    busy = environment.shared_gpu(manifest)
-    if not busy:
-        return report
-    _progress(f"warning: SHARED GPU: {busy}")
-    note = f"SHARED GPU: {busy}"
-    return attrs.evolve(
-        report, verdicts=tuple(attrs.evolve(v, notes=(*v.notes, note)) for v in report.verdicts)
-    )
-
-
 def _failed(reports: Sequence[Any]) -> bool:
     """A kernel that failed, crashed or hung, or a verdict that is INVALID."""
     return any(s.status not in ("timed", "skipped") for r in reports for s in r.summaries) or any(
@@ -183,7 +113,7 @@ def _failed(reports: Sequence[Any]) -> bool:
 def cmd_bench(args: argparse.Namespace) -> int:
     import datetime
 
-    from gemmreg import backend, environment, preflight, registry, runs, worker_pool
+    from gemmreg import backend, preflight, registry, render_compare, sweeping
     from gemmreg.records import Problem
 
     _check_names("bench", args.names, 1)
@@ -195,65 +125,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{len(shapes)} shapes x {len(dtypes)} dtypes make {len(points)} points; "
             f"bench takes at most {opt.MAX_SWEEP_POINTS}"
         )
-    info = backend.current()
-    preflight.refuse_unfit(points, info)
-    timing = _Timing(args, info.is_gpu)
-    if timing.max_time_s is None and info.is_gpu:
-        timing.max_time_s = BENCH_MAX_TIME_S
-    kernels = registry.discover().select(args.names)
-    problems = [Problem(m=s[0], n=s[1], k=s[2], dtype=d) for s, d in points]
-    preflight.require_runnable(kernels, problems, 1, "bench")
-    out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
-    opt.writable_directory(out, "--out")
-    reports: list[Any] = []
-    partial = False
-    # One pool of timing workers serves every point: their start-up is paid
-    # once, and overlaps the manifest's.
-    pool = worker_pool.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
-    pool.start()
+    ahead = _start_ahead(args, cold=False)
     try:
-        manifest = environment.manifest(kernels, seed=timing.seed, shapes=args.shape, dtypes=dtypes)
-        for index, problem in enumerate(problems, 1):
-            label = f"[{index}/{len(points)}] {problem.shape} {problem.dtype}: "
-            _progress(f"{label}timing {', '.join(args.names)}")
-            report = _flag_shared(_time_one(kernels, problem, timing, info, label, pool), manifest)
-            reports.append(report)
-            partial = report.partial
-            manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
-            runs.write_run(out, manifest, reports, partial=partial or index < len(points))
-            if partial:
-                break
-    finally:
-        pool.close()
-    _print_sweep(reports)
+        info = backend.current()
+        preflight.refuse_unfit(points, info)
+        timing = _timing(args, info.is_gpu, sweep=True)
+        kernels = registry.discover().select(args.names)
+        problems = [Problem(m=s[0], n=s[1], k=s[2], dtype=d) for s, d in points]
+        preflight.require_runnable(kernels, problems, 1, "bench")
+        out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
+        opt.writable_directory(out, "--out")
+    except BaseException:
+        if ahead is not None:
+            ahead.abandon()
+        raise
+    done = sweeping.sweep(
+        kernels, problems, timing, info, out, _progress, ahead, shapes=args.shape, dtypes=dtypes
+    )
+    print(render_compare.sweep_table(done.reports))
     _progress(f"run saved to {out}/")
-    if partial:
+    if done.partial:
         return EXIT_INTERRUPTED
-    return EXIT_FAILURE if _failed(reports) else EXIT_OK
-
-
-def _print_sweep(reports: Sequence[Any], fmt: str = "table") -> None:
-    from gemmreg import render, render_compare
-    from tabulate import tabulate
-
-    rows = [row for report in reports for row in render_compare.summary_rows(report)]
-    if fmt == "csv":
-        print(render_compare.csv_text(rows))
-        return
-    table = [
-        [
-            f"{r['m']}x{r['n']}x{r['k']}",
-            r["dtype"],
-            r["kernel"],
-            r["math"],
-            f"{r['center_ms']:.5g}" if r["center_ms"] else "-",
-            f"{r['low_ms']:.5g} to {r['high_ms']:.5g}" if r["low_ms"] else "-",
-            f"{r['tflops']:.4g}" if r["tflops"] else "-",
-            r["status"]
-            if r["status"] != "timed"
-            else ("launch-bound" if r["launch_bound"] else "ok"),
-        ]
-        for r in rows
-    ]
-    headers = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", "TFLOP/s", "notes"]
-    print(tabulate(table, headers=headers, tablefmt=render.TABLE_FORMATS.get(fmt, "simple")))
+    return EXIT_FAILURE if _failed(done.reports) else EXIT_OK

@@ -18,6 +18,7 @@ Every worker is started at once and waits for its turn
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -25,12 +26,15 @@ from typing import Any
 
 import attrs
 from gemmreg import isolation, rounds, stats, timeouts
-from gemmreg.availability import unavailable_reason, unsupported_reason
+from gemmreg.availability import unsupported_reason
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sessions import Session
 from gemmreg.summaries import summarize, tile_efficiency
+from gemmreg.task_results import RoundsResult
+from gemmreg.tasks import RoundsTask
 from gemmreg.timing import PREPARING
+from gemmreg.timing_options import policy_for
 from gemmreg.timing_records import (
     ColdStart,
     CompareReport,
@@ -42,6 +46,7 @@ from gemmreg.timing_records import (
 from gemmreg.tracing import trace
 from gemmreg.verdicts import all_verdicts
 from gemmreg.worker_pool import (
+    Ahead,
     Pool,
     _cold_env,
     _cold_starts,
@@ -58,14 +63,6 @@ __all__ = [
     "run_compare",
     "tile_efficiency",
 ]
-
-GPU_DEFAULT_PROCESSES = 5
-CPU_DEFAULT_PROCESSES = 3
-"""Independent processes: at least the seed's 3; 5 on a GPU by default."""
-GPU_DEFAULT_SHAPE = (512, 512, 512)
-CPU_DEFAULT_SHAPE = (128, 128, 128)
-"""On the CPU the Triton interpreter takes ~0.25 s per 128^3 call, so the
-default comparison finishes well inside a minute."""
 
 
 def run_compare(
@@ -89,6 +86,7 @@ def run_compare(
     while_starting: Callable[[], None] | None = None,
     need: int = 1,
     on_cold: Callable[[ColdStart], None] | None = None,
+    ahead: Ahead | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -102,29 +100,45 @@ def run_compare(
         to the problem (:mod:`gemmreg.timeouts`) and to the kernels a task holds.
     :param while_starting: called once, while the workers start (the caller's
         own set-up, such as the manifest, overlaps theirs).
+    :param ahead: workers the caller started before it read the plugins
+        (:func:`gemmreg.worker_pool.start_ahead`); run here, closed here.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
-    cap = rounds.HARD_CAP_FACTOR * (max_time_s or 3.0)
+    cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
     runs: list[ProcessRun] = []
     records: list[ProcessRecord] = []
     profiles: dict[str, Any] = {}
     colds: list[ColdStart] = []
     runnable: list[RegisteredKernel] = []
     for kernel in kernels:
-        reason = unavailable_reason(kernel.spec) or unsupported_reason(kernel.spec, problem)
+        reason = kernel.unavailable or unsupported_reason(kernel.spec, problem)
         if reason:
             runs.append(ProcessRun(kernel=kernel.name, process=0, status="skipped", reason=reason))
         else:
             runnable.append(kernel)
 
     partial = False
-    with tempfile.TemporaryDirectory(prefix="gemmreg-caches-") as tmp:
-        cache_root = Path(tmp)
+    with contextlib.ExitStack() as stack:
         own_pool = pool is None
-        cold_sessions = [Session(_cold_env(cache_root, k.name)) for k in runnable] if cold else []
+        if ahead is not None:
+            stack.callback(ahead.close)
+            cache_root = ahead.cache_root
+            cold_sessions = [ahead.take_cold(k.name) for k in runnable] if cold else []
+            pool = ahead.pool
+            pool.fit(processes, gpu)
+        else:
+            cache_root = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="gemmreg-caches-"))
+            )
+            cold_sessions = (
+                [Session(_cold_env(cache_root, k.name)) for k in runnable] if cold else []
+            )
         if pool is None:
             pool = Pool(size=processes, env=shared_cache_env(cache_root), gpu=gpu)
             pool.start()  # their start-up overlaps the cold sessions'
+        if ahead is not None:
+            for session in ahead.cold.values():  # started for kernels that are not timed
+                session.begin_close()
         try:
             if while_starting is not None:
                 while_starting()
@@ -151,17 +165,16 @@ def run_compare(
                             ProcessRun(kernel=name, process=process, status="skipped", reason=hung)
                         )
                     continue
-                task = {
-                    "kind": "rounds",
-                    "kernels": names,
-                    "problem": attrs.asdict(problem),
-                    "seed": seed,
-                    "order_seed": rounds.order_seed(problem.label, process, seed),
-                    "gpu": gpu,
-                    "repeats": repeats,
-                    "warmup": warmup,
-                    "max_time_s": max_time_s,
-                }
+                task = RoundsTask(
+                    kernels=names,
+                    problem=problem,
+                    seed=seed,
+                    order_seed=rounds.order_seed(problem.label, process, seed),
+                    gpu=gpu,
+                    repeats=repeats,
+                    warmup=warmup,
+                    max_time_s=max_time_s,
+                )
                 limit = task_timeout or len(names) * per_kernel + cap
                 outcome, session, rerun = _run_retrying(pool.get(process), task, limit, pool.fresh)
                 pool.sessions[process] = session
@@ -254,7 +267,7 @@ def _not_timed(
 def _from_outcome(
     names: Sequence[str], process: int, outcome: isolation.TaskOutcome
 ) -> tuple[list[ProcessRun], ProcessRecord]:
-    if outcome.status != "ok" or outcome.result is None:
+    if outcome.status != "ok" or not isinstance(outcome.result, RoundsResult):
         failed = [
             ProcessRun(kernel=n, process=process, status=outcome.status, reason=outcome.error)
             for n in names

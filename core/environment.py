@@ -15,7 +15,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,19 @@ COMMIT_ENV = "GEMMREG_GIT_COMMIT"
 """The commit measured, when the caller knows it better than git can: a copied
 tree (a GPU machine's copy, whose ``.git`` may be stale or absent) or a wheel.
 When set it wins over what ``git`` says in the working directory."""
+
+SWITCH_PREFIXES = ("GEMMREG_", "TRITON_", "TORCH_", "PYTORCH_")
+"""Environment variables that can choose what runs, recorded with their values
+in every manifest: gemmreg's own (plugins, device, caches), Triton's (its
+interpreter, its cache, its backend options) and torch's (its GEMM backends,
+TunableOp). Two evidence folders taken under different switches then say so.
+Only these: the rest of the environment is not ours to publish."""
+SWITCH_NAMES = ("NVIDIA_TF32_OVERRIDE",)
+"""Single variables outside those prefixes that change a GEMM's math
+(``NVIDIA_TF32_OVERRIDE=0`` turns TF32 off in cuBLAS whatever torch asks)."""
+SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "API_KEY")
+"""A switch whose name holds one of these is recorded as set, its value withheld."""
+WITHHELD = "(set; value withheld)"
 
 NVIDIA_SMI_FIELDS = (
     "name",
@@ -64,6 +77,13 @@ def torch_precision_flags() -> dict[str, Any]:
     from gemmreg import torch_state
 
     return torch_state.record(torch_state.current())
+
+
+def switches(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The :data:`SWITCH_PREFIXES` and :data:`SWITCH_NAMES` variables set, by name."""
+    env = os.environ if env is None else env
+    chosen = sorted(n for n in env if n.startswith(SWITCH_PREFIXES) or n in SWITCH_NAMES)
+    return {n: WITHHELD if any(w in n.upper() for w in SECRET_WORDS) else env[n] for n in chosen}
 
 
 def _run(command: list[str], cwd: Path | None = None) -> str:
@@ -142,6 +162,7 @@ def manifest(kernels: Iterable[RegisteredKernel], **extra: Any) -> dict[str, Any
         "device_name": info.device_name,
         "triton_interpreter": info.triton_interpreter,
         "TRITON_INTERPRET": os.environ.get("TRITON_INTERPRET", ""),
+        "switches": switches(),
         "precision_flags_pinned_in_workers": pin_torch_precision(),
         "plugins": {
             k.name: {"plugin": k.origin.plugin, "package": k.origin.package} for k in kernels

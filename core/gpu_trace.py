@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from gemmreg.declaration_checks import strings
 
 REASON_BITS: tuple[tuple[str, str, int], ...] = (
     ("gpu_idle", "GpuIdle", 0x1),
@@ -129,7 +130,7 @@ class Reading:
     """Active clocks-event reasons, sorted (see REASON_BITS)."""
     violations_ns: Mapping[str, int] = attrs.field(factory=dict, converter=_ints)
     """Cumulative NVML violation counters where supported, else {}."""
-    unreadable: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    unreadable: tuple[str, ...] = attrs.field(default=(), converter=strings)
     """Fields NVML refused in this reading ("power_w", "reasons", "violation:thermal")."""
 
     def to_dict(self) -> dict[str, Any]:

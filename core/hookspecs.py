@@ -11,47 +11,37 @@ and in ``my_package/plugin.py`` (gemmreg's own tests run this example)::
     import functools
 
     import gemmreg
+    import triton
+    import triton.language as tl
 
     BLOCK = 32
-    IEEE_FP32 = gemmreg.Tolerance(rtol=3e-5, atol=1e-6)
-    TF32 = gemmreg.Tolerance(
-        rtol=4e-3, atol=1e-6, why="TF32 keeps 10 of fp32's 23 mantissa bits: ~2^-9 per product"
-    )
 
 
-    @functools.cache
-    def _kernel():
-        import triton  # here, not at import: gemmreg decides the interpreter first
-        import triton.language as tl
-
-        @triton.jit
-        def matmul(a, b, c, m, n, k, sam, sak, sbk, sbn, scm, scn,
-                   BLOCK: tl.constexpr, PRECISION: tl.constexpr):
-            rm = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
-            rn = (tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
-            acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
-            for k0 in range(0, k, BLOCK):
-                rk = (k0 + tl.arange(0, BLOCK)).to(tl.int64)
-                x = tl.load(a + rm[:, None] * sam + rk[None, :] * sak,
-                            mask=(rm[:, None] < m) & (rk[None, :] < k), other=0.0)
-                y = tl.load(b + rk[:, None] * sbk + rn[None, :] * sbn,
-                            mask=(rk[:, None] < k) & (rn[None, :] < n), other=0.0)
-                acc += tl.dot(x, y, input_precision=PRECISION)
-            tl.store(c + rm[:, None] * scm + rn[None, :] * scn, acc.to(c.dtype.element_ty),
-                     mask=(rm[:, None] < m) & (rn[None, :] < n))
-
-        return matmul
+    @triton.jit  # at module level: importing gemmreg decided Triton's interpreter
+    def matmul(a, b, c, m, n, k, sam, sak, sbk, sbn, scm, scn,
+               BLOCK: tl.constexpr, PRECISION: tl.constexpr):
+        rm = (tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
+        rn = (tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)).to(tl.int64)
+        acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+        for k0 in range(0, k, BLOCK):
+            rk = (k0 + tl.arange(0, BLOCK)).to(tl.int64)
+            x = tl.load(a + rm[:, None] * sam + rk[None, :] * sak,
+                        mask=(rm[:, None] < m) & (rk[None, :] < k), other=0.0)
+            y = tl.load(b + rk[:, None] * sbk + rn[None, :] * sbn,
+                        mask=(rk[:, None] < k) & (rn[None, :] < n), other=0.0)
+            acc += tl.dot(x, y, input_precision=PRECISION)
+        tl.store(c + rm[:, None] * scm + rn[None, :] * scn, acc.to(c.dtype.element_ty),
+                 mask=(rm[:, None] < m) & (rn[None, :] < n))
 
 
     def prepare(caps, precision, problem: gemmreg.Problem) -> gemmreg.Launch:
         # Once per problem, outside any timing: refuse, compile, fix the grid.
         caps.require(problem)  # refuse, clearly, what is not declared
-        kernel = _kernel()
-        grid = (-(-problem.m // BLOCK), -(-problem.n // BLOCK))
-        m, n, k = problem.m, problem.n, problem.k
+        grid = (triton.cdiv(problem.m, BLOCK), triton.cdiv(problem.n, BLOCK))
+        m, n, k = problem.mnk
 
         def launch(a, b, out):  # enqueue out = a @ b: no allocation, no sync
-            kernel[grid](a, b, out, m, n, k, *a.stride(), *b.stride(), *out.stride(),
+            matmul[grid](a, b, out, m, n, k, *a.stride(), *b.stride(), *out.stride(),
                          BLOCK=BLOCK, PRECISION=precision)
 
         return launch
@@ -63,25 +53,24 @@ and in ``my_package/plugin.py`` (gemmreg's own tests run this example)::
         # declare the arithmetic that really runs here. fp32 tl.dot with 'tf32'
         # is TF32 on NVIDIA; the interpreter ignores it and multiplies in IEEE fp32.
         tf32 = gemmreg.where().triton_target == "cuda"
-        fp32 = gemmreg.Precision(math="tf32" if tf32 else "ieee_fp32",
-                                 detail="tl.dot input_precision='tf32'" if tf32 else "tl.dot")
+        precision = {
+            "fp32": gemmreg.Precision(math="tf32" if tf32 else "ieee_fp32",
+                                      detail="tl.dot input_precision='tf32'" if tf32 else "tl.dot"),
+            "fp16": gemmreg.Precision(math="fp16", detail="tl.dot, fp32 accumulator"),
+        }
         caps = gemmreg.Capabilities(
-            dtypes={"fp32", "fp16"},
-            backends={"cuda", "rocm", "cpu"},
-            precision={"fp32": fp32,
-                       "fp16": gemmreg.Precision(math="fp16", detail="tl.dot, fp32 accumulator")},
-            layouts={"rowmajor", "transposedA", "transposedB", "padded"},
+            precision=precision,  # the dtypes it runs: fp32 and fp16
+            layouts=gemmreg.LAYOUTS,  # strides, not shapes, address A, B and C
             triton=True,  # Triton's known limits come from the core
-        )
+        )  # backends: CUDA, ROCm and the CPU, the default
         register(gemmreg.KernelSpec(
             name="my_gemm",
             summary="Triton GEMM, 32x32 tiles",
             prepare=functools.partial(prepare, caps, "tf32" if tf32 else "ieee"),
             capabilities=caps,
-            tolerances={"fp32": TF32 if tf32 else IEEE_FP32,
-                        "fp16": gemmreg.Tolerance(rtol=2e-3, atol=1e-3)},
-            sources=(__file__,),  # hashed into every run's manifest
-        ))
+            # gemmreg's standard figure for the math declared: TF32's where it runs
+            tolerances=gemmreg.standard_tolerances(precision),
+        ))  # sources: the file defining prepare is hashed into every run's manifest
 
 Everything a plugin uses comes from ``gemmreg`` itself (``gemmreg.__all__``);
 its other modules are the core's own and change without notice.
@@ -89,7 +78,12 @@ its other modules are the core's own and change without notice.
 Rules the core relies on:
 
 - Importing the module must be cheap: compile kernels in ``prepare`` or on the
-  first launch, never at import.
+  first launch, never at import. A module-level ``@triton.jit`` compiles
+  nothing, and is decorated the right way: importing ``gemmreg`` turns Triton's
+  interpreter on where no GPU can be here, and where a GPU device node exists,
+  discovery decides, with torch, before it imports any plugin (a host with a
+  device node but no GPU torch can use runs ``GEMMREG_DEVICE=cpu`` to import
+  such a module itself, before discovery).
 - A plugin never times itself, prints pass/fail or chooses shapes.
 - Where the kernels run comes from :func:`gemmreg.where`, never from the
   environment: the backend, the device to allocate on, the GPU's name,

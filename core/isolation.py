@@ -23,10 +23,13 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
-import attrs
 from gemmreg import lifeline
+from gemmreg.task_wire import encode, read_outcome
+from gemmreg.tasks import Status as Status
+from gemmreg.tasks import Task
+from gemmreg.tasks import TaskOutcome as TaskOutcome  # re-exported: its home was here
 
 STARTUP_TIMEOUT_S = 300.0
 """Time a worker may take to import torch and discover plugins before its first task."""
@@ -38,20 +41,6 @@ WORKER_MODULE = "gemmreg.worker"
 TASK_MARKER = "--- gemmreg worker: task {} starts ---"
 """Written to the worker's log as each task starts: a crash quotes only the
 output of its own task, never what another plugin printed before it."""
-
-Status = Literal["ok", "error", "crashed", "timeout", "skipped"]
-
-
-@attrs.frozen(kw_only=True)
-class TaskOutcome:
-    status: Status
-    result: dict[str, Any] | None = None
-    error: str = ""
-    cause: int | None = None
-    """For ``skipped``: the index of the task that stopped the batch."""
-    skip_rule: str = ""
-    """For ``skipped``: why the batch stopped (:data:`AFTER_TIMEOUT`, or lost workers)."""
-
 
 AFTER_TIMEOUT = "an earlier case timed out"
 
@@ -113,7 +102,7 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
 
 
 def run_tasks(
-    tasks: Sequence[dict[str, Any]],
+    tasks: Sequence[Task],
     *,
     task_timeout: float | Sequence[float] = DEFAULT_TASK_TIMEOUT_S,
     startup_timeout: float = STARTUP_TIMEOUT_S,
@@ -186,7 +175,7 @@ def run_tasks(
 
 
 def _run_one_worker(
-    tasks: Sequence[dict[str, Any]],
+    tasks: Sequence[Task],
     remaining: list[int],
     settle: Callable[[int, TaskOutcome], None],
     limits: Sequence[float],
@@ -208,7 +197,8 @@ def _run_one_worker(
         proc = spawn_worker(prefix, worker_module, write_fd, log, env)
         assert proc.stdin is not None
         try:
-            proc.stdin.write(json.dumps({"tasks": [tasks[i] for i in remaining]}).encode())
+            batch = [encode(tasks[i]) for i in remaining]
+            proc.stdin.write(json.dumps({"tasks": batch}).encode())
             proc.stdin.close()
         except BrokenPipeError:
             pass
@@ -263,14 +253,8 @@ def _run_one_worker(
                         continue
                     current = None
                     settled.add(position)
-                    settle(
-                        remaining[position],
-                        TaskOutcome(
-                            status=event["status"],
-                            result=event.get("result"),
-                            error=event.get("error", ""),
-                        ),
-                    )
+                    index = remaining[position]
+                    settle(index, read_outcome(tasks[index], event))
                     deadline = time.monotonic() + limit_at(position + 1)
         except BaseException:
             _kill(proc)

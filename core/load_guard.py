@@ -49,7 +49,7 @@ class ExitCalled(BaseException):
 
 def load_timeout(env: Mapping[str, str]) -> float:
     """:data:`LOAD_TIMEOUT_S`, or the number in :data:`LOAD_TIMEOUT_ENV`."""
-    from gemmreg.options import UsageError
+    from gemmreg.bad_input import UsageError
 
     text = env.get(LOAD_TIMEOUT_ENV, "").strip()
     if not text:

@@ -25,7 +25,7 @@ import pluggy
 from gemmreg import capture, interrupts, load_guard, torch_state
 from gemmreg.hookspecs import PROJECT_NAME
 from gemmreg.records import KernelSpec, SpecError
-from gemmreg.registry import BLOCK_ENV, Origin, PluginIssue, RegisteredKernel, Registry
+from gemmreg.registry_records import BLOCK_ENV, Origin, PluginIssue, RegisteredKernel, Registry
 
 _hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 

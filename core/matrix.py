@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
 import attrs
+from gemmreg.inputs import DEFAULT_SEED
 from gemmreg.records import DTYPES, LAYOUTS, DType, KernelSpec, Layout, Problem
 
 Level = Literal["quick", "full"]
@@ -28,8 +29,6 @@ in [0, 1) (the seed's torch.rand), ``mixed`` magnitudes over several binades,
 plugin's own generator)."""
 VALUE_KINDS: tuple[ValueKind, ...] = get_args(ValueKind)
 
-DEFAULT_SEED = 20260719
-"""The seed chapter's seed."""
 EXTRA_SEEDS = (1, 2)
 """Further seeds the full matrix runs the tail shapes with."""
 
@@ -135,8 +134,8 @@ def build(
     tail shapes. ``full`` crosses shapes with layouts, adds seeds, larger
     shapes, and on a GPU the 2^31-offset case.
     """
-    other_layouts = [layout for layout in layouts if layout != "rowmajor"]
-    default_layout = ["rowmajor"] if "rowmajor" in layouts else []
+    other_layouts: list[Layout] = [layout for layout in layouts if layout != "rowmajor"]
+    default_layout: list[Layout] = ["rowmajor"] if "rowmajor" in layouts else []
     other_values: list[ValueKind] = [v for v in VALUE_KINDS if v != "normal"]
     mid = MID_SQUARE_GPU if gpu else MID_SQUARE_CPU
     base_shapes = [*SEED_EDGE_SHAPES, *TAIL_SHAPES, *SKINNY_SHAPES, (mid, mid, mid)]

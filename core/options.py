@@ -15,6 +15,9 @@ import re
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TypeVar
+
+from gemmreg.bad_input import UsageError as UsageError  # re-exported: its home for the options
 
 MAX_PROCESSES = 64
 """Independent timing processes run one after another: more than this is a
@@ -42,9 +45,7 @@ _DIMENSION = r"[ \t]*([0-9]+)[ \t]*"
 _SHAPE = re.compile(rf"{_DIMENSION}[xX]{_DIMENSION}[xX]{_DIMENSION}")
 _RANGE = re.compile(rf"{_DIMENSION}:{_DIMENSION}:{_DIMENSION}")
 
-
-class UsageError(Exception):
-    """Bad input from the user: reported in one line, exit code 2."""
+_Name = TypeVar("_Name", bound=str)
 
 
 def integer(option: str, low: int, high: int) -> Callable[[str], int]:
@@ -148,9 +149,10 @@ def parse_shapes(text: str) -> list[tuple[int, int, int]]:
     return shapes
 
 
-def choices(value: str | None, allowed: Sequence[str], what: str, option: str) -> list[str]:
+def choices(value: str | None, allowed: Sequence[_Name], what: str, option: str) -> list[_Name]:
     """A comma-separated option checked against ``allowed``; absent means all of
-    them, but an empty value is an error (it is never silently the default)."""
+    them, but an empty value is an error (it is never silently the default).
+    The names come back as ``allowed`` spells them (typed as its members)."""
     if value is None:
         return list(allowed)
     chosen = [v.strip() for v in value.split(",")]
@@ -165,7 +167,8 @@ def choices(value: str | None, allowed: Sequence[str], what: str, option: str) -
         )
     if len(set(chosen)) != len(chosen):
         raise UsageError(f"{option} {value!r} names a {what} twice")
-    return chosen
+    spelled: dict[str, _Name] = {name: name for name in allowed}
+    return [spelled[name] for name in chosen]
 
 
 def writable_directory(path: Path, option: str) -> None:

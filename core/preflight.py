@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from gemmreg.availability import unavailable_reason, unsupported_reason
+from gemmreg.availability import unsupported_reason
 from gemmreg.backend import BackendInfo
 from gemmreg.device_memory import memory_refusal
 from gemmreg.options import UsageError
@@ -27,7 +27,7 @@ def not_runnable(kernels: Sequence[RegisteredKernel], problem: Problem) -> dict[
     """Why each kernel that cannot time ``problem`` here cannot, by name."""
     reasons = {}
     for kernel in kernels:
-        reason = unavailable_reason(kernel.spec) or unsupported_reason(kernel.spec, problem)
+        reason = kernel.unavailable or unsupported_reason(kernel.spec, problem)
         if reason:
             reasons[kernel.name] = reason
     return reasons

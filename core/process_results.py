@@ -1,73 +1,86 @@
-"""One worker process's rounds result, read into typed records.
+"""One worker process's rounds result, as the records of a comparison.
 
-The worker sends plain JSON (it crosses a process boundary); this is the one
-place that turns it into :class:`ProcessRun` rows and a :class:`ProcessRecord`.
+The worker's :class:`~gemmreg.task_results.RoundsResult` arrives typed
+(:mod:`gemmreg.task_wire`); this turns it into :class:`ProcessRun` rows and a
+:class:`ProcessRecord`: the exposure and log-ratios of the rounds, and each
+kernel's figures.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from gemmreg import rounds, verdicts
 from gemmreg.rounds import Round
+from gemmreg.task_results import KernelTiming, RoundsResult
 from gemmreg.timing_records import ProcessRecord, ProcessRun
 
 
 def read_process(
-    names: Sequence[str], process: int, result: Mapping[str, Any]
+    names: Sequence[str], process: int, result: RoundsResult
 ) -> tuple[list[ProcessRun], ProcessRecord]:
-    taken = [Round.from_dict(r) for r in result.get("rounds", ())]
-    graphed = [Round.from_dict(r) for r in result.get("graph_rounds", ())]
+    taken, graphed = list(result.rounds), list(result.graph_rounds)
     exposure = rounds.exposure(taken, names)
-    kernels = result.get("kernels", {})
     runs = []
     for name in names:
-        k = kernels.get(name, {})
-        common: dict[str, Any] = {
-            "kernel": name,
-            "process": process,
-            "prepare_s": k.get("prepare_s"),
-            "first_call_s": k.get("first_call_s"),
-            "precheck": k.get("precheck"),
-            "postcheck": k.get("postcheck"),
-        }
-        status = k.get("status", "error")
-        if status != "ok":
-            reason = k.get("reason", "no result for this kernel")
-            runs.append(ProcessRun(**common, status=status, reason=reason))
+        k = result.kernels.get(name)
+        if k is None:
+            runs.append(_run(name, process, KernelTiming(), "error", "no result for this kernel"))
+            continue
+        if k.status != "ok":
+            runs.append(_run(name, process, k, k.status, k.reason))
             continue
         graph_ms = [r.slot_ms[name] for r in graphed if name in r.slot_ms]
         runs.append(
-            ProcessRun(
-                **common,
-                escaped=k.get("sync_escape") or "",
-                status="timed",
-                round_ms=tuple(k.get("round_ms", ())),
+            _run(
+                name,
+                process,
+                k,
+                "timed",
+                f"graph replay: {k.graph_error}" if k.graph_error else "",
+                escaped=k.sync_escape or "",
+                round_ms=k.round_ms,
                 samples=int(exposure[name]["samples"]),
                 exposure_s=exposure[name]["wall_s"],
                 graph_ms=sorted(graph_ms)[len(graph_ms) // 2] if graph_ms else None,
-                reason=f"graph replay: {k['graph_error']}" if k.get("graph_error") else "",
             )
         )
     timed = [r.kernel for r in runs if r.status == "timed"]
-    soak = result.get("soak", {})
+    soak = result.soak
     record = ProcessRecord(
         process=process,
         status="ok",
-        stop_reason=result.get("stop_reason", ""),
+        stop_reason=result.stop_reason,
         rounds=len(taken),
         dropped=tuple(r.dropped for r in taken if r.dropped),
-        soak_s=soak.get("s"),
-        soak_steady=soak.get("steady"),
-        monitor=result.get("monitor", ""),
+        soak_s=soak.s if soak is not None else None,
+        soak_steady=soak.steady if soak is not None else None,
+        monitor=result.monitor,
         clock_trace=_clock_trace(taken),
         log_ratios=verdicts.process_log_ratios(
             timed, {"end-to-end": taken, "graph replay": graphed}
         ),
-        placements=max((k.get("placements", 1) for k in kernels.values()), default=None),
+        placements=max((k.placements for k in result.kernels.values()), default=None),
     )
     return runs, record
+
+
+def _run(
+    name: str, process: int, k: KernelTiming, status: str, reason: str, **figures: Any
+) -> ProcessRun:
+    """The run of one kernel: its first call and checks as the process saw them."""
+    return ProcessRun(
+        kernel=name,
+        process=process,
+        status=status,
+        reason=reason,
+        prepare_s=k.prepare_s,
+        first_call_s=k.first_call_s,
+        precheck=k.precheck.recorded() if k.precheck is not None else None,
+        postcheck=k.postcheck.recorded() if k.postcheck is not None else None,
+        **figures,
+    )
 
 
 def _clock_trace(taken: Sequence[Round]) -> dict[str, Any]:

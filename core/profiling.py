@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
 
 from gemmreg import backend
 from gemmreg.records import KernelSpec, Problem
+from gemmreg.task_results import KernelProfile, ProfileResult
 from gemmreg.timing import _Kernel, _prepare
 
 
@@ -18,7 +18,7 @@ def device_profiles(
     problem: Problem,
     seed: int,
     note: Callable[[str], None] = lambda text: None,
-) -> dict[str, Any]:
+) -> ProfileResult:
     """Each kernel's device work per call, from CUPTI, in a process of its own.
 
     Every kernel is prepared and called first, and only then is CUPTI set up
@@ -31,17 +31,17 @@ def device_profiles(
 
     device = backend.current().device
     ready = []
-    out: dict[str, Any] = {}
+    out: dict[str, KernelProfile] = {}
     for name, spec in specs.items():
-        kernel = _Kernel(name=name, spec=spec, result={})
+        kernel = _Kernel(name=name, spec=spec)
         note(f"preparing {name} for its device profile")
         try:
             if _prepare(kernel, problem, seed, device):
                 ready.append(kernel)
             else:
-                out[name] = {"profile_unavailable": kernel.result["reason"]}
+                out[name] = KernelProfile(unavailable=kernel.result.reason)
         except Exception as error:
-            out[name] = {"profile_unavailable": f"{type(error).__name__}: {error}"}
+            out[name] = KernelProfile(unavailable=f"{type(error).__name__}: {error}")
     for kernel in ready:
         note(f"profiling {kernel.name}'s device work")
         calls = device_activity.calls_for_budget(
@@ -52,10 +52,10 @@ def device_profiles(
         )
         profile = device_activity.profile_calls(kernel.call, calls)
         if isinstance(profile, str):
-            out[kernel.name] = {"profile_unavailable": profile}
+            out[kernel.name] = KernelProfile(unavailable=profile)
         else:
-            out[kernel.name] = {"profile": profile.to_dict()}
-    return out
+            out[kernel.name] = KernelProfile(profile=profile)
+    return ProfileResult(kernels=out)
 
 
 def _one_call_s(call: Callable[[], None]) -> float:

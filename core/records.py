@@ -19,11 +19,18 @@ from gemmreg.declaration_checks import (
     _capability_set,
     _fail,
     _member_of,
-    _non_negative_float,
     _optional_callable,
     _positive,
     _required_callable,
+    by_name,
+    check_precision_mapping,
+    defining_file,
+    name_set,
+    strings,
 )
+from gemmreg.tolerance_bounds import LOOSE_RTOL as LOOSE_RTOL  # re-exported: was defined here
+from gemmreg.tolerance_bounds import Tolerance as Tolerance  # re-exported: its home for users
+from gemmreg.tolerance_bounds import check_tolerances
 
 if TYPE_CHECKING:
     import torch
@@ -86,12 +93,6 @@ Availability = Callable[[], "str | None"]
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 
-# Above these bounds (in units of |A|@|B|) a tolerance is loose for its dtype,
-# and the declaration must say why. They sit a little above what a K=4096 dot
-# product accumulated in fp32 typically reaches for each input type.
-LOOSE_RTOL: Mapping[DType, float] = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 2e-2}
-
-
 # ---------------------------------------------------------------------------
 # The problem
 # ---------------------------------------------------------------------------
@@ -113,6 +114,11 @@ class Problem:
         return f"{self.m}x{self.n}x{self.k}"
 
     @property
+    def mnk(self) -> tuple[int, int, int]:
+        """``(m, n, k)``, in the order kernels usually take them."""
+        return (self.m, self.n, self.k)
+
+    @property
     def flops(self) -> int:
         """Algorithmic work, 2MNK: one multiply and one add per term."""
         return 2 * self.m * self.n * self.k
@@ -125,22 +131,6 @@ class Problem:
 # ---------------------------------------------------------------------------
 # What a plugin declares
 # ---------------------------------------------------------------------------
-
-
-@attrs.frozen(kw_only=True)
-class Tolerance:
-    """How close counts as correct, for one dtype.
-
-    An element of C passes when ``|C - ref| <= atol + rtol * (|A| @ |B|)``, with
-    ``ref`` computed in float64 from the same, already-cast inputs. Scaling by
-    ``|A| @ |B|`` (rather than by ``|ref|``) keeps the bound meaningful where
-    signed inputs cancel and C is near zero.
-    """
-
-    rtol: float = attrs.field(validator=_non_negative_float)
-    atol: float = attrs.field(default=0.0, validator=_non_negative_float)
-    why: str = ""
-    """Where the figure comes from. Required when ``rtol`` is loose for its dtype."""
 
 
 @attrs.frozen(kw_only=True)
@@ -166,16 +156,23 @@ class Capabilities:
     outside them is reported as *skipped (reason)*, never as a failure.
     """
 
-    dtypes: frozenset[DType] = attrs.field(converter=frozenset, validator=_capability_set(DTYPES))
-    backends: frozenset[Backend] = attrs.field(
-        converter=frozenset, validator=_capability_set(BACKENDS)
-    )
-    precision: Mapping[DType, Precision] = attrs.field(converter=dict)
+    precision: Mapping[DType, Precision] = attrs.field(converter=by_name)
     """The math really used per dtype, for example
     ``{"fp32": Precision(math="tf32", detail="tl.dot default on NVIDIA")}``. It is
     printed beside every figure, so unlike precisions are never compared silently."""
+    dtypes: frozenset[DType] = attrs.field(
+        default=attrs.Factory(lambda self: frozenset(self.precision), takes_self=True),
+        converter=name_set,
+        validator=_capability_set(DTYPES),
+    )
+    """The dtypes the kernel runs; by default, those it states a precision for."""
+    backends: frozenset[Backend] = attrs.field(
+        default=frozenset(BACKENDS), converter=name_set, validator=_capability_set(BACKENDS)
+    )
+    """Where the kernel runs; by default everywhere (CUDA, ROCm, the CPU), with
+    ``KernelSpec.available`` saying why not on a machine where it cannot."""
     layouts: frozenset[Layout] = attrs.field(
-        default=frozenset({"rowmajor"}), converter=frozenset, validator=_capability_set(LAYOUTS)
+        default=frozenset({"rowmajor"}), converter=name_set, validator=_capability_set(LAYOUTS)
     )
     max_dim: int | None = attrs.field(default=None)
     """Largest M, N or K the kernel accepts (for example, 32-bit size arguments)."""
@@ -193,12 +190,7 @@ class Capabilities:
 
     @precision.validator
     def _check_precision(self, attribute: attrs.Attribute, value: dict) -> None:
-        missing = sorted(set(self.dtypes) - set(value))
-        if missing:
-            raise _fail(self, attribute, f"no precision stated for declared dtypes {missing}")
-        for dtype, precision in value.items():
-            if not isinstance(precision, Precision):
-                raise _fail(self, attribute, f"precision for {dtype!r} must be a gemmreg.Precision")
+        check_precision_mapping(self, attribute, value, self.dtypes, DTYPES, Precision)
 
     @tile.validator
     def _check_tile(self, attribute: attrs.Attribute, value: tuple[int, int, int] | None) -> None:
@@ -263,14 +255,22 @@ class KernelSpec:
     """One line for ``gemmreg list``."""
     prepare: Prepare = attrs.field(validator=_required_callable)
     capabilities: Capabilities = attrs.field()
-    tolerances: Mapping[DType, Tolerance] = attrs.field(converter=dict)
-    """One tolerance per declared dtype."""
+    tolerances: Mapping[DType, Tolerance] = attrs.field(
+        converter=by_name, validator=check_tolerances
+    )
+    """One tolerance per declared dtype (bounds: :mod:`gemmreg.tolerance_bounds`)."""
     make_inputs: InputGenerator | None = attrs.field(default=None, validator=_optional_callable)
-    """None means the core's default generator (``gemmreg.normal_inputs``)."""
+    """None means the core's default generator (``gemmreg.normal_inputs``;
+    :func:`gemmreg.inputs.generator_name` names whichever is used)."""
     available: Availability = attrs.field(default=_always_available, validator=_required_callable)
     """Checked lazily, on the machine that will run the kernel."""
-    sources: tuple[str, ...] = attrs.field(default=(), converter=tuple)
-    """Paths of the kernel's source files, hashed into every run's manifest."""
+    sources: tuple[str, ...] = attrs.field(
+        default=attrs.Factory(lambda self: defining_file(self.prepare), takes_self=True),
+        converter=strings,
+    )
+    """Paths of the kernel's source files, hashed into every run's manifest; by
+    default, the file that defines ``prepare``. Name them all where the kernel
+    lives in other files too (a ``.hip`` source, a module of kernels)."""
     vendor_library: bool = False
     """True for a vendor library (cuBLAS, hipBLAS...): the core flags any kernel
     that claims to beat one by more than ``SUSPICIOUS_SPEEDUP``."""
@@ -291,34 +291,6 @@ class KernelSpec:
     def _check_capabilities(self, attribute: attrs.Attribute, value: Any) -> None:
         if not isinstance(value, Capabilities):
             raise _fail(self, attribute, f"must be a Capabilities, got {type(value).__name__}")
-
-    @tolerances.validator
-    def _check_tolerances(self, attribute: attrs.Attribute, value: dict) -> None:
-        if not isinstance(self.capabilities, Capabilities):
-            return
-        missing = sorted(set(self.capabilities.dtypes) - set(value))
-        if missing:
-            raise _fail(self, attribute, f"no tolerance for declared dtypes {missing}")
-        for dtype, tolerance in value.items():
-            if dtype not in DTYPES:
-                raise _fail(self, attribute, f"unknown dtype {dtype!r}")
-            if not isinstance(tolerance, Tolerance):
-                raise _fail(self, attribute, f"{dtype}: must be a Tolerance")
-            if tolerance.rtol > LOOSE_RTOL[dtype] and not tolerance.why.strip():
-                raise _fail(
-                    self,
-                    attribute,
-                    f"{dtype}: rtol {tolerance.rtol:g} is loose (> {LOOSE_RTOL[dtype]:g}); "
-                    "say why in Tolerance(why=...)",
-                )
-
-    @property
-    def generator_name(self) -> str:
-        """A stable name for the input generator, shown beside timing figures."""
-        from gemmreg.inputs import default_generator
-
-        fn = self.make_inputs or default_generator()
-        return f"{fn.__module__}.{getattr(fn, '__qualname__', repr(fn))}"
 
     def tolerance_for(self, dtype: DType) -> Tolerance:
         return self.tolerances[dtype]

@@ -21,10 +21,9 @@ Such a case is an ERROR (:class:`NotARefusal`), never a pass.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gemmreg import backend
 from gemmreg.records import KernelSpec, Problem
+from gemmreg.task_results import RefusalResult
 
 DEVICE_FAULT_TYPES = frozenset({"AcceleratorError", "OutOfMemoryError", "CudaError", "HipError"})
 """Exception class names (anywhere in the exception's class hierarchy) that
@@ -89,7 +88,7 @@ def not_a_refusal(error: Exception, device_usable: bool) -> str:
     return ""
 
 
-def refusal_case(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
+def refusal_case(spec: KernelSpec, problem: Problem) -> RefusalResult:
     """Hand the kernel a problem it does not declare: it must raise, clearly.
 
     A kernel that silently computes something for a dtype or layout it never
@@ -102,11 +101,11 @@ def refusal_case(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
     verdict = _refusal(spec, problem)
     found = torch_state.changes(expected)
     if found:
-        return {"passed": False, "reason": str(torch_state.StateChanged(found))}
+        return RefusalResult(passed=False, reason=str(torch_state.StateChanged(found)))
     return verdict
 
 
-def _refusal(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
+def _refusal(spec: KernelSpec, problem: Problem) -> RefusalResult:
     from gemmreg.verification import GuardedOutput, make_operands
 
     device = backend.current().device
@@ -122,10 +121,12 @@ def _refusal(spec: KernelSpec, problem: Problem) -> dict[str, Any]:
             raise NotARefusal(fault) from error
         message = str(error).strip()
         if not message:
-            return {"passed": False, "reason": f"raised {type(error).__name__} with no message"}
-        return {"passed": True, "reason": f"refused: {type(error).__name__}: {message}"}
-    return {
-        "passed": False,
-        "reason": f"accepted a problem outside the declared capabilities ({problem.label}) "
+            return RefusalResult(
+                passed=False, reason=f"raised {type(error).__name__} with no message"
+            )
+        return RefusalResult(passed=True, reason=f"refused: {type(error).__name__}: {message}")
+    return RefusalResult(
+        passed=False,
+        reason=f"accepted a problem outside the declared capabilities ({problem.label}) "
         "without raising",
-    }
+    )

@@ -6,7 +6,8 @@ kernel is judged on the log of its process medians with a Welch interval
 **regression** is a significant slowdown (the interval of before/after lies
 below 1) whose size exceeds the threshold. A run too noisy to resolve a
 change of the threshold's size gets a noise warning instead of a verdict,
-and a point that is partial in either run gets no verdict at all.
+and a point that is partial in either run, or that ran under Triton's
+interpreter in one run and natively in the other, gets no verdict at all.
 """
 
 from __future__ import annotations
@@ -63,6 +64,15 @@ def judge_change(
     if old.status != "timed" or new.status != "timed":
         missing = "before" if old.status != "timed" else "after"
         return "no verdict", None, None, f"{missing} has no timing"
+    if old.execution != new.execution:
+        how = {"interpreted": "under Triton's interpreter", "native": "natively"}
+        return (
+            "no verdict",
+            None,
+            None,
+            f"UNLIKE EXECUTION: before ran {how[old.execution]}, after {how[new.execution]}: "
+            "the change says nothing about the kernel",
+        )
     interval = stats.welch(
         [math.log(v) for v in old.process_medians_ms],
         [math.log(v) for v in new.process_medians_ms],

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-import attrs
-from gemmreg.availability import unavailable_reason
+from gemmreg.check_files import CHECK_SCHEMA
 from gemmreg.checking import CaseResult
+from gemmreg.inputs import generator_name
+from gemmreg.records import DTYPES, Tolerance
 from gemmreg.registry import Registry
+from gemmreg.serialization import document
+from gemmreg.serialization import dumps as dumps  # re-exported: callers write through render
+from gemmreg.serialization import to_jsonable as to_jsonable
+from gemmreg.serialization import write_atomically as write_atomically
+from gemmreg.task_kinds import REFUSAL, SANITIZE
 from tabulate import tabulate
 
 TABLE_FORMATS = {"table": "simple", "markdown": "github"}
@@ -27,39 +30,6 @@ def _fmt(value: float | None, digits: int = 4) -> str:
     return f"{value:.{digits}g}"
 
 
-def to_jsonable(value: Any) -> Any:
-    if attrs.has(type(value)):
-        return to_jsonable(attrs.asdict(value, recurse=False))
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        items = sorted(value) if isinstance(value, (set, frozenset)) else value
-        return [to_jsonable(v) for v in items]
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-def dumps(value: Any) -> str:
-    return json.dumps(to_jsonable(value), indent=2, sort_keys=False)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and a rename, so a crash never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; evidence is for sharing
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 # ---------------------------------------------------------------------------
 # gemmreg list
 # ---------------------------------------------------------------------------
@@ -71,7 +41,7 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
         kernel = registry.kernels[name]
         spec = kernel.spec
         caps = spec.capabilities
-        reason = unavailable_reason(spec)
+        reason = kernel.unavailable
         rows.append(
             {
                 "name": name,
@@ -86,7 +56,7 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
                     d: {"rtol": t.rtol, "atol": t.atol, "why": t.why}
                     for d, t in sorted(spec.tolerances.items())
                 },
-                "input_generator": spec.generator_name,
+                "input_generator": generator_name(spec),
                 "available": reason is None,
                 "unavailable_reason": reason or "",
                 "output": registry.output.get(kernel.origin.plugin, ""),
@@ -174,10 +144,10 @@ def check_counts(results: Sequence[CaseResult]) -> dict[str, int]:
 
 def check_table(results: Sequence[CaseResult], fmt: str) -> str:
     if fmt == "json":
-        return dumps({"counts": check_counts(results), "cases": results})
+        return document(CHECK_SCHEMA, {"counts": check_counts(results), "cases": results})
     table = []
     skipped: dict[tuple[str, str], int] = {}
-    dtype_order = {d: i for i, d in enumerate(("fp32", "fp16", "bf16"))}
+    dtype_order = {d: i for i, d in enumerate(DTYPES)}
     results = sorted(
         results,
         key=lambda r: (
@@ -188,7 +158,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             r.problem.m * r.problem.n * r.problem.k,
         ),
     )
-    sanitized = any(r.kind == "sanitize" for r in results)
+    sanitized = any(r.kind == SANITIZE for r in results)
     for result in results:
         if result.status == "skip":  # one row per kernel and reason, not per case
             key = (result.kernel, result.reason)
@@ -199,7 +169,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             result.kernel,
             result.id.removeprefix(result.kernel + "-"),
             result.status.upper() if result.status != "pass" else "pass",
-            _fmt(comparison.get("max_error"), 3),
+            _fmt(comparison.get("max_error"), 3) + tolerance_note(result.tolerance),
         ]
         if sanitized:
             row.append(result.sanitizer.describe() if result.sanitizer is not None else "-")
@@ -224,7 +194,34 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             maxcolwidths=widths,
         )
         + f"\n\n{summary}"
+        + "".join(f"\n{'- ' * (fmt == 'markdown')}{line}" for line in tolerance_reasons(results))
     )
+
+
+PARTIAL_CHECK_BANNER = "[PARTIAL: check interrupted; only the cases below finished]"
+
+
+def check_output(results: Sequence[Any], fmt: str, interrupted: bool) -> str:
+    """The check table, marked partial after Ctrl-C (a ``partial`` key in JSON)."""
+    text = check_table(results, fmt)
+    if fmt == "json":
+        return dumps({"partial": interrupted, **json.loads(text)})
+    return f"{PARTIAL_CHECK_BANNER}\n\n{text}" if interrupted else text
+
+
+def tolerance_note(tolerance: Tolerance | None) -> str:
+    """`` (tol 0.125)`` after an error: the bound it was held to (its rtol, in
+    the error's own units of |A|@|B|, plus any absolute part)."""
+    if tolerance is None:
+        return ""
+    absolute = f" + {tolerance.atol:.3g} abs" if tolerance.atol else ""
+    return f" (tol {tolerance.rtol:.3g}{absolute})"
+
+
+def tolerance_reasons(results: Sequence[CaseResult]) -> list[str]:
+    """Why each tolerance that says why is what it is: once per plugin and dtype."""
+    reasons = {(r.kernel, r.problem.dtype): t.why for r in results if (t := r.tolerance) and t.why}
+    return [f"tolerance {kernel} {dtype}: {why}" for (kernel, dtype), why in reasons.items()]
 
 
 def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
@@ -235,9 +232,9 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
 
     groups: dict[tuple[str, str], list[CaseResult]] = {}
     for r in results:
-        if r.status == "skip" or r.kind == "refusal":
+        if r.status == "skip" or r.kind == REFUSAL:
             continue
-        check = r.tool if r.kind == "sanitize" else "values (no sanitizer)"
+        check = r.tool if r.kind == SANITIZE else "values (no sanitizer)"
         groups.setdefault((r.kernel, check), []).append(r)
     table = []
     for (kernel, check), rows in groups.items():
@@ -273,9 +270,9 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
 def case_detail(result: CaseResult) -> str:
     """One line of evidence for a case: the reason and the first bad elements."""
     comparison = result.comparison or {}
-    if result.kind == "refusal":
+    if result.kind == REFUSAL:
         return result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
-    if result.kind == "sanitize" and comparison:
+    if result.kind == SANITIZE and comparison:
         # The sanitizer's own verdict has its column: this one is the values'.
         if comparison.get("passed"):
             return f"values: {comparison.get('total', '?')} elements within tolerance"
@@ -292,8 +289,3 @@ def _first_bad(comparison: dict[str, Any]) -> str:
         return ""
     shown = "; ".join(f"[{i},{j}] got {g:.6g} want {w:.6g}" for i, j, g, w in bad[:3])
     return f"; first bad: {shown}"
-
-
-# ---------------------------------------------------------------------------
-# gemmreg compare / bench
-# ---------------------------------------------------------------------------

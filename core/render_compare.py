@@ -9,9 +9,9 @@ import io
 from collections.abc import Sequence
 from typing import Any
 
-from gemmreg import stats
-from gemmreg.render import TABLE_FORMATS, _fmt, dumps
-from gemmreg.round_loops import GRAPH_MAX_CALL_MS
+from gemmreg import round_loops, rounds, stats, summaries
+from gemmreg.records import Tolerance
+from gemmreg.render import TABLE_FORMATS, _fmt, dumps, tolerance_note
 from gemmreg.timing_records import CompareReport, KernelSummary, Verdict
 from tabulate import tabulate
 
@@ -25,6 +25,7 @@ SUMMARY_COLUMNS = (
     "package",
     "precision",
     "math",
+    "execution",
     "status",
     "center_ms",
     "low_ms",
@@ -44,10 +45,27 @@ SUMMARY_COLUMNS = (
     "samples",
     "exposure_s",
     "max_error",
+    "rtol",
+    "atol",
     "invalid",
     "flags",
     "reason",
 )
+
+
+REPORT_FILES = {"report.txt": "table", "report.md": "markdown"}
+"""The saved tables of a run, and their formats."""
+
+
+def run_views(reports: Sequence[CompareReport], partial: bool) -> dict[str, str]:
+    """The human views saved beside a run (:func:`gemmreg.runs.write_run`)."""
+    rows = [row for report in reports for row in summary_rows(report)]
+    banner = "[PARTIAL: interrupted before the last point]\n\n" if partial else ""
+    tables = {name: [compare_table(r, fmt) for r in reports] for name, fmt in REPORT_FILES.items()}
+    return {
+        "summary.csv": csv_text(rows),
+        **{name: banner + "\n\n".join(text) for name, text in tables.items()},
+    }
 
 
 def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
@@ -151,23 +169,29 @@ def _row(s: KernelSummary) -> list[str]:
         _fmt(s.device_kernel_ms, 4),
         _fmt(s.launches_per_call, 3),
         _start(s),
-        _fmt(s.max_error, 2),
+        _fmt(s.max_error, 2) + _tolerance(s),
         "; ".join(notes) or "ok",
     ]
 
 
+def _tolerance(s: KernelSummary) -> str:
+    if s.rtol is None:  # a run saved before the tolerance was kept
+        return ""
+    return tolerance_note(Tolerance(rtol=s.rtol, atol=s.atol or 0.0, why=s.tolerance_why))
+
+
 def _protocol(report: CompareReport) -> str:
-    rounds = (
+    how_many = (
         f"{report.repeats} rounds"
         if report.repeats
-        else "rounds until every pair is known to +-0.5% (capped)"
+        else f"rounds until every pair is known to +-{rounds.TARGET_HALFWIDTH:.1%} (capped)"
     )
     dropped = sum(len(r.dropped) for r in report.records)
     taken = sum(r.rounds for r in report.records)
     drops = f", {dropped} of {taken} rounds dropped (throttled)" if dropped else ""
     placed = max((r.placements or 1 for r in report.records), default=1)
     where = f", operands in {placed} placements rotated across rounds" if placed > 1 else ""
-    return f"{report.processes} processes, interleaved equal-exposure {rounds}{where}{drops}"
+    return f"{report.processes} processes, interleaved equal-exposure {how_many}{where}{drops}"
 
 
 def verdict_lines(report: CompareReport) -> list[str]:
@@ -232,14 +256,43 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "median ms: median of the process medians (each the median of the kernel's round figures);",
         "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
         "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay",
-        f"(not taken when a call lasts over {GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
+        f"(not taken when a call lasts over {round_loops.GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
+        f"launch-bound: a median under {summaries.LAUNCH_BOUND_MAX_MS:g} ms whose graph ms is under "
+        f"{summaries.LAUNCH_BOUND_RATIO:.0%} of it;",
         "device ms and launches: device work per call and its launches, from CUPTI;",
         "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
-        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks.",
+        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",
         "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
         f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
         "excludes 1), else FASTER/SLOWER when it excludes 1, else INCONCLUSIVE; INVALID when a",
-        "kernel's work escaped its timed interval or it ran above peak.",
+        "kernel's work escaped its timed interval or it ran above peak; NO VERDICT when a kernel",
+        "has no timing, or one ran under Triton's interpreter and the other natively.",
         "",
     ]
     return "\n".join(lines + verdict_lines(report))
+
+
+SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", "TFLOP/s", "notes"]
+
+
+def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
+    """A sweep at a glance: one line per point and kernel (``bench``)."""
+    rows = [row for report in reports for row in summary_rows(report)]
+    if fmt == "csv":
+        return csv_text(rows)
+    table = [
+        [
+            f"{r['m']}x{r['n']}x{r['k']}",
+            r["dtype"],
+            r["kernel"],
+            r["math"],
+            f"{r['center_ms']:.5g}" if r["center_ms"] else "-",
+            f"{r['low_ms']:.5g} to {r['high_ms']:.5g}" if r["low_ms"] else "-",
+            f"{r['tflops']:.4g}" if r["tflops"] else "-",
+            r["status"]
+            if r["status"] != "timed"
+            else ("launch-bound" if r["launch_bound"] else "ok"),
+        ]
+        for r in rows
+    ]
+    return tabulate(table, headers=SWEEP_HEADERS, tablefmt=TABLE_FORMATS.get(fmt, "simple"))

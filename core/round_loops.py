@@ -16,9 +16,14 @@ from gemmreg import rounds, torch_state
 from gemmreg.clocks import Graph
 from gemmreg.rounds import Round
 
-SOAK_WINDOW_S = 1.0
-"""Heat soak ends once the SM clock's level held over this many seconds (the
-H200 settles within about a second of full bf16 load; gemmreg.gpu_trace)."""
+SOAK_WINDOW_S = 0.5
+"""Heat soak ends once the SM clock's level held over this many seconds
+(gemmreg.gpu_trace). On the H200's recorded heat-up under full bf16 load
+(tests/fixtures/nvml/recorded/bf16_8192_heatup.json) the clock falls from
+1980 to about 1515 MHz within 0.2 s and then drifts a few percent over many
+seconds, which no window of a second catches: a 0.5 s window ends the soak
+at 0.57 s at 1515 MHz, a 1 s window at 1.05 s at 1507 MHz. Every process of
+a comparison soaks, so the shorter window saves half a second each."""
 SLOT_BATCHES = 4
 """A slot's samples are queued in about this many batches, each read after one
 synchronisation: few enough to keep the GPU busy, enough to end the slot on time."""
@@ -155,7 +160,7 @@ def take_rounds(
 
 def per_call_ms(kernel: Any) -> float:
     """A kernel's typical call, from its rounds (a guess when all were dropped)."""
-    return float(statistics.median(kernel.result.get("round_ms") or [GRAPH_FALLBACK_MS]))
+    return float(statistics.median(kernel.result.round_ms or [GRAPH_FALLBACK_MS]))
 
 
 def graph_rounds(kernels: list[Any], policy: Any, seed: int) -> list[Round]:
@@ -168,7 +173,7 @@ def graph_rounds(kernels: list[Any], policy: Any, seed: int) -> list[Round]:
         try:
             graphs[kernel.name] = Graph(kernel.call, Graph.calls_for(per_call_ms(kernel)))
         except Exception as error:  # some launchers cannot be captured; say so
-            kernel.result["graph_error"] = f"{type(error).__name__}: {error}"
+            kernel.result.graph_error = f"{type(error).__name__}: {error}"
     names = list(graphs)
     taken = []
     for index in range(policy.graph_rounds if len(names) else 0):

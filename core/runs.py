@@ -4,9 +4,10 @@ write, and ``gemmreg report`` reads back.
 A run directory holds:
 
 - ``run.json``: the manifest and every report, with every sample;
-- ``summary.csv``: one row per kernel and problem;
-- ``report.txt`` and ``report.md``: the tables as printed;
-- ``manifest.json``: the environment record alone.
+- ``manifest.json``: the environment record alone;
+- the views the caller renders (``summary.csv``, ``report.txt``, ``report.md``:
+  :func:`gemmreg.render_compare.run_views`). Storage never imports a renderer:
+  the tables are presentation's, handed in as text.
 
 Each file is rewritten atomically after every finished point, so an
 interrupted sweep keeps what it finished, marked partial.
@@ -15,16 +16,26 @@ interrupted sweep keeps what it finished, marked partial.
 from __future__ import annotations
 
 import gzip
-import json
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gemmreg import render, render_compare, run_schema
-from gemmreg.timing_records import CompareReport, upgrade
+from gemmreg import run_schema
+from gemmreg.serialization import (
+    document,
+    dumps,
+    parse_json,
+    refuse_newer,
+    schema_of,
+    write_atomically,
+)
+from gemmreg.timing_records import SCHEMA, CompareReport, upgrade
 
 RUN_FILE = "run.json"
+RUN_SCHEMA = SCHEMA
+"""The layout of ``run.json``: its reports' (:data:`gemmreg.timing_records.SCHEMA`).
+Runs saved before the file said so carry it in each report alone."""
 
 
 class RunError(ValueError):
@@ -32,26 +43,26 @@ class RunError(ValueError):
 
 
 def write_run(
-    directory: Path, manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool
+    directory: Path,
+    manifest: dict[str, Any],
+    reports: Sequence[CompareReport],
+    partial: bool,
+    views: Mapping[str, str] | None = None,
 ) -> None:
-    rows = [row for report in reports for row in render_compare.summary_rows(report)]
-    tables = [render_compare.compare_table(report, "table") for report in reports]
-    markdown = [render_compare.compare_table(report, "markdown") for report in reports]
-    banner = "[PARTIAL: interrupted before the last point]\n\n" if partial else ""
+    """Write the run, and ``views`` (file name -> rendered text) beside it."""
     files = {
-        RUN_FILE: render.dumps(
-            {"manifest": manifest, "partial": partial, "reports": list(reports)}
+        RUN_FILE: document(
+            RUN_SCHEMA, {"manifest": manifest, "partial": partial, "reports": list(reports)}
         ),
-        "summary.csv": render_compare.csv_text(rows),
-        "report.txt": banner + "\n\n".join(tables),
-        "report.md": banner + "\n\n".join(markdown),
-        "manifest.json": render.dumps(manifest),
+        "manifest.json": dumps(manifest),
+        **(views or {}),
     }
     for name, text in files.items():
-        render.write_atomically(directory / name, text + "\n")
+        write_atomically(directory / name, text + "\n")
 
 
 def report_from_dict(data: dict[str, Any]) -> CompareReport:
+    """One report of a run (checked, or today's), as its record."""
     return CompareReport.from_dict(data)
 
 
@@ -60,11 +71,12 @@ def load_run(directory: Path) -> tuple[dict[str, Any], list[CompareReport], bool
     directory or its ``run.json`` is a :class:`RunError` naming it, never a crash."""
     path = directory / RUN_FILE
     data = _read_json(directory, path)
-    if isinstance(data, dict) and isinstance(data.get("reports"), list):
-        data["reports"] = [upgrade(report) for report in data["reports"]]
     try:
+        _check_versions(data)
+        if isinstance(data, dict) and isinstance(data.get("reports"), list):
+            data["reports"] = [upgrade(report) for report in data["reports"]]
         run_schema.check_run(data, CompareReport)
-    except run_schema.SchemaError as error:
+    except ValueError as error:  # SchemaError, NewerSchemaError, or no version number
         raise RunError(f"{path} is not a readable gemmreg run: {error}") from None
     except RecursionError:
         raise RunError(f"{path} is not a readable gemmreg run: nested too deeply") from None
@@ -77,10 +89,16 @@ def load_run(directory: Path) -> tuple[dict[str, Any], list[CompareReport], bool
     return data.get("manifest", {}), reports, bool(data.get("partial"))
 
 
-def _non_finite(name: str) -> str:
-    # JSON has no NaN or Infinity; Python's json reads them anyway. Kept as
-    # strings, so that the schema refuses them like the writer's "nan".
-    return name
+def _check_versions(data: Any) -> None:
+    """A run (or a report in it) from a newer gemmreg is refused, in one line,
+    before its layout is judged against today's records."""
+    if not isinstance(data, dict):
+        return
+    schema_of(data, RUN_SCHEMA)
+    reports = data.get("reports")
+    for report in reports if isinstance(reports, list) else ():
+        if isinstance(report, dict):
+            refuse_newer(report.get("schema"), SCHEMA)
 
 
 def _read_json(directory: Path, path: Path) -> Any:
@@ -113,7 +131,7 @@ def _read_json(directory: Path, path: Path) -> Any:
     except (OSError, ValueError) as error:
         raise RunError(f"cannot read {path}: {_why(error)}") from None
     try:
-        return json.loads(text, parse_constant=_non_finite)
+        return parse_json(text)
     except RecursionError:
         raise RunError(f"{path} is not a readable gemmreg run: nested too deeply") from None
     except ValueError as error:  # JSONDecodeError, or an integer too long to convert

@@ -17,12 +17,15 @@ from pathlib import Path
 import attrs
 from gemmreg import backend
 from gemmreg.records import Backend
-from gemmreg.sanitizer import SANITIZING_ENV
 
 CACHE_DIR_ENV = "GEMMREG_CACHE_DIR"
 """Where plugins keep what they save between processes (tuning choices, say).
 ``gemmreg compare`` points it at an empty directory for its cold-start process,
 so that work is reported as cold start once and reused by the timed processes."""
+SANITIZING_ENV = "GEMMREG_SANITIZING"
+"""Set (to the tool's name) in every worker of the sanitizer pass, so plugins
+can skip work whose only purpose is speed, such as autotuning: kernels run
+10-100x slower there and timings mean nothing (see the hookspec module)."""
 
 
 def default_cache_dir() -> Path:

@@ -13,7 +13,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
+
+from gemmreg.runtime import SANITIZING_ENV as SANITIZING_ENV  # at home where plugins read it
 
 COMPUTE_SANITIZER_TOOLS: tuple[str, ...] = ("memcheck", "racecheck", "synccheck", "initcheck")
 """compute-sanitizer's own tools, run with ``--tool``."""
@@ -33,10 +37,6 @@ FALLBACK_ROOTS: tuple[str, ...] = ("/usr/local/cuda",)
 PRINT_LIMIT = 100
 """Reports printed per process; the summary line still counts them all."""
 
-SANITIZING_ENV = "GEMMREG_SANITIZING"
-"""Set (to the tool's name) in every worker of the sanitizer pass, so plugins
-can skip work whose only purpose is speed, such as autotuning: kernels run
-10-100x slower there and timings mean nothing (see the hookspec module)."""
 NO_CACHING_ENV = {"PYTORCH_NO_CUDA_MEMORY_CACHING": "1"}
 """memcheck knows allocations by their cudaMalloc bounds. torch's caching
 allocator carves tensors out of pooled 2 MB segments, so a read a few bytes
@@ -51,6 +51,20 @@ ROCM_REASON = (
     "have no ROCm counterpart"
 )
 CPU_REASON = "the CPU backend (Triton interpreter, host BLAS) has no GPU to sanitize"
+
+
+def in_words(names: Sequence[str]) -> str:
+    """``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def default_tools_in_words() -> str:
+    """What ``--sanitize`` (and ``--gemmreg-sanitize``) runs with no value, for
+    their help, from :data:`DEFAULT_TOOLS`."""
+    others = [tool for tool in TOOLS if tool not in DEFAULT_TOOLS]
+    if not others:
+        return "all of them by default"
+    return f"{in_words(DEFAULT_TOOLS)} by default; {in_words(others)} on request"
 
 
 class UnknownToolError(ValueError):
@@ -94,6 +108,18 @@ def version(executable: Path) -> str:
         return f"unknown ({type(error).__name__}: {error})"
     lines = [line for line in done.stdout.splitlines() if line.startswith("Version")]
     return lines[0] if lines else done.stdout.strip()[-200:]
+
+
+def manifest_entry(tools: Sequence[str], executable: Path | None) -> dict[str, Any]:
+    """What a saved check's manifest records of its sanitizer pass: the tools,
+    which compute-sanitizer, the environment of its workers and its command."""
+    return {
+        "tools": list(tools),
+        "executable": str(executable) if executable else None,
+        "version": version(executable) if executable else None,
+        "environment": NO_CACHING_ENV,
+        "command": command(executable or EXECUTABLE, "TOOL", Path("LOG")),
+    }
 
 
 def unavailable_reason(tool: str, backend_kind: str) -> str | None:

@@ -17,15 +17,19 @@ values are right.
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
-from gemmreg import checking, isolation, sanitizer
+from gemmreg import backend, checking, isolation, sanitizer
 from gemmreg.checking import CaseResult
 from gemmreg.matrix import Case
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sanitizer_report import SanitizerReport, SanitizerVerdict, parse
+from gemmreg.task_kinds import SANITIZE, VALUES
+from gemmreg.tasks import Task
 
 SANITIZE_TASK_TIMEOUT_S = 600.0
 """A case under a sanitizer runs 10-100x slower than plain."""
@@ -60,11 +64,11 @@ def run_pass(
     gpu = backend_kind != "cpu"
     for kernel in kernels:
         skipped, planned = checking.plan(kernel, cases, gpu)
-        runnable = [case for kind, case in planned if kind == "values"]
+        runnable = [case for kind, case in planned if kind == VALUES]
         for tool in tools:
             for skip in skipped:
-                if skip.kind == "values":
-                    record(attrs.evolve(skip, kind="sanitize", tool=tool))
+                if skip.kind == VALUES:
+                    record(attrs.evolve(skip, kind=SANITIZE, tool=tool))
             reason = sanitizer.unavailable_reason(tool, backend_kind)
             if reason or not runnable:
                 for case in runnable:
@@ -79,9 +83,41 @@ def run_pass(
     return results
 
 
+def run_pass_here(
+    kernels: Sequence[RegisteredKernel],
+    cases: Sequence[Case],
+    tools: Sequence[str],
+    out: Path | None,
+    manifest: dict[str, Any],
+    progress: Callable[[str], None],
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> list[CaseResult]:
+    """``check --sanitize``'s pass on this machine: a line for each reason a
+    tool is skipped here, the raw logs under ``out/sanitizer`` (else a fresh
+    temporary folder), and the pass in ``manifest`` when it is saved."""
+    kind = backend.current().kind
+    reasons = {tool: sanitizer.unavailable_reason(tool, kind) for tool in tools}
+    for reason in dict.fromkeys(r for r in reasons.values() if r):
+        skipped = [t for t, r in reasons.items() if r == reason]
+        which = "" if len(skipped) == len(tools) else f" ({', '.join(skipped)})"
+        progress(f"sanitizer pass skipped{which}: {reason}")
+    runnable = [t for t, r in reasons.items() if not r]
+    log_dir = Path(".")
+    if runnable:
+        if out is not None:
+            log_dir = out / "sanitizer"
+        else:
+            log_dir = Path(tempfile.mkdtemp(prefix="gemmreg-sanitize-"))
+        executable = sanitizer.locate()
+        progress(f"sanitizer pass: {', '.join(runnable)}; raw logs in {log_dir}/")
+        if out is not None:
+            manifest["sanitizer"] = sanitizer.manifest_entry(tools, executable)
+    return run_pass(kernels, cases, tools, kind, log_dir, on_result=on_result)
+
+
 def _skip(name: str, case: Case, tool: str, reason: str) -> CaseResult:
     return CaseResult(
-        kernel=name, case=case, kind="sanitize", tool=tool, status="skip", reason=reason
+        kernel=name, case=case, kind=SANITIZE, tool=tool, status="skip", reason=reason
     )
 
 
@@ -97,7 +133,7 @@ def run_tool(
 ) -> None:
     """One compute-sanitizer tool over one kernel's cases: the shared process
     first, then each case of a log that reported something on its own."""
-    tasks = [checking.task_for(name, "values", case) for case in cases]
+    tasks = [checking.values_task(name, case) for case in cases]
     stem = f"{name}-{tool}"
     outcomes, logs = _run_logged(tasks, tool, executable, log_dir, stem, task_timeout, env)
     for log in logs:
@@ -126,7 +162,7 @@ def run_tool(
 
 
 def _run_logged(
-    tasks: Sequence[dict],
+    tasks: Sequence[Task],
     tool: str,
     executable: Path | str,
     log_dir: Path,
@@ -182,7 +218,7 @@ def _result(
     path: Path,
     attribution: str,
 ) -> CaseResult:
-    base = checking.result_from_outcome(name, "values", case, outcome)
+    base = checking.result_from_outcome(name, VALUES, case, outcome)
     verdict = SanitizerVerdict(
         tool=tool,
         report=report,
@@ -205,7 +241,7 @@ def _result(
         reasons.append(label + base.reason)
     return attrs.evolve(
         base,
-        kind="sanitize",
+        kind=SANITIZE,
         tool=tool,
         status=status,
         reason="; ".join(reasons),
@@ -221,16 +257,16 @@ def run_poisoned(
 ) -> None:
     """gemmreg's smempoison: the ordinary check with the poison kernel enqueued
     before every launch; no sanitizer process, so one batch, no bisecting."""
-    tasks = [{**checking.task_for(name, "values", case), "poison_shared": True} for case in cases]
+    tasks = [checking.values_task(name, case, poison_shared=True) for case in cases]
     verdict = SanitizerVerdict(tool=sanitizer.SMEM_POISON, note=POISON_NOTE)
 
     def settle(index: int, outcome: isolation.TaskOutcome) -> None:
-        base = checking.result_from_outcome(name, "values", cases[index], outcome)
+        base = checking.result_from_outcome(name, VALUES, cases[index], outcome)
         reason = f"values under smempoison: {base.reason}" if base.status == "fail" else base.reason
         record(
             attrs.evolve(
                 base,
-                kind="sanitize",
+                kind=SANITIZE,
                 tool=sanitizer.SMEM_POISON,
                 reason=reason,
                 sanitizer=verdict,

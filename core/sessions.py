@@ -30,6 +30,8 @@ from gemmreg.isolation import (
     _tail,
     spawn_worker,
 )
+from gemmreg.task_wire import encode, read_outcome
+from gemmreg.tasks import Task
 from gemmreg.tracing import trace
 
 
@@ -106,14 +108,14 @@ class Session:
                 trace(f"worker {self.proc.pid}: ready")
         return self.dead
 
-    def run(self, task: dict[str, Any], timeout: float) -> TaskOutcome:
+    def run(self, task: Task, timeout: float) -> TaskOutcome:
         """Run one task; a crash or a hang ends the session and is the outcome
         (a hang at start-up too: it is a ``timeout``, which nobody reruns)."""
         reason = self.wait_ready()
         if reason:
             return TaskOutcome(status="timeout" if self.hung else "crashed", error=reason)
-        self._send(task)
-        trace(f"worker {self.proc.pid}: task {task.get('kind', '?')} sent")
+        self._send(encode(task))
+        trace(f"worker {self.proc.pid}: task {task.kind} sent")
         self.last_note = doing = ""
         deadline = time.monotonic() + timeout
         while True:
@@ -137,9 +139,7 @@ class Session:
                 self.dead = event.get("reason", "retired")
             elif kind == "done":
                 trace(f"worker {self.proc.pid}: task done, {event['status']}")
-                return TaskOutcome(
-                    status=event["status"], result=event.get("result"), error=event.get("error", "")
-                )
+                return read_outcome(task, event)
 
     def begin_close(self) -> None:
         """Tell the worker to finish (stdin closed) without waiting for it, so
@@ -148,6 +148,13 @@ class Session:
             return
         with contextlib.suppress(BrokenPipeError, OSError):
             self.proc.stdin.close()
+
+    def kill(self) -> None:
+        """End the worker now, whatever it is doing (a command that failed
+        before its workers were needed), and close the session."""
+        if not self.closed and self.proc.poll() is None:
+            _kill(self.proc)
+        self.close()
 
     def close(self) -> None:
         """Let the worker finish (stdin closed), or kill it if it lingers. Idempotent."""

@@ -9,6 +9,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gemmreg.inputs import generator_name
+from gemmreg.known_limits import triton_interpreted
 from gemmreg.peaks import peak_tflops
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
@@ -51,16 +53,21 @@ def summarize(
     spec = kernel.spec
     precision = spec.capabilities.precision.get(problem.dtype)
     math_mode = precision.math if precision is not None else "?"
+    tolerance = spec.tolerances.get(problem.dtype)
     base: dict[str, Any] = {
         "kernel": spec.name,
         "package": kernel.origin.package,
         "precision": str(precision) if precision is not None else "?",
         "math": math_mode,
-        "generator": spec.generator_name,
+        "generator": generator_name(spec),
+        "execution": "interpreted" if triton_interpreted(spec.capabilities.triton) else "native",
         "vendor_library": spec.vendor_library,
         "tile_efficiency": tile_efficiency(problem, spec.capabilities.tile),
         "cold_prepare_s": cold.prepare_s if cold else None,
         "cold_first_call_s": cold.first_call_s if cold else None,
+        "rtol": tolerance.rtol if tolerance else None,
+        "atol": tolerance.atol if tolerance else None,
+        "tolerance_why": tolerance.why if tolerance else "",
     }
     bad = [run for run in runs if run.status != "timed"]
     if cold is not None and cold.status != "ok" and not runs:

@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from gemmreg.task_kinds import SANITIZE
 from gemmreg.testing_params import MatrixParam
 
 if TYPE_CHECKING:
@@ -78,6 +79,8 @@ def matrix(
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
+    from gemmreg import sanitizer
+
     group = parser.getgroup("gemmreg")
     group.addoption(
         "--gemmreg-level",
@@ -91,8 +94,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         const="all",
         default=None,
         metavar="TOOLS",
-        help="also run the sanitizer pass (memcheck,racecheck,synccheck,initcheck by default; "
-        "smempoison on request), as gemmreg check --sanitize does",
+        help=f"also run the sanitizer pass of {sanitizer.in_words(sanitizer.TOOLS)} "
+        f"({sanitizer.default_tools_in_words()}), as gemmreg check --sanitize does",
     )
 
 
@@ -142,7 +145,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def _batch(param: MatrixParam) -> str:
     """Cases run in one batch per kernel, and per kernel and tool when sanitized."""
-    return f"{param.kernel}/{param.tool}" if param.kind == "sanitize" else param.kernel
+    return f"{param.kernel}/{param.tool}" if param.kind == SANITIZE else param.kernel
 
 
 _SELECTED = pytest.StashKey[dict]()
@@ -244,7 +247,7 @@ class Runner:
         batch = _batch(param)
         if batch not in self.ran:
             with environment(_specs(self.config).worker_environment(param.kernel)):
-                if param.kind == "sanitize":
+                if param.kind == SANITIZE:
                     self._run_sanitized(batch, param.kernel, param.tool)
                 else:
                     self._run(param.kernel)
@@ -256,7 +259,7 @@ class Runner:
         if result.status != "pass":
             from gemmreg.render import case_detail
 
-            detail = result.reason if result.kind == "sanitize" else case_detail(result)
+            detail = result.reason if result.kind == SANITIZE else case_detail(result)
             if result.sanitizer is not None and result.sanitizer.raw_log:
                 detail += f" (raw log: {result.sanitizer.raw_log})"
             pytest.fail(f"{result.status.upper()}: {detail}", pytrace=False)

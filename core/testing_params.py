@@ -9,9 +9,10 @@ planning: which cases, which skips, which ids.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal, cast
 
 import attrs
+from gemmreg.task_kinds import SANITIZE, VALUES, CaseKind
 
 Lookup = Callable[[str], Any]
 """Kernel name -> RegisteredKernel; raises LookupError with the reason it is not there."""
@@ -22,7 +23,8 @@ class MatrixParam:
     """What one generated test runs: a planned case, or a skip with its reason."""
 
     kernel: str
-    kind: str
+    kind: CaseKind | Literal["load"]
+    """The case's kind, or ``load`` for the test of a kernel that did not load."""
     case: Any
     skip_reason: str = ""
     tool: str = ""
@@ -35,8 +37,9 @@ class MatrixParam:
 
         if self.load_error:
             return f"{self.kernel}-not-loaded"
+        kind = cast("CaseKind", self.kind)  # "load" goes with a load_error, handled above
         return CaseResult(
-            kernel=self.kernel, case=self.case, kind=self.kind, tool=self.tool, status="skip"
+            kernel=self.kernel, case=self.case, kind=kind, tool=self.tool, status="skip"
         ).id
 
 
@@ -88,15 +91,15 @@ def sanitize_params(
             why = sanitizer.unavailable_reason(tool, kind)
             reason = f"sanitizer pass skipped: {why}" if why else ""
             params += [
-                MatrixParam(kernel=name, kind="sanitize", case=case, tool=tool, skip_reason=reason)
+                MatrixParam(kernel=name, kind=SANITIZE, case=case, tool=tool, skip_reason=reason)
                 for planned, case in runnable
-                if planned == "values"
+                if planned == VALUES
             ]
             params += [
                 MatrixParam(
-                    kernel=name, kind="sanitize", case=r.case, tool=tool, skip_reason=r.reason
+                    kernel=name, kind=SANITIZE, case=r.case, tool=tool, skip_reason=r.reason
                 )
                 for r in skipped
-                if r.kind == "values"
+                if r.kind == VALUES
             ]
     return params

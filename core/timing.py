@@ -26,7 +26,6 @@ a comparison at once.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -36,7 +35,11 @@ from gemmreg import backend, round_loops, rounds, torch_state
 from gemmreg.clocks import CpuClock, GpuClock
 from gemmreg.placements import more_placements, placement_count
 from gemmreg.records import KernelSpec, Problem
-from gemmreg.rounds import StopRule
+from gemmreg.task_results import Comparison, KernelTiming, RoundsResult, Soak
+from gemmreg.timing_options import CPU_POLICY as CPU_POLICY  # re-exported: decided there
+from gemmreg.timing_options import GPU_POLICY as GPU_POLICY
+from gemmreg.timing_options import Policy as Policy
+from gemmreg.timing_options import policy_for as policy_for
 from gemmreg.verification import GuardedOutput, make_operands, verify
 
 PREPARING = "preparing and prechecking "
@@ -44,69 +47,11 @@ PREPARING = "preparing and prechecking "
 that hangs there is that kernel's doing (gemmreg.comparing reads it)."""
 
 
-@attrs.frozen(kw_only=True)
-class Policy:
-    """Budgets of one process. Every threshold is here."""
-
-    slot_s: float
-    """Wall-clock budget of one kernel's slot in a round (at least one call)."""
-    soak_min_s: float
-    soak_max_s: float
-    soak_min_calls: int
-    stop: StopRule
-    graph_rounds: int = 0
-
-
-GPU_POLICY = Policy(
-    slot_s=0.01,
-    soak_min_s=0.25,
-    soak_max_s=3.0,
-    soak_min_calls=10,
-    stop=StopRule(min_rounds=10, min_kernel_s=0.05, max_rounds=5000, max_time_s=3.0),
-    graph_rounds=10,
-)
-CPU_POLICY = Policy(
-    # Triton's interpreter takes ~0.25 s per 128^3 call: a short, honest run.
-    slot_s=0.02,
-    soak_min_s=0.0,
-    soak_max_s=5.0,
-    soak_min_calls=2,
-    stop=StopRule(min_rounds=5, min_kernel_s=0.0, max_rounds=400, max_time_s=3.0),
-)
-
-
-def policy_for(
-    gpu: bool,
-    repeats: int | None = None,
-    warmup: int | None = None,
-    max_time_s: float | None = None,
-) -> Policy:
-    """The backend's policy. ``repeats`` fixes the number of rounds,
-    ``warmup`` the minimum heat-soak calls per kernel, ``max_time_s`` caps
-    the rounds of one process (sweeps use a short cap)."""
-    policy = GPU_POLICY if gpu else CPU_POLICY
-    if max_time_s is not None:
-        policy = attrs.evolve(policy, stop=attrs.evolve(policy.stop, max_time_s=max_time_s))
-    if repeats is not None:
-        fixed = attrs.evolve(
-            policy.stop,
-            min_rounds=repeats,
-            max_rounds=repeats,
-            min_kernel_s=0.0,
-            max_time_s=math.inf,
-            target_halfwidth=-1.0,  # never "steady": exactly this many rounds
-        )
-        policy = attrs.evolve(policy, stop=fixed)
-    if warmup is not None:
-        policy = attrs.evolve(policy, soak_min_calls=warmup, soak_min_s=0.0)
-    return policy
-
-
 @attrs.define
 class _Kernel:
     name: str
     spec: KernelSpec
-    result: dict[str, Any]
+    result: KernelTiming = attrs.Factory(KernelTiming)
     operands: tuple[Any, Any] | None = None
     before: tuple[Any, Any] | None = None
     guarded: GuardedOutput | None = None
@@ -128,18 +73,19 @@ class _Kernel:
             self.operands, self.guarded = self.sets[index % len(self.sets)]
             self.used.add(index % len(self.sets))
 
-    def verify(self, problem: Problem) -> dict[str, Any]:
+    def verify(self, problem: Problem) -> Comparison:
         assert self.before and self.operands and self.guarded
-        return attrs.asdict(verify(self.spec, problem, self.before, self.operands, self.guarded))
+        return verify(self.spec, problem, self.before, self.operands, self.guarded)
 
-    def verify_every_placement(self, problem: Problem) -> dict[str, Any]:
+    def verify_every_placement(self, problem: Problem) -> Comparison | None:
         """The postcheck of every placement's C; the first that fails, else the last."""
-        check: dict[str, Any] = {}
+        check = None
         for index in sorted(self.used):
             self.use_placement(index)
             check = self.verify(problem)
-            if not check["passed"]:
-                check["reason"] = f"placement {index + 1} of {len(self.sets)}: {check['reason']}"
+            if not check.passed:
+                where = f"placement {index + 1} of {len(self.sets)}"
+                check = attrs.evolve(check, reason=f"{where}: {check.reason}")
                 break
         self.use_placement(0)
         return check
@@ -155,26 +101,26 @@ def _prepare(kernel: _Kernel, problem: Problem, seed: int, device: str) -> bool:
     kernel.guarded = GuardedOutput.allocate(problem, device)
     start = time.perf_counter()
     kernel.launch = kernel.spec.prepare(problem)
-    kernel.result["prepare_s"] = time.perf_counter() - start
+    kernel.result.prepare_s = time.perf_counter() - start
     torch_state.raise_on_changes(expected)
     start = time.perf_counter()
     kernel.call()
     backend.synchronize()
-    kernel.result["first_call_s"] = time.perf_counter() - start
+    kernel.result.first_call_s = time.perf_counter() - start
     torch_state.raise_on_changes(expected)
     # The precheck reads what the first call wrote into the poisoned, guarded
     # C: the same operands are then timed, with no second draw of inputs.
-    kernel.result["precheck"] = check = kernel.verify(problem)
-    if not check["passed"]:
-        kernel.result["status"] = "failed"
-        kernel.result["reason"] = f"precheck: {check['reason']}"
+    kernel.result.precheck = check = kernel.verify(problem)
+    if not check.passed:
+        kernel.result.status = "failed"
+        kernel.result.reason = f"precheck: {check.reason}"
         return False
     return True
 
 
-def cold_start(spec: KernelSpec, problem: Problem, seed: int) -> dict[str, Any]:
+def cold_start(spec: KernelSpec, problem: Problem, seed: int) -> KernelTiming:
     """Prepare and the first call, in a fresh process with empty caches."""
-    kernel = _Kernel(name=spec.name, spec=spec, result={"status": "ok"})
+    kernel = _Kernel(name=spec.name, spec=spec)
     _prepare(kernel, problem, seed, backend.current().device)
     return kernel.result
 
@@ -195,7 +141,7 @@ def measure_group(
     policy: Policy,
     flush: bool = True,
     note: Callable[[str], None] = lambda text: None,
-) -> dict[str, Any]:
+) -> RoundsResult:
     """Everything one process learns about every kernel of a comparison.
 
     :param note: told what is about to run, so that a crash that takes the
@@ -203,25 +149,23 @@ def measure_group(
     """
     info = backend.current()
     clock: Any = GpuClock(flush) if info.is_gpu else CpuClock()
-    result: dict[str, Any] = {
-        "clock": clock.name,
-        "l2_flush": bool(flush and info.is_gpu),
-        "policy": attrs.asdict(policy),
-        "kernels": {},
-    }
+    result = RoundsResult(
+        clock=clock.name, l2_flush=bool(flush and info.is_gpu), policy=attrs.asdict(policy)
+    )
     ready: list[_Kernel] = []
     for name in rounds.round_orders(list(specs), 1, order_seed)[0]:
-        kernel = _Kernel(name=name, spec=specs[name], result={"status": "ok"})
-        result["kernels"][name] = kernel.result
+        kernel = _Kernel(name=name, spec=specs[name])
+        result.kernels[name] = kernel.result
         note(f"{PREPARING}{name}")
         try:
             if _prepare(kernel, problem, seed, info.device):
                 ready.append(kernel)
         except torch_state.StateChanged as error:  # blamed on this kernel, undone for the others
-            kernel.result.update(status="failed", reason=str(error))
+            kernel.result.status, kernel.result.reason = "failed", str(error)
             torch_state.pin()
         except Exception as error:  # this kernel's failure; the others go on
-            kernel.result.update(status="error", reason=f"{type(error).__name__}: {error}")
+            kernel.result.status = "error"
+            kernel.result.reason = f"{type(error).__name__}: {error}"
     if not ready:
         return result
     count = placement_count(problem)
@@ -232,15 +176,16 @@ def measure_group(
             extra = more_placements(kernel.spec, problem, seed, info.device, count - 1)
         except Exception as error:  # no room for copies: time in the one placement
             extra = []
-            kernel.result["placements_note"] = f"one placement: {type(error).__name__}: {error}"
+            kernel.result.placements_note = f"one placement: {type(error).__name__}: {error}"
         kernel.sets = [first, *extra]
-        kernel.result["placements"] = len(kernel.sets)
+        kernel.result.placements = len(kernel.sets)
     expected = torch_state.pin()
-    monitor, result["monitor"] = _open_monitor()
+    monitor, result.monitor = _open_monitor()
     note(f"timing {', '.join(k.name for k in ready)} in rounds")
     try:
-        result["soak"] = soak = round_loops.heat_soak(ready, clock, policy, monitor, expected)
-        taken, result["stop_reason"] = round_loops.take_rounds(
+        soak = round_loops.heat_soak(ready, clock, policy, monitor, expected)
+        result.soak = Soak(**soak)
+        taken, result.stop_reason = round_loops.take_rounds(
             ready, clock, policy, soak["sample_cost_s"], order_seed, monitor, expected
         )
     except round_loops.ChangedInRounds as error:
@@ -251,25 +196,24 @@ def measure_group(
                 if kernel.name == error.kernel
                 else (f"rounds abandoned: {error.kernel}'s launch changed global state")
             )
-            kernel.result.update(
-                status="failed" if kernel.name == error.kernel else "error", reason=why
-            )
+            kernel.result.status = "failed" if kernel.name == error.kernel else "error"
+            kernel.result.reason = why
         torch_state.pin()
         if monitor is not None:
             monitor.close()
         return result
-    result["rounds"] = [attrs.asdict(r) for r in taken]
+    result.rounds = tuple(taken)
     for kernel in ready:
-        kernel.result["round_ms"] = [r.slot_ms[kernel.name] for r in rounds.kept(taken)]
+        kernel.result.round_ms = tuple(r.slot_ms[kernel.name] for r in rounds.kept(taken))
         # The postcheck reads what the timed calls left in C, as the seed does.
-        kernel.result["postcheck"] = check = kernel.verify_every_placement(problem)
-        kernel.result["placements"] = len(kernel.used)
-        if not check["passed"]:
-            kernel.result.update(status="failed", reason=f"postcheck: {check['reason']}")
+        kernel.result.postcheck = check = kernel.verify_every_placement(problem)
+        kernel.result.placements = len(kernel.used)
+        if check is not None and not check.passed:
+            kernel.result.status, kernel.result.reason = "failed", f"postcheck: {check.reason}"
     if info.is_gpu:
         note("graph replays")
         graphed = round_loops.graph_rounds(ready, policy, order_seed)
-        result["graph_rounds"] = [attrs.asdict(r) for r in graphed]
+        result.graph_rounds = tuple(graphed)
         from gemmreg import device_activity
 
         for kernel in ready:
@@ -280,7 +224,7 @@ def measure_group(
                 device_activity.SYNC_LEAST_CALLS,
                 device_activity.SYNC_CHECK_CALLS,
             )
-            kernel.result["sync_escape"] = device_activity.sync_escape(kernel.call, calls)
+            kernel.result.sync_escape = device_activity.sync_escape(kernel.call, calls)
     if monitor is not None:
         monitor.close()
     return result

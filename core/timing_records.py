@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 import attrs
 from gemmreg.records import Problem
+from gemmreg.serialization import from_jsonable
 from gemmreg.stats import Interval
 
 VerdictWord = Literal[
@@ -25,6 +26,9 @@ VerdictWord = Literal[
     "indistinguishable",  # schema 1 only: saved runs keep the words they were judged with
 ]
 Regime = Literal["end-to-end", "graph replay", "device kernels"]
+Execution = Literal["native", "interpreted"]
+"""How a kernel's code ran: ``interpreted`` under Triton's interpreter (a
+correctness tool: NumPy on the host), else ``native``."""
 SCHEMA = 2
 """Saved-run layout. 1: adaptive per-kernel sampling (samples per process);
 2: paired rounds, regimes, cold starts apart."""
@@ -114,6 +118,10 @@ class KernelSummary:
     generator: str
     status: str
     """``timed`` when every process timed it and every check passed."""
+    execution: Execution = "native"
+    """A speed ratio between an ``interpreted`` and a ``native`` kernel says
+    nothing about the kernels (:mod:`gemmreg.verdicts`). Runs saved before it
+    was recorded read ``native``."""
     reason: str = ""
     vendor_library: bool = False
     process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
@@ -136,6 +144,11 @@ class KernelSummary:
     samples: int = 0
     exposure_s: float = 0.0
     max_error: float | None = None
+    rtol: float | None = None
+    """The declared tolerance ``max_error`` was held to (rtol, atol, and why);
+    None in runs saved before it was kept beside the error."""
+    atol: float | None = None
+    tolerance_why: str = ""
     invalid: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
     """Why no speed claim may rest on this kernel's figures (escaped work, above peak)."""
     flags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
@@ -205,31 +218,10 @@ class CompareReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:
-        """Rebuild a report saved with ``render.dumps``. A saved run has been
-        checked against these records first (:mod:`gemmreg.run_schema`), which
-        refuses non-finite numbers, so none are restored here."""
-        data = upgrade(data)
-
-        def verdict(v: Mapping[str, Any]) -> Verdict:
-            regimes = tuple(
-                RegimeResult(
-                    **{**r, "interval": Interval(**r["interval"]) if r.get("interval") else None}
-                )
-                for r in v.get("regimes", ())
-            )
-            interval = tuple(v["interval"]) if v.get("interval") else None
-            return Verdict(**{**v, "interval": interval, "regimes": regimes})
-
-        nested = {"problem", "summaries", "verdicts", "runs", "cold", "records"}
-        return cls(
-            problem=Problem(**data["problem"]),
-            summaries=tuple(KernelSummary(**s) for s in data["summaries"]),
-            verdicts=tuple(verdict(v) for v in data["verdicts"]),
-            runs=tuple(ProcessRun(**r) for r in data["runs"]),
-            cold=tuple(ColdStart(**c) for c in data.get("cold", ())),
-            records=tuple(ProcessRecord(**r) for r in data.get("records", ())),
-            **{k: v for k, v in data.items() if k not in nested},
-        )
+        """Rebuild a report saved with ``render.dumps``, any schema up to today's.
+        A saved run has been checked against these records first
+        (:mod:`gemmreg.run_schema`), which refuses non-finite numbers."""
+        return from_jsonable(cls, upgrade(data))
 
 
 def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:

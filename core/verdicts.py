@@ -5,12 +5,17 @@ averaged within each process and combined across processes with a Student-t
 interval (:mod:`gemmreg.stats`), at a confidence corrected for the number of
 pairs judged at once (Bonferroni). Words:
 
-- **faster** / **slower**: the interval excludes a ratio of 1;
-- **equivalent**: it includes 1 and lies inside the margin (default +-1%);
+- **equivalent**: the interval lies inside the margin (default +-1%), even
+  when it excludes 1 (a real difference too small to matter); this is
+  decided first;
+- **faster** / **slower**: otherwise, the interval excludes a ratio of 1;
 - **inconclusive**: anything else, or too few processes (with the reason);
 - **invalid**: a kernel's figures cannot be trusted (its device work escaped
   the timed interval, or it ran above the datasheet peak): no speed claim;
-- **no verdict**: a kernel has no timing at all.
+- **no verdict**: a kernel has no timing at all, or the pair ran unlike: one
+  kernel under Triton's interpreter, the other natively (its figures stay in
+  the table; their ratio compares NumPy on the host with native code, not the
+  kernels). Two interpreted kernels are like for like and are judged.
 
 The primary regime is the end-to-end call (events, cold L2); the warm graph
 replay is judged the same way; the device-kernel time (CUPTI, from one
@@ -89,6 +94,20 @@ def judge(
             explanation=f"{missing} has no timing",
             notes=tuple(notes),
         )
+    invalid = [f"{s.kernel}: {why}" for s in (baseline, other) for why in s.invalid]
+    unlike = _unlike_execution(baseline, other)
+    if unlike:
+        notes.insert(0, unlike)
+    if unlike and not invalid:  # an invalid kernel is the louder news, so it keeps its word
+        return Verdict(
+            **common,
+            verdict="no verdict",
+            speedup=None,
+            interval=None,
+            explanation="no speed claim between an interpreted and a native kernel",
+            confidence=confidence,
+            notes=tuple(notes),
+        )
     key = pair_key(baseline.kernel, other.kernel)
     processes = len(records)
     regimes = (
@@ -108,7 +127,6 @@ def judge(
     interval = primary.interval
     speedup = interval.estimate if interval else None
     bounds = (interval.low, interval.high) if interval else None
-    invalid = [f"{s.kernel}: {why}" for s in (baseline, other) for why in s.invalid]
     word: VerdictWord
     if invalid:
         word, why = "invalid", "no speed claim: " + "; ".join(invalid)
@@ -133,6 +151,21 @@ def judge(
         confidence=confidence,
         regimes=regimes,
         notes=tuple(notes),
+    )
+
+
+def _unlike_execution(baseline: KernelSummary, other: KernelSummary) -> str:
+    """The note that rules out a speed claim when one kernel of the pair ran
+    under Triton's interpreter and the other natively, else ``""``."""
+    if baseline.execution == other.execution:
+        return ""
+    interpreted, native = (
+        (baseline, other) if baseline.execution == "interpreted" else (other, baseline)
+    )
+    return (
+        f"UNLIKE EXECUTION: {interpreted.kernel} runs under Triton's interpreter "
+        f"(a correctness tool), {native.kernel} natively: the ratio says nothing "
+        "about the kernels"
     )
 
 
@@ -168,13 +201,15 @@ def _disagree(regimes: Sequence[RegimeResult]) -> bool:
     return False
 
 
-def _explain(result: RegimeResult, margin: float) -> tuple[str, str]:
+def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
     if result.interval is None:
         return "inconclusive", result.reason
     i = result.interval
     span = f"{i.low:.4g}-{i.high:.4g} over {i.units} processes"
-    if result.word in ("faster", "slower"):
-        return result.word, f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
+    if result.word == "faster":
+        return "faster", f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
+    if result.word == "slower":
+        return "slower", f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
     if result.word == "equivalent":
         real = i.low > 1.0 or i.high < 1.0
         detail = (

@@ -16,6 +16,8 @@ import attrs
 from gemmreg import backend
 from gemmreg.inputs import apply_layout, core_inputs, default_generator, torch_dtype
 from gemmreg.records import KernelSpec, Problem, Tolerance
+from gemmreg.task_results import Comparison as Comparison  # re-exported: was defined here
+from gemmreg.task_results import ValuesResult
 
 if TYPE_CHECKING:
     import torch
@@ -32,23 +34,6 @@ produces it (hardware NaNs are canonical), so an element that still holds it
 was never written, while other NaNs were computed (e.g. from NaN padding read)."""
 FRESH_SEED_OFFSET = 1_000_003
 """The recheck on fresh inputs uses seed + this, so a cached result shows."""
-
-
-@attrs.frozen(kw_only=True)
-class Comparison:
-    """How one output compares with the float64 reference."""
-
-    passed: bool
-    max_error: float
-    """max |C - ref| / (|A| @ |B|): the figure the tolerance's rtol bounds."""
-    max_abs_error: float
-    bad_count: int
-    total: int
-    first_bad: tuple[tuple[int, int, float, float], ...] = ()
-    """(row, column, got, expected) of the first few mismatches."""
-    nan_mismatch: int = 0
-    """Elements where the kernel produced NaN/Inf and the reference did not, or back."""
-    reason: str = ""
 
 
 def fill_sentinel(out: torch.Tensor) -> None:
@@ -118,6 +103,7 @@ def compare(
         first_bad=first_bad,
         nan_mismatch=nan_mismatch,
         reason=reason,
+        tolerance=tolerance,
     )
 
 
@@ -176,7 +162,8 @@ def make_operands(
         raise ValueError(
             f"{spec.name}: make_inputs returned {a.dtype}/{b.dtype} for {problem.dtype}"
         )
-    return apply_layout(a, b, problem.layout)
+    laid_out = apply_layout(a, b, problem.layout)
+    return laid_out[0], laid_out[1]
 
 
 def run_and_compare(
@@ -222,7 +209,7 @@ def check_case(
     seed: int,
     values: str = "plugin",
     before_launch: Callable[[], None] | None = None,
-) -> dict[str, Any]:
+) -> ValuesResult:
     """The verdict for one case: prepare once, run on two input sets.
 
     The second run uses fresh inputs, so a kernel that returns a cached
@@ -239,7 +226,7 @@ def check_case(
     try:
         return _check_case(spec, problem, seed, values, before_launch, expected)
     except torch_state.StateChanged as error:
-        return {"passed": False, "reason": str(error)}
+        return ValuesResult(passed=False, reason=str(error))
 
 
 def _check_case(
@@ -249,7 +236,7 @@ def _check_case(
     values: str,
     before_launch: Callable[[], None] | None,
     expected: Any,
-) -> dict[str, Any]:
+) -> ValuesResult:
     from gemmreg import torch_state
 
     device = backend.current().device
@@ -260,12 +247,12 @@ def _check_case(
         launch = _preceded(before_launch, launch)
     first = run_and_compare(spec, launch, problem, seed, device, values)
     if not first.passed:
-        return attrs.asdict(first)
+        return ValuesResult.of(first)
     fresh = run_and_compare(spec, launch, problem, seed + FRESH_SEED_OFFSET, device, values)
     if not fresh.passed:
         fresh = attrs.evolve(fresh, reason=f"on fresh inputs: {fresh.reason}")
     worst = fresh if not fresh.passed else first
-    return attrs.asdict(
+    return ValuesResult.of(
         attrs.evolve(
             worst,
             max_error=max(first.max_error, fresh.max_error),

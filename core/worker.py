@@ -1,5 +1,7 @@
 """``python -m gemmreg.worker FD``: runs tasks for :mod:`gemmreg.isolation`.
 
+A task is a :mod:`gemmreg.tasks` record and its result a
+:mod:`gemmreg.task_results` record, both as JSON (:mod:`gemmreg.task_wire`).
 Reads a job line on stdin: ``{"tasks": [...]}`` runs those tasks in order;
 ``{"session": true}`` starts up and then runs each further line of stdin as
 one task, until stdin closes (a worker kept across sweep points, or started
@@ -23,46 +25,70 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
+
+from gemmreg.task_kinds import COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
+from gemmreg.task_results import TaskResult
+from gemmreg.tasks import ColdTask, ProfileTask, RefusalTask, RoundsTask, Task, ValuesTask
 
 TRACEBACK_CHARS = 2000
 
 
-def _run_task(registry: Any, task: dict[str, Any], note: Any) -> dict[str, Any]:
-    from gemmreg.records import Problem
-    from gemmreg.refusals import refusal_case
+def _run_task(registry: Any, task: Task, note: Any) -> TaskResult:
+    """Run one task: the task's kind picks the function (one per kind)."""
+    return _RUNNERS[task.kind](registry, task, note)
+
+
+def _values(registry: Any, task: ValuesTask, note: Any) -> TaskResult:
     from gemmreg.verification import check_case
 
-    problem = Problem(**task["problem"])
-    if task["kind"] in ("rounds", "profile"):  # every kernel of a comparison at once
-        from gemmreg import timing
+    before = None
+    if task.poison_shared:
+        from gemmreg.smem_poison import poison_shared_memory
 
-        specs = {name: registry.get(name).spec for name in task["kernels"]}
-        if task["kind"] == "profile":
-            from gemmreg import profiling
+        before = poison_shared_memory
+    spec = registry.get(task.kernel).spec
+    return check_case(spec, task.problem, task.seed, task.values, before)
 
-            return profiling.device_profiles(specs, problem, task["seed"], note)
-        policy = timing.policy_for(
-            task["gpu"], task.get("repeats"), task.get("warmup"), task.get("max_time_s")
-        )
-        return timing.measure_group(
-            specs, problem, task["seed"], task["order_seed"], policy, task.get("flush", True), note
-        )
-    spec = registry.get(task["kernel"]).spec
-    if task["kind"] == "check":
-        before = None
-        if task.get("poison_shared"):
-            from gemmreg.smem_poison import poison_shared_memory
 
-            before = poison_shared_memory
-        return check_case(spec, problem, task["seed"], task.get("values", "plugin"), before)
-    if task["kind"] == "refuse":
-        return refusal_case(spec, problem)
-    if task["kind"] == "cold":
-        from gemmreg.timing import cold_start
+def _refusal(registry: Any, task: RefusalTask, note: Any) -> TaskResult:
+    from gemmreg.refusals import refusal_case
 
-        return cold_start(spec, problem, task["seed"])
-    raise ValueError(f"unknown task kind {task['kind']!r}")
+    return refusal_case(registry.get(task.kernel).spec, task.problem)
+
+
+def _cold(registry: Any, task: ColdTask, note: Any) -> TaskResult:
+    from gemmreg.timing import cold_start
+
+    return cold_start(registry.get(task.kernel).spec, task.problem, task.seed)
+
+
+def _rounds(registry: Any, task: RoundsTask, note: Any) -> TaskResult:
+    """Every kernel of a comparison at once."""
+    from gemmreg import timing
+
+    specs = {name: registry.get(name).spec for name in task.kernels}
+    policy = timing.policy_for(task.gpu, task.repeats, task.warmup, task.max_time_s)
+    return timing.measure_group(
+        specs, task.problem, task.seed, task.order_seed, policy, task.flush, note
+    )
+
+
+def _profile(registry: Any, task: ProfileTask, note: Any) -> TaskResult:
+    from gemmreg import profiling
+
+    specs = {name: registry.get(name).spec for name in task.kernels}
+    return profiling.device_profiles(specs, task.problem, task.seed, note)
+
+
+_RUNNERS: dict[TaskKind, Callable[[Any, Any, Any], TaskResult]] = {
+    VALUES: _values,
+    REFUSAL: _refusal,
+    COLD: _cold,
+    ROUNDS: _rounds,
+    PROFILE: _profile,
+}
 
 
 def _mark_log(position: int) -> None:
@@ -90,6 +116,7 @@ def main(argv: list[str]) -> int:
     from gemmreg import backend, torch_state
     from gemmreg import registry as registry_module
     from gemmreg.loading import describe
+    from gemmreg.task_wire import encode, read_task
 
     registry = registry_module.discover(watchdog=False)  # STARTUP_TIMEOUT_S guards it
     torch_state.pin()
@@ -106,7 +133,7 @@ def main(argv: list[str]) -> int:
         emit(event="start", task=position)
         try:
             torch_state.pin()  # whatever the task before changed
-            result = _run_task(registry, task, note)
+            result = _run_task(registry, read_task(task), note)
         except BaseException as error:  # the kernel's failure (even sys.exit) is the task's result
             text = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
             emit(
@@ -116,7 +143,7 @@ def main(argv: list[str]) -> int:
                 error=f"{type(error).__name__}: {error}".strip()
                 if isinstance(error, Exception)
                 else describe(error),
-                result={"traceback": text},
+                traceback=text,
             )
             if not backend.device_healthy():
                 # A poisoned context would fail every later task here: retire,
@@ -124,32 +151,23 @@ def main(argv: list[str]) -> int:
                 emit(event="retire", reason="GPU context unusable after the error")
                 return 0
             continue
-        emit(event="done", task=position, status="ok", result=result)
+        emit(event="done", task=position, status="ok", result=encode(result))
         backend.release_memory()  # an idle session worker keeps no operands reserved
     return 0
 
 
 def _exit_now(code: int) -> None:
-    """Leave without the interpreter's teardown: unloading torch and the GPU
-    context that way took seconds per worker, on the critical path of every
-    comparison (the runner waits for its workers to be gone before timing the
-    next thing). Every result has been sent by now; the OS frees the rest.
-    Exit handlers still run (a plugin may save its tuning cache in one).
+    """Leave without the interpreter's teardown (:mod:`gemmreg.quick_exit`):
+    the runner waits for its workers to be gone before timing the next
+    thing, so their teardown was on the critical path of every comparison.
     Under compute-sanitizer the worker exits normally: some of its tools
     report when the GPU context is torn down."""
-    import atexit
-
+    from gemmreg.quick_exit import leave
     from gemmreg.sanitizer import SANITIZING_ENV
 
     if os.environ.get(SANITIZING_ENV):
         raise SystemExit(code)
-
-    with contextlib.suppress(BaseException):
-        atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):
-            stream.flush()
-    os._exit(code)
+    leave(code)
 
 
 if __name__ == "__main__":

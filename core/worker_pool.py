@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,8 @@ from gemmreg import isolation
 from gemmreg.records import Problem
 from gemmreg.registry import RegisteredKernel
 from gemmreg.sessions import Session
+from gemmreg.task_results import KernelTiming, ProfileResult
+from gemmreg.tasks import ColdTask, ProfileTask, Task
 from gemmreg.timing_records import ColdStart
 
 
@@ -51,6 +54,22 @@ class Pool:
             self.sessions[process] = session
         return session
 
+    def fit(self, size: int, gpu: bool) -> None:
+        """Resize a pool started on a guess (:class:`Ahead`) to what the
+        command turned out to need: extra sessions go, missing ones start."""
+        for session in self.sessions[size:]:
+            if session is not None:
+                session.begin_close()
+        self.sessions = self.sessions[:size] + [
+            self.fresh() for _ in range(size - len(self.sessions))
+        ]
+        self.size = size
+        if gpu and self.profiler is None:
+            self.profiler = self.fresh()
+        elif not gpu and self.profiler is not None:
+            self.profiler.begin_close()
+            self.profiler = None
+
     def close(self) -> None:
         everyone = self.everyone()
         for session in everyone:  # every worker tears down at once
@@ -70,7 +89,7 @@ def _cold_env(cache_root: Path, name: str) -> dict[str, str]:
 
 
 def _run_retrying(
-    session: Session, task: dict[str, Any], timeout: float, fresh: Callable[[], Session]
+    session: Session, task: Task, timeout: float, fresh: Callable[[], Session]
 ) -> tuple[isolation.TaskOutcome, Session, str]:
     """Run ``task``; a worker that crashed (not one that hung) is replaced by a
     fresh one and the task run once more. Returns the outcome, the session
@@ -102,12 +121,7 @@ def _cold_starts(
     results = []
     finished = []
     for kernel, session in zip(kernels, sessions, strict=True):
-        task = {
-            "kind": "cold",
-            "kernel": kernel.name,
-            "problem": attrs.asdict(problem),
-            "seed": seed,
-        }
+        task = ColdTask(kernel=kernel.name, problem=problem, seed=seed)
         env = _cold_env(cache_root, kernel.name)
         outcome, last, _ = _run_retrying(session, task, timeout, functools.partial(Session, env))
         last.begin_close()  # it tears down while the next kernel's cold start runs
@@ -145,15 +159,15 @@ def merge_cache(source: Path, target: Path) -> None:
 
 
 def _cold_from_outcome(name: str, outcome: isolation.TaskOutcome) -> ColdStart:
-    if outcome.status != "ok" or outcome.result is None:
-        return ColdStart(kernel=name, status=outcome.status, reason=outcome.error)
     r = outcome.result
+    if outcome.status != "ok" or not isinstance(r, KernelTiming):
+        return ColdStart(kernel=name, status=outcome.status, reason=outcome.error)
     return ColdStart(
         kernel=name,
-        status=r.get("status", "ok"),
-        prepare_s=r.get("prepare_s"),
-        first_call_s=r.get("first_call_s"),
-        reason=r.get("reason", ""),
+        status=r.status,
+        prepare_s=r.prepare_s,
+        first_call_s=r.first_call_s,
+        reason=r.reason,
     )
 
 
@@ -171,16 +185,84 @@ def _profile(
 ) -> dict[str, Any]:
     """Device profiles of every kernel, from the pool's profiling process."""
     assert pool.profiler is not None
-    task = {
-        "kind": "profile",
-        "kernels": list(names),
-        "problem": attrs.asdict(problem),
-        "seed": seed,
-    }
+    task = ProfileTask(kernels=names, problem=problem, seed=seed)
     outcome, pool.profiler, _ = _run_retrying(pool.profiler, task, timeout, pool.fresh)
-    if outcome.status == "ok" and outcome.result is not None:
-        return outcome.result
+    if outcome.status == "ok" and isinstance(outcome.result, ProfileResult):
+        return outcome.result.recorded()
     first = outcome.error.splitlines()[0] if outcome.error else outcome.status
     return {
         n: {"profile_unavailable": f"profiling process {outcome.status}: {first}"} for n in names
     }
+
+
+START_AHEAD_ENV = "GEMMREG_START_AHEAD"
+"""``1``: start a timing command's workers before its plugins are read;
+``0``: after. Unset: ahead where a GPU device node exists
+(:func:`gemmreg.backend.gpu_likely`)."""
+
+
+def starting_ahead() -> bool:
+    from gemmreg import backend
+
+    choice = os.environ.get(START_AHEAD_ENV, "")
+    return choice == "1" if choice in ("0", "1") else backend.gpu_likely()
+
+
+@attrs.define
+class Ahead:
+    """Workers a timing command starts before its own process has imported
+    torch and read the plugins: a worker takes as long to start as that
+    (both import torch and discover the plugins), so started after it, as
+    they were, they doubled it on the H200 (6 s, then 11 s). Started on the
+    command line's word, before it is known to be valid: a command that
+    then fails (an unknown name) closes them unused. The cold-start
+    sessions have caches of their own under :attr:`cache_root`, the pool
+    shares one (:func:`shared_cache_env`)."""
+
+    tmp: tempfile.TemporaryDirectory[str]
+    cold: dict[str, Session]
+    pool: Pool
+
+    @property
+    def cache_root(self) -> Path:
+        return Path(self.tmp.name)
+
+    def take_cold(self, name: str) -> Session:
+        """The cold-start session started for ``name`` (a fresh one if the
+        command line named it differently from the registry)."""
+        return self.cold.pop(name, None) or Session(_cold_env(self.cache_root, name))
+
+    def close(self) -> None:
+        """Every session not taken, and the pool, closed; the caches removed."""
+        unused = [*self.cold.values(), *self.pool.everyone()]
+        for session in unused:
+            session.begin_close()
+        for session in unused:
+            session.close()
+        self._forget()
+
+    def abandon(self) -> None:
+        """The command failed before it needed its workers: kill them now
+        rather than wait seconds for start-ups nobody will use."""
+        for session in [*self.cold.values(), *self.pool.everyone()]:
+            session.kill()
+        self._forget()
+
+    def _forget(self) -> None:
+        self.cold = {}
+        self.pool.sessions, self.pool.profiler = [], None
+        self.tmp.cleanup()
+
+
+def start_ahead(names: Sequence[str], processes: int, gpu: bool, cold: bool = True) -> Ahead:
+    """Start the cold-start sessions of ``names`` (with ``cold``) and a pool
+    of ``processes`` timing sessions, plus the profiler when ``gpu``. With
+    cold starts the pool shares the caches they fill; without (a sweep), it
+    uses the user's own caches."""
+    tmp = tempfile.TemporaryDirectory(prefix="gemmreg-caches-")
+    root = Path(tmp.name)
+    sessions = {name: Session(_cold_env(root, name)) for name in names} if cold else {}
+    env = shared_cache_env(root) if cold else dict(os.environ)
+    pool = Pool(size=processes, env=env, gpu=gpu)
+    pool.start()
+    return Ahead(tmp=tmp, cold=sessions, pool=pool)

@@ -39,7 +39,7 @@ PRECISION: dict[gemmreg.DType, gemmreg.Precision] = {
     "bf16": gemmreg.Precision(math="bf16", detail="tl.dot, fp32 accumulator"),
 }
 
-TOLERANCES = {
+TOLERANCES: dict[gemmreg.DType, gemmreg.Tolerance] = {
     # IEEE fp32: rounding grows about like u*sqrt(K) of |A|@|B| (u = 2^-24), about
     # 1.5e-5 at K = 65536 with all-positive inputs; TF32 would sit near 2^-11.
     "fp32": gemmreg.Tolerance(rtol=3e-5, atol=1e-6),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create .venv with gemmreg installed (editable), its dev tools and the example
-# third-party plugin package. Safe to rerun.
+# third-party plugin packages. Safe to rerun.
 #
 # torch: an existing torch in .venv is kept (a GPU machine keeps its CUDA or ROCm
 # build); otherwise GEMMREG_TORCH is installed (default: torch==2.13.0, which on
@@ -10,22 +10,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$python" -m venv .venv
+# pip runs as `.venv/bin/python -m pip`, never `.venv/bin/pip`: a venv copied
+# into another checkout keeps scripts whose first line names the original
+# venv's python, so `.venv/bin/pip` there installed into the original.
 # find_spec, not import: importing torch alone takes seconds.
 if ! .venv/bin/python -c "import importlib.util as u, sys; sys.exit(not u.find_spec('torch'))"; then
-  .venv/bin/pip install -q "${GEMMREG_TORCH:-torch==2.13.0}"
+  .venv/bin/python -m pip install -q "${GEMMREG_TORCH:-torch==2.13.0}"
 fi
 # pip takes ~20 s to find that nothing changed, on every run of scripts/test.sh:
 # install only when what it reads changed since the last install here, or when
 # the venv's gemmreg is not this checkout's (a venv copied from another one).
 stamp=.venv/gemmreg-bootstrap.stamp
-wanted=$(cat pyproject.toml constraints.txt examples/gemmreg-splitk/pyproject.toml | sha256sum)
+wanted=$(cat pyproject.toml constraints.txt examples/gemmreg-splitk/pyproject.toml \
+  examples/gemmreg-minimal/pyproject.toml | sha256sum)
 here=$(pwd -P)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ] || ! .venv/bin/python -c "
-import sys, gemmreg, gemmreg_splitk
+import sys, gemmreg, gemmreg_splitk, gemmreg_minimal
 sys.exit(not gemmreg.__file__.startswith(sys.argv[1] + '/core/'))" "$here" 2>/dev/null; then
-  .venv/bin/pip install -q -c constraints.txt -e ".[dev]"
-  # The split-K example is a separate distribution, installed the way a user
-  # installs any third-party gemmreg plugin.
-  .venv/bin/pip install -q -c constraints.txt -e examples/gemmreg-splitk
+  .venv/bin/python -m pip install -q -c constraints.txt -e ".[dev]"
+  # The examples (split-K, and the minimal one-module plugin) are separate
+  # distributions, installed the way a user installs any third-party gemmreg plugin.
+  .venv/bin/python -m pip install -q -c constraints.txt -e examples/gemmreg-splitk -e examples/gemmreg-minimal
   echo "$wanted" >"$stamp"
 fi

@@ -21,6 +21,8 @@
 #              bf16 with --max-time 3 (10 repetitions)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
 #              its wall time, phase by phase
+#   tracebench one process of the sweep's six kernels at 256^3 and 8192^3
+#              fp32 with GEMMREG_TRACE=1: where a sweep point's time goes
 #   startup    what a worker's start-up costs on this machine: importing torch,
 #              triton and gemmreg's plugins, the CUDA context, one alone and
 #              eight at once (startup.txt)
@@ -29,8 +31,9 @@
 #   sweep      `gemmreg bench` of the five seed built-ins and triton_tuned over
 #              256..8192 (powers of two) in fp32, fp16 and bf16, with plots
 #   hostile    a plugin that poisons the CUDA context and one that hangs on
-#              the GPU, in check and compare beside torch_ref, and gemmreg
-#              killed with SIGTERM while a worker hangs (no worker may survive)
+#              the GPU, in check and compare beside torch_ref
+#   sigterm    gemmreg killed with SIGTERM while a worker hangs on the GPU
+#              (no worker may survive)
 #
 # PART:N runs N repetitions, PART:FROM-TO repetitions FROM..TO (the
 # repetition number is also the seed). Every console line is stamped with the
@@ -132,24 +135,30 @@ for spec in "$@"; do
     trace)
       GEMMREG_TRACE=1 compare trace-seed-pair hip_tiled triton_grouped
       ;;
+    tracebench)
+      GEMMREG_TRACE=1 gemmreg tracebench bench hip_naive hip_tiled torch_ref triton_baseline \
+        triton_grouped triton_tuned --shape 256,8192 --dtype fp32 --processes 1 --out "$out/tracebench"
+      ;;
     startup)
       {
         for what in "import torch" "import torch, triton" \
           "from gemmreg import registry; registry.discover()" \
           "import torch; torch.zeros(1, device='cuda'); torch.cuda.synchronize()" \
           "from gemmreg import registry, backend; registry.discover(); backend.initialize_device()"; do
-          start=$(date +%s.%N)
-          "$python" -c "$what" >/dev/null 2>&1 || echo "(failed: $what)"
-          echo "one:   $(echo "$(date +%s.%N) - $start" | bc) s  $what"
-          start=$(date +%s.%N)
-          for _ in 1 2 3 4 5 6 7 8; do "$python" -c "$what" >/dev/null 2>&1 & done
-          wait
-          echo "eight: $(echo "$(date +%s.%N) - $start" | bc) s  $what"
+          "$python" - "$what" <<'PY'
+import subprocess, sys, time
+what = sys.argv[1]
+for n in (1, 8):
+    start = time.monotonic()
+    procs = [subprocess.Popen([sys.executable, "-c", what], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for _ in range(n)]
+    codes = [p.wait() for p in procs]
+    print(f"{'one' if n == 1 else 'eight'}: {time.monotonic() - start:6.2f} s  {what}" + ("" if not any(codes) else f"  (exit {codes})"))
+PY
         done
         "$python" -X importtime -c "from gemmreg import registry; registry.discover()" 2>&1 |
-          sort -t'|' -k2 -n | tail -25
+          sort -t'|' -k2 -n | tail -40
       } >"$out/startup.txt" 2>&1
-      cat "$out/startup.txt" | head -12
+      head -12 "$out/startup.txt"
       ;;
     aa512)
       for i in $(range "$count" 3); do
@@ -182,17 +191,32 @@ for spec in "$@"; do
       compare hostile-compare-poison torch_ref fake_gpu_poison --shape 1024x1024x1024 --dtype fp32
       gemmreg hostile-check-hang check fake_gpu_hang torch_ref --timeout 30 --out "$out/hostile-check-hang"
       compare hostile-compare-hang torch_ref fake_gpu_hang --shape 1024x1024x1024 --dtype fp32 --timeout 30
-      # SIGTERM while a worker hangs on the GPU: gemmreg must go, and every worker with it.
-      "$python" -m gemmreg check fake_gpu_hang --timeout 600 >"$out/hostile-sigterm.console.txt" 2>&1 &
+      export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
+      ;;
+    sigterm)
+      # SIGTERM while a worker hangs on the GPU: gemmreg must go, and every
+      # worker with it (only this command's process tree is listed: another
+      # lane may be running gemmreg on the other GPU).
+      export GEMMREG_EXTRA_PLUGINS=fake_plugins.gpu_hang
+      "$python" -m gemmreg check fake_gpu_hang --timeout 600 >"$out/sigterm.console.txt" 2>&1 &
       pid=$!
       sleep 25
-      { echo "before SIGTERM:"; ps -eo pid,ppid,pgid,etimes,args | grep -E "gemmreg|worker" | grep -v grep; } >>"$out/hostile-sigterm.console.txt"
+      tree() { ps -eo pid,ppid,pgid,etimes,args | awk -v p="$pid" '$1 == p || $2 == p || $3 == p'; }
+      # The listings go to a file of their own: gemmreg's output, written at
+      # its own offset, overwrote lines appended to its console file.
+      { echo "before SIGTERM (gemmreg $pid and its workers):"; tree; } >"$out/sigterm.ps.txt"
+      workers=$(ps -eo pid,ppid | awk -v p="$pid" '$2 == p {print $1}')
       kill -TERM "$pid"
       wait "$pid"
-      echo "gemmreg exit $? after SIGTERM" >>"$out/hostile-sigterm.console.txt"
+      echo "gemmreg exit $? after SIGTERM" >>"$out/sigterm.ps.txt"
       sleep 3
-      { echo "3 s after SIGTERM (gemmreg processes left):"; ps -eo pid,ppid,pgid,etimes,args | grep -E "gemmreg|worker" | grep -v grep || echo "none"; } >>"$out/hostile-sigterm.console.txt"
-      tail -n 8 "$out/hostile-sigterm.console.txt"
+      {
+        echo "3 s after SIGTERM, still running of gemmreg $pid and its workers ($workers):"
+        ps -o pid,args -p "$pid,${workers// /,}" | tail -n +2 || true
+        echo "(end of list)"
+      } >>"$out/sigterm.ps.txt"
+      tail -n 3 "$out/sigterm.console.txt"
+      cat "$out/sigterm.ps.txt"
       export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
       ;;
     *)

@@ -1,6 +1,6 @@
 """Copy evidence files into README.md, docs/*.md and the plugins' READMEs
-between markers, so every figure in them is the tool's own output, never
-retyped:
+between markers, so every figure in them is the tool's own output, and every
+quoted example the code that its tests run, never retyped:
 
     <!-- evidence: evidence/DIR/compare.txt -->
     ...replaced by the file's content in a code block...
@@ -17,12 +17,15 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"(<!-- evidence: (?P<path>\S+) -->\n)(?P<body>.*?)(<!-- /evidence -->)", re.S)
+LANGUAGES = {".py": "python", ".toml": "toml"}
+"""Code quoted whole (the example plugin) is highlighted; recorded output is not."""
 
 
 def render(readme: str) -> str:
     def fill(match: re.Match[str]) -> str:
         content = (REPO / match["path"]).read_text().rstrip("\n")
-        return f"{match[1]}```\n{content}\n```\n{match[4]}"
+        language = LANGUAGES.get(Path(match["path"]).suffix, "")
+        return f"{match[1]}```{language}\n{content}\n```\n{match[4]}"
 
     return BLOCK.sub(fill, readme)
 

@@ -75,6 +75,15 @@ def only_extra_plugins(modules: Sequence[str]) -> Iterator[None]:
         yield
 
 
+def fake_worker_task(action: str):
+    """A task for tests/fake_plugins/fake_worker.py: ``ok``, ``retire`` (after
+    an error, as on a poisoned GPU context), ``exit`` (mid-task) or ``hang``."""
+    from gemmreg.records import Problem
+    from gemmreg.tasks import ValuesTask
+
+    return ValuesTask(kernel=action, problem=Problem(m=1, n=1, k=1), seed=0)
+
+
 def check_in_one_worker(kernels, cases, task_timeout: float | None = None):
     """``checking.run_check``'s results, with every kernel's cases in one worker.
 

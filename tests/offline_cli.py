@@ -7,7 +7,16 @@ from collections.abc import Sequence
 
 import attrs
 import pytest
-from gemmreg import checking, cli, comparing, environment, isolation, plots, sanitizing
+from gemmreg import (
+    checking,
+    cli,
+    comparing,
+    environment,
+    isolation,
+    plots,
+    sanitizing,
+    worker_pool,
+)
 
 WORK = (
     (isolation, "run_tasks"),
@@ -16,6 +25,7 @@ WORK = (
     (sanitizing, "run_pass"),
     (environment, "manifest"),
     (plots, "write_plots"),
+    (worker_pool, "start_ahead"),
 )
 """Every entry to worker processes, timing, environment probing and plotting."""
 
@@ -26,6 +36,9 @@ class WorkStarted(BaseException):
 
 
 def forbid_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Workers started ahead are speculative by design (test_start_ahead.py):
+    # here no worker may start at all.
+    monkeypatch.setenv(worker_pool.START_AHEAD_ENV, "0")
     for module, name in WORK:
 
         def refuse(*args: object, _name: str = name, **kwargs: object) -> None:

@@ -105,7 +105,7 @@ def test_max_time_caps_the_sampling_of_every_process(fake_plugins, tmp_path):
 
 
 def test_a_verdict_taken_beside_another_process_on_the_gpu_is_flagged():
-    from gemmreg.cli_timing import _flag_shared
+    from gemmreg.sweeping import flag_shared
     from gemmreg.timing_records import CompareReport, Verdict
 
     verdict = Verdict(
@@ -129,8 +129,11 @@ def test_a_verdict_taken_beside_another_process_on_the_gpu_is_flagged():
     busy = {
         "gpu": {"other_processes": [{"pid": 4242, "name": "python", "used_memory_bytes": 2**30}]}
     }
-    (flagged,) = _flag_shared(report, busy).verdicts
+    said: list[str] = []
+    (flagged,) = flag_shared(report, busy, said.append).verdicts
     assert any(
         n.startswith("SHARED GPU: 1 other process on the GPU: pid 4242") for n in flagged.notes
     )
-    assert _flag_shared(report, {"gpu": {"other_processes": []}}) is report
+    assert said == [f"warning: {flagged.notes[-1]}"]
+    assert flag_shared(report, {"gpu": {"other_processes": []}}, said.append) is report
+    assert len(said) == 1

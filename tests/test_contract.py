@@ -114,6 +114,7 @@ def test_the_private_use_finder_finds_each_way_in():
 def test_plugins_import_only_the_public_gemmreg_namespace():
     modules = plugin_modules()
     assert any("gemmreg_splitk" in str(path) for path in modules)
+    assert any("gemmreg_minimal" in str(path) for path in modules)
     assert any("triton_tuned" in str(path) for path in modules)
     offenders = [
         f"{path.relative_to(REPO)}:{line}: {what}"
@@ -242,6 +243,30 @@ def hookspec_example(tmp_path, monkeypatch):
     return "contract_example_plugin"
 
 
+MINIMAL = REPO / "examples" / "gemmreg-minimal"
+"""The minimal example package, whose files the README and docs/plugins.md quote."""
+MINIMAL_MODULE = MINIMAL / "src" / "gemmreg_minimal.py"
+MINIMAL_LINES = 30
+"""The README promises the minimal plugin in at most this many non-blank lines
+of Python, docstring included."""
+ENTRY_POINT_LINES = 3
+"""...and its entry point in at most this many lines of TOML."""
+
+
+@pytest.fixture
+def minimal_example(monkeypatch):
+    """The README's entry point for the minimal example, resolved from the
+    example's source tree (installed or not), as gemmreg resolves entry points."""
+    readme = (REPO / "README.md").read_text()
+    (toml,) = re.findall(r"```toml\n(.*?)```", readme, re.S)
+    assert toml in (MINIMAL / "pyproject.toml").read_text()
+    assert toml.startswith("[project.entry-points.gemmreg]\n")
+    assert len(toml.splitlines()) <= ENTRY_POINT_LINES
+    (value,) = re.findall(r'^minimal_triton = "(.+)"$', toml, re.M)
+    monkeypatch.syspath_prepend(str(MINIMAL / "src"))
+    return value
+
+
 def registered(module: str):
     registry = discover(extra_plugins=[module], env={"GEMMREG_PLUGINS": "none"})
     assert not registry.issues, registry.issues
@@ -250,8 +275,9 @@ def registered(module: str):
 
 
 @pytest.mark.filterwarnings("ignore:Conversion of an array with ndim:DeprecationWarning")
-def test_the_hookspec_example_registers_and_computes_a_gemm(hookspec_example):
-    spec = registered(hookspec_example)
+@pytest.mark.parametrize("example", ["hookspec_example", "minimal_example"])
+def test_the_documented_examples_register_and_compute_a_gemm(example, request):
+    spec = registered(request.getfixturevalue(example))
     assert spec.capabilities.precision["fp32"].math == "ieee_fp32"  # interpreted here
     assert spec.capabilities.triton
     for dtype, layout, (m, n, k) in [
@@ -280,3 +306,23 @@ def test_the_hookspec_example_declares_tf32_where_triton_runs_on_nvidia(
     assert spec.capabilities.precision["fp32"].math == "tf32"
     assert "TF32" in spec.tolerances["fp32"].why
     assert spec.tolerances["fp32"].rtol > spec.tolerances["fp16"].rtol
+
+
+def test_the_pages_show_the_minimal_example_as_it_is_tested():
+    """README and the plugin guide quote the package's own files between
+    evidence markers (kept verbatim by scripts/readme_evidence.py, checked
+    above), so what a reader copies is what its matrix and the test above run."""
+    readme = (REPO / "README.md").read_text()
+    guide = (REPO / "docs" / "plugins.md").read_text()
+    marker = "<!-- evidence: examples/gemmreg-minimal/{} -->"
+    assert marker.format("tests/test_matrix.py") in readme
+    for name in ("pyproject.toml", "src/gemmreg_minimal.py", "tests/test_matrix.py"):
+        assert marker.format(name) in guide, name
+    source = MINIMAL_MODULE.read_text()
+    assert len([line for line in source.splitlines() if line.strip()]) <= MINIMAL_LINES
+    assert f"{MINIMAL_LINES} lines of Python" in " ".join(readme.split())
+    assert f"{MINIMAL_LINES} lines" in " ".join(guide.split())
+    nodes = list(ast.walk(ast.parse(source)))
+    imported = {a.name for node in nodes if isinstance(node, ast.Import) for a in node.names}
+    assert not [node for node in nodes if isinstance(node, ast.ImportFrom)]
+    assert imported == {"gemmreg", "triton", "triton.language"}  # gemmreg, and the kernel's own

@@ -12,12 +12,19 @@ import json
 
 import attrs
 import pytest
-from conftest import HANG_LIMIT_S, check_in_one_worker, only_extra_plugins, run_gemmreg
+from conftest import (
+    HANG_LIMIT_S,
+    check_in_one_worker,
+    fake_worker_task,
+    only_extra_plugins,
+    run_gemmreg,
+)
 from gemmreg import backend, checking, isolation, refusals, worker_pool
 from gemmreg.matrix import Case
 from gemmreg.records import Problem
 from gemmreg.registry import discover
 from gemmreg.sessions import Session
+from gemmreg.tasks import ColdTask
 from test_hostile_plugins import plugin_env
 
 TINY = Problem(m=5, n=6, k=7)
@@ -55,8 +62,8 @@ def test_a_device_error_wrapped_in_a_plain_exception_is_not_a_refusal_either(fak
 def test_a_clean_refusal_passes_unless_it_left_the_device_unusable(fake_plugins, monkeypatch):
     spec = _spec(fake_plugins, "fake_refuses")
     verdict = refusals.refusal_case(spec, UNDECLARED)
-    assert verdict["passed"] is True
-    assert verdict["reason"].startswith("refused: UnsupportedProblem: dtype fp16 not declared")
+    assert verdict.passed is True
+    assert verdict.reason.startswith("refused: UnsupportedProblem: dtype fp16 not declared")
     monkeypatch.setattr(backend, "device_healthy", lambda: False)  # as after a poisoned context
     with pytest.raises(refusals.NotARefusal, match="left the device unusable"):
         refusals.refusal_case(spec, UNDECLARED)
@@ -102,7 +109,7 @@ def test_after_lost_workers_in_a_row_the_rest_is_skipped_naming_the_last_error(f
     crashes only on some shapes still shows each of them."""
     actions = ["exit", "ok", "exit", "retire", "exit", "ok", "ok"]
     outcomes = isolation.run_tasks(
-        [{"action": action} for action in actions],
+        [fake_worker_task(action) for action in actions],
         skip_after_lost_workers=3,
         worker_module="fake_plugins.fake_worker",
     )
@@ -116,7 +123,7 @@ def test_after_lost_workers_in_a_row_the_rest_is_skipped_naming_the_last_error(f
 
 def test_without_the_rule_every_task_gets_a_worker(fake_plugins):
     outcomes = isolation.run_tasks(
-        [{"action": "exit"}] * 4, worker_module="fake_plugins.fake_worker"
+        [fake_worker_task("exit")] * 4, worker_module="fake_plugins.fake_worker"
     )
     assert [o.status for o in outcomes] == ["crashed"] * 4
 
@@ -166,9 +173,10 @@ def test_a_task_that_hung_is_not_rerun_one_that_crashed_is():
         return started[-1]
 
     hung = _Answers("timeout")
-    outcome, session, note = worker_pool._run_retrying(hung, {}, 1, fresh)
+    task = fake_worker_task("ok")
+    outcome, session, note = worker_pool._run_retrying(hung, task, 1, fresh)
     assert (outcome.status, session, note, hung.tasks, started) == ("timeout", hung, "", 1, [])
-    outcome, session, note = worker_pool._run_retrying(_Answers("crashed"), {}, 1, fresh)
+    outcome, session, note = worker_pool._run_retrying(_Answers("crashed"), task, 1, fresh)
     assert outcome.status == "ok" and session is started[0] and note.startswith("a first worker")
 
 
@@ -181,7 +189,8 @@ def test_a_worker_hung_in_its_start_up_is_a_timeout_and_is_not_started_again(fak
 
     silent = Session(None, startup_timeout=1, worker_module="fake_plugins.silent_worker")
     try:
-        outcome, _, _ = worker_pool._run_retrying(silent, {"kind": "cold"}, 5, fresh)
+        task = ColdTask(kernel="fake_good", problem=TINY, seed=1)
+        outcome, _, _ = worker_pool._run_retrying(silent, task, 5, fresh)
     finally:
         for session in [silent, *started]:
             session.close()

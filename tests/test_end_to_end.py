@@ -71,8 +71,16 @@ def test_compare_prints_a_table_and_a_verdict(tmp_path):
     number of rounds takes the clock out of it; the stopping rule is the timing
     layer's to test. A small shape keeps the interpreted Triton calls cheap."""
     args = ["torch_ref", "triton_grouped", "--shape", "32x32x32", "--repeats", "5"]
-    done = run_gemmreg("compare", *args, "--warmup", "2", "--out", str(tmp_path))
+    # Its workers start before the command reads its plugins, as on a GPU
+    # machine (off by default here, where two cores gain nothing from it).
+    ahead = {"GEMMREG_START_AHEAD": "1", "GEMMREG_TRACE": "1"}
+    done = run_gemmreg("compare", *args, "--warmup", "2", "--out", str(tmp_path), env=ahead)
     assert done.returncode == 0, done.stderr[-3000:]
+    started, discovered = (
+        done.stderr.index("starting workers ahead"),
+        done.stderr.index("plugins discovered"),
+    )
+    assert started < discovered
     assert "range over 3 procs" in done.stdout
     assert "verdict: triton_grouped vs torch_ref:" in done.stdout
     assert "clock: perf_counter on the CPU" in done.stdout  # honestly labelled: no GPU events

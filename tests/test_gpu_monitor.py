@@ -636,3 +636,29 @@ def test_gemmreg_s_own_workers_are_not_other_processes_on_the_gpu(tmp_path):
         (tmp_path / str(pid)).mkdir()
         (tmp_path / str(pid) / "stat").write_text(stat)
     assert own_process_tree(tmp_path) == {me, 424242}
+
+
+def test_the_soak_window_ends_after_the_recorded_h200_drop_at_its_level() -> None:
+    """round_loops.SOAK_WINDOW_S on the real heat-up: never while the clock
+    is still falling from boost, and at the level a window twice as long
+    would have waited for (within 1%)."""
+    from gemmreg.round_loops import SOAK_WINDOW_S
+
+    readings = load_recorded("bf16_8192_heatup.json")
+    t0 = readings[0].t_s
+
+    def first_steady(window: float) -> int:
+        return next(
+            i
+            for i in range(1, len(readings))
+            if gm.clock_steady(readings[: i + 1], window_s=window)
+        )
+
+    def level(i: int) -> float:
+        return statistics.median(r.sm_mhz for r in readings[max(0, i - 5) : i + 1])
+
+    short, long_ = first_steady(SOAK_WINDOW_S), first_steady(2 * SOAK_WINDOW_S)
+    boost = readings[0].sm_mhz
+    assert all(r.sm_mhz < 0.9 * boost for r in readings[short - 3 : short + 1])  # past the drop
+    assert readings[short].t_s - t0 >= SOAK_WINDOW_S
+    assert abs(level(short) - level(long_)) <= 0.01 * level(long_)

@@ -21,7 +21,7 @@ from types import SimpleNamespace
 import attrs
 import pytest
 import torch
-from conftest import TESTS, only_extra_plugins, run_gemmreg
+from conftest import TESTS, fake_worker_task, only_extra_plugins, run_gemmreg
 from gemmreg import checking, interrupts, isolation, load_guard, timeouts, torch_state
 from gemmreg.loading import describe
 from gemmreg.matrix import Case
@@ -339,22 +339,22 @@ def test_state_changes_fail_their_own_case_and_spare_the_next_plugin(one_worker)
     assert crashed == ["fake_segfault"]  # so all the rest ran in the one worker
     for name, change in CHANGERS.items():
         changer = one_worker[name]
-        assert changer.status == "ok" and changer.result["passed"] is False, name
-        assert changer.result["reason"].startswith("plugin changed global state: "), name
-        assert change in changer.result["reason"], name
+        assert changer.status == "ok" and changer.result.passed is False, name
+        assert changer.result.reason.startswith("plugin changed global state: "), name
+        assert change in changer.result.reason, name
         probe = one_worker[f"probe after {name}"]
-        assert probe.status == "ok" and probe.result["passed"] is True, (name, probe)
+        assert probe.status == "ok" and probe.result.passed is True, (name, probe)
     refused = one_worker["fake_sets_float64 refusal"].result
-    assert refused["passed"] is False
-    assert "plugin changed global state: default dtype torch.float64" in refused["reason"]
-    assert one_worker["probe after the refusal"].result["passed"] is True
+    assert refused.passed is False
+    assert "plugin changed global state: default dtype torch.float64" in refused.reason
+    assert one_worker["probe after the refusal"].result.passed is True
 
 
 def test_sys_exit_in_a_launch_is_that_case_s_error_and_the_worker_goes_on(one_worker):
     outcome = one_worker["fake_exits_in_launch"]
     assert outcome.status == "error"
     assert outcome.error == "SystemExit(0): plugin code called sys.exit"
-    assert one_worker["probe after fake_exits_in_launch"].result["passed"] is True
+    assert one_worker["probe after fake_exits_in_launch"].result.passed is True
 
 
 def test_a_plugin_changing_state_at_import_is_refused_and_the_state_put_back(fake_plugins):
@@ -379,7 +379,7 @@ def test_default_timeouts_grow_with_the_work_and_start_from_a_base():
 
 
 def test_after_a_timeout_the_rest_of_the_batch_is_skipped_with_the_cause(fake_plugins):
-    tasks = [{"action": "ok"}, {"action": "hang"}, {"action": "ok"}, {"action": "ok"}]
+    tasks = [fake_worker_task(action) for action in ("ok", "hang", "ok", "ok")]
     outcomes = isolation.run_tasks(
         tasks,
         task_timeout=[600, 1, 600, 600],

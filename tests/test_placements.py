@@ -6,6 +6,7 @@ from conftest import only_extra_plugins
 from gemmreg import placements, round_loops, timing
 from gemmreg.records import Problem
 from gemmreg.registry import discover
+from gemmreg.task_results import KernelTiming
 
 
 def test_small_problems_get_every_placement_and_large_ones_one():
@@ -17,7 +18,7 @@ def test_small_problems_get_every_placement_and_large_ones_one():
 
 class _Rotating:
     def __init__(self, name: str):
-        self.name, self.result, self.used = name, {}, []
+        self.name, self.result, self.used = name, KernelTiming(), []
 
     def call(self) -> None:
         pass
@@ -55,8 +56,9 @@ def test_a_kernel_that_keeps_its_first_pointers_fails_the_postcheck():
             order_seed=1,
             policy=timing.policy_for(gpu=False, repeats=8),
         )
-    good, cached = result["kernels"]["fake_good"], result["kernels"]["fake_first_pointers"]
-    assert good["status"] == "ok" and good["placements"] == placements.PLACEMENTS
-    assert good["postcheck"]["passed"]
-    assert cached["precheck"]["passed"] and cached["status"] == "failed"
-    assert cached["reason"].startswith("postcheck: placement 2 of 4")
+    good, cached = result.kernels["fake_good"], result.kernels["fake_first_pointers"]
+    assert good.status == "ok" and good.placements == placements.PLACEMENTS
+    assert good.postcheck is not None and good.postcheck.passed
+    assert cached.precheck is not None and cached.precheck.passed
+    assert cached.status == "failed"
+    assert cached.reason.startswith("postcheck: placement 2 of 4")

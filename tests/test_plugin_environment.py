@@ -80,6 +80,25 @@ def test_triton_limits_are_applied_by_the_core_to_kernels_that_opt_in(monkeypatc
         triton_caps(triton="yes")
 
 
+@pytest.mark.parametrize(
+    ("triton", "numpy", "clash"),
+    [("3.6.0", "2.4.1", True), ("3.6.0", "2.3.5", False), ("3.8.0", "2.4.6", False)],
+)
+def test_the_interpreters_numpy_clash_is_a_reason_not_a_pin(monkeypatch, triton, numpy, clash):
+    """NumPy is not pinned for everyone over a bug only Triton's interpreter
+    has: under the interpreter, the clash makes every opted-in Triton kernel
+    unavailable with the way out."""
+    gemmreg.where()  # the backend decided (it imports torch) before versions are faked
+    versions = {"triton": triton, "numpy": numpy}
+    monkeypatch.setattr(known_limits, "_installed", versions.get)
+    reason = known_limits.interpreter_numpy_clash()
+    assert (reason is not None) == clash
+    if clash:
+        assert "numpy<2.4" in reason and f"Triton {triton[:3]}" in reason
+        assert gemmreg.where().triton_interpreted  # this machine runs the interpreter
+        assert known_limits.triton_unavailable() == reason
+
+
 def test_every_triton_plugin_opts_into_the_core_limits():
     registry = discover(env={})
     triton_kernels = {
@@ -88,6 +107,7 @@ def test_every_triton_plugin_opts_into_the_core_limits():
         "triton_tuned",
         "splitk",
         "splitk_atomic",
+        "minimal_triton",
     }
     assert triton_kernels <= set(registry.kernels)
     for name in triton_kernels:

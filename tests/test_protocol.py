@@ -159,17 +159,15 @@ def test_the_profiling_task_runs_in_a_worker_and_says_why_there_is_no_profile(fa
     """The profiling process's task (one of several kinds a worker runs):
     on the CPU there is no CUPTI, and each kernel says so."""
     from gemmreg import isolation
+    from gemmreg.tasks import ProfileTask
 
     fake_plugins("good")
-    task = {
-        "kind": "profile",
-        "kernels": ["fake_good"],
-        "problem": {"m": 8, "n": 8, "k": 8, "dtype": "fp32", "layout": "rowmajor"},
-        "seed": 1,
-    }
+    task = ProfileTask(kernels=["fake_good"], problem=Problem(m=8, n=8, k=8), seed=1)
     (outcome,) = isolation.run_tasks([task], task_timeout=120)
     assert outcome.status == "ok", outcome.error
-    assert "no GPU" in outcome.result["fake_good"]["profile_unavailable"]
+    profile = outcome.result.kernels["fake_good"]
+    assert profile.profile is None and "no GPU" in profile.unavailable
+    assert "no GPU" in outcome.result.recorded()["fake_good"]["profile_unavailable"]
 
 
 def runs_of_one_process(names, repeats):

@@ -110,3 +110,13 @@ def test_capabilities_explain_what_is_unsupported():
 def test_the_package_exports_the_plugin_authors_contract():
     for name in ("hookimpl", "KernelSpec", "Capabilities", "Tolerance", "Precision", "Problem"):
         assert hasattr(gemmreg, name)
+
+
+def test_every_dtype_has_a_loose_bound_so_only_unknown_dtypes_are_refused_as_such():
+    """``tolerance_bounds`` knows the dtypes through its bounds (it cannot
+    import records): a dtype added to records without a bound would be refused."""
+    from gemmreg.tolerance_bounds import LOOSE_RTOL
+
+    assert set(LOOSE_RTOL) == set(gemmreg.DTYPES)
+    with pytest.raises(SpecError, match="unknown dtype 'fp8'"):
+        spec(tolerances={"fp32": Tolerance(rtol=1e-5), "fp8": Tolerance(rtol=1e-5)})

@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 from gemmreg import rounds
 from gemmreg.rounds import Round, StopRule
+from gemmreg.task_results import KernelTiming
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
@@ -84,6 +85,50 @@ def test_stopping_waits_for_the_minimum_then_for_a_narrow_interval():
     assert rounds.stop_reason(noisy * 5, ["a", "b"], RULE, 0.1) == "round cap (50)"
 
 
+def _noisy_pair(ratio: float, spread: float, n: int) -> list[Round]:
+    """b takes ``ratio`` times as long as a, with a round-to-round wobble of +-spread."""
+    wobble = itertools.islice(itertools.cycle([1 - spread, 1 + spread, 1.0]), n)
+    return [make_round(1.0, ratio * w) for w in wobble]
+
+
+def test_a_pair_decisively_apart_stops_without_the_fine_precision():
+    """3x apart and known to about +-1.8%: no verdict margin is near, so
+    the process stops after its minimum rather than sampling on to +-0.5%."""
+    far = _noisy_pair(3.0, 0.008, 10)
+    assert rounds.widest_halfwidth(far, ["a", "b"]) > RULE.target_halfwidth
+    assert "decisively apart" in rounds.stop_reason(far, ["a", "b"], RULE, 0.1)
+
+
+def test_a_near_pair_still_samples_to_the_fine_precision():
+    """Two kernels 2% apart, or identical ones, with the same wobble: the
+    verdict turns on the last half-percent, so sampling goes on."""
+    for ratio in (1.0, 1.02):
+        near = _noisy_pair(ratio, 0.008, 10)
+        assert rounds.stop_reason(near, ["a", "b"], RULE, 0.1) is None
+
+
+def test_a_decisive_pair_that_is_still_vague_samples_on():
+    """Far apart but known only to +-10%: not settled (the printed speedup
+    would be worth little)."""
+    vague = _noisy_pair(3.0, 0.3, 10)
+    assert rounds.stop_reason(vague, ["a", "b"], RULE, 0.1) is None
+
+
+def test_one_near_pair_keeps_a_three_kernel_process_going():
+    three = [
+        Round(
+            order=("a", "b", "c"),
+            slot_ms={"a": 1.0, "b": 3.0 * w, "c": 1.02 * w2},  # c is near a
+            slot_wall_s={"a": 0.01, "b": 0.01, "c": 0.01},
+            samples={"a": 10, "b": 10, "c": 10},
+        )
+        for w, w2 in itertools.islice(
+            zip(itertools.cycle([0.992, 1.008, 1.0]), itertools.cycle([1.008, 0.992, 1.0])), 12
+        )
+    ]
+    assert rounds.stop_reason(three, ["a", "b", "c"], RULE, 0.1) is None
+
+
 def test_dropped_rounds_do_not_count_towards_the_minimum():
     taken = [make_round(1.0, 1.0, dropped="throttled") for _ in range(10)]
     assert rounds.stop_reason(taken, ["a", "b"], RULE, 0.1) is None
@@ -99,7 +144,7 @@ def test_the_minimum_rounds_come_before_the_time_cap():
 
 class _Stub:
     def __init__(self, name: str, round_ms: list[float]):
-        self.name, self.result = name, {"round_ms": round_ms}
+        self.name, self.result = name, KernelTiming(round_ms=round_ms)
         self.calls = 0
 
     def call(self) -> None:
@@ -112,11 +157,11 @@ def test_graph_replays_are_not_taken_when_a_call_is_long():
 
     long_ = [_Stub("slow", [round_loops.GRAPH_MAX_CALL_MS * 2]), _Stub("fast", [0.01])]
     assert round_loops.graph_rounds(long_, timing.GPU_POLICY, seed=1) == []
-    assert all("graph_error" not in k.result and k.calls == 0 for k in long_)
+    assert all(not k.result.graph_error and k.calls == 0 for k in long_)
     # Short calls do get graphs: on this CPU machine building one fails, and says so.
     short = [_Stub("a", [0.01]), _Stub("b", [0.02])]
     round_loops.graph_rounds(short, timing.GPU_POLICY, seed=1)
-    assert all("graph_error" in k.result for k in short)
+    assert all(k.result.graph_error for k in short)
 
 
 def test_checks_take_as_many_calls_as_their_budget_allows():

@@ -7,7 +7,7 @@ import json
 import attrs
 import pytest
 from conftest import HANG_LIMIT_S, REPO, only_extra_plugins, run_gemmreg
-from gemmreg import comparing, regression, runs
+from gemmreg import comparing, regression, render_compare, runs
 from gemmreg.cli import UsageError, parse_shapes
 from gemmreg.comparing import CompareReport, KernelSummary
 from gemmreg.records import Problem
@@ -136,7 +136,8 @@ def test_a_saved_run_reads_back_identically(tmp_path, faulty_report):
     original = faulty_report
     assert {s.status for s in original.summaries} == {"timed", "crashed", "timeout", "error"}
     assert original.cold and original.records and original.runs
-    runs.write_run(tmp_path, {"device_name": "cpu"}, [original], partial=False)
+    views = render_compare.run_views([original], partial=False)
+    runs.write_run(tmp_path, {"device_name": "cpu"}, [original], partial=False, views=views)
     manifest, loaded, partial = runs.load_run(tmp_path)
     assert loaded == [original] and manifest == {"device_name": "cpu"} and not partial
     assert (tmp_path / "summary.csv").read_text().startswith("m,n,k,dtype")
@@ -240,8 +241,12 @@ def test_bench_writes_a_run_that_report_reads(tmp_path):
         "3",
         "--out",
         str(out),
+        # Workers started before the plugins are read, as on a GPU machine: a
+        # pool of the CPU's default size, cut to the one process asked for.
+        env={"GEMMREG_START_AHEAD": "1", "GEMMREG_TRACE": "1"},
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stderr.index("starting workers ahead") < done.stderr.index("[1/4]")
     data = json.loads((out / "run.json").read_text())
     assert [r["problem"]["m"] for r in data["reports"]] == [8, 16, 8, 16]
     assert data["partial"] is False

@@ -175,3 +175,68 @@ def test_work_that_escaped_in_any_process_or_the_profile_makes_the_kernel_invali
     profiled = summarize(kernel, problem, runs(), None, "cpu", profile)
     assert profiled.invalid == ("device profile: x",)
     assert profiled.device_kernel_ms == 0.2 and profiled.launches_per_call == 2.0
+
+
+def test_an_interpreted_and_a_native_kernel_get_no_speed_claim():
+    """Triton's interpreter against native code: the ratio compares NumPy on
+    the host with a BLAS, not the kernels, so no word claims a speed."""
+    interpreted = summary("new", ms=25.0, execution="interpreted")
+    for base, new in ((summary("base"), interpreted), (interpreted, summary("base"))):
+        v = judge(
+            base, new, records([-math.log(25.0)] * 5), confidence=0.995, margin=stats.DEFAULT_MARGIN
+        )
+        assert v.verdict == "no verdict" and v.speedup is None and v.interval is None
+        assert "interpreted and a native kernel" in v.explanation
+        assert v.notes[0] == (
+            "UNLIKE EXECUTION: new runs under Triton's interpreter (a correctness tool), "
+            "base natively: the ratio says nothing about the kernels"
+        )
+
+
+def test_two_interpreted_kernels_are_like_for_like_and_judged():
+    base = summary("base", execution="interpreted")
+    new = summary("new", execution="interpreted")
+    v = verdict([math.log(1.05) + d for d in (0.001, -0.002, 0.0, 0.002, -0.001)], base, new)
+    assert v.verdict == "faster" and not any("UNLIKE EXECUTION" in n for n in v.notes)
+
+
+def test_an_invalid_kernel_keeps_its_word_in_an_unlike_pair():
+    bad = summary("base", invalid=("process 0: work escaped its timed interval: x",))
+    v = verdict([0.0] * 5, base=bad, new=summary("new", execution="interpreted"))
+    assert v.verdict == "invalid" and v.notes[0].startswith("UNLIKE EXECUTION")
+
+
+def test_execution_follows_the_triton_declaration_and_the_backend(fake_plugins, monkeypatch):
+    """The core decides it from ``Capabilities(triton=...)`` and whether its
+    backend interprets Triton; the plugin never says "interpreted" itself."""
+    from fake_plugins import fp32_spec
+    from gemmreg import backend
+    from gemmreg.records import Capabilities, Precision, Problem
+    from gemmreg.registry import Origin, RegisteredKernel
+    from gemmreg.summaries import summarize
+    from gemmreg.timing_records import ProcessRun
+
+    def kernel(name, triton):
+        capabilities = Capabilities(
+            dtypes={"fp32"},
+            backends={"cpu", "cuda"},
+            precision={"fp32": Precision(math="ieee_fp32")},
+            triton=triton,
+        )
+        spec = fp32_spec(name, lambda a, b, out: None, capabilities=capabilities)
+        return RegisteredKernel(
+            spec=spec, origin=Origin(plugin=name, module=name, distribution="d", version="1")
+        )
+
+    def execution(name, triton):
+        runs = [
+            ProcessRun(kernel=name, process=p, status="timed", round_ms=(1.0,)) for p in range(3)
+        ]
+        return summarize(kernel(name, triton), Problem(m=8, n=8, k=8), runs, None, "x").execution
+
+    interpreting = attrs.evolve(backend.current(), triton_interpreter=True)
+    monkeypatch.setattr(backend, "current", lambda: interpreting)
+    assert (execution("t", True), execution("n", False)) == ("interpreted", "native")
+    compiled = attrs.evolve(interpreting, triton_interpreter=False)
+    monkeypatch.setattr(backend, "current", lambda: compiled)
+    assert execution("t", True) == "native"

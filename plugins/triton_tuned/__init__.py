@@ -87,7 +87,7 @@ TF32_WHY = (
 def tolerances_for(kind: gemmreg.Backend) -> dict[gemmreg.DType, gemmreg.Tolerance]:
     """The seed Triton plugins' tolerances (same inputs, fp32 accumulation, one
     rounding of C), except fp32 on NVIDIA, which runs as TF32 here."""
-    tolerances = dict(triton_seed.TOLERANCES)
+    tolerances: dict[gemmreg.DType, gemmreg.Tolerance] = dict(triton_seed.TOLERANCES)
     if kind == "cuda":
         tolerances["fp32"] = gemmreg.Tolerance(rtol=4e-3, atol=1e-6, why=TF32_WHY)
     return tolerances

@@ -1,6 +1,10 @@
 """A stand-in for gemmreg.worker that speaks the same protocol, to test the
 runner's handling of a worker that retires (as after a poisoned GPU context)
-or exits in the middle of a task (as after a segfault)."""
+or exits in the middle of a task (as after a segfault).
+
+Its tasks are values tasks whose ``kernel`` names the action (conftest's
+``fake_worker_task``); a task that completes passes, with the worker's pid as
+its reason, so a test can tell which process ran it."""
 
 import json
 import os
@@ -14,7 +18,8 @@ def main():
     events.write(json.dumps({"event": "ready"}) + "\n")
     for position, task in enumerate(tasks):
         events.write(json.dumps({"event": "start", "task": position}) + "\n")
-        if task["action"] == "retire":
+        action = task["kernel"]
+        if action == "retire":
             done = {
                 "event": "done",
                 "task": position,
@@ -24,11 +29,12 @@ def main():
             events.write(json.dumps(done) + "\n")
             events.write(json.dumps({"event": "retire", "reason": "context poisoned"}) + "\n")
             return
-        if task["action"] == "exit":
+        if action == "exit":
             os._exit(3)
-        if task["action"] == "hang":
+        if action == "hang":
             time.sleep(3600)
-        done = {"event": "done", "task": position, "status": "ok", "result": {"pid": os.getpid()}}
+        result = {"passed": True, "reason": str(os.getpid())}
+        done = {"event": "done", "task": position, "status": "ok", "result": result}
         events.write(json.dumps(done) + "\n")
 
 
