@@ -20,7 +20,8 @@
 #              mm_extra_pass` per repetition over 8192^3 and 8192x8192x32768
 #              bf16 with --max-time 3 (10 repetitions)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
-#              its wall time, phase by phase
+#              its wall time, phase by phase (trace:2 twice: the first on a
+#              fresh machine also pays for a cold page cache)
 #   tracebench one process of the sweep's six kernels at 256^3 and 8192^3
 #              fp32 with GEMMREG_TRACE=1: where a sweep point's time goes
 #   startup    what a worker's start-up costs on this machine: importing torch,
@@ -133,7 +134,9 @@ for spec in "$@"; do
       done
       ;;
     trace)
-      GEMMREG_TRACE=1 compare trace-seed-pair hip_tiled triton_grouped
+      for i in $(range "$count" 1); do
+        GEMMREG_TRACE=1 compare "trace-seed-pair-$i" hip_tiled triton_grouped
+      done
       ;;
     tracebench)
       GEMMREG_TRACE=1 gemmreg tracebench bench hip_naive hip_tiled torch_ref triton_baseline \
