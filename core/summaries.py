@@ -9,6 +9,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gemmreg.availability import unsupported_reason
 from gemmreg.inputs import generator_name
 from gemmreg.known_limits import triton_interpreted
 from gemmreg.peaks import peak_tflops
@@ -61,6 +62,7 @@ def summarize(
         "math": math_mode,
         "generator": generator_name(spec),
         "execution": "interpreted" if triton_interpreted(spec.capabilities.triton) else "native",
+        "asked": kernel.unavailable is None and unsupported_reason(spec, problem) is None,
         "vendor_library": spec.vendor_library,
         "tile_efficiency": tile_efficiency(problem, spec.capabilities.tile),
         "cold_prepare_s": cold.prepare_s if cold else None,

@@ -123,6 +123,12 @@ class KernelSummary:
     nothing about the kernels (:mod:`gemmreg.verdicts`). Runs saved before it
     was recorded read ``native``."""
     reason: str = ""
+    asked: bool = True
+    """False when the problem is outside what the kernel declares, or the
+    kernel cannot run here: it is in the table, with its reason, but no
+    verdict pairs it with anything (there was no question to answer; a sweep
+    of fp32-only kernels in fp16 printed a NO VERDICT row per pair). Runs
+    saved before it was recorded read True."""
     vendor_library: bool = False
     process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
     center_ms: float | None = None

@@ -244,8 +244,10 @@ def all_verdicts(
     confidence: float,
     margin: float,
 ) -> tuple[Verdict, ...]:
-    """Every pair, earlier-named first, with the family confidence corrected
-    for the number of pairs."""
+    """Every pair of kernels the problem was asked of (``KernelSummary.asked``),
+    earlier-named first, with the family confidence corrected for the number
+    of pairs judged."""
+    summaries = [s for s in summaries if s.asked]
     pairs = [(i, j) for i in range(len(summaries)) for j in range(i + 1, len(summaries))]
     level = stats.family_confidence(confidence, len(pairs))
     return tuple(

@@ -130,6 +130,27 @@ def test_every_pair_is_judged_with_a_corrected_confidence():
     assert all(v.confidence == pytest.approx(1 - 0.005 / 3) for v in out)
 
 
+def test_a_kernel_the_problem_was_not_asked_of_pairs_with_nothing():
+    """An fp32-only kernel in an fp16 sweep point: its row says why, and no
+    NO VERDICT row stands for a question nobody asked. A kernel that crashed
+    keeps its row (something went wrong), and the correction counts only the
+    pairs judged."""
+    summaries = [
+        summary("a"),
+        summary("b"),
+        summary("fp32_only", status="skipped", asked=False),
+        summary("crashed", status="crashed"),
+    ]
+    recs = [
+        ProcessRecord(process=p, status="ok", log_ratios={"end-to-end": {pair_key("a", "b"): 0.0}})
+        for p in range(5)
+    ]
+    out = all_verdicts(summaries, recs, confidence=0.995, margin=0.01)
+    assert [(v.baseline, v.kernel) for v in out] == [("a", "b"), ("a", "crashed"), ("b", "crashed")]
+    assert [v.verdict for v in out][1:] == ["no verdict", "no verdict"]
+    assert out[0].confidence == pytest.approx(1 - 0.005 / 3)  # three pairs judged, not six
+
+
 def test_beating_a_vendor_library_tenfold_is_flagged():
     vendor = summary("base", ms=1.0, vendor_library=True)
     fast = summary("new", ms=1.0 / (SUSPICIOUS_SPEEDUP * 2))
