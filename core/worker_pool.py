@@ -56,10 +56,11 @@ class Pool:
 
     def fit(self, size: int, gpu: bool) -> None:
         """Resize a pool started on a guess (:class:`Ahead`) to what the
-        command turned out to need: extra sessions go, missing ones start."""
+        command turned out to need: extra sessions are killed (never used,
+        maybe still starting), missing ones start."""
         for session in self.sessions[size:]:
             if session is not None:
-                session.begin_close()
+                session.kill()
         self.sessions = self.sessions[:size] + [
             self.fresh() for _ in range(size - len(self.sessions))
         ]
@@ -67,7 +68,7 @@ class Pool:
         if gpu and self.profiler is None:
             self.profiler = self.fresh()
         elif not gpu and self.profiler is not None:
-            self.profiler.begin_close()
+            self.profiler.kill()
             self.profiler = None
 
     def close(self) -> None:
