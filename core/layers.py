@@ -111,6 +111,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "clocks",
         "placements",
         "profiling",
+        "sync_check",
         "device_activity",
         "gpu_monitor",
         "gpu_record",
