@@ -36,7 +36,14 @@ LOG = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
 SOURCES = tuple(
     str(HERE / name)
-    for name in ("__init__.py", "configs.py", "kernels.py", "tuner.py", "tuning_cache.py")
+    for name in (
+        "__init__.py",
+        "configs.py",
+        "kernels.py",
+        "tma_rules.py",
+        "tuner.py",
+        "tuning_cache.py",
+    )
 )
 
 # ---------------------------------------------------------------------------

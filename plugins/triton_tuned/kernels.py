@@ -26,11 +26,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gemmreg_plugins.triton_tuned.configs import Config
+from gemmreg_plugins.triton_tuned.tma_rules import is_transposed as is_transposed
+from gemmreg_plugins.triton_tuned.tma_rules import tma_refusal as tma_refusal
+from gemmreg_plugins.triton_tuned.tma_rules import tma_stride_refusal as tma_stride_refusal
 
 if TYPE_CHECKING:
     import torch
-
-TMA_ALIGN_BYTES = 16
 
 Launcher = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
 
@@ -163,37 +164,6 @@ def persistent_tma_kernel() -> Any:
                 c_desc.store([store_m, store_n], acc.to(c_desc.dtype))
 
     return gemm_persistent_tma
-
-
-def tma_stride_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | None:
-    """Why these strides cannot go through TMA as (possibly transposed)
-    row-major 2-D tensors, or None. Works on meta tensors (``prepare`` asks
-    before any operand exists)."""
-    for name, t in (("A", a), ("B", b), ("C", out)):
-        size = t.element_size()
-        rows, cols = t.stride()
-        if cols == 1 and (rows * size) % TMA_ALIGN_BYTES == 0:
-            continue
-        if name != "C" and rows == 1 and (cols * size) % TMA_ALIGN_BYTES == 0:
-            continue  # a transposed operand: its transpose is row-major
-        return f"{name}'s strides {t.stride()} are not TMA-able"
-    return None
-
-
-def tma_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | None:
-    """``tma_stride_refusal`` plus 16-byte-aligned bases: checked on every
-    launch, cheaply (strides and pointers only, no sync)."""
-    for name, t in (("A", a), ("B", b), ("C", out)):
-        if t.data_ptr() % TMA_ALIGN_BYTES:
-            return f"{name}'s base is not {TMA_ALIGN_BYTES}-byte aligned"
-    return tma_stride_refusal(a, b, out)
-
-
-def is_transposed(t: torch.Tensor) -> bool:
-    """Column-major (its transpose is row-major). A 1-row or 1-column operand can
-    be both; it counts as row-major when its strides allow that."""
-    rows, cols = t.stride()
-    return not (cols == 1 and (rows * t.element_size()) % TMA_ALIGN_BYTES == 0) and rows == 1
 
 
 def tiled_launcher(config: Config, m: int, n: int, k: int, input_precision: str) -> Launcher:
