@@ -6,7 +6,8 @@ and checked and the points decided; the timing and the saving are
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,18 @@ def _start_ahead(args: argparse.Namespace, cold: bool) -> Any:
     return worker_pool.start_ahead(args.names if cold else [], processes, gpu, cold=cold)
 
 
+@contextlib.contextmanager
+def _killed_on_error(ahead: Any) -> Iterator[None]:
+    """The workers started ahead are killed if the command fails before it
+    hands them their work (bad input found once the plugins are read)."""
+    try:
+        yield
+    except BaseException:
+        if ahead is not None:
+            ahead.abandon()
+        raise
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from gemmreg import backend, preflight, registry, render_compare, sweeping, timing_options
     from gemmreg.records import Problem
@@ -66,7 +79,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError("compare takes one --dtype")
     shape_given = parse_shape(args.shape) if args.shape is not None else None
     ahead = _start_ahead(args, cold=True)
-    try:
+    with _killed_on_error(ahead):
         info = backend.current()
         shape = timing_options.default_shape(info.is_gpu) if shape_given is None else shape_given
         preflight.refuse_unfit([(shape, dtype[0])], info)
@@ -76,10 +89,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         preflight.require_runnable(kernels, [problem], 2, "compare")
         if args.out is not None:
             opt.writable_directory(args.out, "--out")
-    except BaseException:
-        if ahead is not None:
-            ahead.abandon()
-        raise
     _progress(
         f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} on {info.kind} "
         f"({info.device_name}): {timing.processes} processes"
@@ -126,7 +135,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"bench takes at most {opt.MAX_SWEEP_POINTS}"
         )
     ahead = _start_ahead(args, cold=False)
-    try:
+    with _killed_on_error(ahead):
         info = backend.current()
         preflight.refuse_unfit(points, info)
         timing = _timing(args, info.is_gpu, sweep=True)
@@ -135,10 +144,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
         preflight.require_runnable(kernels, problems, 1, "bench")
         out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
         opt.writable_directory(out, "--out")
-    except BaseException:
-        if ahead is not None:
-            ahead.abandon()
-        raise
     done = sweeping.sweep(
         kernels, problems, timing, info, out, _progress, ahead, shapes=args.shape, dtypes=dtypes
     )
