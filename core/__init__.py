@@ -8,7 +8,7 @@ plugins import none of them (a test in gemmreg's own suite holds the built-ins
 and the split-K example to that). See :mod:`gemmreg.hookspecs` for the contract.
 
 Importing gemmreg turns Triton's interpreter on where no GPU can be here
-(:func:`gemmreg.backend.settle_interpreter_early`): a plugin imports gemmreg
+(:func:`gemmreg.contract.backend.settle_interpreter_early`): a plugin imports gemmreg
 before it decorates a ``@triton.jit`` kernel at module level, however it is
 imported.
 """
@@ -16,12 +16,11 @@ imported.
 from __future__ import annotations
 
 import pluggy
-from gemmreg.backend import settle_interpreter_early
-from gemmreg.gpu_compile import CompiledKernel, compile_kernel
-from gemmreg.gpu_compile import unavailable_reason as compile_unavailable
-from gemmreg.hookspecs import PROJECT_NAME
-from gemmreg.inputs import apply_layout, normal_inputs, torch_dtype
-from gemmreg.records import (
+from gemmreg.contract.backend import settle_interpreter_early
+from gemmreg.contract.gpu_compile import CompiledKernel, compile_kernel
+from gemmreg.contract.gpu_compile import unavailable_reason as compile_unavailable
+from gemmreg.contract.inputs import apply_layout, normal_inputs, torch_dtype
+from gemmreg.contract.records import (
     BACKENDS,
     DTYPES,
     LAYOUTS,
@@ -39,8 +38,9 @@ from gemmreg.records import (
     Tolerance,
     UnsupportedProblem,
 )
-from gemmreg.runtime import Environment, where
-from gemmreg.tolerance_table import STANDARD_TOLERANCES, standard_tolerances
+from gemmreg.contract.runtime import Environment, where
+from gemmreg.contract.tolerance_table import STANDARD_TOLERANCES, standard_tolerances
+from gemmreg.hookspecs import PROJECT_NAME
 
 settle_interpreter_early()
 

@@ -1,5 +1,5 @@
 """The ``gemmreg`` command line: its parser and dispatch (the commands are in
-:mod:`gemmreg.cli_check`, :mod:`gemmreg.cli_timing` and :mod:`gemmreg.cli_report`).
+:mod:`gemmreg.interface.cli_check`, :mod:`gemmreg.interface.cli_timing` and :mod:`gemmreg.interface.cli_report`).
 
 Exit codes: 0 success; 1 a check or comparison found a failure (or an INVALID
 verdict), ``check`` ran nothing at all, or ``--strict`` found an unavailable or
@@ -20,19 +20,20 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from gemmreg import __version__, quick_exit
-from gemmreg import options as opt
-from gemmreg.cli_check import cmd_check, cmd_list
-from gemmreg.cli_common import (
+from gemmreg import __version__
+from gemmreg.deciding import options as opt
+from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
+from gemmreg.interface.cli_check import cmd_check, cmd_list
+from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_USAGE,
 )
-from gemmreg.cli_report import cmd_report
-from gemmreg.cli_timing import cmd_bench, cmd_compare
-from gemmreg.options import UsageError, parse_shape, parse_shapes
+from gemmreg.interface.cli_report import cmd_report
+from gemmreg.interface.cli_timing import cmd_bench, cmd_compare
+from gemmreg.running import quick_exit
 
 __all__ = [
     "EXIT_FAILURE",
@@ -80,7 +81,7 @@ def _strict_option(parser: argparse.ArgumentParser, what: str) -> None:
 TIMEOUT_HELP = (
     "seconds one worker task (a case, or one process's timing of a plugin) may take "
     "before it is called hung and its worker killed (default: scaled to the problem's "
-    "2*M*N*K; see gemmreg.timeouts)"
+    "2*M*N*K; see gemmreg.deciding.timeouts)"
 )
 
 
@@ -91,8 +92,8 @@ def _percent(fraction: float) -> str:
 
 def _timing_options(parser: argparse.ArgumentParser) -> None:
     # The defaults quoted are read from the constants that set them.
-    from gemmreg import rounds, stats
-    from gemmreg import timing_options as defaults
+    from gemmreg.deciding import timing_options as defaults
+    from gemmreg.judging import rounds, stats
 
     gpu = defaults.GPU_POLICY
     parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
@@ -136,7 +137,8 @@ def _timing_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from gemmreg import regression, sanitizer, timing_options
+    from gemmreg.deciding import sanitizer_tools, timing_options
+    from gemmreg.judging import regression
 
     parser = _Parser(prog="gemmreg", description="A plugin registry for GEMM kernels (C = A @ B).")
     parser.add_argument("--version", action="version", version=f"gemmreg {__version__}")
@@ -185,8 +187,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="TOOLS",
         help="also run a small subset under NVIDIA compute-sanitizer's "
-        f"{sanitizer.in_words(sanitizer.COMPUTE_SANITIZER_TOOLS)}, and gemmreg's "
-        f"{sanitizer.SMEM_POISON} ({sanitizer.default_tools_in_words()}; or a "
+        f"{sanitizer_tools.in_words(sanitizer_tools.COMPUTE_SANITIZER_TOOLS)}, and gemmreg's "
+        f"{sanitizer_tools.SMEM_POISON} ({sanitizer_tools.default_tools_in_words()}; or a "
         "comma-separated choice). Name plugins before it, or write --sanitize=TOOLS",
     )
 
@@ -256,13 +258,13 @@ COMMANDS = {
 
 def run() -> None:
     """The ``gemmreg`` command: :func:`main`, then a quick exit
-    (:mod:`gemmreg.quick_exit`) once every result is written."""
+    (:mod:`gemmreg.running.quick_exit`) once every result is written."""
     quick_exit.leave(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from gemmreg import interrupts
-    from gemmreg.registry import UnknownKernelError
+    from gemmreg.discovery import interrupts
+    from gemmreg.discovery.registry import UnknownKernelError
 
     interrupts.install_termination_handlers()
     try:

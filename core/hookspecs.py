@@ -92,7 +92,7 @@ Rules the core relies on:
   are made in the hook from it, as above: the hook runs in every process
   that runs kernels, after the backend is decided.
 - ``Capabilities(triton=True)`` marks a Triton kernel: the core then applies
-  Triton's known limits (:mod:`gemmreg.known_limits`): bf16 under the
+  Triton's known limits (:mod:`gemmreg.contract.known_limits`): bf16 under the
   interpreter is unsupported, and with no Triton installed the kernel is
   unavailable. Declare your own limits with ``constraint``.
 - Kernels compiled at run time from HIP/CUDA source use
@@ -127,7 +127,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from gemmreg.records import KernelSpec
+    from gemmreg.contract.records import KernelSpec
 
 PROJECT_NAME = "gemmreg"
 

@@ -15,7 +15,7 @@ A plugin that failed to load is one failing test, ``my_gemm-not-loaded``,
 with the reason it did not load (an import error, a refused declaration).
 
 Before packaging, pass the spec itself: ``matrix(SPEC)``, where ``SPEC`` is a
-module-level ``gemmreg.KernelSpec`` (:mod:`gemmreg.spec_reference` says how
+module-level ``gemmreg.KernelSpec`` (:mod:`gemmreg.discovery.spec_reference` says how
 the worker processes find it).
 
 Options: ``--gemmreg-level=quick|full`` (default quick) picks the matrix.
@@ -34,12 +34,12 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from gemmreg.task_kinds import SANITIZE
-from gemmreg.testing_params import MatrixParam
+from gemmreg.contract.task_kinds import SANITIZE
+from gemmreg.interface.testing_params import MatrixParam
 
 if TYPE_CHECKING:
-    from gemmreg.records import KernelSpec
-    from gemmreg.spec_reference import KnownSpecs, SpecReference
+    from gemmreg.contract.records import KernelSpec
+    from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
 
 MARKER = "gemmreg_matrix"
 CASE_FIXTURE = "gemmreg_case"
@@ -58,7 +58,7 @@ def matrix(
     :param layouts: Restrict to these layouts (default: all).
     :returns: A pytest test function; assign it to a ``test_*`` name.
     """
-    from gemmreg.spec_reference import reference_to
+    from gemmreg.discovery.spec_reference import reference_to
 
     if not kernels:
         raise ValueError("matrix() needs at least one plugin name")
@@ -79,7 +79,7 @@ def matrix(
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from gemmreg import sanitizer
+    from gemmreg.deciding import sanitizer_tools
 
     group = parser.getgroup("gemmreg")
     group.addoption(
@@ -94,8 +94,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         const="all",
         default=None,
         metavar="TOOLS",
-        help=f"also run the sanitizer pass of {sanitizer.in_words(sanitizer.TOOLS)} "
-        f"({sanitizer.default_tools_in_words()}), as gemmreg check --sanitize does",
+        help=f"also run the sanitizer pass of {sanitizer_tools.in_words(sanitizer_tools.TOOLS)} "
+        f"({sanitizer_tools.default_tools_in_words()}), as gemmreg check --sanitize does",
     )
 
 
@@ -109,9 +109,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(MARKER)
     if marker is None or CASE_FIXTURE not in metafunc.fixturenames:
         return
-    from gemmreg import backend, sanitizer, testing_params
-    from gemmreg import matrix as matrix_module
-    from gemmreg.records import DTYPES, LAYOUTS
+    from gemmreg.contract import backend
+    from gemmreg.contract.records import DTYPES, LAYOUTS
+    from gemmreg.deciding import matrix as matrix_module
+    from gemmreg.deciding import sanitizer_tools
+    from gemmreg.interface import testing_params
 
     config = metafunc.config
     kernels = _Kernels(config, marker.kwargs.get("specs", ()))
@@ -124,8 +126,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     tools = config.getoption("gemmreg_sanitize")
     if tools is not None:
         try:
-            chosen = sanitizer.parse_tools(tools)
-        except sanitizer.UnknownToolError as error:
+            chosen = sanitizer_tools.parse_tools(tools)
+        except sanitizer_tools.UnknownToolError as error:
             raise pytest.UsageError(f"--gemmreg-sanitize: {error}") from None
         subset = matrix_module.sanitize_cases(dtypes, layouts)
         params += testing_params.sanitize_params(kernels.get, names, subset, chosen, gpu)
@@ -155,7 +157,7 @@ _SPECS = pytest.StashKey[Any]()
 
 def _registry(config: pytest.Config) -> Any:
     if _REGISTRY not in config.stash:
-        from gemmreg.registry import discover
+        from gemmreg.discovery.registry import discover
 
         config.stash[_REGISTRY] = discover()
     return config.stash[_REGISTRY]
@@ -163,7 +165,7 @@ def _registry(config: pytest.Config) -> Any:
 
 def _specs(config: pytest.Config) -> KnownSpecs:
     """The kernels given to matrix() as specs in this session."""
-    from gemmreg.spec_reference import KnownSpecs
+    from gemmreg.discovery.spec_reference import KnownSpecs
 
     if _SPECS not in config.stash:
         config.stash[_SPECS] = KnownSpecs()
@@ -198,14 +200,15 @@ class Runner:
         self.ran: set[str] = set()
 
     def _run_sanitized(self, batch: str, kernel: str, tool: str) -> None:
-        from gemmreg import backend, sanitizing
+        from gemmreg.contract import backend
+        from gemmreg.running import sanitizer_pass
 
         params = self.config.stash.get(_SELECTED, {}).get(batch, [])
 
         def record(result: Any) -> None:
             self.results[(kernel, result.id)] = result
 
-        sanitizing.run_pass(
+        sanitizer_pass.run_pass(
             [_kernel(self.config, kernel)],
             [p.case for p in params],
             [tool],
@@ -216,29 +219,32 @@ class Runner:
         self.ran.add(batch)
 
     def _run(self, kernel: str) -> None:
-        from gemmreg import backend, checking, isolation
+        from gemmreg.contract import backend
+        from gemmreg.running import check_runner, isolation
 
         params = self.config.stash.get(_SELECTED, {}).get(kernel, [])
         planned = [(p.kind, p.case) for p in params]
 
         def settle(index: int, outcome: isolation.TaskOutcome) -> None:
             param = params[index]
-            cause = checking.cause_of(kernel, planned, outcome)
-            result = checking.result_from_outcome(kernel, param.kind, param.case, outcome, cause)
+            cause = check_runner.cause_of(kernel, planned, outcome)
+            result = check_runner.result_from_outcome(
+                kernel, param.kind, param.case, outcome, cause
+            )
             self.results[(kernel, param.id)] = result
 
-        tasks = [checking.task_for(kernel, p.kind, p.case) for p in params]
+        tasks = [check_runner.task_for(kernel, p.kind, p.case) for p in params]
         isolation.run_tasks(
             tasks,
-            task_timeout=checking.task_limits(planned, backend.current().is_gpu, None),
+            task_timeout=check_runner.task_limits(planned, backend.current().is_gpu, None),
             on_outcome=settle,
             skip_after_timeout=True,
-            skip_after_lost_workers=checking.LOST_WORKERS_IN_A_ROW,
+            skip_after_lost_workers=check_runner.LOST_WORKERS_IN_A_ROW,
         )
         self.ran.add(kernel)
 
     def check(self, param: MatrixParam) -> None:
-        from gemmreg.spec_reference import environment
+        from gemmreg.discovery.spec_reference import environment
 
         if param.load_error:
             pytest.fail(param.load_error, pytrace=False)
@@ -257,7 +263,7 @@ class Runner:
         if result.status == "skip":
             pytest.skip(result.reason)
         if result.status != "pass":
-            from gemmreg.render import case_detail
+            from gemmreg.rendering.render import case_detail
 
             detail = result.reason if result.kind == SANITIZE else case_detail(result)
             if result.sanitizer is not None and result.sanitizer.raw_log:

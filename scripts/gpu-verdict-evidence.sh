@@ -145,9 +145,9 @@ for spec in "$@"; do
     startup)
       {
         for what in "import torch" "import torch, triton" \
-          "from gemmreg import registry; registry.discover()" \
+          "from gemmreg.discovery import registry; registry.discover()" \
           "import torch; torch.zeros(1, device='cuda'); torch.cuda.synchronize()" \
-          "from gemmreg import registry, backend; registry.discover(); backend.initialize_device()"; do
+          "from gemmreg.discovery import registry; from gemmreg.contract import backend; registry.discover(); backend.initialize_device()"; do
           "$python" - "$what" <<'PY'
 import subprocess, sys, time
 what = sys.argv[1]
@@ -158,7 +158,7 @@ for n in (1, 8):
     print(f"{'one' if n == 1 else 'eight'}: {time.monotonic() - start:6.2f} s  {what}" + ("" if not any(codes) else f"  (exit {codes})"))
 PY
         done
-        "$python" -X importtime -c "from gemmreg import registry; registry.discover()" 2>&1 |
+        "$python" -X importtime -c "from gemmreg.discovery import registry; registry.discover()" 2>&1 |
           sort -t'|' -k2 -n | tail -40
       } >"$out/startup.txt" 2>&1
       head -12 "$out/startup.txt"

@@ -29,7 +29,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--margin", type=float, default=None)
     args = parser.parse_args(argv)
 
-    from gemmreg import runs, verdicts
+    from gemmreg.judging import verdicts
+    from gemmreg.storage import runs
 
     words: dict[tuple[str, str], list[str]] = defaultdict(list)
     speedups: dict[tuple[str, str], list[float]] = defaultdict(list)

@@ -78,8 +78,8 @@ def only_extra_plugins(modules: Sequence[str]) -> Iterator[None]:
 def fake_worker_task(action: str):
     """A task for tests/fake_plugins/fake_worker.py: ``ok``, ``retire`` (after
     an error, as on a poisoned GPU context), ``exit`` (mid-task) or ``hang``."""
-    from gemmreg.records import Problem
-    from gemmreg.tasks import ValuesTask
+    from gemmreg.contract.records import Problem
+    from gemmreg.judging.tasks import ValuesTask
 
     return ValuesTask(kernel=action, problem=Problem(m=1, n=1, k=1), seed=0)
 
@@ -93,20 +93,20 @@ def check_in_one_worker(kernels, cases, task_timeout: float | None = None):
     run_check spends workers (one per kernel, a crash or hang costing only its
     own kernel) is test_check_guards.py's. A crash still costs only its case:
     the runner starts a fresh worker for the rest."""
-    from gemmreg import checking, isolation
+    from gemmreg.running import check_runner, isolation
 
     planned = []
     skipped = []
     for kernel in kernels:
-        not_run, runnable = checking.plan(kernel, cases, False)
+        not_run, runnable = check_runner.plan(kernel, cases, False)
         skipped += not_run
         planned += [(kernel.name, kind, case) for kind, case in runnable]
     outcomes = isolation.run_tasks(
-        [checking.task_for(*task) for task in planned],
-        task_timeout=checking.task_limits([t[1:] for t in planned], False, task_timeout),
+        [check_runner.task_for(*task) for task in planned],
+        task_timeout=check_runner.task_limits([t[1:] for t in planned], False, task_timeout),
         skip_after_timeout=True,
     )
     return skipped + [
-        checking.result_from_outcome(name, kind, case, outcome)
+        check_runner.result_from_outcome(name, kind, case, outcome)
         for (name, kind, case), outcome in zip(planned, outcomes, strict=True)
     ]

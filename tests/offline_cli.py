@@ -7,22 +7,22 @@ from collections.abc import Sequence
 
 import attrs
 import pytest
-from gemmreg import (
-    checking,
-    cli,
+from gemmreg import cli
+from gemmreg.rendering import plots
+from gemmreg.running import (
+    check_runner,
     comparing,
     environment,
     isolation,
-    plots,
-    sanitizing,
+    sanitizer_pass,
     worker_pool,
 )
 
 WORK = (
     (isolation, "run_tasks"),
-    (checking, "run_check"),
+    (check_runner, "run_check"),
     (comparing, "run_compare"),
-    (sanitizing, "run_pass"),
+    (sanitizer_pass, "run_pass"),
     (environment, "manifest"),
     (plots, "write_plots"),
     (worker_pool, "start_ahead"),

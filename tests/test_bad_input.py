@@ -14,9 +14,14 @@ import sys
 
 import pytest
 from conftest import REPO, TESTS, run_gemmreg
-from gemmreg import backend, checking, cli, device_memory, render, runs
-from gemmreg.comparing import CompareReport, KernelSummary, ProcessRun
-from gemmreg.records import Problem
+from gemmreg import cli
+from gemmreg.contract import backend
+from gemmreg.contract.records import Problem
+from gemmreg.deciding import device_memory
+from gemmreg.rendering import render
+from gemmreg.running import check_runner
+from gemmreg.running.comparing import CompareReport, KernelSummary, ProcessRun
+from gemmreg.storage import runs
 from offline_cli import WorkStarted, forbid_work, run_main
 
 PAIR = ["compare", "torch_ref", "triton_grouped"]
@@ -231,7 +236,7 @@ def _only_plugins(monkeypatch, names):
 
 def test_check_where_nothing_ran_fails_with_one_line(cli_offline, monkeypatch):
     _only_plugins(monkeypatch, "hip_naive,hip_tiled")
-    monkeypatch.setattr(checking, "run_check", _real_run_check)  # plans, must start no worker
+    monkeypatch.setattr(check_runner, "run_check", _real_run_check)  # plans, must start no worker
     outcome = cli_offline("check")
     assert outcome.code == cli.EXIT_FAILURE
     (line,) = outcome.err.splitlines()
@@ -242,7 +247,7 @@ def test_check_where_nothing_ran_fails_with_one_line(cli_offline, monkeypatch):
     assert outcome.err == "gemmreg: nothing ran: no plugin loaded (see gemmreg list)\n"
 
 
-_real_run_check = checking.run_check
+_real_run_check = check_runner.run_check
 
 
 def _one_pass_each(kernels, cases, gpu, on_result=None, **_):
@@ -250,7 +255,7 @@ def _one_pass_each(kernels, cases, gpu, on_result=None, **_):
     results = []
     for kernel in kernels:
         status = "skip" if kernel.name.startswith("hip_") else "pass"
-        result = checking.CaseResult(kernel=kernel.name, case=cases[0], status=status)
+        result = check_runner.CaseResult(kernel=kernel.name, case=cases[0], status=status)
         results.append(result)
         if on_result:
             on_result(result)
@@ -262,7 +267,7 @@ def test_strict_check_fails_on_unavailable_and_broken_plugins(
 ):
     _only_plugins(monkeypatch, "torch_ref,hip_naive")
     fake_plugins("broken_import")
-    monkeypatch.setattr(checking, "run_check", _one_pass_each)
+    monkeypatch.setattr(check_runner, "run_check", _one_pass_each)
     assert cli_offline("check").code == cli.EXIT_OK
     outcome = cli_offline("check", "--strict")
     assert outcome.code == cli.EXIT_FAILURE
@@ -290,14 +295,14 @@ def test_an_interrupted_check_prints_and_keeps_the_cases_that_finished(
     cli_offline, monkeypatch, tmp_path
 ):
     _only_plugins(monkeypatch, "torch_ref")
-    monkeypatch.setattr("gemmreg.environment.manifest", lambda *a, **k: {"manifest": True})
+    monkeypatch.setattr("gemmreg.running.environment.manifest", lambda *a, **k: {"manifest": True})
 
     def two_then_ctrl_c(kernels, cases, gpu, on_result=None, **_):
         for case in cases[:2]:
-            on_result(checking.CaseResult(kernel="torch_ref", case=case, status="pass"))
+            on_result(check_runner.CaseResult(kernel="torch_ref", case=case, status="pass"))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(checking, "run_check", two_then_ctrl_c)
+    monkeypatch.setattr(check_runner, "run_check", two_then_ctrl_c)
     outcome = cli_offline("check", "--out", "evidence")
     assert outcome.code == cli.EXIT_INTERRUPTED
     assert outcome.out.startswith(render.PARTIAL_CHECK_BANNER)
@@ -307,7 +312,7 @@ def test_an_interrupted_check_prints_and_keeps_the_cases_that_finished(
     assert saved["partial"] is True and saved["counts"]["pass"] == 2 and len(saved["cases"]) == 2
     assert (tmp_path / "evidence" / "check.txt").read_text().startswith(render.PARTIAL_CHECK_BANNER)
 
-    monkeypatch.setattr(checking, "run_check", _one_pass_each)
+    monkeypatch.setattr(check_runner, "run_check", _one_pass_each)
     whole = json.loads(cli_offline("check", "--format", "json").out)
     assert whole["partial"] is False
 

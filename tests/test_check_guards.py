@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import HANG_LIMIT_S, check_in_one_worker, only_extra_plugins
-from gemmreg import checking
-from gemmreg.matrix import Case
-from gemmreg.records import Problem
-from gemmreg.registry import discover
+from gemmreg.contract.records import Problem
+from gemmreg.deciding.matrix import Case
+from gemmreg.discovery.registry import discover
+from gemmreg.running import check_runner
 
 CASES = [Case(problem=Problem(m=17, n=19, k=23)), Case(problem=Problem(m=31, n=33, k=29))]
 NAMES = [
@@ -34,7 +34,7 @@ import)."""
 def results():
     with only_extra_plugins(["fake_plugins.good", "fake_plugins.misbehaving"]):
         registry = discover()
-        found = checking.run_check(
+        found = check_runner.run_check(
             registry.select(ISOLATED), CASES, gpu=False, task_timeout=HANG_LIMIT_S
         )
         found += check_in_one_worker(registry.select(NAMES[len(ISOLATED) :]), CASES)
@@ -92,6 +92,6 @@ def test_a_write_past_the_end_of_c_is_caught_by_the_guard(results):
 
 
 def test_exit_code_is_one_on_any_failure_and_zero_otherwise(results):
-    assert checking.exit_code(results["fake_good"]) == 0
+    assert check_runner.exit_code(results["fake_good"]) == 0
     for name in NAMES[1:]:
-        assert checking.exit_code(results[name]) == 1
+        assert check_runner.exit_code(results[name]) == 1

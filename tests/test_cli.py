@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import BUILT_INS, run_gemmreg
 from gemmreg.cli import UsageError, parse_shape
-from gemmreg.records import Problem
+from gemmreg.contract.records import Problem
 from offline_cli import forbid_work, run_main
 
 
@@ -105,8 +105,8 @@ def test_max_time_caps_the_sampling_of_every_process(fake_plugins, tmp_path):
 
 
 def test_a_verdict_taken_beside_another_process_on_the_gpu_is_flagged():
-    from gemmreg.sweeping import flag_shared
-    from gemmreg.timing_records import CompareReport, Verdict
+    from gemmreg.judging.timing_records import CompareReport, Verdict
+    from gemmreg.orchestrating.sweeping import flag_shared
 
     verdict = Verdict(
         baseline="a",

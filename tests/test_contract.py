@@ -14,8 +14,9 @@ import gemmreg
 import pytest
 import torch
 from conftest import BUILT_INS, REPO
-from gemmreg import hookspecs, known_limits
-from gemmreg.registry import discover
+from gemmreg import hookspecs
+from gemmreg.contract import known_limits
+from gemmreg.discovery.registry import discover
 
 
 def hook_names():
@@ -105,8 +106,8 @@ def private_uses(tree: ast.AST) -> list[tuple[int, str]]:
 
 def test_the_private_use_finder_finds_each_way_in():
     code = (
-        "import gemmreg.backend\nfrom gemmreg.records import DType\nfrom gemmreg import inputs\n"
-        "import gemmreg\ngemmreg.runtime.where()\nfrom gemmreg import where\ngemmreg.Problem\n"
+        "import gemmreg.contract.backend\nfrom gemmreg.contract.records import DType\nfrom gemmreg import inputs\n"
+        "import gemmreg\ngemmreg.contract.runtime.where()\nfrom gemmreg import where\ngemmreg.Problem\n"
     )
     assert [line for line, _ in private_uses(ast.parse(code))] == [1, 2, 3, 5]
 
@@ -185,7 +186,7 @@ def defining_file(name: str) -> Path:
             and node.module.startswith("gemmreg.")
             and name in {alias.asname or alias.name for alias in node.names}
         ):
-            return package / f"{node.module.split('.', 1)[1]}.py"
+            return package / f"{node.module.split('.', 1)[1].replace('.', '/')}.py"
     return package / "__init__.py"
 
 

@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import attrs
 import pytest
-from gemmreg import device_activity
-from gemmreg.activity_analysis import TIMESTAMP_SLACK_US
-from gemmreg.device_activity import (
+from gemmreg.judging.activity_analysis import TIMESTAMP_SLACK_US
+from gemmreg.running import device_activity
+from gemmreg.running.device_activity import (
     MARKER_NAME,
     Activity,
     DeviceProfile,

@@ -19,12 +19,14 @@ from conftest import (
     only_extra_plugins,
     run_gemmreg,
 )
-from gemmreg import backend, checking, isolation, refusals, worker_pool
-from gemmreg.matrix import Case
-from gemmreg.records import Problem
-from gemmreg.registry import discover
-from gemmreg.sessions import Session
-from gemmreg.tasks import ColdTask
+from gemmreg.contract import backend
+from gemmreg.contract.records import Problem
+from gemmreg.deciding.matrix import Case
+from gemmreg.discovery.registry import discover
+from gemmreg.judging import refusals
+from gemmreg.judging.tasks import ColdTask
+from gemmreg.running import check_runner, isolation, worker_pool
+from gemmreg.running.sessions import Session
 from test_hostile_plugins import plugin_env
 
 TINY = Problem(m=5, n=6, k=7)
@@ -96,7 +98,7 @@ def test_through_a_worker_the_fault_is_an_error_row_and_a_clean_refusal_passes()
     )
     assert faulty.id.endswith("-refuses-unsupported")
     assert refusal["fake_refuses"].status == "pass"
-    assert checking.exit_code(results) == 1
+    assert check_runner.exit_code(results) == 1
 
 
 # ---------------------------------------------------------------------------
@@ -132,9 +134,9 @@ def test_check_on_a_kernel_that_kills_every_worker_costs_three_workers():
     cases = [Case(problem=Problem(m=m, n=6, k=7)) for m in (1, 2, 3, 4, 5)]
     with only_extra_plugins(["fake_plugins.device_faults"]):
         kernels = discover().select(["fake_kills_worker"])
-        results = checking.run_check(kernels, cases, gpu=False)
+        results = check_runner.run_check(kernels, cases, gpu=False)
     statuses = [r.status for r in results]
-    lost = checking.LOST_WORKERS_IN_A_ROW
+    lost = check_runner.LOST_WORKERS_IN_A_ROW
     assert statuses == ["crashed"] * lost + ["skip"] * (len(cases) + 1 - lost)
     assert "worker exited with code 9" in results[0].reason
     for skipped in results[lost:]:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from conftest import BUILT_INS, run_gemmreg
-from gemmreg import sanitizer
+from gemmreg.deciding import sanitizer_tools
 
 GPU_ONLY = ("hip_naive", "hip_tiled", "hip_regtiled")
 
@@ -58,10 +58,10 @@ def test_check_skips_the_sanitizer_pass_on_the_cpu_with_the_reason(cli_check):
     pass itself is test_sanitizer.py's.)"""
     done = cli_check
     assert done.returncode == 0, done.stderr
-    assert f"sanitizer pass skipped: {sanitizer.CPU_REASON}" in done.stderr
+    assert f"sanitizer pass skipped: {sanitizer_tools.CPU_REASON}" in done.stderr
     cases = json.loads(done.stdout)["cases"]
     sanitized = [c for c in cases if c["kind"] == "sanitize" and c["kernel"] == "torch_ref"]
-    assert len(sanitized) == 6 * len(sanitizer.DEFAULT_TOOLS)
+    assert len(sanitized) == 6 * len(sanitizer_tools.DEFAULT_TOOLS)
     assert {c["status"] for c in sanitized} == {"skip"}
 
 

@@ -14,8 +14,8 @@ import re
 import gemmreg
 import pytest
 import torch
-from gemmreg.inputs import apply_layout
-from gemmreg.registry import discover
+from gemmreg.contract.inputs import apply_layout
+from gemmreg.discovery.registry import discover
 from gemmreg_plugins import hip_regtiled, hip_seed
 
 

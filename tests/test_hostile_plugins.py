@@ -22,12 +22,14 @@ import attrs
 import pytest
 import torch
 from conftest import TESTS, fake_worker_task, only_extra_plugins, run_gemmreg
-from gemmreg import checking, interrupts, isolation, load_guard, timeouts, torch_state
-from gemmreg.loading import describe
-from gemmreg.matrix import Case
-from gemmreg.options import UsageError
-from gemmreg.records import Problem
-from gemmreg.registry import PluginNotLoadedError, discover
+from gemmreg.contract.records import Problem
+from gemmreg.deciding import timeouts
+from gemmreg.deciding.matrix import Case
+from gemmreg.deciding.options import UsageError
+from gemmreg.discovery import interrupts, load_guard, torch_state
+from gemmreg.discovery.loading import describe
+from gemmreg.discovery.registry import PluginNotLoadedError, discover
+from gemmreg.running import check_runner, isolation
 from offline_cli import forbid_work, run_main
 
 TINY = Problem(m=5, n=6, k=7)
@@ -330,7 +332,7 @@ def one_worker():
     ]
     modules = ["state_changers", "exits_in_launch", "prints", "misbehaving"]
     with only_extra_plugins([f"fake_plugins.{m}" for m in modules]):
-        outcomes = isolation.run_tasks([checking.task_for(*task[1:]) for task in planned])
+        outcomes = isolation.run_tasks([check_runner.task_for(*task[1:]) for task in planned])
     return {label: outcome for (label, *_), outcome in zip(planned, outcomes, strict=True)}
 
 
@@ -473,14 +475,14 @@ def test_a_worker_dies_with_gemmreg_whatever_signal_ends_it(tmp_path, signum, co
 
 DRIVER = """
 import sys
-from gemmreg import checking, isolation
-from gemmreg.matrix import Case
-from gemmreg.records import Problem
+from gemmreg.running import check_runner, isolation
+from gemmreg.deciding.matrix import Case
+from gemmreg.contract.records import Problem
 
 # Like compute-sanitizer: a prefix process that runs the worker as its child.
 wrapper = [sys.executable, "-c",
            "import subprocess, sys; subprocess.call(sys.argv[1:], close_fds=False)"]
-task = checking.task_for("fake_hang", "values", Case(problem=Problem(m=5, n=6, k=7)))
+task = check_runner.task_for("fake_hang", "values", Case(problem=Problem(m=5, n=6, k=7)))
 isolation.run_tasks([task], command_prefix=lambda: wrapper)
 """
 
@@ -559,7 +561,7 @@ def test_a_crash_reason_quotes_only_its_own_task_s_output(one_worker):
 
 
 def test_the_gpu_fault_plugins_load_and_are_unavailable_on_the_cpu(fake_plugins):
-    from gemmreg.availability import unavailable_reason
+    from gemmreg.discovery.availability import unavailable_reason
 
     points = [entry_point(m, m) for m in ("gpu_poison", "gpu_hang")]
     registry = discover(env={}, entry_points=points)
@@ -581,7 +583,7 @@ def test_the_gpu_fault_plugins_load_and_are_unavailable_on_the_cpu(fake_plugins)
 def test_the_gpu_fault_kernels_are_valid_triton_run_harmlessly_on_the_interpreter(fake_plugins):
     """With a flag already set and an offset inside C, the same kernels that
     hang and poison a GPU return at once: they compile and mean what they say."""
-    from gemmreg import backend
+    from gemmreg.contract import backend
 
     assert backend.current().triton_interpreter  # set before the kernels are decorated
     from fake_plugins.gpu_kernels import spin_on_flag, store_far_away

@@ -20,10 +20,9 @@ from typing import Any
 
 import attrs
 import pytest
-from gemmreg import runs
-from gemmreg.records import DTYPES, LAYOUTS, Problem
-from gemmreg.stats import Interval
-from gemmreg.timing_records import (
+from gemmreg.contract.records import DTYPES, LAYOUTS, Problem
+from gemmreg.judging.stats import Interval
+from gemmreg.judging.timing_records import (
     ColdStart,
     CompareReport,
     KernelSummary,
@@ -32,6 +31,7 @@ from gemmreg.timing_records import (
     RegimeResult,
     Verdict,
 )
+from gemmreg.storage import runs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from offline_cli import forbid_work, run_main

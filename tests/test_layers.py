@@ -1,5 +1,6 @@
-"""Imports point down the layers of :mod:`gemmreg.layers`, never round in a
-cycle, and no core module grows past a screenful or two."""
+"""The folders of ``core/`` are the layers of :mod:`gemmreg.contract.layers`:
+imports point down them, never round in a cycle, and no core module grows
+past a screenful or two."""
 
 from __future__ import annotations
 
@@ -11,19 +12,22 @@ from pathlib import Path
 import attrs
 import pytest
 from conftest import REPO
-from gemmreg import layers
+from gemmreg.contract import layers
 
 CORE = REPO / "core"
 MAX_LINES = 320
 """About 300 lines a module, with a little slack for a docstring's growth."""
 RECORDS_MAX_LINES = 300
 """The records a plugin author reads whole: held to the round figure."""
+TOP_LEVEL_DATA = frozenset({"py.typed"})
+"""Files directly in ``core/`` besides the public modules: the PEP 561 marker."""
 
 
 @attrs.frozen
 class Import:
     module: str
-    """The core module imported (``__init__`` for the package itself)."""
+    """The core module imported, dotted below ``gemmreg`` (``judging.stats``;
+    ``__init__`` for the package itself, ``judging`` for a subpackage's own)."""
     line: int
     type_only: bool
     """Under ``if TYPE_CHECKING:``: named for the type checker, not imported at run time."""
@@ -35,13 +39,20 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
+def _below_gemmreg(dotted: str) -> str | None:
+    """``gemmreg.judging.stats`` -> ``judging.stats``, ``gemmreg`` -> ``""``, else None."""
+    if dotted == "gemmreg":
+        return ""
+    return dotted.removeprefix("gemmreg.") if dotted.startswith("gemmreg.") else None
+
+
 def core_imports(source: str, modules: frozenset[str]) -> list[Import]:
     """Every import of a core module in ``source``: at module level, inside
     functions and classes, and under ``TYPE_CHECKING`` (marked type-only)."""
     found: list[Import] = []
 
     def add(name: str, line: int, type_only: bool) -> None:
-        found.append(Import(name, line, type_only))
+        found.append(Import(name or "__init__", line, type_only))
 
     def visit(node: ast.AST, type_only: bool) -> None:
         if isinstance(node, ast.If) and _is_type_checking(node.test):
@@ -52,17 +63,16 @@ def core_imports(source: str, modules: frozenset[str]) -> list[Import]:
             return
         if isinstance(node, ast.Import):
             for alias in node.names:
-                parts = alias.name.split(".")
-                if parts[0] == "gemmreg":
-                    add(parts[1] if len(parts) > 1 else "__init__", node.lineno, type_only)
+                below = _below_gemmreg(alias.name)
+                if below is not None:
+                    add(below, node.lineno, type_only)
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"line {node.lineno}: relative import"
-            parts = (node.module or "").split(".")
-            if parts[0] == "gemmreg" and len(parts) > 1:
-                add(parts[1], node.lineno, type_only)
-            elif parts == ["gemmreg"]:
+            below = _below_gemmreg(node.module or "")
+            if below is not None:
                 for alias in node.names:  # a submodule, or a name of the package itself
-                    add(alias.name if alias.name in modules else "__init__", node.lineno, type_only)
+                    inner = f"{below}.{alias.name}" if below else alias.name
+                    add(inner if inner in modules else below, node.lineno, type_only)
         for child in ast.iter_child_nodes(node):
             visit(child, type_only)
 
@@ -70,8 +80,17 @@ def core_imports(source: str, modules: frozenset[str]) -> list[Import]:
     return found
 
 
+def module_name(path: Path) -> str:
+    """``core/judging/stats.py`` -> ``judging.stats``; a subpackage's
+    ``__init__.py`` -> its name; the top ``__init__.py`` -> ``__init__``."""
+    parts = path.relative_to(CORE).with_suffix("").parts
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
 def core_modules() -> dict[str, Path]:
-    return {path.stem: path for path in sorted(CORE.glob("*.py"))}
+    return {module_name(path): path for path in sorted(CORE.rglob("*.py"))}
 
 
 def import_graph() -> dict[str, list[Import]]:
@@ -140,42 +159,65 @@ def test_the_reader_finds_every_kind_of_import():
     code = textwrap.dedent(
         """
         import gemmreg
-        from gemmreg import stats, __version__
-        from gemmreg.render import dumps
+        from gemmreg import cli, __version__
+        from gemmreg.rendering.render import dumps
         import gemmreg.cli as command_line
         from typing import TYPE_CHECKING
         if TYPE_CHECKING:
-            from gemmreg.runs import load_run
+            from gemmreg.storage.runs import load_run
         def later():
-            from gemmreg import comparing
+            from gemmreg.running import comparing, RUNNING_NAME
         class Deep:
             def method(self):
-                import gemmreg.worker
+                import gemmreg.running.worker
         """
     )
-    found = core_imports(code, frozenset({"stats", "render", "cli", "runs", "comparing", "worker"}))
+    modules = frozenset(
+        {
+            "cli",
+            "rendering.render",
+            "storage.runs",
+            "running",
+            "running.comparing",
+            "running.worker",
+        }
+    )
+    found = core_imports(code, modules)
     assert [(i.module, i.line, i.type_only) for i in found] == [
         ("__init__", 2, False),
-        ("stats", 3, False),
+        ("cli", 3, False),
         ("__init__", 3, False),
-        ("render", 4, False),
+        ("rendering.render", 4, False),
         ("cli", 5, False),
-        ("runs", 8, True),
-        ("comparing", 10, False),
-        ("worker", 13, False),
+        ("storage.runs", 8, True),
+        ("running.comparing", 10, False),
+        ("running", 10, False),
+        ("running.worker", 13, False),
     ]
 
 
+def test_a_module_s_name_and_layer_come_from_its_folder():
+    assert module_name(CORE / "judging" / "stats.py") == "judging.stats"
+    assert module_name(CORE / "judging" / "__init__.py") == "judging"
+    assert module_name(CORE / "__init__.py") == "__init__"
+    assert layers.layer_of("judging.stats") == layers.layer_of("judging") == 2
+    assert layers.layer_of("cli") == layers.LAYERS.index("interface")
+    assert layers.layer_of("__init__") == 0
+    for stray in ("stats", "tables.render"):
+        with pytest.raises(KeyError):
+            layers.layer_of(stray)
+
+
 def test_an_upward_import_and_a_cycle_are_caught(monkeypatch):
-    monkeypatch.setattr(layers, "LAYERS", {"low": ("a", "b"), "high": ("c",)})
+    monkeypatch.setattr(layers, "LAYERS", ("low", "high"))
     graph = {
-        "a": [Import("b", 1, False)],
-        "b": [Import("a", 3, False), Import("c", 4, True)],
-        "c": [Import("a", 1, False)],
+        "low.a": [Import("low.b", 1, False)],
+        "low.b": [Import("low.a", 3, False), Import("high.c", 4, True)],
+        "high.c": [Import("low.a", 1, False)],
     }
-    assert upward_imports(graph) == [("b", Import("c", 4, True))]
-    assert cycles(graph) == [["a", "b"]]
-    graph["b"] = [Import("a", 3, True)]  # a type named for the checker only
+    assert upward_imports(graph) == [("low.b", Import("high.c", 4, True))]
+    assert cycles(graph) == [["low.a", "low.b"]]
+    graph["low.b"] = [Import("low.a", 3, True)]  # a type named for the checker only
     assert cycles(graph) == []
 
 
@@ -184,22 +226,54 @@ def test_an_upward_import_and_a_cycle_are_caught(monkeypatch):
 # ---------------------------------------------------------------------------
 
 
-def test_every_core_module_is_in_one_layer_and_every_mapped_module_exists():
-    mapped = [name for modules in layers.LAYERS.values() for name in modules]
-    twice = sorted({name for name in mapped if mapped.count(name) > 1})
-    assert not twice, f"in more than one layer: {twice}"
-    modules = set(core_modules())
-    assert not modules - set(mapped), (
-        f"not in gemmreg.layers.LAYERS: {sorted(modules - set(mapped))}"
+def test_the_top_of_core_is_the_public_surface_only():
+    top = {path.name for path in CORE.iterdir() if path.is_file()}
+    public = {f"{name}.py" for name in layers.PUBLIC_MODULES}
+    assert not top - public - TOP_LEVEL_DATA, (
+        f"directly in core/, not public: {sorted(top - public - TOP_LEVEL_DATA)} "
+        "(move it into its layer's folder, or name it in gemmreg.contract.layers.PUBLIC_MODULES)"
     )
-    assert not set(mapped) - modules, f"no such module: {sorted(set(mapped) - modules)}"
+    assert not public - top, f"no such public module: {sorted(public - top)}"
+
+
+def test_every_folder_of_core_is_a_layer_and_every_layer_a_folder():
+    folders = {path.name for path in CORE.iterdir() if path.is_dir() and path.name != "__pycache__"}
+    assert folders == set(layers.LAYERS), (
+        f"not a layer: {sorted(folders - set(layers.LAYERS))}; "
+        f"no folder: {sorted(set(layers.LAYERS) - folders)}"
+    )
+    deeper = [name for name in core_modules() if name.count(".") > 1]
+    assert not deeper, f"a layer holds modules, not folders: {deeper}"
+    assert all(layers.PUBLIC_MODULES[name] in layers.LAYERS for name in layers.PUBLIC_MODULES)
+
+
+@pytest.mark.parametrize("layer", layers.LAYERS)
+def test_a_layer_s_own_module_says_what_it_is_and_imports_nothing(layer):
+    """A subpackage's ``__init__`` runs before any of its modules: an import
+    there would cost every importer, and could point anywhere unseen."""
+    init = CORE / layer / "__init__.py"
+    assert init.is_file(), f"core/{layer}/ is not a package"
+    body = ast.parse(init.read_text()).body
+    assert ast.get_docstring(ast.Module(body=body, type_ignores=[])), f"core/{layer}: no docstring"
+    assert len(body) == 1, f"core/{layer}/__init__.py holds more than its docstring"
+
+
+def test_every_layer_ships_in_the_wheel():
+    """setuptools is given its packages by name: a layer left out of the list
+    would install a gemmreg that fails at its first import of that layer."""
+    tomllib = pytest.importorskip("tomllib")
+    setuptools = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    shipped = {name for name in setuptools["packages"] if name.startswith("gemmreg.")}
+    assert shipped == {f"gemmreg.{layer}" for layer in layers.LAYERS}
+    data = setuptools["package-data"]
+    beside = {path.parent.name for path in CORE.rglob("*") if path.suffix == ".hip"}
+    assert all("*.hip" in data.get(f"gemmreg.{layer}", ()) for layer in beside), beside
 
 
 def describe(name: str, i: Import) -> str:
-    names = list(layers.LAYERS)
     return (
-        f"core/{name}.py:{i.line} ({names[layers.layer_of(name)]}) imports "
-        f"{i.module} ({names[layers.layer_of(i.module)]})"
+        f"core/{name.replace('.', '/')}.py:{i.line} ({layers.LAYERS[layers.layer_of(name)]}) "
+        f"imports {i.module} ({layers.LAYERS[layers.layer_of(i.module)]})"
     )
 
 
@@ -233,10 +307,10 @@ def test_no_core_module_is_over_the_line_limit():
 
 
 def test_the_records_a_plugin_author_reads_stay_short():
-    assert dict(line_counts())["records"] <= RECORDS_MAX_LINES
+    assert dict(line_counts())["contract.records"] <= RECORDS_MAX_LINES
 
 
-@pytest.mark.parametrize("layer", list(layers.LAYERS))
+@pytest.mark.parametrize("layer", layers.LAYERS)
 def test_every_layer_is_described_in_the_map_s_docstring(layer):
     assert f"**{layer}**" in (layers.__doc__ or "")
 

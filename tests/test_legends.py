@@ -4,22 +4,14 @@ change a constant and the text follows (none restates a figure of its own)."""
 from __future__ import annotations
 
 import pytest
-from gemmreg import (
-    cli,
-    inputs,
-    matrix,
-    regression,
-    render_compare,
-    round_loops,
-    rounds,
-    sanitizer,
-    stats,
-    summaries,
-    testing,
-    timing_options,
-)
-from gemmreg.records import Problem
-from gemmreg.timing_records import CompareReport
+from gemmreg import cli, testing
+from gemmreg.contract import inputs
+from gemmreg.contract.records import Problem
+from gemmreg.deciding import matrix, sanitizer_tools, timing_options
+from gemmreg.judging import regression, rounds, stats, summaries
+from gemmreg.judging.timing_records import CompareReport
+from gemmreg.rendering import render_compare
+from gemmreg.running import round_loops
 
 
 def one_line(text: str) -> str:
@@ -119,15 +111,15 @@ def pytest_sanitize_help() -> str:
 
 
 def test_the_sanitize_helps_name_the_default_tools(monkeypatch, capsys):
-    assert sanitizer.DEFAULT_TOOLS == sanitizer.TOOLS
+    assert sanitizer_tools.DEFAULT_TOOLS == sanitizer_tools.TOOLS
     assert "(all of them by default)" in pytest_sanitize_help()
     assert "(all of them by default;" in command_help("check", capsys)
 
-    monkeypatch.setattr(sanitizer, "DEFAULT_TOOLS", ("memcheck", "racecheck"))
+    monkeypatch.setattr(sanitizer_tools, "DEFAULT_TOOLS", ("memcheck", "racecheck"))
     expected = "memcheck and racecheck by default; synccheck, initcheck and smempoison on request"
     assert expected in pytest_sanitize_help()
     assert expected in command_help("check", capsys)
-    assert sanitizer.parse_tools(None) == ("memcheck", "racecheck")  # and it is what runs
+    assert sanitizer_tools.parse_tools(None) == ("memcheck", "racecheck")  # and it is what runs
 
 
 def test_one_default_seed_for_the_matrix_and_the_timing_runs(monkeypatch):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 from conftest import check_in_one_worker, only_extra_plugins
-from gemmreg import matrix
-from gemmreg.registry import discover
+from gemmreg.deciding import matrix
+from gemmreg.discovery.registry import discover
 
 MUTANTS = [
     "mutant_k_modulo",

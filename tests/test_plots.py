@@ -6,13 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from gemmreg import peaks
-from gemmreg.records import Problem
-from gemmreg.timing_records import CompareReport, KernelSummary
+from gemmreg.contract.records import Problem
+from gemmreg.judging import peaks
+from gemmreg.judging.timing_records import CompareReport, KernelSummary
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
-from gemmreg import plots  # noqa: E402
+from gemmreg.rendering import plots  # noqa: E402
 
 
 def point(n: int, ms: float) -> CompareReport:

@@ -8,8 +8,9 @@ from pathlib import Path
 import attrs
 import gemmreg
 import pytest
-from gemmreg import availability, backend, known_limits
-from gemmreg.registry import discover
+from gemmreg.contract import backend, known_limits
+from gemmreg.discovery import availability
+from gemmreg.discovery.registry import discover
 
 
 def test_where_reports_what_the_core_decided_and_what_this_process_was_given(monkeypatch, tmp_path):

@@ -115,7 +115,7 @@ def test_the_package_exports_the_plugin_authors_contract():
 def test_every_dtype_has_a_loose_bound_so_only_unknown_dtypes_are_refused_as_such():
     """``tolerance_bounds`` knows the dtypes through its bounds (it cannot
     import records): a dtype added to records without a bound would be refused."""
-    from gemmreg.tolerance_bounds import LOOSE_RTOL
+    from gemmreg.contract.tolerance_bounds import LOOSE_RTOL
 
     assert set(LOOSE_RTOL) == set(gemmreg.DTYPES)
     with pytest.raises(SpecError, match="unknown dtype 'fp8'"):

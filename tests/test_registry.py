@@ -8,7 +8,7 @@ from importlib.metadata import EntryPoint
 
 import pytest
 from conftest import BUILT_INS
-from gemmreg.registry import PluginNotLoadedError, UnknownKernelError, discover
+from gemmreg.discovery.registry import PluginNotLoadedError, UnknownKernelError, discover
 
 
 def fake_entry_points(*modules: str) -> list[EntryPoint]:

@@ -11,8 +11,10 @@ import os
 from pathlib import Path
 
 import pytest
-from gemmreg import matrix, render, sanitizer, sanitizing
-from gemmreg.registry import discover
+from gemmreg.deciding import matrix, sanitizer_tools
+from gemmreg.discovery.registry import discover
+from gemmreg.rendering import render
+from gemmreg.running import sanitizer_pass
 from offline_cli import forbid_work, run_main
 
 TESTS = Path(__file__).parent
@@ -21,49 +23,55 @@ FIXTURES = TESTS / "fixtures" / "sanitizer"
 
 
 def test_tool_names():
-    assert sanitizer.parse_tools(None) == sanitizer.DEFAULT_TOOLS
-    assert sanitizer.parse_tools("all") == sanitizer.DEFAULT_TOOLS
-    assert sanitizer.parse_tools("racecheck, memcheck,racecheck") == ("racecheck", "memcheck")
-    assert sanitizer.parse_tools("smempoison") == ("smempoison",)
-    assert sanitizer.DEFAULT_TOOLS == sanitizer.TOOLS  # smempoison included: seen on the H200
-    with pytest.raises(sanitizer.UnknownToolError, match="unknown sanitizer tool 'hip_tiled'"):
-        sanitizer.parse_tools("hip_tiled")
+    assert sanitizer_tools.parse_tools(None) == sanitizer_tools.DEFAULT_TOOLS
+    assert sanitizer_tools.parse_tools("all") == sanitizer_tools.DEFAULT_TOOLS
+    assert sanitizer_tools.parse_tools("racecheck, memcheck,racecheck") == ("racecheck", "memcheck")
+    assert sanitizer_tools.parse_tools("smempoison") == ("smempoison",)
+    assert (
+        sanitizer_tools.DEFAULT_TOOLS == sanitizer_tools.TOOLS
+    )  # smempoison included: seen on the H200
+    with pytest.raises(
+        sanitizer_tools.UnknownToolError, match="unknown sanitizer tool 'hip_tiled'"
+    ):
+        sanitizer_tools.parse_tools("hip_tiled")
 
 
 def test_skip_reasons(monkeypatch, tmp_path):
-    for tool in sanitizer.TOOLS:
-        assert sanitizer.unavailable_reason(tool, "cpu") == sanitizer.CPU_REASON
-    assert "compute-sanitizer is NVIDIA-only" in sanitizer.unavailable_reason("memcheck", "rocm")
-    assert sanitizer.unavailable_reason("smempoison", "rocm") is None
+    for tool in sanitizer_tools.TOOLS:
+        assert sanitizer_tools.unavailable_reason(tool, "cpu") == sanitizer_tools.CPU_REASON
+    assert "compute-sanitizer is NVIDIA-only" in sanitizer_tools.unavailable_reason(
+        "memcheck", "rocm"
+    )
+    assert sanitizer_tools.unavailable_reason("smempoison", "rocm") is None
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)
-    monkeypatch.setattr(sanitizer, "FALLBACK_ROOTS", (str(tmp_path),))
-    assert sanitizer.locate() is None
-    assert "compute-sanitizer not found" in sanitizer.unavailable_reason("racecheck", "cuda")
-    assert sanitizer.unavailable_reason("smempoison", "cuda") is None
+    monkeypatch.setattr(sanitizer_tools, "FALLBACK_ROOTS", (str(tmp_path),))
+    assert sanitizer_tools.locate() is None
+    assert "compute-sanitizer not found" in sanitizer_tools.unavailable_reason("racecheck", "cuda")
+    assert sanitizer_tools.unavailable_reason("smempoison", "cuda") is None
     monkeypatch.setenv("CUDA_HOME", str(FAKE.parent.parent))  # no bin/ there
-    assert sanitizer.locate() is None
+    assert sanitizer_tools.locate() is None
     monkeypatch.setenv("PATH", str(FAKE.parent))
-    assert sanitizer.locate() == FAKE
-    assert sanitizer.unavailable_reason("racecheck", "cuda") is None
+    assert sanitizer_tools.locate() == FAKE
+    assert sanitizer_tools.unavailable_reason("racecheck", "cuda") is None
 
 
 def test_the_command_and_the_environment():
-    command = sanitizer.command("cs", "racecheck", Path("/tmp/x.log"))
+    command = sanitizer_tools.command("cs", "racecheck", Path("/tmp/x.log"))
     assert command[:5] == ["cs", "--tool", "racecheck", "--log-file", "/tmp/x.log"]
     assert "application-only" in command
-    env = sanitizer.worker_env("racecheck", {"A": "1"})
+    env = sanitizer_tools.worker_env("racecheck", {"A": "1"})
     # The caching allocator is off, and plugins are told, so they can skip
     # speed-only work (autotuning) there.
     assert env == {
         "A": "1",
         "PYTORCH_NO_CUDA_MEMORY_CACHING": "1",
-        sanitizer.SANITIZING_ENV: "racecheck",
+        sanitizer_tools.SANITIZING_ENV: "racecheck",
     }
     # smempoison runs no sanitizer process: the allocator stays as usual.
-    assert sanitizer.worker_env(sanitizer.SMEM_POISON, {}) == {
-        sanitizer.SANITIZING_ENV: "smempoison"
+    assert sanitizer_tools.worker_env(sanitizer_tools.SMEM_POISON, {}) == {
+        sanitizer_tools.SANITIZING_ENV: "smempoison"
     }
 
 
@@ -119,7 +127,7 @@ def run_fake(tool="racecheck", log_dir=None):
     kernels = discover().select(["torch_ref"])
     cases = matrix.sanitize_cases(["fp32"], ["rowmajor"])
     results = []
-    sanitizing.run_tool("torch_ref", cases, tool, FAKE, log_dir, results.append)
+    sanitizer_pass.run_tool("torch_ref", cases, tool, FAKE, log_dir, results.append)
     return kernels, {r.problem.shape: r for r in results}
 
 
@@ -177,8 +185,8 @@ def test_findings_are_bisected_to_the_case_that_made_them(fake_env, monkeypatch,
 def test_run_pass_skips_with_the_reason_on_the_cpu(fake_env, tmp_path):
     kernels = discover().select(["torch_ref"])
     cases = matrix.sanitize_cases(["fp32"], ["rowmajor"])
-    results = sanitizing.run_pass(kernels, cases, sanitizer.TOOLS, "cpu", tmp_path)
-    assert len(results) == 3 * len(sanitizer.TOOLS)
+    results = sanitizer_pass.run_pass(kernels, cases, sanitizer_tools.TOOLS, "cpu", tmp_path)
+    assert len(results) == 3 * len(sanitizer_tools.TOOLS)
     assert {r.status for r in results} == {"skip"}
-    assert {r.reason for r in results} == {f"sanitizer pass skipped: {sanitizer.CPU_REASON}"}
+    assert {r.reason for r in results} == {f"sanitizer pass skipped: {sanitizer_tools.CPU_REASON}"}
     assert not fake_env.exists()

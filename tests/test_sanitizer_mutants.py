@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import TESTS, only_extra_plugins
-from gemmreg import backend, checking, matrix, sanitizer, sanitizing
-from gemmreg.registry import discover
+from gemmreg.contract import backend
+from gemmreg.deciding import matrix, sanitizer_tools
+from gemmreg.discovery.registry import discover
+from gemmreg.running import check_runner, sanitizer_pass
 from mutants.sanitizer_mutants import MUTANTS
 
 EXPECTED_EVIDENCE = {
@@ -47,14 +49,14 @@ def nvidia_gpu():
 @pytest.mark.parametrize("name", list(MUTANTS))
 def test_each_mutant_is_caught_by_its_check_on_the_gpu(nvidia_gpu, name, tmp_path):
     tool = MUTANTS[name][1]
-    reason = sanitizer.unavailable_reason(tool, "cuda")
+    reason = sanitizer_tools.unavailable_reason(tool, "cuda")
     if reason:
         pytest.skip(reason)
     cases = matrix.sanitize_cases(["fp32"], ["rowmajor"])
     with only_extra_plugins(["mutants.sanitizer_mutants"]):
         kernels = discover().select([name])
-        plain = checking.run_check(kernels, cases, gpu=True)
-        caught = sanitizing.run_pass(kernels, cases, [tool], "cuda", tmp_path)
+        plain = check_runner.run_check(kernels, cases, gpu=True)
+        caught = sanitizer_pass.run_pass(kernels, cases, [tool], "cuda", tmp_path)
     assert all(r.status == "pass" for r in plain if r.kind == "values"), [
         (r.id, r.reason) for r in plain if r.status != "pass"
     ]

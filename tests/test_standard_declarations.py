@@ -12,8 +12,8 @@ import gemmreg
 import pytest
 import torch
 from conftest import REPO
-from gemmreg import backend
-from gemmreg.tolerance_bounds import LOOSE_RTOL
+from gemmreg.contract import backend
+from gemmreg.contract.tolerance_bounds import LOOSE_RTOL
 
 
 def precision(**math: str) -> dict:

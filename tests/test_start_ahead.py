@@ -1,5 +1,5 @@
 """Workers started before the command has read its plugins
-(gemmreg.worker_pool.Ahead): what a command that then fails leaves behind.
+(gemmreg.running.worker_pool.Ahead): what a command that then fails leaves behind.
 The success path runs in test_end_to_end.py's compare."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import os
 import re
 
 from conftest import run_gemmreg
-from gemmreg import worker_pool
+from gemmreg.running import worker_pool
 
 
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"gemmreg.worker" in f.read()
+            return b"gemmreg.running.worker" in f.read()
     except OSError:
         return False
 
@@ -33,7 +33,7 @@ def test_a_command_that_fails_after_starting_ahead_kills_its_workers():
 
 
 def test_the_choice_follows_the_switch_then_the_device_nodes(monkeypatch):
-    from gemmreg import backend
+    from gemmreg.contract import backend
 
     monkeypatch.setenv(worker_pool.START_AHEAD_ENV, "1")
     assert worker_pool.starting_ahead()

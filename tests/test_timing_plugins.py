@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import check_in_one_worker, only_extra_plugins
-from gemmreg import checking
-from gemmreg.matrix import Case
-from gemmreg.records import Problem
-from gemmreg.registry import discover
+from gemmreg.contract.records import Problem
+from gemmreg.deciding.matrix import Case
+from gemmreg.discovery.registry import discover
+from gemmreg.running import check_runner
 
 MODULES = ["timing_plugins.twins", "timing_plugins.extra_pass", "timing_plugins.side_stream"]
 NAMES = ["twin_a", "twin_b", "mm_extra_pass", "side_stream_mm"]
@@ -31,7 +31,7 @@ def test_every_timing_plugin_passes_the_check_on_the_cpu(results):
     assert sorted({r.kernel for r in ran}) == sorted(NAMES)
     assert len(ran) == len(NAMES) * len(CASES)
     assert [r for r in ran if r.status != "pass"] == []
-    assert checking.exit_code(results) == 0
+    assert check_runner.exit_code(results) == 0
 
 
 def test_the_twins_are_two_kernels_from_one_module():

@@ -15,8 +15,8 @@ from pathlib import Path
 import attrs
 import gemmreg
 import pytest
-from gemmreg.runtime import CACHE_DIR_ENV
-from gemmreg.sanitizer import SANITIZING_ENV
+from gemmreg.contract.runtime import CACHE_DIR_ENV
+from gemmreg.deciding.sanitizer_tools import SANITIZING_ENV
 from gemmreg_plugins import triton_tuned
 from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
 from gemmreg_plugins.triton_tuned.configs import Config
@@ -418,8 +418,11 @@ def test_fp32_is_declared_as_tf32_on_nvidia_and_ieee_elsewhere():
 
 def test_the_tf32_tolerance_is_loose_and_says_why():
     tf32 = triton_tuned.tolerances_for("cuda")["fp32"]
-    assert tf32.rtol > gemmreg.records.LOOSE_RTOL["fp32"] and "TF32" in tf32.why
-    assert triton_tuned.tolerances_for("cpu")["fp32"].rtol <= gemmreg.records.LOOSE_RTOL["fp32"]
+    assert tf32.rtol > gemmreg.contract.records.LOOSE_RTOL["fp32"] and "TF32" in tf32.why
+    assert (
+        triton_tuned.tolerances_for("cpu")["fp32"].rtol
+        <= gemmreg.contract.records.LOOSE_RTOL["fp32"]
+    )
     for kind in ("cuda", "rocm", "cpu"):  # every declaration is one the core accepts
         gemmreg.KernelSpec(
             name="tuned_check",
@@ -462,8 +465,8 @@ def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_abl
     transposes and the per-launch fallback, checked in float64 (the interpreter
     multiplies in fp32, so the GPU's TF32 is not exercised here)."""
     import torch
-    from gemmreg import backend
-    from gemmreg.inputs import apply_layout, torch_dtype
+    from gemmreg.contract import backend
+    from gemmreg.contract.inputs import apply_layout, torch_dtype
 
     assert backend.current().triton_interpreter
     m, n, k = shape
@@ -497,7 +500,7 @@ def test_prepare_on_the_cpu_uses_the_fixed_config_and_touches_no_cache(cache_fil
 
 
 def test_the_plugin_is_registered_with_its_sources():
-    from gemmreg.registry import discover
+    from gemmreg.discovery.registry import discover
 
     spec = discover().get("triton_tuned").spec
     assert spec.capabilities.tile is None

@@ -11,13 +11,12 @@ import typing
 import attrs
 import pytest
 from conftest import REPO
-from gemmreg import check_files, checking, runs, worker
-from gemmreg.activity_analysis import DeviceProfile
-from gemmreg.matrix import Case
-from gemmreg.records import Problem, Tolerance
-from gemmreg.rounds import Round
-from gemmreg.task_kinds import CASE_KINDS, REFUSAL, TASK_KINDS, VALUES
-from gemmreg.task_results import (
+from gemmreg.contract.records import Problem, Tolerance
+from gemmreg.contract.task_kinds import CASE_KINDS, REFUSAL, TASK_KINDS, VALUES
+from gemmreg.deciding.matrix import Case
+from gemmreg.judging.activity_analysis import DeviceProfile
+from gemmreg.judging.rounds import Round
+from gemmreg.judging.task_results import (
     Comparison,
     KernelProfile,
     KernelTiming,
@@ -27,8 +26,8 @@ from gemmreg.task_results import (
     Soak,
     ValuesResult,
 )
-from gemmreg.task_wire import encode, read_outcome, read_task
-from gemmreg.tasks import (
+from gemmreg.judging.task_wire import encode, read_outcome, read_task
+from gemmreg.judging.tasks import (
     RESULT_TYPES,
     TASK_TYPES,
     ColdTask,
@@ -37,7 +36,9 @@ from gemmreg.tasks import (
     RoundsTask,
     ValuesTask,
 )
-from gemmreg.timing_records import CompareReport
+from gemmreg.judging.timing_records import CompareReport
+from gemmreg.running import check_runner, worker
+from gemmreg.storage import check_files, runs
 from offline_cli import forbid_work, run_main
 
 PROBLEM = Problem(m=5, n=6, k=7, dtype="fp16", layout="transposedB")
@@ -71,11 +72,11 @@ def across(task, result):
 def test_one_vocabulary_names_every_task_its_record_its_result_and_its_runner():
     assert set(TASK_TYPES) == set(RESULT_TYPES) == set(worker._RUNNERS) == set(TASK_KINDS)
     assert {t.kind for t in TASKS} == set(TASK_KINDS)
-    hints = typing.get_type_hints(checking.CaseResult)
+    hints = typing.get_type_hints(check_runner.CaseResult)
     assert typing.get_args(hints["kind"]) == CASE_KINDS
     case = Case(problem=PROBLEM)
-    assert checking.task_for("k", VALUES, case).kind == VALUES
-    assert checking.task_for("k", REFUSAL, case).kind == REFUSAL
+    assert check_runner.task_for("k", VALUES, case).kind == VALUES
+    assert check_runner.task_for("k", REFUSAL, case).kind == REFUSAL
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda t: t.kind)
@@ -155,7 +156,7 @@ def test_a_result_that_does_not_fit_its_task_is_that_task_s_error_not_a_crash():
 
 
 def small_report() -> CompareReport:
-    from gemmreg.timing_records import ProcessRun
+    from gemmreg.judging.timing_records import ProcessRun
 
     run = ProcessRun(kernel="k", process=0, status="error", reason="x")
     return CompareReport(
@@ -201,7 +202,7 @@ def test_a_saved_check_from_a_newer_gemmreg_is_refused_in_one_line(tmp_path):
 
 def test_records_do_not_import_the_inputs():
     """inputs builds on records (Problem, DType); records never reach back."""
-    tree = ast.parse((REPO / "core" / "records.py").read_text())
+    tree = ast.parse((REPO / "core" / "contract" / "records.py").read_text())
     imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
     imported |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    assert "gemmreg.inputs" not in imported
+    assert "gemmreg.contract.inputs" not in imported

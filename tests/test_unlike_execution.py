@@ -8,10 +8,12 @@ import math
 
 import attrs
 from conftest import run_gemmreg
-from gemmreg import regression, render_compare, runs
-from gemmreg.records import Problem
-from gemmreg.timing_records import CompareReport, KernelSummary, ProcessRecord
-from gemmreg.verdicts import all_verdicts, pair_key
+from gemmreg.contract.records import Problem
+from gemmreg.judging import regression
+from gemmreg.judging.timing_records import CompareReport, KernelSummary, ProcessRecord
+from gemmreg.judging.verdicts import all_verdicts, pair_key
+from gemmreg.rendering import render_compare
+from gemmreg.storage import runs
 
 
 def summary(name: str, ms: float, execution: str) -> KernelSummary:

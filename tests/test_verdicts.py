@@ -6,9 +6,9 @@ import math
 
 import attrs
 import pytest
-from gemmreg import stats
-from gemmreg.timing_records import KernelSummary, ProcessRecord
-from gemmreg.verdicts import SUSPICIOUS_SPEEDUP, all_verdicts, judge, pair_key
+from gemmreg.judging import stats
+from gemmreg.judging.timing_records import KernelSummary, ProcessRecord
+from gemmreg.judging.verdicts import SUSPICIOUS_SPEEDUP, all_verdicts, judge, pair_key
 
 
 def summary(name, ms=1.0, math_mode="ieee_fp32", generator="normal", status="timed", **extra):
@@ -171,10 +171,10 @@ def test_a_device_kernel_ratio_on_the_other_side_of_one_is_stated():
 
 def test_work_that_escaped_in_any_process_or_the_profile_makes_the_kernel_invalid(fake_plugins):
     from fake_plugins import fp32_spec
-    from gemmreg.records import Problem
-    from gemmreg.registry import Origin, RegisteredKernel
-    from gemmreg.summaries import summarize
-    from gemmreg.timing_records import ProcessRun
+    from gemmreg.contract.records import Problem
+    from gemmreg.discovery.registry import Origin, RegisteredKernel
+    from gemmreg.judging.summaries import summarize
+    from gemmreg.judging.timing_records import ProcessRun
 
     kernel = RegisteredKernel(
         spec=fp32_spec("k", lambda a, b, out: None),
@@ -231,11 +231,11 @@ def test_execution_follows_the_triton_declaration_and_the_backend(fake_plugins, 
     """The core decides it from ``Capabilities(triton=...)`` and whether its
     backend interprets Triton; the plugin never says "interpreted" itself."""
     from fake_plugins import fp32_spec
-    from gemmreg import backend
-    from gemmreg.records import Capabilities, Precision, Problem
-    from gemmreg.registry import Origin, RegisteredKernel
-    from gemmreg.summaries import summarize
-    from gemmreg.timing_records import ProcessRun
+    from gemmreg.contract import backend
+    from gemmreg.contract.records import Capabilities, Precision, Problem
+    from gemmreg.discovery.registry import Origin, RegisteredKernel
+    from gemmreg.judging.summaries import summarize
+    from gemmreg.judging.timing_records import ProcessRun
 
     def kernel(name, triton):
         capabilities = Capabilities(

@@ -1,0 +1,157 @@
+"""Input generation and layouts.
+
+Inputs are drawn on the CPU from a seeded ``torch.Generator`` and then moved,
+so one seed gives the same elements on every device. They are never all-ones
+or zeros: such inputs hide wrong strides, and zeros run faster than real data
+on power-limited GPUs.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+    from gemmreg.contract.records import DType, InputGenerator, KernelSpec, Problem
+
+DEFAULT_SEED = 20260719
+"""The seed chapter's seed: every case of the matrix and every timing run
+draws its inputs from it unless ``--seed`` says otherwise."""
+
+
+def torch_dtype(dtype: DType) -> torch.dtype:
+    """The torch dtype of a gemmreg dtype name, so plugins never keep their own table."""
+    import torch
+
+    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
+
+
+def normal_inputs(
+    problem: Problem, seed: int, device: torch.device
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Standard normal A and B: signed, so cancellation in C is exercised.
+    Fresh tensors on every call (a kernel may write into its inputs)."""
+    a, b = _normal_draw(problem.m, problem.n, problem.k, seed)
+    dtype = torch_dtype(problem.dtype)
+    return (
+        a.to(device=device, dtype=dtype, copy=True),
+        b.to(device=device, dtype=dtype, copy=True),
+    )
+
+
+@functools.lru_cache(maxsize=1)
+def _normal_draw(m: int, n: int, k: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The CPU draw behind :func:`normal_inputs`, kept for the next caller: a
+    timing process prepares every kernel of a comparison on the same seed,
+    and drawing 2 x 8192^2 normals on the CPU took about a second per kernel
+    on the H200's host (ten of a sweep point's 25 s per process). Only the
+    last draw is kept (2 GB of host memory at 8192 x 8192 x 32768)."""
+    import torch
+
+    generator = torch.Generator().manual_seed(seed)
+    a = torch.randn(m, k, generator=generator)
+    b = torch.randn(k, n, generator=generator)
+    return a, b
+
+
+def default_generator() -> InputGenerator:
+    return normal_inputs
+
+
+def generator_name(spec: KernelSpec) -> str:
+    """A stable name for a kernel's input generator, shown beside timing figures.
+    Here rather than on the spec: the records never import the inputs."""
+    fn = spec.make_inputs or default_generator()
+    module = RECORDED_MODULE if fn.__module__ == __name__ else fn.__module__
+    return f"{module}.{getattr(fn, '__qualname__', repr(fn))}"
+
+
+RECORDED_MODULE = "gemmreg.inputs"  # the old path, on purpose (relayer: keep)
+"""The module gemmreg's own generators are named under in saved runs: where
+they lived before the core moved into layers (now this module). Runs compare
+their generators by name, so a run saved before the move and one after are
+not told apart as unlike inputs."""
+
+
+MIXED_BINADES = {"fp32": 12, "fp16": 4, "bf16": 4}
+"""``mixed`` scales each element by 2^e, e uniform in [-B, B]: wide in fp32, and
+narrow enough in 16 bits that C stays far inside the fp16 range."""
+SMALLINT_RANGE = 3
+DRAW_ON_DEVICE_ABOVE = 2**26
+"""Operands with more elements than this are drawn on the GPU (GPU-only cases)."""
+"""``smallint`` draws integers in [-3, 3]: exact in every dtype."""
+
+
+def core_inputs(
+    problem: Problem, seed: int, device: torch.device, kind: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The matrix's own value distributions (see ``gemmreg.deciding.matrix.ValueKind``)."""
+    import torch
+
+    # Large operands are drawn on the device itself: drawing 2^31 elements on the
+    # CPU and copying them over would take longer than the case.
+    on_device = (
+        device.type != "cpu" and max(problem.m, problem.n) * problem.k > DRAW_ON_DEVICE_ABOVE
+    )
+    where = device if on_device else torch.device("cpu")
+    generator = torch.Generator(device=where).manual_seed(seed)
+
+    def draw(shape: tuple[int, int]) -> torch.Tensor:
+        if kind == "normal":
+            x = torch.randn(shape, generator=generator, device=where)
+        elif kind == "uniform":
+            x = torch.rand(shape, generator=generator, device=where)
+        elif kind == "mixed":
+            binades = MIXED_BINADES[problem.dtype]
+            exponent = torch.randint(
+                -binades, binades + 1, shape, generator=generator, device=where
+            )
+            x = (
+                torch.randn(shape, generator=generator, device=where)
+                / problem.k**0.5
+                * 2.0**exponent
+            )
+        elif kind == "smallint":
+            x = torch.randint(
+                -SMALLINT_RANGE, SMALLINT_RANGE + 1, shape, generator=generator, device=where
+            )
+        else:
+            raise ValueError(f"unknown value kind {kind!r}")
+        return x.to(device=device, dtype=torch_dtype(problem.dtype))
+
+    return draw((problem.m, problem.k)), draw((problem.k, problem.n))
+
+
+# Extra columns of padding for the ``padded`` layout: odd, so that row starts
+# are not aligned to any power of two.
+PAD = 3
+
+
+def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.Tensor, ...]:
+    """Return A and B with the same values, laid out in memory as ``layout`` says.
+
+    The core lays out every case's operands with it, so a plugin that builds
+    operands of its own (to tune on, say) gets exactly the strides it will be
+    handed, the NaN in the padding of ``padded`` included."""
+    import torch
+
+    def transposed(x: torch.Tensor) -> torch.Tensor:
+        return x.t().contiguous().t()
+
+    def padded(x: torch.Tensor) -> torch.Tensor:
+        rows, cols = x.shape
+        wide = torch.empty(rows, cols + PAD, dtype=x.dtype, device=x.device)
+        wide[:, cols:] = float("nan")  # poison: a kernel that reads the padding sees NaN
+        wide[:, :cols] = x
+        return wide[:, :cols]
+
+    if layout == "rowmajor":
+        return a.contiguous(), b.contiguous()
+    if layout == "transposedA":
+        return transposed(a), b.contiguous()
+    if layout == "transposedB":
+        return a.contiguous(), transposed(b)
+    if layout == "padded":
+        return padded(a), padded(b)
+    raise ValueError(f"unknown layout {layout!r}")

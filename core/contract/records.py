@@ -1,0 +1,296 @@
+"""The records a plugin fills in, and the problem the core hands it.
+
+Every record is a frozen attrs class whose validators run when it is built, so
+a nonsensical declaration fails inside the plugin's own hook, with the kernel
+and field named, instead of halfway through a run.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+
+import attrs
+from gemmreg.contract.declaration_checks import SpecError as SpecError  # its home for users
+from gemmreg.contract.declaration_checks import (
+    UnsupportedProblem,
+    _boolean,
+    _capability_set,
+    _fail,
+    _member_of,
+    _optional_callable,
+    _positive,
+    _required_callable,
+    by_name,
+    check_precision_mapping,
+    defining_file,
+    name_set,
+    strings,
+)
+from gemmreg.contract.tolerance_bounds import LOOSE_RTOL as LOOSE_RTOL  # was defined here
+from gemmreg.contract.tolerance_bounds import Tolerance as Tolerance  # its home for users
+from gemmreg.contract.tolerance_bounds import check_tolerances
+
+if TYPE_CHECKING:
+    import torch
+
+# ---------------------------------------------------------------------------
+# Vocabulary
+# ---------------------------------------------------------------------------
+
+DType = Literal["fp32", "fp16", "bf16"]
+"""Element type of A, B and C. The accumulator is the plugin's business and is
+described by its declared precision."""
+
+DTYPES: tuple[DType, ...] = get_args(DType)
+"""Every :data:`DType`, in the order the matrix and the tables use."""
+
+Layout = Literal["rowmajor", "transposedA", "transposedB", "padded"]
+"""How A and B sit in memory. ``rowmajor``: both contiguous. ``transposedA`` /
+``transposedB``: that operand is the transpose of a contiguous tensor (column
+major). ``padded``: both are row-major views into wider buffers, so the row
+stride exceeds the row length. C is always a fresh contiguous tensor."""
+
+LAYOUTS: tuple[Layout, ...] = get_args(Layout)
+"""Every :data:`Layout`, in the order the matrix and the tables use."""
+
+Backend = Literal["cuda", "rocm", "cpu"]
+"""Where kernels run: an NVIDIA GPU through a CUDA build of torch, an AMD GPU
+through a ROCm build, or the host CPU (Triton kernels under its interpreter)."""
+
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
+"""Every :data:`Backend`: what ``Capabilities(backends=...)`` may name."""
+
+Launch = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
+"""``launch(a, b, out)`` enqueues ``out = a @ b`` on the current stream and
+returns. It must not allocate, synchronise or compile: the core times it."""
+
+Prepare = Callable[["Problem"], Launch]
+"""Called once per problem, outside any timed region. Compile, pick a
+configuration, allocate workspaces here; return the launch closure."""
+
+InputGenerator = Callable[["Problem", int, "torch.device"], "tuple[torch.Tensor, torch.Tensor]"]
+"""``make_inputs(problem, seed, device) -> (a, b)``: contiguous row-major A (m x k)
+and B (k x n) of ``problem.dtype`` on ``device``. The same seed must give the
+same values; the core lays them out as ``problem.layout`` asks."""
+
+MathMode = Literal["ieee_fp32", "tf32", "tf32x3", "fp16", "fp16_acc16", "bf16", "bf16x3", "fp64"]
+"""The arithmetic a kernel really performs, as a class the core can compare:
+
+- ``ieee_fp32``: fp32 products and fp32 accumulation;
+- ``tf32`` / ``tf32x3``: fp32 inputs rounded to TF32 (once, or split in three) on tensor cores;
+- ``bf16x3``: fp32 inputs split into three bf16 parts;
+- ``fp16`` / ``bf16``: 16-bit products, fp32 accumulation;
+- ``fp16_acc16``: fp16 products and fp16 accumulation;
+- ``fp64``: double precision throughout.
+"""
+
+MATH_MODES: tuple[MathMode, ...] = get_args(MathMode)
+
+Availability = Callable[[], "str | None"]
+"""Returns ``None`` when the kernel can run on this machine, else the reason."""
+
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+# ---------------------------------------------------------------------------
+# The problem
+# ---------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Problem:
+    """One GEMM to run: C (m x n) = A (m x k) @ B (k x n)."""
+
+    m: int = attrs.field(validator=_positive)
+    n: int = attrs.field(validator=_positive)
+    k: int = attrs.field(validator=_positive)
+    dtype: DType = attrs.field(default="fp32", validator=_member_of(DTYPES))
+    layout: Layout = attrs.field(default="rowmajor", validator=_member_of(LAYOUTS))
+
+    @property
+    def shape(self) -> str:
+        """``MxNxK``, the spelling used on the command line and in test ids."""
+        return f"{self.m}x{self.n}x{self.k}"
+
+    @property
+    def mnk(self) -> tuple[int, int, int]:
+        """``(m, n, k)``, in the order kernels usually take them."""
+        return (self.m, self.n, self.k)
+
+    @property
+    def flops(self) -> int:
+        """Algorithmic work, 2MNK: one multiply and one add per term."""
+        return 2 * self.m * self.n * self.k
+
+    @property
+    def label(self) -> str:
+        return f"{self.dtype}-{self.layout}-{self.shape}"
+
+
+# ---------------------------------------------------------------------------
+# What a plugin declares
+# ---------------------------------------------------------------------------
+
+
+@attrs.frozen(kw_only=True)
+class Precision:
+    """The math a kernel really uses for one dtype.
+
+    Two results are compared as like-for-like only when their ``math`` agrees;
+    ``detail`` says how, in words (which instruction, which flag).
+    """
+
+    math: MathMode = attrs.field(validator=_member_of(MATH_MODES))
+    detail: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.math} ({self.detail})" if self.detail else self.math
+
+
+@attrs.frozen(kw_only=True)
+class Capabilities:
+    """What a kernel can run, and with what arithmetic.
+
+    The core only hands a kernel problems inside its capabilities; a problem
+    outside them is reported as *skipped (reason)*, never as a failure.
+    """
+
+    precision: Mapping[DType, Precision] = attrs.field(converter=by_name)
+    """The math really used per dtype, for example
+    ``{"fp32": Precision(math="tf32", detail="tl.dot default on NVIDIA")}``. It is
+    printed beside every figure, so unlike precisions are never compared silently."""
+    dtypes: frozenset[DType] = attrs.field(
+        default=attrs.Factory(lambda self: frozenset(self.precision), takes_self=True),
+        converter=name_set,
+        validator=_capability_set(DTYPES),
+    )
+    """The dtypes the kernel runs; by default, those it states a precision for."""
+    backends: frozenset[Backend] = attrs.field(
+        default=frozenset(BACKENDS), converter=name_set, validator=_capability_set(BACKENDS)
+    )
+    """Where the kernel runs; by default everywhere (CUDA, ROCm, the CPU), with
+    ``KernelSpec.available`` saying why not on a machine where it cannot."""
+    layouts: frozenset[Layout] = attrs.field(
+        default=frozenset({"rowmajor"}), converter=name_set, validator=_capability_set(LAYOUTS)
+    )
+    max_dim: int | None = attrs.field(default=None)
+    """Largest M, N or K the kernel accepts (for example, 32-bit size arguments)."""
+    constraint: Callable[[Problem], str | None] | None = attrs.field(
+        default=None, validator=_optional_callable
+    )
+    """Any further limit: returns the reason a problem is unsupported, or None."""
+    tile: tuple[int, int, int] | None = attrs.field(default=None)
+    """(BLOCK_M, BLOCK_N, BLOCK_K) of the work each program or block does, if
+    fixed: the core reports the tail waste (useful 2MNK against padded-tile work)."""
+    triton: bool = attrs.field(default=False, validator=_boolean)
+    """The kernel is written in Triton: the core applies Triton's known limits
+    (:mod:`gemmreg.contract.known_limits`: bf16 under the interpreter is unsupported, no
+    Triton installed is unavailable), so no Triton plugin restates them."""
+
+    @precision.validator
+    def _check_precision(self, attribute: attrs.Attribute, value: dict) -> None:
+        check_precision_mapping(self, attribute, value, self.dtypes, DTYPES, Precision)
+
+    @tile.validator
+    def _check_tile(self, attribute: attrs.Attribute, value: tuple[int, int, int] | None) -> None:
+        if value is None:
+            return
+        if not (isinstance(value, tuple) and len(value) == 3):
+            raise _fail(self, attribute, f"must be (BLOCK_M, BLOCK_N, BLOCK_K), got {value!r}")
+        for size in value:
+            _positive(self, attribute, size)
+
+    @max_dim.validator
+    def _check_max_dim(self, attribute: attrs.Attribute, value: int | None) -> None:
+        if value is not None:
+            _positive(self, attribute, value)
+
+    def require(self, problem: Problem) -> None:
+        """Raise :class:`UnsupportedProblem` unless ``problem`` is inside these
+        capabilities. Call it at the top of ``prepare``."""
+        reason = self.unsupported(problem)
+        if reason:
+            raise UnsupportedProblem(reason)
+
+    def unsupported(self, problem: Problem) -> str | None:
+        """The reason this problem is outside the declared capabilities, or None."""
+        if problem.dtype not in self.dtypes:
+            return f"dtype {problem.dtype} not declared (declares {', '.join(sorted(self.dtypes))})"
+        if problem.layout not in self.layouts:
+            declared = ", ".join(sorted(self.layouts))
+            return f"layout {problem.layout} not declared (declares {declared})"
+        if self.max_dim is not None and max(problem.m, problem.n, problem.k) > self.max_dim:
+            return f"a dimension exceeds the declared max_dim {self.max_dim}"
+        if self.triton:
+            from gemmreg.contract.known_limits import triton_unsupported
+
+            reason = triton_unsupported(problem)
+            if reason:
+                return reason
+        if self.constraint is not None:
+            return self.constraint(problem)
+        return None
+
+
+def _always_available() -> str | None:
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class KernelSpec:
+    """One GEMM implementation, as a plugin registers it.
+
+    A plugin never times itself, never prints pass/fail and never chooses
+    shapes: it says how to run, how close is correct, how its inputs are made,
+    and what it can do. The core does the rest.
+    """
+
+    names_a_kernel: ClassVar[bool] = True
+    """A refused field of this record names its kernel (SpecError.kernel)."""
+
+    name: str = attrs.field()
+    """Unique across all installed plugins: lower case, digits and ``_``."""
+    summary: str = attrs.field()
+    """One line for ``gemmreg list``."""
+    prepare: Prepare = attrs.field(validator=_required_callable)
+    capabilities: Capabilities = attrs.field()
+    tolerances: Mapping[DType, Tolerance] = attrs.field(
+        converter=by_name, validator=check_tolerances
+    )
+    """One tolerance per declared dtype (bounds: :mod:`gemmreg.contract.tolerance_bounds`)."""
+    make_inputs: InputGenerator | None = attrs.field(default=None, validator=_optional_callable)
+    """None means the core's default generator (``gemmreg.normal_inputs``;
+    :func:`gemmreg.contract.inputs.generator_name` names whichever is used)."""
+    available: Availability = attrs.field(default=_always_available, validator=_required_callable)
+    """Checked lazily, on the machine that will run the kernel."""
+    sources: tuple[str, ...] = attrs.field(
+        default=attrs.Factory(lambda self: defining_file(self.prepare), takes_self=True),
+        converter=strings,
+    )
+    """Paths of the kernel's source files, hashed into every run's manifest; by
+    default, the file that defines ``prepare``. Name them all where the kernel
+    lives in other files too (a ``.hip`` source, a module of kernels)."""
+    vendor_library: bool = False
+    """True for a vendor library (cuBLAS, hipBLAS...): the core flags any kernel
+    that claims to beat one by more than ``SUSPICIOUS_SPEEDUP``."""
+
+    @name.validator
+    def _check_name(self, attribute: attrs.Attribute, value: str) -> None:
+        if not isinstance(value, str) or not NAME_PATTERN.match(value):
+            raise _fail(
+                self, attribute, f"{value!r} must match {NAME_PATTERN.pattern} (e.g. 'my_splitk')"
+            )
+
+    @summary.validator
+    def _check_summary(self, attribute: attrs.Attribute, value: str) -> None:
+        if not isinstance(value, str) or not value.strip() or "\n" in value:
+            raise _fail(self, attribute, "must be one non-empty line")
+
+    @capabilities.validator
+    def _check_capabilities(self, attribute: attrs.Attribute, value: Any) -> None:
+        if not isinstance(value, Capabilities):
+            raise _fail(self, attribute, f"must be a Capabilities, got {type(value).__name__}")
+
+    def tolerance_for(self, dtype: DType) -> Tolerance:
+        return self.tolerances[dtype]

@@ -1,0 +1,67 @@
+"""How close counts as correct (:class:`Tolerance`), and how loose a declared
+tolerance may be before it must say why.
+
+A tolerance is the one figure a plugin could bend to pass: the bound here
+makes a loose one visible, with its reason, in the declaration itself.
+:mod:`gemmreg.contract.records` imports this module and re-exports :class:`Tolerance`
+(plugins write ``gemmreg.Tolerance``), so nothing here imports records at
+run time: a declaration is checked without an import cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from gemmreg.contract.declaration_checks import _fail, _non_negative_float
+
+if TYPE_CHECKING:
+    from gemmreg.contract.records import DType
+
+LOOSE_RTOL: Mapping[DType, float] = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 2e-2}
+"""Above these bounds (in units of |A|@|B|) a tolerance is loose for its dtype,
+and the declaration must say why. They sit a little above what a K=4096 dot
+product accumulated in fp32 typically reaches for each input type. Every
+dtype has one, so a dtype with no bound here is unknown."""
+
+
+@attrs.frozen(kw_only=True)
+class Tolerance:
+    """How close counts as correct, for one dtype.
+
+    An element of C passes when ``|C - ref| <= atol + rtol * (|A| @ |B|)``, with
+    ``ref`` computed in float64 from the same, already-cast inputs. Scaling by
+    ``|A| @ |B|`` (rather than by ``|ref|``) keeps the bound meaningful where
+    signed inputs cancel and C is near zero.
+    """
+
+    rtol: float = attrs.field(validator=_non_negative_float)
+    atol: float = attrs.field(default=0.0, validator=_non_negative_float)
+    why: str = ""
+    """Where the figure comes from. Required when ``rtol`` is loose for its dtype."""
+
+
+def check_tolerances(instance: Any, attribute: attrs.Attribute, value: dict) -> None:
+    """The validator of ``KernelSpec.tolerances``: one :class:`Tolerance` per
+    declared dtype, and a ``why`` for every loose one. attrs validates the
+    fields in order, so ``capabilities`` was already refused unless it is a
+    ``Capabilities``."""
+    declared = getattr(instance.capabilities, "dtypes", None)
+    if declared is None:
+        return  # the capabilities field names its own error
+    missing = sorted(set(declared) - set(value))
+    if missing:
+        raise _fail(instance, attribute, f"no tolerance for declared dtypes {missing}")
+    for dtype, tolerance in value.items():
+        if dtype not in LOOSE_RTOL:
+            raise _fail(instance, attribute, f"unknown dtype {dtype!r}")
+        if not isinstance(tolerance, Tolerance):
+            raise _fail(instance, attribute, f"{dtype}: must be a Tolerance")
+        if tolerance.rtol > LOOSE_RTOL[dtype] and not tolerance.why.strip():
+            raise _fail(
+                instance,
+                attribute,
+                f"{dtype}: rtol {tolerance.rtol:g} is loose (> {LOOSE_RTOL[dtype]:g}); "
+                "say why in Tolerance(why=...)",
+            )

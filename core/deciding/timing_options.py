@@ -1,0 +1,136 @@
+"""What a timing command runs with where the user does not say, one constant
+each: the number of processes, ``compare``'s shape, the time caps and the
+budgets of one timing process (:class:`Policy`), here; the seed
+(:data:`gemmreg.contract.inputs.DEFAULT_SEED`, the matrix's too) and the margin
+(:data:`gemmreg.judging.stats.DEFAULT_MARGIN`) where they belong. The commands, the
+worker and the parser's ``--help`` all read them, so the help cannot drift
+from what runs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+from gemmreg.contract import inputs
+from gemmreg.judging import stats
+from gemmreg.judging.rounds import StopRule
+
+GPU_DEFAULT_PROCESSES = 5
+CPU_DEFAULT_PROCESSES = 3
+"""Independent processes: at least the seed's 3; 5 on a GPU by default."""
+GPU_DEFAULT_SHAPE = (512, 512, 512)
+CPU_DEFAULT_SHAPE = (128, 128, 128)
+"""On the CPU the Triton interpreter takes ~0.25 s per 128^3 call, so the
+default comparison finishes well inside a minute."""
+BENCH_MAX_TIME_S = 1.0
+"""A sweep times many points: a shorter cap keeps 5 processes x many shapes
+affordable (on a GPU; on the CPU a sweep keeps the policy's cap)."""
+
+
+@attrs.frozen(kw_only=True)
+class Policy:
+    """Budgets of one process. Every threshold is here."""
+
+    slot_s: float
+    """Wall-clock budget of one kernel's slot in a round (at least one call)."""
+    soak_min_s: float
+    soak_max_s: float
+    soak_min_calls: int
+    stop: StopRule
+    graph_rounds: int = 0
+
+
+GPU_POLICY = Policy(
+    slot_s=0.01,
+    soak_min_s=0.25,
+    soak_max_s=3.0,
+    soak_min_calls=10,
+    stop=StopRule(min_rounds=10, min_kernel_s=0.05, max_rounds=5000, max_time_s=3.0),
+    graph_rounds=10,
+)
+CPU_POLICY = Policy(
+    # Triton's interpreter takes ~0.25 s per 128^3 call: a short, honest run.
+    slot_s=0.02,
+    soak_min_s=0.0,
+    soak_max_s=5.0,
+    soak_min_calls=2,
+    stop=StopRule(min_rounds=5, min_kernel_s=0.0, max_rounds=400, max_time_s=3.0),
+)
+
+
+def policy_for(
+    gpu: bool,
+    repeats: int | None = None,
+    warmup: int | None = None,
+    max_time_s: float | None = None,
+) -> Policy:
+    """The backend's policy. ``repeats`` fixes the number of rounds,
+    ``warmup`` the minimum heat-soak calls per kernel, ``max_time_s`` caps
+    the rounds of one process (sweeps use a short cap)."""
+    policy = GPU_POLICY if gpu else CPU_POLICY
+    if max_time_s is not None:
+        policy = attrs.evolve(policy, stop=attrs.evolve(policy.stop, max_time_s=max_time_s))
+    if repeats is not None:
+        fixed = attrs.evolve(
+            policy.stop,
+            min_rounds=repeats,
+            max_rounds=repeats,
+            min_kernel_s=0.0,
+            max_time_s=math.inf,
+            target_halfwidth=-1.0,  # never "steady": exactly this many rounds
+        )
+        policy = attrs.evolve(policy, stop=fixed)
+    if warmup is not None:
+        policy = attrs.evolve(policy, soak_min_calls=warmup, soak_min_s=0.0)
+    return policy
+
+
+def default_processes(gpu: bool) -> int:
+    return GPU_DEFAULT_PROCESSES if gpu else CPU_DEFAULT_PROCESSES
+
+
+def default_shape(gpu: bool) -> tuple[int, int, int]:
+    return GPU_DEFAULT_SHAPE if gpu else CPU_DEFAULT_SHAPE
+
+
+@attrs.define
+class TimingOptions:
+    """A timing command's options, with the defaults filled in where the user
+    gave none (the options themselves are bounded by the parser)."""
+
+    processes: int
+    repeats: int | None
+    warmup: int | None
+    seed: int
+    max_time_s: float | None
+    """None: the policy's own cap (:data:`GPU_POLICY`, :data:`CPU_POLICY`)."""
+    margin: float
+    """The equivalence margin, as a fraction (0.01 for +-1%)."""
+    task_timeout: float | None
+
+
+def timing_options(
+    gpu: bool,
+    *,
+    sweep: bool = False,
+    processes: int | None = None,
+    repeats: int | None = None,
+    warmup: int | None = None,
+    seed: int | None = None,
+    max_time_s: float | None = None,
+    margin_pct: float | None = None,
+    task_timeout: float | None = None,
+) -> TimingOptions:
+    """The options of ``compare`` (or of ``bench``: ``sweep``), defaults filled in."""
+    if max_time_s is None and sweep and gpu:
+        max_time_s = BENCH_MAX_TIME_S
+    return TimingOptions(
+        processes=default_processes(gpu) if processes is None else processes,
+        repeats=repeats,
+        warmup=warmup,
+        seed=inputs.DEFAULT_SEED if seed is None else seed,
+        max_time_s=max_time_s,
+        margin=stats.DEFAULT_MARGIN if margin_pct is None else margin_pct / 100,
+        task_timeout=task_timeout,
+    )

@@ -1,0 +1,141 @@
+"""What discovery hands the core: every kernel with where it came from, every
+plugin that failed (and why), and the lookup by name that blames a plugin
+that did not load rather than a typo. :mod:`gemmreg.discovery.registry` fills these
+in (with :mod:`gemmreg.discovery.loading`); both import them from here.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+
+import attrs
+from gemmreg.contract.records import KernelSpec
+
+BLOCK_ENV = "GEMMREG_BLOCK_PLUGINS"
+"""Comma-separated plugin (entry-point) names never to load."""
+
+
+@attrs.frozen(kw_only=True)
+class Origin:
+    """Where a plugin came from."""
+
+    plugin: str
+    """The entry-point name (or module path, for extra plugins)."""
+    module: str
+    distribution: str
+    version: str
+
+    @property
+    def package(self) -> str:
+        return f"{self.distribution} {self.version}".strip()
+
+    def describe(self) -> str:
+        where = self.package or f"module {self.module}"
+        return f"plugin {self.plugin!r} ({where})"
+
+
+@attrs.frozen(kw_only=True)
+class RegisteredKernel:
+    spec: KernelSpec
+    origin: Origin
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @functools.cached_property
+    def unavailable(self) -> str | None:
+        """Why this kernel cannot run here, or None. The plugin's ``available()``
+        is asked once per process, at first use, and the answer is carried: the
+        list, the check's plan, its sanitizer pass, ``--strict`` and the timing
+        preflight all read the same one. Not at discovery itself: every worker
+        discovers too, and needs no answer (its parent asked before sending work)."""
+        from gemmreg.discovery.availability import unavailable_reason
+
+        return unavailable_reason(self.spec)
+
+
+@attrs.frozen(kw_only=True)
+class PluginIssue:
+    """A plugin that did not load, or a declaration that was refused."""
+
+    origin: Origin
+    stage: str
+    """``import``, ``hook``, ``register``, ``duplicate``, ``state``, ``blocked`` or ``missing``."""
+    reason: str
+    kernel: str = ""
+    """The kernel name refused, where the issue is about one name."""
+
+
+class UnknownKernelError(LookupError):
+    """A name no loaded plugin has. Plugins that failed to load without naming
+    their kernels (an import error, a declaration refused) are listed, since
+    the name may be one of theirs: "unknown" alone would send the user
+    looking for a typo."""
+
+    def __init__(self, name: str, known: Iterable[str], failed: Sequence[PluginIssue] = ()):
+        self.name = name
+        self.known = sorted(known)
+        self.failed = list(failed)
+        hint = ", ".join(self.known) or "none installed"
+        message = f"unknown plugin {name!r} (known: {hint})"
+        if self.failed:
+            causes = "; ".join(
+                f"{issue.origin.describe()}: {issue.stage}: {issue.reason}" for issue in self.failed
+            )
+            message += f"; it may be a kernel of a plugin that failed to load: {causes}"
+        super().__init__(message)
+
+
+class PluginNotLoadedError(UnknownKernelError):
+    """The name is a plugin (or a kernel) that did not load: blame that, not a typo."""
+
+    def __init__(self, name: str, issue: PluginIssue):
+        self.name = name
+        self.issue = issue
+        if issue.stage == "blocked":
+            message = f"plugin {name!r} is not loaded: blocked by {BLOCK_ENV}"
+        else:
+            message = f"plugin {name!r} failed to load: {issue.stage}: {issue.reason}"
+        LookupError.__init__(self, message)
+
+
+@attrs.define
+class Registry:
+    """The result of discovery: kernels by name, plus every problem met."""
+
+    kernels: dict[str, RegisteredKernel] = attrs.field(factory=dict)
+    issues: list[PluginIssue] = attrs.field(factory=list)
+    output: dict[str, str] = attrs.field(factory=dict)
+    """What each plugin (by :attr:`Origin.plugin`) printed while it loaded."""
+
+    def get(self, name: str) -> RegisteredKernel:
+        if name in self.kernels:
+            return self.kernels[name]
+        issue = self.issue_for(name)
+        if issue is not None:
+            raise PluginNotLoadedError(name, issue)
+        failed = [i for i in self.issues if not i.kernel and i.stage in FAILED_STAGES]
+        raise UnknownKernelError(name, self.kernels, failed)
+
+    def issue_for(self, name: str) -> PluginIssue | None:
+        """Why ``name`` (a kernel or a plugin) did not load, if it was seen at all."""
+        for matches in (
+            lambda i: i.kernel == name,
+            lambda i: i.origin.plugin == name and i.stage != "duplicate",
+        ):
+            found = [issue for issue in self.issues if matches(issue)]
+            if found:
+                return found[0]
+        return None
+
+    def select(self, names: Sequence[str]) -> list[RegisteredKernel]:
+        """The named kernels in the order given, or all of them, sorted by name."""
+        if not names:
+            return [self.kernels[name] for name in sorted(self.kernels)]
+        return [self.get(name) for name in names]
+
+
+FAILED_STAGES = ("import", "hook", "register", "state")
+"""Issue stages after which a plugin's kernel names are unknown."""

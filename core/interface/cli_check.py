@@ -1,0 +1,159 @@
+"""``gemmreg list`` and ``gemmreg check`` (with its sanitizer pass)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from gemmreg.contract.task_kinds import REFUSAL
+from gemmreg.deciding import options as opt
+from gemmreg.deciding.options import UsageError
+from gemmreg.interface.cli_common import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    _check_names,
+    _dtypes,
+    _error,
+    _layouts,
+    _progress,
+    _timeout,
+)
+
+
+def _strict_failures(kernels: Sequence[Any], issues: Sequence[Any]) -> list[str]:
+    """What ``--strict`` fails on: plugins that cannot run here, and plugins
+    that failed to load (a blocked plugin was the user's choice)."""
+    unavailable = [
+        f"plugin {k.name!r} is unavailable: {k.unavailable}" for k in kernels if k.unavailable
+    ]
+    broken = [
+        f"plugin {i.origin.plugin!r} is BROKEN: {i.stage}: {i.reason}"
+        for i in issues
+        if i.stage != "blocked"
+    ]
+    return unavailable + broken
+
+
+def _fail_strict(failures: Sequence[str]) -> int:
+    for failure in failures:
+        _error(f"strict: {failure}")
+    return EXIT_FAILURE if failures else EXIT_OK
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """Exit 0 even with BROKEN rows (listing them is the point), unless --strict."""
+    from gemmreg.discovery import registry
+    from gemmreg.rendering import render
+
+    found = registry.discover()
+    print(render.list_table(found, args.format))
+    if args.strict:
+        return _fail_strict(_strict_failures(found.select([]), found.issues))
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    import attrs
+    from gemmreg.contract import backend
+    from gemmreg.deciding import matrix
+    from gemmreg.discovery import registry
+    from gemmreg.rendering import render
+    from gemmreg.running import check_runner, environment, sanitizer_pass
+
+    tools = _sanitize_tools(args.sanitize)
+    timeout = _timeout(args.timeout)
+    dtypes, layouts = _dtypes(args.dtype), _layouts(args.layout)
+    _check_names("check", args.names, 0)
+    found = registry.discover()
+    kernels = found.select(args.names)
+    if args.out is not None:
+        opt.writable_directory(args.out, "--out")
+    gpu = backend.current().is_gpu
+    level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
+    cases = matrix.build(level, gpu, dtypes, layouts)
+    if args.seed is not None:
+        cases = [attrs.evolve(case, seed=args.seed) for case in cases]
+
+    results: list[check_runner.CaseResult] = []
+
+    def progress(result: check_runner.CaseResult) -> None:
+        results.append(result)  # kept as they finish, so that Ctrl-C loses none
+        if result.status != "skip":
+            _progress(f"  {result.id}: {result.status}")
+
+    manifest = environment.manifest(kernels, level=level) if args.out is not None else {}
+    interrupted = False
+    try:
+        check_runner.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
+        if tools:
+            sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
+            if args.seed is not None:
+                sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
+            sanitizer_pass.run_pass_here(
+                kernels, sanitize_cases, tools, args.out, manifest, _progress, progress
+            )
+    except KeyboardInterrupt:
+        interrupted = True
+    print(render.check_output(results, args.format, interrupted))
+    summary = {}
+    if tools and args.format != "json":
+        print("\n" + render.sanitize_summary(results, args.format))
+    if tools:
+        summary = {"sanitize-summary.txt": render.sanitize_summary(results, "table")}
+    if args.out is not None:
+        _write_evidence(
+            args.out,
+            {
+                **summary,
+                "check.txt": render.check_output(results, "table", interrupted),
+                "check.md": render.check_output(results, "markdown", interrupted),
+                "check.json": render.check_output(results, "json", interrupted),
+                "manifest.json": render.dumps(manifest),
+            },
+        )
+    for issue in found.issues:
+        if issue.stage != "blocked":
+            _progress(
+                f"warning: plugin {issue.origin.plugin!r} not loaded: {issue.stage}: {issue.reason}"
+            )
+    if interrupted:
+        _progress(f"gemmreg: interrupted: {len(results)} finished cases kept, marked partial")
+        return EXIT_INTERRUPTED
+    code = check_runner.exit_code(results)
+    if not any(r.status != "skip" and r.kind != REFUSAL for r in results):
+        _error(f"nothing ran: {_why_nothing_ran(kernels, results)}")
+        code = EXIT_FAILURE
+    if args.strict:
+        issues = found.issues if not args.names else []
+        code = max(code, _fail_strict(_strict_failures(kernels, issues)))
+    return code
+
+
+def _why_nothing_ran(kernels: Sequence[Any], results: Sequence[Any]) -> str:
+    if not kernels:
+        return "no plugin loaded (see gemmreg list)"
+    reasons = dict.fromkeys(f"{r.kernel}: {r.reason}" for r in results if r.kind != REFUSAL)
+    shown = "; ".join(list(reasons)[:3]) + ("; ..." if len(reasons) > 3 else "")
+    return f"every case was skipped ({shown})"
+
+
+def _sanitize_tools(value: str | None) -> tuple[str, ...]:
+    from gemmreg.deciding import sanitizer_tools
+
+    if value is None:
+        return ()
+    try:
+        return sanitizer_tools.parse_tools(value)
+    except sanitizer_tools.UnknownToolError as error:
+        raise UsageError(str(error)) from None
+
+
+def _write_evidence(directory: Path, files: dict[str, str]) -> None:
+    from gemmreg.rendering import render
+
+    for name, text in files.items():
+        render.write_atomically(directory / name, text + "\n")
+    _progress(f"evidence written to {directory}/")

@@ -1,0 +1,53 @@
+"""What every ``gemmreg`` command shares: exit codes, stderr lines, the
+choices of dtype and layout, and the check of plugin names."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from gemmreg.deciding import options as opt
+from gemmreg.deciding.options import UsageError
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+if TYPE_CHECKING:
+    from gemmreg.contract.records import DType, Layout
+
+
+def _dtypes(value: str | None, option: str = "--dtype") -> list[DType]:
+    from gemmreg.contract.records import DTYPES
+
+    return opt.choices(value, DTYPES, "dtype", option)
+
+
+def _layouts(value: str | None) -> list[Layout]:
+    from gemmreg.contract.records import LAYOUTS
+
+    return opt.choices(value, LAYOUTS, "layout", "--layout")
+
+
+def _progress(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _error(text: str) -> None:
+    """One line on stderr for a failure that is not bad input (exit 1)."""
+    print(f"gemmreg: {' '.join(text.splitlines())}", file=sys.stderr, flush=True)
+
+
+def _check_names(command: str, names: Sequence[str], minimum: int) -> None:
+    if len(names) < minimum:
+        need = "two plugins" if minimum == 2 else "one plugin"
+        raise UsageError(f"{command} needs at least {need}")
+    if len(set(names)) != len(names):
+        raise UsageError(f"{command} names a plugin twice")
+
+
+def _timeout(value: float | None) -> float | None:
+    import math
+
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise UsageError(f"--timeout must be a positive number of seconds, got {value}")
+    return value

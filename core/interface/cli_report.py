@@ -1,0 +1,73 @@
+"""``gemmreg report``: a saved run again (its tables, verdicts, plots, or the
+verdicts judged again at another margin), or two runs compared for
+regressions."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from gemmreg.deciding import options as opt
+from gemmreg.deciding.options import UsageError
+from gemmreg.interface.cli_common import EXIT_FAILURE, EXIT_OK, _progress
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from gemmreg.judging import regression, rejudging
+    from gemmreg.orchestrating import sweeping
+    from gemmreg.rendering import render, render_changes, render_compare
+    from gemmreg.storage import runs
+
+    if len(args.runs) > 2:
+        raise UsageError("report takes one run, or two to compare")
+    try:
+        loaded = [runs.load_run(path) for path in args.runs]
+    except runs.RunError as error:
+        raise UsageError(str(error)) from None
+    if args.plot is not None:
+        import importlib.util
+
+        from gemmreg.rendering import plots
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise UsageError("--plot needs matplotlib: pip install 'gemmreg[plot]'")
+        opt.writable_directory(args.plot, "--plot")
+        written = plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
+        _progress(f"plots written: {', '.join(str(p) for p in written)}")
+    if args.margin is not None:
+        if len(loaded) != 1:
+            raise UsageError("report --margin judges one run again; give one run")
+        manifest, reports, partial = loaded[0]
+        judged = [rejudging.rejudge(r, args.margin / 100) for r in reports]
+        loaded = [
+            (manifest, [sweeping.flag_shared(r, manifest, _progress) for r in judged], partial)
+        ]
+        _progress(f"verdicts judged again from the recorded processes, margin +-{args.margin:g}%")
+    if len(loaded) == 1:
+        _, reports, partial = loaded[0]
+        if partial:
+            _progress("gemmreg: PARTIAL run: interrupted before the last point")
+        if args.verdicts:
+            print(render_compare.verdict_table(reports, args.format))
+        elif args.format in ("csv", "json"):
+            rows = [row for r in reports for row in render_compare.summary_rows(r)]
+            print(render_compare.csv_text(rows) if args.format == "csv" else render.dumps(reports))
+        else:
+            print("\n\n".join(render_compare.compare_table(r, args.format) for r in reports))
+            if len(reports) > 1:  # a sweep: every verdict again, one line each
+                print("\n" + render_compare.verdict_table(reports, args.format))
+        return EXIT_OK
+    threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold
+    (before_manifest, before, _), (after_manifest, after, _) = loaded
+    if not (math.isfinite(threshold) and threshold >= 0):
+        raise UsageError(f"--threshold must be a finite percent >= 0, got {args.threshold}")
+    changes = regression.compare_runs(before, after, threshold)
+    print(
+        render_changes.changes_table(
+            changes, args.format, before_manifest, after_manifest, threshold
+        )
+    )
+    unjudged = [c for c in changes if c.verdict == "no verdict" and "partial" in c.explanation]
+    if unjudged:
+        _progress(f"gemmreg: {len(unjudged)} point(s) are partial in a run: no verdict on them")
+    return EXIT_FAILURE if any(c.regression for c in changes) or unjudged else EXIT_OK

@@ -1,0 +1,269 @@
+"""Is one output right? The float64 reference, the error measure and the guards.
+
+The reference is computed in float64 from the very tensors the kernel read
+(already cast to the problem's dtype), so input rounding is never counted as
+kernel error. Error is measured against ``|A| @ |B|``: with signed inputs C can
+cancel to near zero, and plain relative error would then explode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from gemmreg.contract import backend
+from gemmreg.contract.inputs import apply_layout, core_inputs, default_generator, torch_dtype
+from gemmreg.contract.records import KernelSpec, Problem, Tolerance
+from gemmreg.judging.task_results import Comparison as Comparison  # re-exported: was defined here
+from gemmreg.judging.task_results import ValuesResult
+
+if TYPE_CHECKING:
+    import torch
+
+FIRST_BAD_SHOWN = 5
+"""How many mismatching elements a failure lists, with got/expected values."""
+GUARD_ELEMENTS = 256
+"""Elements of sentinel on each side of C, to catch out-of-bounds writes."""
+GUARD_SENTINEL = -1280.0
+"""Exactly representable in fp32, fp16 and bf16, and unlike any product of test inputs."""
+SENTINEL_NAN_BITS = {"fp32": 0x7FC0BEEF, "fp16": 0x7E5B, "bf16": 0x7FDB}
+"""C is pre-filled with a quiet NaN of this exact bit pattern. Arithmetic never
+produces it (hardware NaNs are canonical), so an element that still holds it
+was never written, while other NaNs were computed (e.g. from NaN padding read)."""
+FRESH_SEED_OFFSET = 1_000_003
+"""The recheck on fresh inputs uses seed + this, so a cached result shows."""
+
+
+def fill_sentinel(out: torch.Tensor) -> None:
+    """Fill ``out`` with the sentinel NaN (its bit pattern, through an integer view)."""
+    import torch
+
+    dtype, int_type = {
+        torch.float32: ("fp32", torch.int32),
+        torch.float16: ("fp16", torch.int16),
+        torch.bfloat16: ("bf16", torch.int16),
+    }[out.dtype]
+    out.view(int_type).fill_(SENTINEL_NAN_BITS[dtype])  # every pattern is a positive int
+
+
+def sentinel_count(out: torch.Tensor) -> int:
+    """How many elements of ``out`` still hold the sentinel: never written."""
+    import torch
+
+    reference = torch.empty(1, dtype=out.dtype, device=out.device)
+    fill_sentinel(reference)
+    int_type = torch.int32 if out.element_size() == 4 else torch.int16
+    return int((out.contiguous().view(int_type) == reference.view(int_type)).sum())
+
+
+def compare(
+    a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, tolerance: Tolerance
+) -> Comparison:
+    a64, b64 = a.double(), b.double()
+    ref = a64 @ b64
+    scale = a64.abs() @ b64.abs()
+    got = out.double()
+    diff = (got - ref).abs()
+    bound = tolerance.atol + tolerance.rtol * scale
+    finite_got = got.isfinite()
+    finite_ref = ref.isfinite()
+    nan_mismatch = int((finite_got != finite_ref).sum())
+    bad = ~(diff <= bound)  # NaN anywhere is bad
+    bad_count = int(bad.sum())
+    total = out.numel()
+    finite_diff = diff[finite_got & finite_ref]
+    scaled = finite_diff / scale[finite_got & finite_ref].clamp_min(1e-300)
+    max_error = float(scaled.max()) if scaled.numel() else math.inf
+    max_abs = float(finite_diff.max()) if finite_diff.numel() else math.inf
+    if nan_mismatch:
+        max_error = max_abs = math.inf
+    first_bad = tuple(
+        (int(i), int(j), float(got[i, j]), float(ref[i, j]))
+        for i, j in bad.nonzero()[:FIRST_BAD_SHOWN].tolist()
+    )
+    reason = ""
+    if bad_count:
+        unwritten = sentinel_count(out)
+        computed_nan = int(got.isnan().sum()) - unwritten
+        reason = f"{bad_count}/{total} elements outside tolerance"
+        if unwritten:
+            reason += f" ({unwritten} never written: still the sentinel NaN)"
+        if computed_nan:
+            reason += f" ({computed_nan} NaN computed by the kernel: read past an operand?)"
+    elif _is_constant(got) and not _is_constant(ref):
+        reason = "output is constant while the reference is not"
+    return Comparison(
+        passed=not reason,
+        max_error=max_error,
+        max_abs_error=max_abs,
+        bad_count=bad_count,
+        total=total,
+        first_bad=first_bad,
+        nan_mismatch=nan_mismatch,
+        reason=reason,
+        tolerance=tolerance,
+    )
+
+
+def _is_constant(x: torch.Tensor) -> bool:
+    return x.numel() > 1 and bool((x == x.reshape(-1)[0]).all())
+
+
+@attrs.define
+class GuardedOutput:
+    """C inside a larger buffer: NaN inside (unwritten elements show), sentinel
+    guards on both sides (out-of-bounds writes show)."""
+
+    buffer: torch.Tensor
+    out: torch.Tensor
+
+    @classmethod
+    def allocate(cls, problem: Problem, device: str) -> GuardedOutput:
+        import torch
+
+        size = problem.m * problem.n
+        buffer = torch.full(
+            (size + 2 * GUARD_ELEMENTS,),
+            GUARD_SENTINEL,
+            dtype=torch_dtype(problem.dtype),
+            device=device,
+        )
+        out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(problem.m, problem.n)
+        fill_sentinel(out)
+        return cls(buffer=buffer, out=out)
+
+    def guards_intact(self) -> bool:
+        head = self.buffer[:GUARD_ELEMENTS]
+        tail = self.buffer[-GUARD_ELEMENTS:]
+        return bool((head == GUARD_SENTINEL).all() and (tail == GUARD_SENTINEL).all())
+
+
+def make_operands(
+    spec: KernelSpec, problem: Problem, seed: int, device: str, values: str = "plugin"
+) -> tuple[Any, Any]:
+    """Inputs for this seed, laid out as the problem says: the plugin's own
+    generator for ``values="plugin"``, else one of the matrix's value kinds."""
+    import torch
+
+    if values == "plugin":
+        generate = spec.make_inputs or default_generator()
+        a, b = generate(problem, seed, torch.device(device))
+    else:
+        a, b = core_inputs(problem, seed, torch.device(device), values)
+    expected = (problem.m, problem.k), (problem.k, problem.n)
+    if (tuple(a.shape), tuple(b.shape)) != expected:
+        raise ValueError(
+            f"{spec.name}: make_inputs returned shapes {tuple(a.shape)}, {tuple(b.shape)}; "
+            f"expected {expected[0]}, {expected[1]}"
+        )
+    if a.dtype != torch_dtype(problem.dtype) or b.dtype != torch_dtype(problem.dtype):
+        raise ValueError(
+            f"{spec.name}: make_inputs returned {a.dtype}/{b.dtype} for {problem.dtype}"
+        )
+    laid_out = apply_layout(a, b, problem.layout)
+    return laid_out[0], laid_out[1]
+
+
+def run_and_compare(
+    spec: KernelSpec, launch: Any, problem: Problem, seed: int, device: str, values: str = "plugin"
+) -> Comparison:
+    """One launch on fresh inputs into a guarded, poisoned output, then every check."""
+    a, b = make_operands(spec, problem, seed, device, values)
+    a_before, b_before = a.clone(), b.clone()
+    guarded = GuardedOutput.allocate(problem, device)
+    launch(a, b, guarded.out)
+    backend.synchronize()
+    return verify(spec, problem, (a_before, b_before), (a, b), guarded)
+
+
+def verify(
+    spec: KernelSpec,
+    problem: Problem,
+    before: tuple[Any, Any],
+    operands: tuple[Any, Any],
+    guarded: GuardedOutput,
+) -> Comparison:
+    """Every check of one output: values against the reference, inputs untouched,
+    guards intact. ``before`` holds copies of A and B taken before the launch."""
+    # The reference comes from the copies: a kernel that writes into A must not
+    # move the reference along with it.
+    result = compare(*before, guarded.out, spec.tolerance_for(problem.dtype))
+    if not all(_same(x, x_before) for x, x_before in zip(operands, before, strict=True)):
+        return attrs.evolve(result, passed=False, reason="wrote into its inputs A or B")
+    if not guarded.guards_intact():
+        return attrs.evolve(result, passed=False, reason="wrote outside C (guard region changed)")
+    return result
+
+
+def _same(x: torch.Tensor, y: torch.Tensor) -> bool:
+    import torch
+
+    return bool(torch.equal(x.nan_to_num(), y.nan_to_num()))
+
+
+def check_case(
+    spec: KernelSpec,
+    problem: Problem,
+    seed: int,
+    values: str = "plugin",
+    before_launch: Callable[[], None] | None = None,
+) -> ValuesResult:
+    """The verdict for one case: prepare once, run on two input sets.
+
+    The second run uses fresh inputs, so a kernel that returns a cached
+    result fails it even when the first run passed. torch's global state is
+    pinned first and checked after prepare and after each launch: a plugin
+    that changes it fails here, on its own row, not in the next plugin's.
+
+    :param before_launch: Enqueued right before each launch of the kernel
+        (the sanitizer pass's shared-memory poison), on the same stream.
+    """
+    from gemmreg.discovery import torch_state
+
+    expected = torch_state.pin()
+    try:
+        return _check_case(spec, problem, seed, values, before_launch, expected)
+    except torch_state.StateChanged as error:
+        return ValuesResult(passed=False, reason=str(error))
+
+
+def _check_case(
+    spec: KernelSpec,
+    problem: Problem,
+    seed: int,
+    values: str,
+    before_launch: Callable[[], None] | None,
+    expected: Any,
+) -> ValuesResult:
+    from gemmreg.discovery import torch_state
+
+    device = backend.current().device
+    launch = spec.prepare(problem)
+    torch_state.raise_on_changes(expected)
+    launch = torch_state.checked(launch, expected)
+    if before_launch is not None:
+        launch = _preceded(before_launch, launch)
+    first = run_and_compare(spec, launch, problem, seed, device, values)
+    if not first.passed:
+        return ValuesResult.of(first)
+    fresh = run_and_compare(spec, launch, problem, seed + FRESH_SEED_OFFSET, device, values)
+    if not fresh.passed:
+        fresh = attrs.evolve(fresh, reason=f"on fresh inputs: {fresh.reason}")
+    worst = fresh if not fresh.passed else first
+    return ValuesResult.of(
+        attrs.evolve(
+            worst,
+            max_error=max(first.max_error, fresh.max_error),
+            max_abs_error=max(first.max_abs_error, fresh.max_abs_error),
+        )
+    )
+
+
+def _preceded(before: Callable[[], None], launch: Any) -> Any:
+    def preceded_launch(a: Any, b: Any, out: Any) -> None:
+        before()
+        launch(a, b, out)
+
+    return preceded_launch

@@ -1,0 +1,126 @@
+"""One kernel's figures over every timing process: the summary a table row
+and a verdict are drawn from, with the reasons its figures cannot be trusted
+(work that escaped its timed interval, a rate above the datasheet peak).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gemmreg.contract.inputs import generator_name
+from gemmreg.contract.known_limits import triton_interpreted
+from gemmreg.contract.records import Problem
+from gemmreg.discovery.availability import unsupported_reason
+from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.judging.peaks import peak_tflops
+from gemmreg.judging.timing_records import ColdStart, KernelSummary, ProcessRun
+
+LAUNCH_BOUND_RATIO = 0.5
+"""A kernel whose launch-free (graph) time is under this fraction of its
+per-launch time is labelled launch-bound: launch overhead dominates the figure..."""
+LAUNCH_BOUND_MAX_MS = 0.05
+"""...provided the per-launch time is this short. Graph replays run with a warm
+L2; for a longer kernel the gap to its graph time is L2 warmth, not launch
+overhead (a few microseconds), and the label would mislead."""
+
+
+def tile_efficiency(problem: Problem, tile: tuple[int, int, int] | None) -> float | None:
+    """Useful work over the work of the padded tiles: seed 003's tail waste."""
+    if tile is None:
+        return None
+    padded = 1
+    for size, block in zip((problem.m, problem.n, problem.k), tile, strict=True):
+        padded *= -(-size // block) * block
+    return problem.m * problem.n * problem.k / padded
+
+
+def _median_or_none(values: Sequence[float | None]) -> float | None:
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def summarize(
+    kernel: RegisteredKernel,
+    problem: Problem,
+    runs: Sequence[ProcessRun],
+    cold: ColdStart | None,
+    device_name: str,
+    profile: Mapping[str, Any] | None = None,
+) -> KernelSummary:
+    """One kernel's figures over every process. ``profile`` is its device
+    profile (CUPTI) from the profiling process, when there was one."""
+    spec = kernel.spec
+    precision = spec.capabilities.precision.get(problem.dtype)
+    math_mode = precision.math if precision is not None else "?"
+    tolerance = spec.tolerances.get(problem.dtype)
+    base: dict[str, Any] = {
+        "kernel": spec.name,
+        "package": kernel.origin.package,
+        "precision": str(precision) if precision is not None else "?",
+        "math": math_mode,
+        "generator": generator_name(spec),
+        "execution": "interpreted" if triton_interpreted(spec.capabilities.triton) else "native",
+        "asked": kernel.unavailable is None and unsupported_reason(spec, problem) is None,
+        "vendor_library": spec.vendor_library,
+        "tile_efficiency": tile_efficiency(problem, spec.capabilities.tile),
+        "cold_prepare_s": cold.prepare_s if cold else None,
+        "cold_first_call_s": cold.first_call_s if cold else None,
+        "rtol": tolerance.rtol if tolerance else None,
+        "atol": tolerance.atol if tolerance else None,
+        "tolerance_why": tolerance.why if tolerance else "",
+    }
+    bad = [run for run in runs if run.status != "timed"]
+    if cold is not None and cold.status != "ok" and not runs:
+        return KernelSummary(**base, status=cold.status, reason=f"cold start: {cold.reason}")
+    if not runs or bad:
+        if bad and all(r.status == "skipped" for r in bad):
+            return KernelSummary(**base, status="skipped", reason=bad[0].reason)
+        reason = "; ".join(f"process {r.process}: {r.status}: {r.reason}" for r in bad)
+        return KernelSummary(**base, status=bad[0].status if bad else "error", reason=reason)
+    medians = tuple(run.median_ms for run in runs if run.median_ms is not None)
+    if not medians:
+        return KernelSummary(**base, status="error", reason="every round was dropped")
+    center = statistics.median(medians)
+    tflops = problem.flops / (center * 1e-3) / 1e12
+    peak = peak_tflops(device_name, math_mode)
+    graph = _median_or_none([r.graph_ms for r in runs])
+    invalid = [
+        f"process {r.process}: work escaped its timed interval: {r.escaped}"
+        for r in runs
+        if r.escaped
+    ]
+    device = (profile or {}).get("profile") or {}
+    if device.get("escaped"):
+        invalid.append(f"device profile: {device['escaped']}")
+    if peak is not None and tflops > peak:
+        invalid.append(f"ABOVE PEAK: {tflops:.4g} TFLOP/s > datasheet {peak:g} for {math_mode}")
+    flags = []
+    if profile and profile.get("profile_unavailable"):
+        flags.append(f"no device profile: {profile['profile_unavailable']}")
+    errors = [check["max_error"] for r in runs for check in (r.precheck, r.postcheck) if check]
+    return KernelSummary(
+        **base,
+        status="timed",
+        process_medians_ms=medians,
+        center_ms=center,
+        low_ms=min(medians),
+        high_ms=max(medians),
+        tflops=tflops,
+        peak_tflops=peak,
+        percent_of_peak=100 * tflops / peak if peak else None,
+        graph_ms=graph,
+        device_kernel_ms=device.get("kernel_ms_per_call"),
+        launches_per_call=device.get("launches_per_call"),
+        launch_bound=graph is not None
+        and center < LAUNCH_BOUND_MAX_MS
+        and graph < LAUNCH_BOUND_RATIO * center,
+        warm_prepare_s=_median_or_none([r.prepare_s for r in runs]),
+        warm_first_call_s=_median_or_none([r.first_call_s for r in runs]),
+        samples=sum(r.samples for r in runs),
+        exposure_s=sum(r.exposure_s for r in runs),
+        max_error=max(errors) if errors else None,
+        invalid=tuple(invalid),
+        flags=tuple(flags),
+    )

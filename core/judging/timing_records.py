@@ -1,0 +1,258 @@
+"""The records of a comparison, from one process's figures to the verdicts.
+
+They are frozen attrs classes: the comparison builds them, renderers and
+saved runs read them, and ``from_dict`` rebuilds them from a saved run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import statistics
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+from gemmreg.contract.records import Problem
+from gemmreg.contract.serialization import from_jsonable
+from gemmreg.judging.stats import Interval
+
+VerdictWord = Literal[
+    "faster",
+    "slower",
+    "equivalent",
+    "inconclusive",
+    "invalid",
+    "no verdict",
+    "indistinguishable",  # schema 1 only: saved runs keep the words they were judged with
+]
+Regime = Literal["end-to-end", "graph replay", "device kernels"]
+Execution = Literal["native", "interpreted"]
+"""How a kernel's code ran: ``interpreted`` under Triton's interpreter (a
+correctness tool: NumPy on the host), else ``native``."""
+SCHEMA = 2
+"""Saved-run layout. 1: adaptive per-kernel sampling (samples per process);
+2: paired rounds, regimes, cold starts apart."""
+REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay", "device kernels")
+"""How a verdict's times were taken: the whole call with events and a cold L2
+(the primary regime); warm, launch-free CUDA-graph replays; and the summed
+durations of the device work the call caused, from CUPTI."""
+PROCESS_REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay")
+"""The regimes every timed process measures, in paired rounds, and so the
+ones judged with an interval across processes."""
+
+
+def _tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if value is not None else ()
+
+
+@attrs.frozen(kw_only=True)
+class ColdStart:
+    """Prepare and first call of one kernel in its own fresh process, with
+    empty compile caches: the cost a user pays once."""
+
+    kernel: str
+    status: str
+    prepare_s: float | None = None
+    first_call_s: float | None = None
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ProcessRun:
+    """One kernel, timed in one worker process."""
+
+    kernel: str
+    process: int
+    status: str
+    """``timed``, ``failed`` (a correctness check), ``skipped``, ``error``, ``crashed`` or ``timeout``."""
+    round_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
+    """This kernel's figure in each kept round (the median of its slot)."""
+    samples: int = 0
+    exposure_s: float = 0.0
+    """Wall time of all its slots: equal for every kernel of the process, by construction."""
+    prepare_s: float | None = None
+    first_call_s: float | None = None
+    graph_ms: float | None = None
+    escaped: str = ""
+    """Why some of the call's device work outlived its timed interval, or ''."""
+    precheck: dict[str, Any] | None = None
+    postcheck: dict[str, Any] | None = None
+    reason: str = ""
+
+    @property
+    def median_ms(self) -> float | None:
+        return statistics.median(self.round_ms) if self.round_ms else None
+
+
+@attrs.frozen(kw_only=True)
+class ProcessRecord:
+    """What one process says of the rounds as a whole."""
+
+    process: int
+    status: str
+    stop_reason: str = ""
+    rounds: int = 0
+    dropped: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    """The reason each dropped round was dropped."""
+    soak_s: float | None = None
+    soak_steady: bool | None = None
+    monitor: str = ""
+    """Why no clock readings were taken, or ''."""
+    clock_trace: dict[str, Any] = attrs.field(factory=dict)
+    """Summary of the clock, power and temperature readings of the rounds."""
+    log_ratios: dict[str, dict[str, float]] = attrs.field(factory=dict)
+    """Regime -> "baseline|kernel" -> this process's paired log-ratio."""
+    reason: str = ""
+    placements: int | None = None
+    """Copies of each kernel's operands rotated across the rounds
+    (gemmreg.running.placements); None in runs saved before placements rotated."""
+
+
+@attrs.frozen(kw_only=True)
+class KernelSummary:
+    kernel: str
+    package: str
+    precision: str
+    math: str
+    """The precision's math class: what "like for like" is judged on."""
+    generator: str
+    status: str
+    """``timed`` when every process timed it and every check passed."""
+    execution: Execution = "native"
+    """A speed ratio between an ``interpreted`` and a ``native`` kernel says
+    nothing about the kernels (:mod:`gemmreg.judging.verdicts`). Runs saved before it
+    was recorded read ``native``."""
+    reason: str = ""
+    asked: bool = True
+    """False when the problem is outside what the kernel declares, or the
+    kernel cannot run here: it is in the table, with its reason, but no
+    verdict pairs it with anything (there was no question to answer; a sweep
+    of fp32-only kernels in fp16 printed a NO VERDICT row per pair). Runs
+    saved before it was recorded read True."""
+    vendor_library: bool = False
+    process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
+    center_ms: float | None = None
+    low_ms: float | None = None
+    high_ms: float | None = None
+    tflops: float | None = None
+    peak_tflops: float | None = None
+    percent_of_peak: float | None = None
+    graph_ms: float | None = None
+    device_kernel_ms: float | None = None
+    launches_per_call: float | None = None
+    launch_bound: bool = False
+    tile_efficiency: float | None = None
+    """Useful 2MNK over the work of the padded tiles (1.0: no tail waste)."""
+    cold_prepare_s: float | None = None
+    cold_first_call_s: float | None = None
+    warm_prepare_s: float | None = None
+    warm_first_call_s: float | None = None
+    samples: int = 0
+    exposure_s: float = 0.0
+    max_error: float | None = None
+    rtol: float | None = None
+    """The declared tolerance ``max_error`` was held to (rtol, atol, and why);
+    None in runs saved before it was kept beside the error."""
+    atol: float | None = None
+    tolerance_why: str = ""
+    invalid: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    """Why no speed claim may rest on this kernel's figures (escaped work, above peak)."""
+    flags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        """A timed kernel has its figures: a saved run that says otherwise is
+        refused when read, not when a table is drawn from it."""
+        if self.status != "timed":
+            return
+        figures = (self.center_ms, self.low_ms, self.high_ms)
+        if not self.process_medians_ms or any(f is None or not f > 0 for f in figures):
+            raise ValueError(
+                f"{self.kernel}: status 'timed' needs process medians and positive "
+                "center_ms, low_ms and high_ms"
+            )
+        if not all(m > 0 for m in self.process_medians_ms):
+            raise ValueError(f"{self.kernel}: process medians must be positive")
+
+
+@attrs.frozen(kw_only=True)
+class RegimeResult:
+    regime: str
+    word: str
+    interval: Interval | None = None
+    estimate: float | None = None
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class Verdict:
+    baseline: str
+    kernel: str
+    verdict: VerdictWord
+    speedup: float | None
+    """baseline time / this kernel's time: the estimate of the primary regime."""
+    interval: tuple[float, float] | None
+    """Its interval across processes, at ``confidence``."""
+    explanation: str
+    regime: str = "end-to-end"
+    confidence: float | None = None
+    regimes: tuple[RegimeResult, ...] = attrs.field(default=(), converter=_tuple)
+    notes: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+
+
+@attrs.frozen(kw_only=True)
+class CompareReport:
+    problem: Problem
+    processes: int
+    seed: int
+    clock: str
+    device_name: str
+    summaries: tuple[KernelSummary, ...]
+    verdicts: tuple[Verdict, ...]
+    runs: tuple[ProcessRun, ...]
+    cold: tuple[ColdStart, ...] = ()
+    records: tuple[ProcessRecord, ...] = ()
+    profiles: dict[str, Any] = attrs.field(factory=dict)
+    """Each kernel's device profile (CUPTI) from the profiling process, as saved."""
+    margin: float | None = None
+    confidence: float | None = None
+    repeats: int | None = None
+    """Fixed rounds per process, or None for the stopping rule."""
+    warmup: int | None = None
+    partial: bool = False
+    schema: int = SCHEMA
+    """The layout of these records; runs saved before it existed are schema 1."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:
+        """Rebuild a report saved with ``render.dumps``, any schema up to today's.
+        A saved run has been checked against these records first
+        (:mod:`gemmreg.storage.run_schema`), which refuses non-finite numbers."""
+        return from_jsonable(cls, upgrade(data))
+
+
+def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in attrs.fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def upgrade(data: Any) -> Any:
+    """A saved report in today's layout: schema 1 is converted, anything else
+    (today's, or not a report at all, for the schema check to name) is kept."""
+    if isinstance(data, dict) and "schema" not in data and isinstance(data.get("runs"), list):
+        with contextlib.suppress(AttributeError, TypeError, KeyError):
+            return _from_schema_1(data)
+    return data
+
+
+def _from_schema_1(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Runs saved before rounds: each process's samples stand in for its
+    rounds, and fields that no longer exist are left out. Their verdicts are
+    kept as they were written (words such as "indistinguishable")."""
+    runs = [_known(ProcessRun, {**r, "round_ms": r.get("samples_ms", ())}) for r in data["runs"]]
+    return {
+        **data,
+        "schema": 1,
+        "runs": runs,
+        "summaries": [_known(KernelSummary, s) for s in data["summaries"]],
+        "verdicts": [_known(Verdict, v) for v in data["verdicts"]],
+    }

@@ -1,0 +1,193 @@
+"""The timing commands' work, from decided options to saved runs, without
+parsing: ``gemmreg compare`` times one point (cold starts first), ``gemmreg
+bench`` sweeps many, each point in turn on one pool of workers, the run
+written again after every point so that an interruption keeps what finished.
+
+The command line (:mod:`gemmreg.interface.cli_timing`) parses the options, decides
+the points and prints the tables; this module prints only progress, through
+the ``progress`` it is handed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from gemmreg.contract.backend import BackendInfo
+from gemmreg.contract.records import Problem
+from gemmreg.deciding.timing_options import TimingOptions
+from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.judging import rejudging
+from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRun
+from gemmreg.rendering import render_compare
+from gemmreg.running import comparing, environment, worker_pool
+from gemmreg.running.tracing import trace
+from gemmreg.storage import runs
+
+Progress = Callable[[str], None]
+"""Where the progress lines go (the command line's stderr)."""
+
+
+def clock_description(info: BackendInfo) -> str:
+    """How this backend's figures are timed, as a report states it."""
+    if info.is_gpu:
+        return (
+            f"GPU events on {info.device_name}, L2 flushed before every sample; "
+            "clocks, power and throttle reasons read around every slot (NVML)"
+        )
+    return f"perf_counter on the CPU ({info.device_name}), no L2 flush, Triton interpreted"
+
+
+def time_point(
+    kernels: Sequence[RegisteredKernel],
+    problem: Problem,
+    timing: TimingOptions,
+    info: BackendInfo,
+    progress: Progress,
+    label: str = "",
+    pool: worker_pool.Pool | None = None,
+    while_starting: Callable[[], None] | None = None,
+    need: int = 1,
+    ahead: worker_pool.Ahead | None = None,
+) -> CompareReport:
+    """Time ``kernels`` on one problem, with a progress line per process and
+    per cold start; ``need``: see :func:`gemmreg.running.comparing.run_compare`."""
+
+    def on_run(run: ProcessRun) -> None:
+        if run.median_ms is not None:
+            detail = (
+                f"median {run.median_ms:.4g} ms over {len(run.round_ms)} rounds, "
+                f"{run.samples} samples, {run.exposure_s:.2f} s exposed"
+            )
+        else:
+            detail = run.reason.splitlines()[0] if run.reason else ""
+        progress(
+            f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
+        )
+
+    def on_cold(cold: ColdStart) -> None:
+        detail = cold.reason.splitlines()[0] if cold.reason else ""
+        if cold.prepare_s is not None and cold.first_call_s is not None:
+            detail = f"prepare {cold.prepare_s:.3g} s, first call {cold.first_call_s:.3g} s"
+        progress(f"  {label}cold start: {cold.kernel}: {cold.status} {detail}".rstrip())
+
+    return comparing.run_compare(
+        kernels,
+        problem,
+        processes=timing.processes,
+        seed=timing.seed,
+        clock=clock_description(info),
+        device_name=info.device_name,
+        repeats=timing.repeats,
+        warmup=timing.warmup,
+        max_time_s=timing.max_time_s,
+        margin=timing.margin,
+        gpu=info.is_gpu,
+        on_run=on_run,
+        on_cold=on_cold,
+        pool=pool,
+        cold=pool is None,
+        while_starting=while_starting,
+        need=need,
+        ahead=ahead,
+        **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
+    )
+
+
+def flag_shared(
+    report: CompareReport, manifest: Mapping[str, Any], progress: Progress
+) -> CompareReport:
+    """A verdict taken beside another process on the GPU says so (and a
+    warning line does)."""
+    note = rejudging.shared_gpu_note(manifest)
+    if note is None:
+        return report
+    progress(f"warning: {note}")
+    return rejudging.with_note(report, note)
+
+
+def save(
+    out: Path, manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool
+) -> None:
+    """The run, with its tables and CSV beside it (:mod:`gemmreg.storage.runs`)."""
+    views = render_compare.run_views(reports, partial)
+    runs.write_run(out, manifest, reports, partial, views)
+
+
+def compare(
+    kernels: Sequence[RegisteredKernel],
+    problem: Problem,
+    timing: TimingOptions,
+    info: BackendInfo,
+    progress: Progress,
+    ahead: worker_pool.Ahead | None = None,
+) -> tuple[CompareReport, dict[str, Any]]:
+    """One point, cold starts first, and the manifest (taken while the
+    workers start). A verdict is about a pair: with fewer than two kernels
+    through their cold starts, nothing is timed (the survivor alone would
+    answer no question)."""
+    manifest: dict[str, Any] = {}
+
+    def take_manifest() -> None:  # while the workers start
+        manifest.update(environment.manifest(kernels, seed=timing.seed))
+        trace("manifest taken")
+
+    report = time_point(
+        kernels, problem, timing, info, progress, while_starting=take_manifest, need=2, ahead=ahead
+    )
+    report = flag_shared(report, manifest, progress)
+    manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
+    trace("timing done, GPU state read")
+    return report, manifest
+
+
+@attrs.frozen
+class Sweep:
+    reports: tuple[CompareReport, ...]
+    partial: bool
+    """Interrupted: the reports are the points that finished."""
+
+
+def sweep(
+    kernels: Sequence[RegisteredKernel],
+    problems: Sequence[Problem],
+    timing: TimingOptions,
+    info: BackendInfo,
+    out: Path,
+    progress: Progress,
+    ahead: worker_pool.Ahead | None = None,
+    **manifest_fields: Any,
+) -> Sweep:
+    """Every problem in turn, the run saved to ``out`` after each one (marked
+    partial until the last); ``manifest_fields`` join the manifest."""
+    reports: list[CompareReport] = []
+    partial = False
+    names = ", ".join(kernel.name for kernel in kernels)
+    # One pool of timing workers serves every point: their start-up is paid
+    # once, and overlaps the manifest's (and, started ahead, the plugins').
+    if ahead is not None:
+        pool = ahead.pool
+        pool.fit(timing.processes, info.is_gpu)
+    else:
+        pool = worker_pool.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
+        pool.start()
+    try:
+        manifest = environment.manifest(kernels, seed=timing.seed, **manifest_fields)
+        for index, problem in enumerate(problems, 1):
+            label = f"[{index}/{len(problems)}] {problem.shape} {problem.dtype}: "
+            progress(f"{label}timing {names}")
+            report = time_point(kernels, problem, timing, info, progress, label, pool)
+            reports.append(flag_shared(report, manifest, progress))
+            partial = report.partial
+            manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
+            save(out, manifest, reports, partial or index < len(problems))
+            if partial:
+                break
+    finally:
+        pool.close()
+        if ahead is not None:
+            ahead.close()  # its caches folder
+    return Sweep(reports=tuple(reports), partial=partial)

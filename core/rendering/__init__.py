@@ -1,0 +1,1 @@
+"""Records in, text out: tables, legends, plots."""

@@ -1,0 +1,299 @@
+"""Rendering of comparisons and sweeps: records in, text out (before/after
+changes are :mod:`gemmreg.rendering.render_changes`). Nothing here measures or decides;
+the legends are generated from the constants they describe."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from typing import Any
+
+from gemmreg.contract.records import Tolerance
+from gemmreg.judging import rounds, stats, summaries
+from gemmreg.judging.timing_records import CompareReport, KernelSummary, Verdict
+from gemmreg.rendering.render import TABLE_FORMATS, _fmt, dumps, tolerance_note
+from gemmreg.running import round_loops
+from tabulate import tabulate
+
+SUMMARY_COLUMNS = (
+    "m",
+    "n",
+    "k",
+    "dtype",
+    "layout",
+    "kernel",
+    "package",
+    "precision",
+    "math",
+    "execution",
+    "status",
+    "center_ms",
+    "low_ms",
+    "high_ms",
+    "tflops",
+    "percent_of_peak",
+    "graph_ms",
+    "device_kernel_ms",
+    "launches_per_call",
+    "launch_bound",
+    "tile_efficiency",
+    "cold_prepare_s",
+    "cold_first_call_s",
+    "warm_prepare_s",
+    "warm_first_call_s",
+    "processes",
+    "samples",
+    "exposure_s",
+    "max_error",
+    "rtol",
+    "atol",
+    "invalid",
+    "flags",
+    "reason",
+)
+
+
+REPORT_FILES = {"report.txt": "table", "report.md": "markdown"}
+"""The saved tables of a run, and their formats."""
+
+
+def run_views(reports: Sequence[CompareReport], partial: bool) -> dict[str, str]:
+    """The human views saved beside a run (:func:`gemmreg.storage.runs.write_run`)."""
+    rows = [row for report in reports for row in summary_rows(report)]
+    banner = "[PARTIAL: interrupted before the last point]\n\n" if partial else ""
+    tables = {name: [compare_table(r, fmt) for r in reports] for name, fmt in REPORT_FILES.items()}
+    return {
+        "summary.csv": csv_text(rows),
+        **{name: banner + "\n\n".join(text) for name, text in tables.items()},
+    }
+
+
+def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
+    """One flat row per kernel: the CSV and the sweep tables read these."""
+    rows = []
+    p = report.problem
+    for s in report.summaries:
+        row = {column: getattr(s, column, None) for column in SUMMARY_COLUMNS}
+        row.update(
+            m=p.m,
+            n=p.n,
+            k=p.k,
+            dtype=p.dtype,
+            layout=p.layout,
+            processes=len(s.process_medians_ms),
+            flags="; ".join(s.flags),
+            invalid="; ".join(s.invalid),
+        )
+        rows.append(row)
+    return rows
+
+
+def csv_text(rows: Sequence[dict[str, Any]]) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
+    return buffer.getvalue().rstrip("\n")
+
+
+def _confidence(level: float | None) -> str:
+    """A saved run of schema 1 has no level: its intervals were 95% bootstraps."""
+    return "95% bootstrap" if level is None else f"{100 * level:.4g}%"
+
+
+def _interval(v: Verdict) -> str:
+    return f"{v.interval[0]:.4g} to {v.interval[1]:.4g}" if v.interval else "-"
+
+
+def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
+    """Every pairwise verdict of a run, one line per point and pair: the
+    one-screen answer to "where does it stand?" over a sweep."""
+    table = []
+    for report in reports:
+        p = report.problem
+        by_name = {s.kernel: s for s in report.summaries}
+        for v in report.verdicts:
+            mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
+            table.append(
+                [
+                    p.shape,
+                    p.dtype,
+                    f"{v.kernel} vs {v.baseline}",
+                    _fmt(mine.center_ms if mine else None, 5),
+                    _fmt(base.center_ms if base else None, 5),
+                    f"{v.speedup:.4g}x" if v.speedup is not None else "-",
+                    _interval(v),
+                    v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
+                    "; ".join(v.notes),
+                ]
+            )
+    headers = [
+        "shape",
+        "dtype",
+        "pair",
+        "ms",
+        "baseline ms",
+        "speedup",
+        "interval",
+        "verdict",
+        "notes",
+    ]
+    return tabulate(table, headers=headers, tablefmt=TABLE_FORMATS.get(fmt, "simple"))
+
+
+def _start(s: KernelSummary) -> str:
+    def total(prepare: float | None, first: float | None) -> float | None:
+        return None if first is None else (prepare or 0) + first
+
+    cold = total(s.cold_prepare_s, s.cold_first_call_s)
+    warm = total(s.warm_prepare_s, s.warm_first_call_s)
+    return f"{_fmt(cold, 3)} / {_fmt(warm, 3)}"
+
+
+def _row(s: KernelSummary) -> list[str]:
+    if s.status != "timed":
+        return [s.kernel, s.precision, *["-"] * 9, f"{s.status.upper()}: {s.reason}"]
+    notes = [f"INVALID: {why}" for why in s.invalid] + list(s.flags)
+    if s.launch_bound:
+        notes.append("launch-bound")
+    assert s.center_ms is not None and s.low_ms is not None and s.high_ms is not None
+    return [
+        s.kernel,
+        s.precision,
+        f"{s.center_ms:.5g}",
+        f"{s.low_ms:.5g} to {s.high_ms:.5g}",
+        _fmt(s.tflops, 4),
+        _fmt(s.percent_of_peak, 3),
+        _fmt(s.graph_ms, 4),
+        _fmt(s.device_kernel_ms, 4),
+        _fmt(s.launches_per_call, 3),
+        _start(s),
+        _fmt(s.max_error, 2) + _tolerance(s),
+        "; ".join(notes) or "ok",
+    ]
+
+
+def _tolerance(s: KernelSummary) -> str:
+    if s.rtol is None:  # a run saved before the tolerance was kept
+        return ""
+    return tolerance_note(Tolerance(rtol=s.rtol, atol=s.atol or 0.0, why=s.tolerance_why))
+
+
+def _protocol(report: CompareReport) -> str:
+    how_many = (
+        f"{report.repeats} rounds"
+        if report.repeats
+        else f"rounds until every pair is known to +-{rounds.TARGET_HALFWIDTH:.1%} (capped)"
+    )
+    dropped = sum(len(r.dropped) for r in report.records)
+    taken = sum(r.rounds for r in report.records)
+    drops = f", {dropped} of {taken} rounds dropped (throttled)" if dropped else ""
+    placed = max((r.placements or 1 for r in report.records), default=1)
+    where = f", operands in {placed} placements rotated across rounds" if placed > 1 else ""
+    return f"{report.processes} processes, interleaved equal-exposure {how_many}{where}{drops}"
+
+
+def verdict_lines(report: CompareReport) -> list[str]:
+    lines = []
+    for v in report.verdicts:
+        speed = ""
+        if v.speedup is not None and v.interval is not None:
+            speed = (
+                f" (speedup {v.speedup:.4g}x, {_confidence(v.confidence)} interval "
+                f"{_interval(v)}, {v.regime})"
+            )
+        lines.append(
+            f"verdict: {v.kernel} vs {v.baseline}: {v.verdict.upper()}{speed}; {v.explanation}"
+        )
+        for r in v.regimes[1:]:
+            if r.interval is not None:
+                i = r.interval
+                lines.append(
+                    f"  {r.regime}: {r.word} {i.estimate:.4g}x ({i.low:.4g} to {i.high:.4g})"
+                )
+            elif r.estimate is not None:
+                lines.append(f"  {r.regime}: {r.estimate:.4g}x ({r.reason})")
+            elif r.word != "not measured":
+                lines.append(f"  {r.regime}: {r.word} ({r.reason})")
+        lines.extend(f"  note: {note}" for note in v.notes)
+    return lines
+
+
+def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | None = None) -> str:
+    if fmt == "json":
+        return dumps({"report": report, "manifest": manifest or {}})
+    if fmt == "csv":
+        return csv_text(summary_rows(report))
+    p = report.problem
+    headers = [
+        "plugin",
+        "precision",
+        "median ms",
+        f"range over {report.processes} procs (ms)",
+        "TFLOP/s",
+        "% of peak",
+        "graph ms",
+        "device ms",
+        "launches",
+        "cold / warm start s",
+        "max err",
+        "notes",
+    ]
+    margin = report.margin if report.margin is not None else stats.DEFAULT_MARGIN
+    lines = [
+        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}: {_protocol(report)}, "
+        f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
+        f"clock: {report.clock}",
+        "",
+        tabulate(
+            [_row(s) for s in report.summaries],
+            headers=headers,
+            tablefmt=TABLE_FORMATS[fmt],
+            maxcolwidths=[None, 30, *[None] * 9, 40],
+        ),
+        "",
+        "median ms: median of the process medians (each the median of the kernel's round figures);",
+        "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
+        "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay",
+        f"(not taken when a call lasts over {round_loops.GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
+        f"launch-bound: a median under {summaries.LAUNCH_BOUND_MAX_MS:g} ms whose graph ms is under "
+        f"{summaries.LAUNCH_BOUND_RATIO:.0%} of it;",
+        "device ms and launches: device work per call and its launches, from CUPTI;",
+        "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
+        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",
+        "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
+        f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
+        "excludes 1), else FASTER/SLOWER when it excludes 1, else INCONCLUSIVE; INVALID when a",
+        "kernel's work escaped its timed interval or it ran above peak; NO VERDICT when a kernel",
+        "has no timing, or one ran under Triton's interpreter and the other natively.",
+        "",
+    ]
+    return "\n".join(lines + verdict_lines(report))
+
+
+SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", "TFLOP/s", "notes"]
+
+
+def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
+    """A sweep at a glance: one line per point and kernel (``bench``)."""
+    rows = [row for report in reports for row in summary_rows(report)]
+    if fmt == "csv":
+        return csv_text(rows)
+    table = [
+        [
+            f"{r['m']}x{r['n']}x{r['k']}",
+            r["dtype"],
+            r["kernel"],
+            r["math"],
+            f"{r['center_ms']:.5g}" if r["center_ms"] else "-",
+            f"{r['low_ms']:.5g} to {r['high_ms']:.5g}" if r["low_ms"] else "-",
+            f"{r['tflops']:.4g}" if r["tflops"] else "-",
+            r["status"]
+            if r["status"] != "timed"
+            else ("launch-bound" if r["launch_bound"] else "ok"),
+        ]
+        for r in rows
+    ]
+    return tabulate(table, headers=SWEEP_HEADERS, tablefmt=TABLE_FORMATS.get(fmt, "simple"))

@@ -1,0 +1,280 @@
+"""``gemmreg compare``: cold starts apart, then paired rounds in independent
+processes, then verdicts (:mod:`gemmreg.judging.verdicts`).
+
+1. **Cold start**: each kernel's prepare and first call in its own fresh
+   process with empty compile caches (Triton's, and ``GEMMREG_CACHE_DIR``
+   where plugins keep tuning choices), so the one-time cost a user pays does
+   not depend on which kernel a process happened to run first. A kernel
+   that fails, crashes or hangs here is not timed; when fewer kernels than
+   the command needs remain (``need``: two for ``compare``, whose answer is
+   a pair's verdict), nothing is timed at all.
+2. **Rounds**: ``processes`` independent worker processes, each timing
+   every kernel in the same rounds (:mod:`gemmreg.running.timing`), with the caches
+   the cold starts filled (warm start).
+
+Every worker is started at once and waits for its turn
+(:mod:`gemmreg.running.sessions`); only one runs at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from gemmreg.contract.records import Problem
+from gemmreg.deciding import timeouts
+from gemmreg.deciding.timing_options import policy_for
+from gemmreg.discovery.availability import unsupported_reason
+from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.judging import rounds, stats
+from gemmreg.judging.summaries import summarize, tile_efficiency
+from gemmreg.judging.task_results import RoundsResult
+from gemmreg.judging.tasks import RoundsTask
+from gemmreg.judging.timing_records import (
+    ColdStart,
+    CompareReport,
+    KernelSummary,
+    ProcessRecord,
+    ProcessRun,
+    Verdict,
+)
+from gemmreg.judging.verdicts import all_verdicts
+from gemmreg.running import isolation
+from gemmreg.running.sessions import Session
+from gemmreg.running.timing import PREPARING
+from gemmreg.running.tracing import trace
+from gemmreg.running.worker_pool import (
+    Ahead,
+    Pool,
+    _cold_env,
+    _cold_starts,
+    _profile,
+    _run_retrying,
+    shared_cache_env,
+)
+
+__all__ = [
+    "CompareReport",
+    "KernelSummary",
+    "ProcessRun",
+    "Verdict",
+    "run_compare",
+    "tile_efficiency",
+]
+
+
+def run_compare(
+    kernels: Sequence[RegisteredKernel],
+    problem: Problem,
+    *,
+    processes: int,
+    seed: int,
+    clock: str,
+    device_name: str,
+    gpu: bool,
+    repeats: int | None = None,
+    warmup: int | None = None,
+    max_time_s: float | None = None,
+    margin: float = stats.DEFAULT_MARGIN,
+    confidence: float = stats.CONFIDENCE,
+    on_run: Callable[[ProcessRun], None] | None = None,
+    task_timeout: float | None = None,
+    pool: Pool | None = None,
+    cold: bool = True,
+    while_starting: Callable[[], None] | None = None,
+    need: int = 1,
+    on_cold: Callable[[ColdStart], None] | None = None,
+    ahead: Ahead | None = None,
+) -> CompareReport:
+    """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
+
+    :param pool: timing sessions to reuse (a sweep); by default a pool is
+        started here and closed at the end.
+    :param cold: measure cold starts in fresh processes first (a sweep skips them).
+    :param need: kernels that must survive their cold starts for any timing
+        to run; the others are then reported ``skipped``, with the reason.
+    :param on_cold: called with each cold start as it ends (progress).
+    :param task_timeout: seconds one worker task may take; by default scaled
+        to the problem (:mod:`gemmreg.deciding.timeouts`) and to the kernels a task holds.
+    :param while_starting: called once, while the workers start (the caller's
+        own set-up, such as the manifest, overlaps theirs).
+    :param ahead: workers the caller started before it read the plugins
+        (:func:`gemmreg.running.worker_pool.start_ahead`); run here, closed here.
+    """
+    per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
+    cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
+    runs: list[ProcessRun] = []
+    records: list[ProcessRecord] = []
+    profiles: dict[str, Any] = {}
+    colds: list[ColdStart] = []
+    runnable: list[RegisteredKernel] = []
+    for kernel in kernels:
+        reason = kernel.unavailable or unsupported_reason(kernel.spec, problem)
+        if reason:
+            runs.append(ProcessRun(kernel=kernel.name, process=0, status="skipped", reason=reason))
+        else:
+            runnable.append(kernel)
+
+    partial = False
+    with contextlib.ExitStack() as stack:
+        own_pool = pool is None
+        if ahead is not None:
+            stack.callback(ahead.close)
+            cache_root = ahead.cache_root
+            cold_sessions = [ahead.take_cold(k.name) for k in runnable] if cold else []
+            pool = ahead.pool
+            pool.fit(processes, gpu)
+        else:
+            cache_root = Path(
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="gemmreg-caches-"))
+            )
+            cold_sessions = (
+                [Session(_cold_env(cache_root, k.name)) for k in runnable] if cold else []
+            )
+        if pool is None:
+            pool = Pool(size=processes, env=shared_cache_env(cache_root), gpu=gpu)
+            pool.start()  # their start-up overlaps the cold sessions'
+        if ahead is not None:
+            for session in ahead.cold.values():  # started for kernels that are not timed
+                session.begin_close()
+        try:
+            if while_starting is not None:
+                while_starting()
+            # Every worker finishes starting before any runs a task: start-up
+            # (CUPTI's set-up above all) never overlaps another worker's GPU work.
+            for session in [*cold_sessions, *pool.everyone()]:
+                session.wait_ready()
+            trace("every worker ready")
+            if cold and runnable:
+                colds = _cold_starts(
+                    runnable, cold_sessions, problem, seed, cache_root, per_kernel, on_cold
+                )
+                failed = {c.kernel: c.status for c in colds if c.status != "ok"}
+                runnable = [k for k in runnable if k.name not in failed]
+                if failed and len(runnable) < need:
+                    runs += _not_timed(runnable, failed, need, on_run)
+                    runnable = []
+            names = [k.name for k in runnable]
+            hung = ""
+            for process in range(processes if runnable else 0):
+                if hung or not names:
+                    for name in names or [k.name for k in runnable]:
+                        runs.append(
+                            ProcessRun(kernel=name, process=process, status="skipped", reason=hung)
+                        )
+                    continue
+                task = RoundsTask(
+                    kernels=names,
+                    problem=problem,
+                    seed=seed,
+                    order_seed=rounds.order_seed(problem.label, process, seed),
+                    gpu=gpu,
+                    repeats=repeats,
+                    warmup=warmup,
+                    max_time_s=max_time_s,
+                )
+                limit = task_timeout or len(names) * per_kernel + cap
+                outcome, session, rerun = _run_retrying(pool.get(process), task, limit, pool.fresh)
+                pool.sessions[process] = session
+                new_runs, record = _from_outcome(names, process, outcome)
+                if outcome.status == "timeout":
+                    # One timeout, not one per process: a kernel that hung in its
+                    # prepare is left out of the later processes; a hang anywhere
+                    # else cannot be pinned on one kernel and ends the timing.
+                    culprit = session.last_note.removeprefix(PREPARING)
+                    if session.last_note.startswith(PREPARING) and culprit in names:
+                        names = [n for n in names if n != culprit]
+                    else:
+                        hung = f"an earlier process timed out ({outcome.error.splitlines()[0]})"
+                if rerun:
+                    record = attrs.evolve(record, reason=rerun)
+                records.append(record)
+                for run in new_runs:
+                    runs.append(run)
+                    if on_run is not None:
+                        on_run(run)
+            if pool.profiler is not None and runnable and not partial:
+                profiles = _profile(pool, names, problem, seed, len(names) * per_kernel)
+        except KeyboardInterrupt:
+            partial = True  # keep what finished; the report says it is partial
+        finally:
+            for session in cold_sessions:
+                session.close()
+            if own_pool:
+                pool.close()
+
+    by_cold = {c.kernel: c for c in colds}
+    summaries = tuple(
+        summarize(
+            k,
+            problem,
+            [r for r in runs if r.kernel == k.name],
+            by_cold.get(k.name),
+            device_name,
+            profiles.get(k.name),
+        )
+        for k in kernels
+    )
+    verdicts = all_verdicts(summaries, records, confidence=confidence, margin=margin)
+    if partial:  # partial data is no basis for a claim
+        verdicts = tuple(
+            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
+            for v in verdicts
+        )
+    return CompareReport(
+        problem=problem,
+        processes=processes,
+        repeats=repeats,
+        warmup=warmup,
+        seed=seed,
+        clock=clock,
+        device_name=device_name,
+        summaries=summaries,
+        verdicts=verdicts,
+        runs=tuple(runs),
+        cold=tuple(colds),
+        records=tuple(records),
+        profiles=profiles,
+        margin=margin,
+        confidence=confidence,
+        partial=partial,
+    )
+
+
+def _not_timed(
+    survivors: Sequence[RegisteredKernel],
+    failed: dict[str, str],
+    need: int,
+    on_run: Callable[[ProcessRun], None] | None,
+) -> list[ProcessRun]:
+    """The kernels left untimed because too few survived their cold starts."""
+    which = ", ".join(f"{name}: {status}" for name, status in failed.items())
+    reason = (
+        f"not timed: the timing needs {need} kernels and only {len(survivors)} "
+        f"came through the cold starts (failed there: {which})"
+    )
+    runs = [
+        ProcessRun(kernel=k.name, process=0, status="skipped", reason=reason) for k in survivors
+    ]
+    for run in runs:
+        if on_run is not None:
+            on_run(run)
+    return runs
+
+
+def _from_outcome(
+    names: Sequence[str], process: int, outcome: isolation.TaskOutcome
+) -> tuple[list[ProcessRun], ProcessRecord]:
+    if outcome.status != "ok" or not isinstance(outcome.result, RoundsResult):
+        failed = [
+            ProcessRun(kernel=n, process=process, status=outcome.status, reason=outcome.error)
+            for n in names
+        ]
+        return failed, ProcessRecord(process=process, status=outcome.status, reason=outcome.error)
+    from gemmreg.running.process_results import read_process
+
+    return read_process(names, process, outcome.result)

@@ -1,0 +1,220 @@
+"""Whole-device integrity: did a call's device work stay inside its timed interval?
+
+CUDA events time one stream. A kernel that enqueues its work on a private
+stream and returns without joining it back looks almost free to them while the
+GPU is still busy (seen on an H200: "97x faster than torch.mm"). Two
+independent checks catch that:
+
+- :func:`profile_calls` records every device activity (kernels, copies, sets;
+  on any stream, launched from any thread) with the profiler torch ships (CUPTI
+  on NVIDIA, roctracer on ROCm) around marker kernels on the caller's stream;
+  :func:`analyse` (pure, in :mod:`gemmreg.judging.activity_analysis`) finds activity
+  outside its call's interval. The same trace gives the device-kernel time and
+  the number of launches per call, so launch-bound results explain themselves.
+- :func:`sync_escape` needs no profiler: once a call's end event has completed,
+  a device-wide synchronisation must find (almost) nothing left to wait for
+  (:mod:`gemmreg.running.sync_check`, re-exported here).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from gemmreg.contract import backend
+from gemmreg.judging.activity_analysis import ACTIVITY_KINDS, Activity, DeviceProfile, analyse
+from gemmreg.running.sync_check import (
+    SYNC_BUDGET_S,
+    SYNC_CHECK_CALLS,
+    SYNC_FLOOR_US,
+    SYNC_FRACTION,
+    SYNC_LEAST_CALLS,
+    calls_for_budget,
+    sync_escape,
+    sync_verdict,
+)
+
+PROFILE_CALLS = 5
+"""The fewest calls in one profiled marker sequence: enough for a median that
+one disturbed call cannot move."""
+PROFILE_MAX_CALLS = 40
+PROFILE_BUDGET_S = 0.2
+"""Short calls are profiled more often, up to ``PROFILE_MAX_CALLS`` or about
+this many seconds of calls: on the H200 the median of 5 calls of one 7.5 us
+kernel under two names differed by 8%, a one-process figure too noisy to
+set beside the paired verdict."""
+
+MARKER_CYCLES = 2_000_000
+"""Length of each marker spin, in GPU clock cycles (about 1 ms at the 1.4-2 GHz
+of current data-centre GPUs). Each call is launched just as its start marker
+begins (see :func:`_record`), so the marker spins while the host runs the
+call's launch path. Side-stream work that does not wait for the caller's
+stream therefore starts visibly before the marker ends, unless that launch
+path takes longer than the spin: a millisecond is 20-100x a Python launch
+path. Six markers cost about 6 ms per profile."""
+
+MARKER_NAME = "spin_kernel"
+"""The marker's name in the device trace. ``torch.cuda._sleep(cycles)`` calls
+``at::cuda::sleep``, which launches ``__global__ void spin_kernel(int64_t)`` in
+an anonymous namespace of ``at::cuda`` (``aten/src/ATen/cuda/Sleep.cu``) on the
+current stream, one block of one thread. CUPTI reports names demangled, so
+the trace should read ``at::cuda::(anonymous namespace)::spin_kernel(long)``
+(not yet seen on a GPU); :func:`analyse` matches names containing this string,
+and a trace with the wrong number of them is unreadable, never clean."""
+
+PROFILE_GRACE_S = 0.005
+"""After the last marker, wait this long before the final synchronisation, so
+that work another thread launches shortly after a call returned is recorded
+(and found after the last marker) instead of falling outside the trace."""
+
+_KINETO_KINDS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
+"""Kineto's ``activity_type()`` names for device work. Its other device-side
+types (``gpu_user_annotation``, ``cuda_sync``, ``cuda_profiler_range``) are
+spans drawn around work, not work, and are dropped."""
+
+_DEVICE_TYPES = {"CUDA", "HIP"}
+
+
+def _kind(event: Any) -> str | None:
+    """The activity kind of a device event, or ``None`` when it is not device work.
+
+    ``activity_type()`` is read when the torch build has it; older builds fall
+    back on kineto's names for copies and sets (``Memcpy HtoD (...)``, ``Memset
+    (Device)``), everything else on the device being a kernel.
+    """
+    activity_type = getattr(event, "activity_type", None)
+    if callable(activity_type):
+        return _KINETO_KINDS.get(str(activity_type()))
+    name = str(event.name())
+    if name.startswith("Memcpy"):
+        return "memcpy"
+    if name.startswith("Memset"):
+        return "memset"
+    return "kernel"
+
+
+def _interval_us(event: Any) -> tuple[float, float]:
+    """Start and end in microseconds, from whichever clock accessors this torch has."""
+    if hasattr(event, "start_ns"):
+        start = event.start_ns() / 1000.0
+        if hasattr(event, "end_ns"):
+            return start, event.end_ns() / 1000.0
+        return start, start + event.duration_ns() / 1000.0
+    start = float(event.start_us())
+    return start, start + float(event.duration_us())
+
+
+def activities_from_events(events: Iterable[Any]) -> list[Activity]:
+    """The device activities among a profiler's kineto events.
+
+    Reads ``device_type()`` (``DeviceType.CUDA`` for device work, also on ROCm
+    builds), ``name()``, ``device_resource_id()`` (the stream, for device work)
+    and the timestamps (``start_ns``/``end_ns``, with fallbacks for builds that
+    only have durations or microseconds): all in torch 2.13's stubs and in those
+    of the older torch main read for this module, which lacked
+    ``activity_type()`` (hence :func:`_kind`'s fallback). Host events (runtime
+    calls, CPU ops) are skipped. Raises ``AttributeError`` when an accessor is
+    missing: :func:`profile_calls` turns that into a reason.
+    """
+    found = []
+    for event in events:
+        device_type = event.device_type()
+        if getattr(device_type, "name", str(device_type)).split(".")[-1] not in _DEVICE_TYPES:
+            continue
+        kind = _kind(event)
+        if kind not in ACTIVITY_KINDS:
+            continue
+        start, end = _interval_us(event)
+        found.append(
+            Activity(
+                name=str(event.name()),
+                kind=kind,
+                stream=int(event.device_resource_id()),
+                start_us=start,
+                end_us=end,
+            )
+        )
+    return found
+
+
+def _record(call: Callable[[], None], calls: int) -> list[Activity]:
+    """Run ``M c1 M c2 ... cN M`` under torch's profiler and return the device activities.
+
+    Private torch API, kept here: ``torch.cuda._sleep`` (the marker) and the
+    profiler's kineto results (``prof.profiler.kineto_results.events()``), the
+    only place where device timestamps and stream ids of every activity are
+    exposed.
+
+    Pacing: marker ``i+1`` is enqueued right after call ``i``, and the host
+    then waits (on an event recorded between them) until the caller's stream
+    has finished call ``i`` before it launches call ``i+1``. So marker ``i+1``
+    starts the moment call ``i``'s work on the caller's stream ends, and side
+    work of call ``i`` that was not joined back is still running then (it
+    ends after the marker starts: caught even when tiny); and call ``i+1`` is
+    launched while its start marker spins, so side work that does not wait for
+    the caller's stream starts before that marker ends (caught too). Escaped
+    work of one call never lands in another call's interval unseen.
+    """
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        torch.cuda._sleep(MARKER_CYCLES)
+        for _ in range(calls):
+            call()
+            call_done = torch.cuda.Event()
+            call_done.record()
+            torch.cuda._sleep(MARKER_CYCLES)
+            call_done.synchronize()
+        time.sleep(PROFILE_GRACE_S)
+        torch.cuda.synchronize()
+    return activities_from_events(prof.profiler.kineto_results.events())
+
+
+def profile_calls(call: Callable[[], None], calls: int = PROFILE_CALLS) -> DeviceProfile | str:
+    """Device time, launches and escaped work of ``call``, or why they are unknown.
+
+    ``call`` enqueues one kernel call on the current stream (inputs bound).
+    Returns a :class:`DeviceProfile` (whose ``escaped`` says whether work left
+    its interval), or a reason string starting ``device profile unavailable:``
+    when there is no GPU, the profiler or CUPTI / roctracer is missing or fails,
+    the trace holds no device activity, or it cannot be read as the marker
+    sequence. Never raises: an exception, including one from ``call``, becomes
+    ``device profile unavailable: <ExceptionType>: <message>``.
+    """
+    prefix = "device profile unavailable: "
+    try:
+        if not backend.current().is_gpu:
+            return prefix + "no GPU (kernels run on the CPU, where launches are synchronous)"
+        activities = _record(call, calls)
+        if not activities:
+            return prefix + "the profiler recorded no device activity (CUPTI / roctracer missing?)"
+        result = analyse(activities, MARKER_NAME, calls)
+    except Exception as error:
+        return f"{prefix}{type(error).__name__}: {error}"
+    return prefix + result if isinstance(result, str) else result
+
+
+__all__ = [
+    "MARKER_CYCLES",
+    "MARKER_NAME",
+    "PROFILE_BUDGET_S",
+    "PROFILE_CALLS",
+    "PROFILE_GRACE_S",
+    "PROFILE_MAX_CALLS",
+    "SYNC_BUDGET_S",
+    "SYNC_CHECK_CALLS",
+    "SYNC_FLOOR_US",
+    "SYNC_FRACTION",
+    "SYNC_LEAST_CALLS",
+    "Activity",
+    "DeviceProfile",
+    "activities_from_events",
+    "analyse",
+    "calls_for_budget",
+    "profile_calls",
+    "sync_escape",
+    "sync_verdict",
+]

@@ -1,0 +1,49 @@
+"""Each kernel's operands in several places in memory, rotated across rounds.
+
+On the H200, one torch.mm under two names at 512^3 gave paired ratios that
+differed from process to process by 1-3.5% (end-to-end, L2 flushed) while
+each process knew its own ratio to +-0.2%: every process drew one placement of
+A, B and C in device memory, and at a few microseconds where the operands sit
+shows. Processes are the independent unit of the verdict, so such offsets
+widen every interval at small sizes. Rotating several copies of the same
+operands (same seed, same values, fresh allocations) across a process's
+rounds averages placements inside each process instead.
+
+The copies cost memory, so their number falls with the problem's size: a
+large problem's calls are long enough that placement does not show.
+
+Rotating also checks something: every copy's C is postchecked, so a kernel
+that caches the first pointers it was given (and never writes the next C)
+fails.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gemmreg.contract.records import KernelSpec, Problem
+from gemmreg.deciding.device_memory import operand_bytes
+from gemmreg.judging.output_check import GuardedOutput, make_operands
+
+PLACEMENTS = 4
+"""The most copies of one kernel's operands that a process rotates."""
+PLACEMENT_BUDGET_BYTES = 256 << 20
+"""Memory one kernel's copies may take in all: 4 copies up to 64 MiB a set
+(2048^3 fp32, 2896^3 bf16), one from 256 MiB (about 6000^3 fp32)."""
+
+
+def placement_count(problem: Problem) -> int:
+    """How many copies of the operands this problem gets (at least 1)."""
+    per_set = operand_bytes((problem.m, problem.n, problem.k), problem.dtype)
+    return max(1, min(PLACEMENTS, PLACEMENT_BUDGET_BYTES // max(per_set, 1)))
+
+
+def more_placements(
+    spec: KernelSpec, problem: Problem, seed: int, device: str, count: int
+) -> list[tuple[tuple[Any, Any], GuardedOutput]]:
+    """``count`` fresh copies of the kernel's operands (the same values: the
+    generator is drawn again with the same seed) and of its guarded C."""
+    return [
+        (make_operands(spec, problem, seed, device), GuardedOutput.allocate(problem, device))
+        for _ in range(count)
+    ]

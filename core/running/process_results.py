@@ -1,0 +1,93 @@
+"""One worker process's rounds result, as the records of a comparison.
+
+The worker's :class:`~gemmreg.judging.task_results.RoundsResult` arrives typed
+(:mod:`gemmreg.judging.task_wire`); this turns it into :class:`ProcessRun` rows and a
+:class:`ProcessRecord`: the exposure and log-ratios of the rounds, and each
+kernel's figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gemmreg.judging import rounds, verdicts
+from gemmreg.judging.rounds import Round
+from gemmreg.judging.task_results import KernelTiming, RoundsResult
+from gemmreg.judging.timing_records import ProcessRecord, ProcessRun
+
+
+def read_process(
+    names: Sequence[str], process: int, result: RoundsResult
+) -> tuple[list[ProcessRun], ProcessRecord]:
+    taken, graphed = list(result.rounds), list(result.graph_rounds)
+    exposure = rounds.exposure(taken, names)
+    runs = []
+    for name in names:
+        k = result.kernels.get(name)
+        if k is None:
+            runs.append(_run(name, process, KernelTiming(), "error", "no result for this kernel"))
+            continue
+        if k.status != "ok":
+            runs.append(_run(name, process, k, k.status, k.reason))
+            continue
+        graph_ms = [r.slot_ms[name] for r in graphed if name in r.slot_ms]
+        runs.append(
+            _run(
+                name,
+                process,
+                k,
+                "timed",
+                f"graph replay: {k.graph_error}" if k.graph_error else "",
+                escaped=k.sync_escape or "",
+                round_ms=k.round_ms,
+                samples=int(exposure[name]["samples"]),
+                exposure_s=exposure[name]["wall_s"],
+                graph_ms=sorted(graph_ms)[len(graph_ms) // 2] if graph_ms else None,
+            )
+        )
+    timed = [r.kernel for r in runs if r.status == "timed"]
+    soak = result.soak
+    record = ProcessRecord(
+        process=process,
+        status="ok",
+        stop_reason=result.stop_reason,
+        rounds=len(taken),
+        dropped=tuple(r.dropped for r in taken if r.dropped),
+        soak_s=soak.s if soak is not None else None,
+        soak_steady=soak.steady if soak is not None else None,
+        monitor=result.monitor,
+        clock_trace=_clock_trace(taken),
+        log_ratios=verdicts.process_log_ratios(
+            timed, {"end-to-end": taken, "graph replay": graphed}
+        ),
+        placements=max((k.placements for k in result.kernels.values()), default=None),
+    )
+    return runs, record
+
+
+def _run(
+    name: str, process: int, k: KernelTiming, status: str, reason: str, **figures: Any
+) -> ProcessRun:
+    """The run of one kernel: its first call and checks as the process saw them."""
+    return ProcessRun(
+        kernel=name,
+        process=process,
+        status=status,
+        reason=reason,
+        prepare_s=k.prepare_s,
+        first_call_s=k.first_call_s,
+        precheck=k.precheck.recorded() if k.precheck is not None else None,
+        postcheck=k.postcheck.recorded() if k.postcheck is not None else None,
+        **figures,
+    )
+
+
+def _clock_trace(taken: Sequence[Round]) -> dict[str, Any]:
+    """Summary of the clock readings of the rounds (none on the CPU)."""
+    raw = [reading for r in taken for reading in r.readings]
+    if not raw:
+        return {}
+    from gemmreg.running import gpu_monitor
+
+    return gpu_monitor.trace_summary([gpu_monitor.Reading.from_dict(x) for x in raw])

@@ -1,0 +1,191 @@
+"""The measuring loops of one timing process: heat soak, rounds of equal
+slots, graph replays in rounds. :mod:`gemmreg.running.timing` prepares the kernels
+and calls these; each kernel here is anything with a ``name`` and a
+``call()`` that enqueues one call (so tests can hand in stand-ins).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from gemmreg.discovery import torch_state
+from gemmreg.judging import rounds
+from gemmreg.judging.rounds import Round
+from gemmreg.running.clocks import Graph
+
+SOAK_WINDOW_S = 0.5
+"""Heat soak ends once the SM clock's level held over this many seconds
+(gemmreg.judging.gpu_trace). On the H200's recorded heat-up under full bf16 load
+(tests/fixtures/nvml/recorded/bf16_8192_heatup.json) the clock falls from
+1980 to about 1515 MHz within 0.2 s and then drifts a few percent over many
+seconds, which no window of a second catches: a 0.5 s window ends the soak
+at 0.57 s at 1515 MHz, a 1 s window at 1.05 s at 1507 MHz. Every process of
+a comparison soaks, so the shorter window saves half a second each."""
+SLOT_BATCHES = 4
+"""A slot's samples are queued in about this many batches, each read after one
+synchronisation: few enough to keep the GPU busy, enough to end the slot on time."""
+GRAPH_FALLBACK_MS = 1.0
+"""Per-call time assumed for sizing a graph when every round was dropped."""
+GRAPH_MAX_CALL_MS = 2.0
+"""Graph replays are taken only when every kernel's call is shorter than this.
+The regime exists to take launch cost (a few us) out of the figure; past 2 ms
+that cost is under 0.5% of a call, inside the default margin, while replaying
+a 370 ms kernel ten rounds long cost a sweep point 30 s on the H200."""
+
+
+class ChangedInRounds(Exception):
+    """A kernel's calls in the soak or the rounds changed torch's global state:
+    the others may have run under it since, so the process's rounds are void."""
+
+    def __init__(self, kernel: str, changed: Exception):
+        self.kernel, self.changed = kernel, changed
+
+
+def _check_state(name: str, expected: Any) -> None:
+    """After ``name``'s calls: torch's global state as pinned, or ChangedInRounds
+    blaming ``name`` (nothing to check when ``expected`` is None)."""
+    if expected is None:
+        return
+    try:
+        torch_state.raise_on_changes(expected)
+    except torch_state.StateChanged as error:
+        raise ChangedInRounds(name, error) from None
+
+
+def heat_soak(
+    kernels: list[Any], clock: Any, policy: Any, monitor: Any, expected: Any = None
+) -> dict[str, Any]:
+    """Untimed round-robin until the clock holds; returns the per-sample cost.
+    Torch's state is checked after each kernel's calls, as in the rounds."""
+    cost: dict[str, list[float]] = {k.name: [] for k in kernels}
+    readings: list[Any] = []
+    calls = {k.name: 0 for k in kernels}
+    start = time.perf_counter()
+    steady = monitor is None
+    while True:
+        for kernel in kernels:
+            count = max(1, policy.soak_min_calls // 4)
+            t0 = time.perf_counter()
+            clock.samples(kernel.call, count)
+            cost[kernel.name].append((time.perf_counter() - t0) / count)
+            calls[kernel.name] += count
+            _check_state(kernel.name, expected)
+        if monitor is not None:
+            from gemmreg.running import gpu_monitor
+
+            readings.append(monitor.read())
+            steady = gpu_monitor.clock_steady(readings, window_s=SOAK_WINDOW_S)
+        elapsed = time.perf_counter() - start
+        done = elapsed >= policy.soak_min_s and min(calls.values()) >= policy.soak_min_calls
+        if (done and steady) or elapsed >= policy.soak_max_s:
+            break
+    return {
+        "s": time.perf_counter() - start,
+        "calls": calls,
+        "steady": steady,
+        "sample_cost_s": {name: statistics.median(c[-3:]) for name, c in cost.items()},
+        "readings": [attrs.asdict(r) for r in readings[-5:]],
+    }
+
+
+def _slot(kernel: Any, clock: Any, budget_s: float, cost_s: float) -> tuple[list[float], float]:
+    """One slot: samples until the slot has run for the budget, give or take
+    half a sample, so every kernel of a round is exposed for the same time."""
+    batch = max(1, round(budget_s / max(cost_s, 1e-9) / SLOT_BATCHES))
+    values: list[float] = []
+    start = time.perf_counter()
+    while True:
+        values += clock.samples(kernel.call, batch)
+        elapsed = time.perf_counter() - start
+        per_sample = elapsed / len(values)
+        remaining = budget_s - elapsed
+        if remaining <= per_sample / 2:
+            return values, elapsed
+        batch = max(1, min(batch, round(remaining / per_sample)))
+
+
+def take_rounds(
+    kernels: list[Any],
+    clock: Any,
+    policy: Any,
+    cost_s: Mapping[str, float],
+    seed: int,
+    monitor: Any,
+    expected: Any = None,
+) -> tuple[list[Round], str]:
+    """Rounds until the stopping rule says so. Torch's global state is checked
+    after every slot (never inside one), against ``expected`` when given."""
+    names = [k.name for k in kernels]
+    by_name = {k.name: k for k in kernels}
+    budget = max(policy.slot_s, *cost_s.values())
+    taken: list[Round] = []
+    start = time.perf_counter()
+    index = 0
+    while True:
+        order = rounds.round_orders(names, index + 1, seed)[index]
+        for kernel in kernels:  # operands rotate through their placements
+            if hasattr(kernel, "use_placement"):
+                kernel.use_placement(index)
+        readings = [monitor.read()] if monitor is not None else []
+        slot_ms, wall, samples = {}, {}, {}
+        for name in order:
+            values, wall[name] = _slot(by_name[name], clock, budget, cost_s[name])
+            slot_ms[name], samples[name] = statistics.median(values), len(values)
+            _check_state(name, expected)
+        if monitor is not None:
+            readings.append(monitor.read())
+        dropped = None
+        if monitor is not None:
+            from gemmreg.running import gpu_monitor
+
+            dropped = gpu_monitor.round_drop_reason(readings)
+        taken.append(
+            Round(
+                order=tuple(order),
+                slot_ms=slot_ms,
+                slot_wall_s=wall,
+                samples=samples,
+                readings=tuple(attrs.asdict(r) for r in readings),
+                dropped=dropped,
+            )
+        )
+        index += 1
+        reason = rounds.stop_reason(taken, names, policy.stop, time.perf_counter() - start)
+        if reason:
+            return taken, reason
+
+
+def per_call_ms(kernel: Any) -> float:
+    """A kernel's typical call, from its rounds (a guess when all were dropped)."""
+    return float(statistics.median(kernel.result.round_ms or [GRAPH_FALLBACK_MS]))
+
+
+def graph_rounds(kernels: list[Any], policy: Any, seed: int) -> list[Round]:
+    """Warm CUDA-graph replays in rotating rounds; none when a call is long
+    (``GRAPH_MAX_CALL_MS``)."""
+    if any(per_call_ms(k) > GRAPH_MAX_CALL_MS for k in kernels):
+        return []
+    graphs: dict[str, Graph] = {}
+    for kernel in kernels:
+        try:
+            graphs[kernel.name] = Graph(kernel.call, Graph.calls_for(per_call_ms(kernel)))
+        except Exception as error:  # some launchers cannot be captured; say so
+            kernel.result.graph_error = f"{type(error).__name__}: {error}"
+    names = list(graphs)
+    taken = []
+    for index in range(policy.graph_rounds if len(names) else 0):
+        order = rounds.round_orders(names, index + 1, seed + 7)[index]
+        slot_ms, wall, samples = {}, {}, {}
+        for name in order:
+            graph = graphs[name]
+            replay_ms = max(graph.per_call_ms(1) * graph.calls, 1e-3)
+            replays = max(1, round(policy.slot_s * 1e3 / replay_ms))
+            t0 = time.perf_counter()
+            slot_ms[name] = graph.per_call_ms(replays)
+            wall[name], samples[name] = time.perf_counter() - t0, replays * graph.calls
+        taken.append(Round(order=tuple(order), slot_ms=slot_ms, slot_wall_s=wall, samples=samples))
+    return taken

@@ -1,0 +1,233 @@
+"""The timing protocol, as run inside one worker process for every kernel of
+a comparison at once.
+
+1. Each kernel is prepared, called once and prechecked (a kernel that fails
+   is not timed; the others are). Cold start is measured elsewhere, in a
+   fresh process per kernel (:func:`cold_start`), so it does not depend on
+   which kernel a process happened to run first.
+2. Heat soak: untimed round-robin slots until the SM clock holds steady
+   (through NVML, :mod:`gemmreg.running.gpu_monitor`) and the minimums are met. It
+   also measures what one sample costs each kernel, which sizes the slots.
+3. Rounds (:mod:`gemmreg.judging.rounds`): every kernel gets one slot of the same
+   wall-clock budget per round, in a rotating Latin-square order; clocks,
+   power, temperature, throttle reasons and NVML's violation counters are
+   read at the start and end of every round (a read takes about 2 ms, too
+   long to take between slots), and a round in which the GPU was throttled
+   is dropped for every kernel.
+   Rounds stop when every pair's paired log-ratio is narrow enough, or at a cap.
+4. A postcheck of what the timed calls left in C.
+5. On a GPU: warm CUDA-graph replays, in rounds too (the launch-free
+   regime); then, per kernel, a whole-device integrity check by device-wide
+   synchronisation: all the work a call causes must fall inside its timed
+   interval. Device activity through CUPTI (device-kernel time, launches,
+   and the precise integrity check) is taken in a process of its own
+   (:func:`device_profiles`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import attrs
+from gemmreg.contract import backend
+from gemmreg.contract.records import KernelSpec, Problem
+from gemmreg.deciding.timing_options import CPU_POLICY as CPU_POLICY  # re-exported: decided there
+from gemmreg.deciding.timing_options import GPU_POLICY as GPU_POLICY
+from gemmreg.deciding.timing_options import Policy as Policy
+from gemmreg.deciding.timing_options import policy_for as policy_for
+from gemmreg.discovery import torch_state
+from gemmreg.judging import rounds
+from gemmreg.judging.output_check import GuardedOutput, make_operands, verify
+from gemmreg.judging.task_results import Comparison, KernelTiming, RoundsResult, Soak
+from gemmreg.running import round_loops
+from gemmreg.running.clocks import CpuClock, GpuClock
+from gemmreg.running.placements import more_placements, placement_count
+
+PREPARING = "preparing and prechecking "
+"""The note a timing process sends before each kernel's prepare: a process
+that hangs there is that kernel's doing (gemmreg.running.comparing reads it)."""
+
+
+@attrs.define
+class _Kernel:
+    name: str
+    spec: KernelSpec
+    result: KernelTiming = attrs.Factory(KernelTiming)
+    operands: tuple[Any, Any] | None = None
+    before: tuple[Any, Any] | None = None
+    guarded: GuardedOutput | None = None
+    launch: Any = None
+    sets: list[tuple[tuple[Any, Any], GuardedOutput]] = attrs.Factory(list)
+    """Every placement of the operands and C (gemmreg.running.placements); the
+    current one is ``operands`` and ``guarded``."""
+    used: set[int] = attrs.Factory(lambda: {0})
+    """The placements the rounds have handed to the kernel (the first is the
+    prechecked one): the postcheck reads each of their Cs, and no other."""
+
+    def call(self) -> None:
+        assert self.operands is not None and self.guarded is not None
+        self.launch(self.operands[0], self.operands[1], self.guarded.out)
+
+    def use_placement(self, index: int) -> None:
+        """Rounds rotate the placements: round ``index`` uses this one."""
+        if self.sets:
+            self.operands, self.guarded = self.sets[index % len(self.sets)]
+            self.used.add(index % len(self.sets))
+
+    def verify(self, problem: Problem) -> Comparison:
+        assert self.before and self.operands and self.guarded
+        return verify(self.spec, problem, self.before, self.operands, self.guarded)
+
+    def verify_every_placement(self, problem: Problem) -> Comparison | None:
+        """The postcheck of every placement's C; the first that fails, else the last."""
+        check = None
+        for index in sorted(self.used):
+            self.use_placement(index)
+            check = self.verify(problem)
+            if not check.passed:
+                where = f"placement {index + 1} of {len(self.sets)}"
+                check = attrs.evolve(check, reason=f"{where}: {check.reason}")
+                break
+        self.use_placement(0)
+        return check
+
+
+def _prepare(kernel: _Kernel, problem: Problem, seed: int, device: str) -> bool:
+    """Operands, prepare, first call, precheck; False when the kernel drops out.
+    Raises torch_state.StateChanged when its prepare or first call changed
+    torch's global state (the caller blames it and restores the state)."""
+    expected = torch_state.pin()
+    a, b = make_operands(kernel.spec, problem, seed, device)
+    kernel.operands, kernel.before = (a, b), (a.clone(), b.clone())
+    kernel.guarded = GuardedOutput.allocate(problem, device)
+    start = time.perf_counter()
+    kernel.launch = kernel.spec.prepare(problem)
+    kernel.result.prepare_s = time.perf_counter() - start
+    torch_state.raise_on_changes(expected)
+    start = time.perf_counter()
+    kernel.call()
+    backend.synchronize()
+    kernel.result.first_call_s = time.perf_counter() - start
+    torch_state.raise_on_changes(expected)
+    # The precheck reads what the first call wrote into the poisoned, guarded
+    # C: the same operands are then timed, with no second draw of inputs.
+    kernel.result.precheck = check = kernel.verify(problem)
+    if not check.passed:
+        kernel.result.status = "failed"
+        kernel.result.reason = f"precheck: {check.reason}"
+        return False
+    return True
+
+
+def cold_start(spec: KernelSpec, problem: Problem, seed: int) -> KernelTiming:
+    """Prepare and the first call, in a fresh process with empty caches."""
+    kernel = _Kernel(name=spec.name, spec=spec)
+    _prepare(kernel, problem, seed, backend.current().device)
+    return kernel.result
+
+
+def _open_monitor() -> tuple[Any, str]:
+    if not backend.current().is_gpu:
+        return None, "no GPU"
+    from gemmreg.running import gpu_monitor
+
+    return gpu_monitor.open_monitor(0)
+
+
+def measure_group(
+    specs: Mapping[str, KernelSpec],
+    problem: Problem,
+    seed: int,
+    order_seed: int,
+    policy: Policy,
+    flush: bool = True,
+    note: Callable[[str], None] = lambda text: None,
+) -> RoundsResult:
+    """Everything one process learns about every kernel of a comparison.
+
+    :param note: told what is about to run, so that a crash that takes the
+        process down can be blamed on the right kernel.
+    """
+    info = backend.current()
+    clock: Any = GpuClock(flush) if info.is_gpu else CpuClock()
+    result = RoundsResult(
+        clock=clock.name, l2_flush=bool(flush and info.is_gpu), policy=attrs.asdict(policy)
+    )
+    ready: list[_Kernel] = []
+    for name in rounds.round_orders(list(specs), 1, order_seed)[0]:
+        kernel = _Kernel(name=name, spec=specs[name])
+        result.kernels[name] = kernel.result
+        note(f"{PREPARING}{name}")
+        try:
+            if _prepare(kernel, problem, seed, info.device):
+                ready.append(kernel)
+        except torch_state.StateChanged as error:  # blamed on this kernel, undone for the others
+            kernel.result.status, kernel.result.reason = "failed", str(error)
+            torch_state.pin()
+        except Exception as error:  # this kernel's failure; the others go on
+            kernel.result.status = "error"
+            kernel.result.reason = f"{type(error).__name__}: {error}"
+    if not ready:
+        return result
+    count = placement_count(problem)
+    for kernel in ready:  # the first placement is the prechecked one
+        assert kernel.operands is not None and kernel.guarded is not None
+        first = (kernel.operands, kernel.guarded)
+        try:
+            extra = more_placements(kernel.spec, problem, seed, info.device, count - 1)
+        except Exception as error:  # no room for copies: time in the one placement
+            extra = []
+            kernel.result.placements_note = f"one placement: {type(error).__name__}: {error}"
+        kernel.sets = [first, *extra]
+        kernel.result.placements = len(kernel.sets)
+    expected = torch_state.pin()
+    monitor, result.monitor = _open_monitor()
+    note(f"timing {', '.join(k.name for k in ready)} in rounds")
+    try:
+        soak = round_loops.heat_soak(ready, clock, policy, monitor, expected)
+        result.soak = Soak(**soak)
+        taken, result.stop_reason = round_loops.take_rounds(
+            ready, clock, policy, soak["sample_cost_s"], order_seed, monitor, expected
+        )
+    except round_loops.ChangedInRounds as error:
+        # The others ran under the changed state: none of this process's rounds count.
+        for kernel in ready:
+            why = (
+                str(error.changed)
+                if kernel.name == error.kernel
+                else (f"rounds abandoned: {error.kernel}'s launch changed global state")
+            )
+            kernel.result.status = "failed" if kernel.name == error.kernel else "error"
+            kernel.result.reason = why
+        torch_state.pin()
+        if monitor is not None:
+            monitor.close()
+        return result
+    result.rounds = tuple(taken)
+    for kernel in ready:
+        kernel.result.round_ms = tuple(r.slot_ms[kernel.name] for r in rounds.kept(taken))
+        # The postcheck reads what the timed calls left in C, as the seed does.
+        kernel.result.postcheck = check = kernel.verify_every_placement(problem)
+        kernel.result.placements = len(kernel.used)
+        if check is not None and not check.passed:
+            kernel.result.status, kernel.result.reason = "failed", f"postcheck: {check.reason}"
+    if info.is_gpu:
+        note("graph replays")
+        graphed = round_loops.graph_rounds(ready, policy, order_seed)
+        result.graph_rounds = tuple(graphed)
+        from gemmreg.running import device_activity
+
+        for kernel in ready:
+            note(f"checking that {kernel.name}'s device work stays in its interval")
+            calls = device_activity.calls_for_budget(
+                round_loops.per_call_ms(kernel) / 1e3,
+                device_activity.SYNC_BUDGET_S,
+                device_activity.SYNC_LEAST_CALLS,
+                device_activity.SYNC_CHECK_CALLS,
+            )
+            kernel.result.sync_escape = device_activity.sync_escape(kernel.call, calls)
+    if monitor is not None:
+        monitor.close()
+    return result

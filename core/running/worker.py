@@ -1,0 +1,175 @@
+"""``python -m gemmreg.running.worker FD``: runs tasks for :mod:`gemmreg.running.isolation`.
+
+A task is a :mod:`gemmreg.judging.tasks` record and its result a
+:mod:`gemmreg.judging.task_results` record, both as JSON (:mod:`gemmreg.judging.task_wire`).
+Reads a job line on stdin: ``{"tasks": [...]}`` runs those tasks in order;
+``{"session": true}`` starts up and then runs each further line of stdin as
+one task, until stdin closes (a worker kept across sweep points, or started
+ahead of its turn so that its start-up is off the critical path). Writes one
+JSON line per event on file descriptor FD (never stdout, which kernels and
+libraries are free to print on): ``ready`` after start-up, then ``start``,
+``note`` (what it is doing, so a crash can be attributed) and ``done`` for
+each task, and ``retire`` when the worker stops early because its GPU context
+is unusable.
+
+Every task starts from the same pinned torch state (:mod:`gemmreg.discovery.torch_state`),
+so what one plugin changed never reaches the next; whatever a task's plugin
+code raises, ``SystemExit`` included, is that task's error. The worker dies
+with gemmreg (:mod:`gemmreg.running.lifeline`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from gemmreg.contract.task_kinds import COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
+from gemmreg.judging.task_results import TaskResult
+from gemmreg.judging.tasks import ColdTask, ProfileTask, RefusalTask, RoundsTask, Task, ValuesTask
+
+TRACEBACK_CHARS = 2000
+
+
+def _run_task(registry: Any, task: Task, note: Any) -> TaskResult:
+    """Run one task: the task's kind picks the function (one per kind)."""
+    return _RUNNERS[task.kind](registry, task, note)
+
+
+def _values(registry: Any, task: ValuesTask, note: Any) -> TaskResult:
+    from gemmreg.judging.output_check import check_case
+
+    before = None
+    if task.poison_shared:
+        from gemmreg.running.smem_poison import poison_shared_memory
+
+        before = poison_shared_memory
+    spec = registry.get(task.kernel).spec
+    return check_case(spec, task.problem, task.seed, task.values, before)
+
+
+def _refusal(registry: Any, task: RefusalTask, note: Any) -> TaskResult:
+    from gemmreg.judging.refusals import refusal_case
+
+    return refusal_case(registry.get(task.kernel).spec, task.problem)
+
+
+def _cold(registry: Any, task: ColdTask, note: Any) -> TaskResult:
+    from gemmreg.running.timing import cold_start
+
+    return cold_start(registry.get(task.kernel).spec, task.problem, task.seed)
+
+
+def _rounds(registry: Any, task: RoundsTask, note: Any) -> TaskResult:
+    """Every kernel of a comparison at once."""
+    from gemmreg.running import timing
+
+    specs = {name: registry.get(name).spec for name in task.kernels}
+    policy = timing.policy_for(task.gpu, task.repeats, task.warmup, task.max_time_s)
+    return timing.measure_group(
+        specs, task.problem, task.seed, task.order_seed, policy, task.flush, note
+    )
+
+
+def _profile(registry: Any, task: ProfileTask, note: Any) -> TaskResult:
+    from gemmreg.running import profiling
+
+    specs = {name: registry.get(name).spec for name in task.kernels}
+    return profiling.device_profiles(specs, task.problem, task.seed, note)
+
+
+_RUNNERS: dict[TaskKind, Callable[[Any, Any, Any], TaskResult]] = {
+    VALUES: _values,
+    REFUSAL: _refusal,
+    COLD: _cold,
+    ROUNDS: _rounds,
+    PROFILE: _profile,
+}
+
+
+def _mark_log(position: int) -> None:
+    """Separate this task's output from the previous one's in the worker's log."""
+    from gemmreg.running.isolation import TASK_MARKER
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a plugin may have replaced or closed it
+            stream.flush()
+    with contextlib.suppress(OSError):
+        os.write(1, ("\n" + TASK_MARKER.format(position) + "\n").encode())
+
+
+def main(argv: list[str]) -> int:
+    from gemmreg.running import lifeline
+
+    lifeline.hold_on()
+    events = os.fdopen(int(argv[1]), "w", buffering=1)
+
+    def emit(**event: Any) -> None:
+        events.write(json.dumps(event) + "\n")
+        events.flush()
+
+    job = json.loads(sys.stdin.readline() or "{}")
+    from gemmreg.contract import backend
+    from gemmreg.discovery import registry as registry_module
+    from gemmreg.discovery import torch_state
+    from gemmreg.discovery.loading import describe
+    from gemmreg.judging.task_wire import encode, read_task
+
+    registry = registry_module.discover(watchdog=False)  # STARTUP_TIMEOUT_S guards it
+    torch_state.pin()
+    backend.initialize_device()
+    emit(event="ready")
+    tasks = job.get("tasks")
+    lines = iter(tasks) if tasks is not None else (json.loads(line) for line in sys.stdin)
+
+    def note(text: str) -> None:
+        emit(event="note", text=text)
+
+    for position, task in enumerate(lines):
+        _mark_log(position)
+        emit(event="start", task=position)
+        try:
+            torch_state.pin()  # whatever the task before changed
+            result = _run_task(registry, read_task(task), note)
+        except BaseException as error:  # the kernel's failure (even sys.exit) is the task's result
+            text = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
+            emit(
+                event="done",
+                task=position,
+                status="error",
+                error=f"{type(error).__name__}: {error}".strip()
+                if isinstance(error, Exception)
+                else describe(error),
+                traceback=text,
+            )
+            if not backend.device_healthy():
+                # A poisoned context would fail every later task here: retire,
+                # and let the runner start a fresh worker for the rest.
+                emit(event="retire", reason="GPU context unusable after the error")
+                return 0
+            continue
+        emit(event="done", task=position, status="ok", result=encode(result))
+        backend.release_memory()  # an idle session worker keeps no operands reserved
+    return 0
+
+
+def _exit_now(code: int) -> None:
+    """Leave without the interpreter's teardown (:mod:`gemmreg.running.quick_exit`):
+    the runner waits for its workers to be gone before timing the next
+    thing, so their teardown was on the critical path of every comparison.
+    Under compute-sanitizer the worker exits normally: some of its tools
+    report when the GPU context is torn down."""
+    from gemmreg.deciding.sanitizer_tools import SANITIZING_ENV
+    from gemmreg.running.quick_exit import leave
+
+    if os.environ.get(SANITIZING_ENV):
+        raise SystemExit(code)
+    leave(code)
+
+
+if __name__ == "__main__":
+    _exit_now(main(sys.argv))

@@ -1,0 +1,269 @@
+"""The worker processes of a comparison: the pool of timing sessions (kept
+across a sweep's points), the cold-start processes with caches of their own,
+the profiling process, and the one rerun a crashed worker gets.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from gemmreg.contract.records import Problem
+from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.judging.task_results import KernelTiming, ProfileResult
+from gemmreg.judging.tasks import ColdTask, ProfileTask, Task
+from gemmreg.judging.timing_records import ColdStart
+from gemmreg.running import isolation
+from gemmreg.running.sessions import Session
+
+
+@attrs.define
+class Pool:
+    """The timing sessions of a run, one per independent process, started at
+    once; a sweep keeps them across points, replacing any that died."""
+
+    size: int
+    env: dict[str, str]
+    gpu: bool
+    sessions: list[Session | None] = attrs.field(factory=list)
+    profiler: Session | None = None
+    """On a GPU, one more session: the process that takes device profiles."""
+
+    def fresh(self) -> Session:
+        return Session(self.env)
+
+    def start(self) -> None:
+        self.sessions = [self.fresh() for _ in range(self.size)]
+        self.profiler = self.fresh() if self.gpu else None
+
+    def everyone(self) -> list[Session]:
+        return [s for s in [*self.sessions, self.profiler] if s is not None]
+
+    def get(self, process: int) -> Session:
+        session = self.sessions[process]
+        if session is None or session.dead:
+            if session is not None:
+                session.close()
+            session = self.fresh()
+            self.sessions[process] = session
+        return session
+
+    def fit(self, size: int, gpu: bool) -> None:
+        """Resize a pool started on a guess (:class:`Ahead`) to what the
+        command turned out to need: extra sessions are killed (never used,
+        maybe still starting), missing ones start."""
+        for session in self.sessions[size:]:
+            if session is not None:
+                session.kill()
+        self.sessions = self.sessions[:size] + [
+            self.fresh() for _ in range(size - len(self.sessions))
+        ]
+        self.size = size
+        if gpu and self.profiler is None:
+            self.profiler = self.fresh()
+        elif not gpu and self.profiler is not None:
+            self.profiler.kill()
+            self.profiler = None
+
+    def close(self) -> None:
+        everyone = self.everyone()
+        for session in everyone:  # every worker tears down at once
+            session.begin_close()
+        for session in everyone:
+            session.close()
+        self.sessions, self.profiler = [], None
+
+
+def _cold_env(cache_root: Path, name: str) -> dict[str, str]:
+    cache = cache_root / f"cold-{name}"
+    return {
+        **os.environ,
+        "TRITON_CACHE_DIR": str(cache / "triton"),
+        "GEMMREG_CACHE_DIR": str(cache / "gemmreg"),
+    }
+
+
+def _run_retrying(
+    session: Session, task: Task, timeout: float, fresh: Callable[[], Session]
+) -> tuple[isolation.TaskOutcome, Session, str]:
+    """Run ``task``; a worker that crashed (not one that hung) is replaced by a
+    fresh one and the task run once more. Returns the outcome, the session
+    that ran it last, and a note of the first crash ('' when there was none),
+    so a rerun is never silent."""
+    outcome = session.run(task, timeout)
+    if outcome.status != "crashed":
+        return outcome, session, ""
+    first = outcome.error.splitlines()[0] if outcome.error else "crashed"
+    session.close()
+    session = fresh()
+    retry = session.run(task, timeout)
+    if retry.status == "crashed":
+        return retry, session, ""
+    return retry, session, f"a first worker crashed ({first}); this is a fresh worker's rerun"
+
+
+def _cold_starts(
+    kernels: Sequence[RegisteredKernel],
+    sessions: Sequence[Session],
+    problem: Problem,
+    seed: int,
+    cache_root: Path,
+    timeout: float,
+    on_cold: Callable[[ColdStart], None] | None = None,
+) -> list[ColdStart]:
+    """Each kernel in its own fresh process, with caches of its own. A crash
+    gets one rerun in a fresh process; a hang does not (one timeout each)."""
+    results = []
+    finished = []
+    for kernel, session in zip(kernels, sessions, strict=True):
+        task = ColdTask(kernel=kernel.name, problem=problem, seed=seed)
+        env = _cold_env(cache_root, kernel.name)
+        outcome, last, _ = _run_retrying(session, task, timeout, functools.partial(Session, env))
+        last.begin_close()  # it tears down while the next kernel's cold start runs
+        finished.append(last)
+        results.append(_cold_from_outcome(kernel.name, outcome))
+        if on_cold is not None:
+            on_cold(results[-1])
+    for session in finished:  # every cold process gone before any timing starts
+        session.close()
+    # The timed processes start warm: every cold process's caches, merged.
+    for kernel in kernels:
+        merge_cache(cache_root / f"cold-{kernel.name}", cache_root / "shared")
+    return results
+
+
+def merge_cache(source: Path, target: Path) -> None:
+    """Copy into ``target`` the files of ``source`` it lacks, each by an atomic
+    rename, never writing into a file that exists. The waiting workers have
+    already loaded shared libraries from ``target`` (Triton's driver helpers):
+    overwriting one in place changes the pages they have mapped, and on the
+    H200 that killed them with SIGSEGV at their next call. Compile caches are
+    keyed by content, so a file that exists already holds the same thing."""
+    if not source.is_dir():
+        return
+    for path in source.rglob("*"):
+        if not path.is_file():
+            continue
+        destination = target / path.relative_to(source)
+        if destination.exists():
+            continue
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        partial = destination.with_name(f".{destination.name}.{os.getpid()}.partial")
+        shutil.copy2(path, partial)
+        os.replace(partial, destination)
+
+
+def _cold_from_outcome(name: str, outcome: isolation.TaskOutcome) -> ColdStart:
+    r = outcome.result
+    if outcome.status != "ok" or not isinstance(r, KernelTiming):
+        return ColdStart(kernel=name, status=outcome.status, reason=outcome.error)
+    return ColdStart(
+        kernel=name,
+        status=r.status,
+        prepare_s=r.prepare_s,
+        first_call_s=r.first_call_s,
+        reason=r.reason,
+    )
+
+
+def shared_cache_env(cache_root: Path) -> dict[str, str]:
+    shared = cache_root / "shared"
+    return {
+        **os.environ,
+        "TRITON_CACHE_DIR": str(shared / "triton"),
+        "GEMMREG_CACHE_DIR": str(shared / "gemmreg"),
+    }
+
+
+def _profile(
+    pool: Pool, names: Sequence[str], problem: Problem, seed: int, timeout: float
+) -> dict[str, Any]:
+    """Device profiles of every kernel, from the pool's profiling process."""
+    assert pool.profiler is not None
+    task = ProfileTask(kernels=names, problem=problem, seed=seed)
+    outcome, pool.profiler, _ = _run_retrying(pool.profiler, task, timeout, pool.fresh)
+    if outcome.status == "ok" and isinstance(outcome.result, ProfileResult):
+        return outcome.result.recorded()
+    first = outcome.error.splitlines()[0] if outcome.error else outcome.status
+    return {
+        n: {"profile_unavailable": f"profiling process {outcome.status}: {first}"} for n in names
+    }
+
+
+START_AHEAD_ENV = "GEMMREG_START_AHEAD"
+"""``1``: start a timing command's workers before its plugins are read;
+``0``: after. Unset: ahead where a GPU device node exists
+(:func:`gemmreg.contract.backend.gpu_likely`)."""
+
+
+def starting_ahead() -> bool:
+    from gemmreg.contract import backend
+
+    choice = os.environ.get(START_AHEAD_ENV, "")
+    return choice == "1" if choice in ("0", "1") else backend.gpu_likely()
+
+
+@attrs.define
+class Ahead:
+    """Workers a timing command starts before its own process has imported
+    torch and read the plugins: a worker takes as long to start as that
+    (both import torch and discover the plugins), so started after it, as
+    they were, they doubled it on the H200 (6 s, then 11 s). Started on the
+    command line's word, before it is known to be valid: a command that
+    then fails (an unknown name) closes them unused. The cold-start
+    sessions have caches of their own under :attr:`cache_root`, the pool
+    shares one (:func:`shared_cache_env`)."""
+
+    tmp: tempfile.TemporaryDirectory[str]
+    cold: dict[str, Session]
+    pool: Pool
+
+    @property
+    def cache_root(self) -> Path:
+        return Path(self.tmp.name)
+
+    def take_cold(self, name: str) -> Session:
+        """The cold-start session started for ``name`` (a fresh one if the
+        command line named it differently from the registry)."""
+        return self.cold.pop(name, None) or Session(_cold_env(self.cache_root, name))
+
+    def close(self) -> None:
+        """Every session not taken, and the pool, closed; the caches removed."""
+        unused = [*self.cold.values(), *self.pool.everyone()]
+        for session in unused:
+            session.begin_close()
+        for session in unused:
+            session.close()
+        self._forget()
+
+    def abandon(self) -> None:
+        """The command failed before it needed its workers: kill them now
+        rather than wait seconds for start-ups nobody will use."""
+        for session in [*self.cold.values(), *self.pool.everyone()]:
+            session.kill()
+        self._forget()
+
+    def _forget(self) -> None:
+        self.cold = {}
+        self.pool.sessions, self.pool.profiler = [], None
+        self.tmp.cleanup()
+
+
+def start_ahead(names: Sequence[str], processes: int, gpu: bool, cold: bool = True) -> Ahead:
+    """Start the cold-start sessions of ``names`` (with ``cold``) and a pool
+    of ``processes`` timing sessions, plus the profiler when ``gpu``. With
+    cold starts the pool shares the caches they fill; without (a sweep), it
+    uses the user's own caches."""
+    tmp = tempfile.TemporaryDirectory(prefix="gemmreg-caches-")
+    root = Path(tmp.name)
+    sessions = {name: Session(_cold_env(root, name)) for name in names} if cold else {}
+    env = shared_cache_env(root) if cold else dict(os.environ)
+    pool = Pool(size=processes, env=env, gpu=gpu)
+    pool.start()
+    return Ahead(tmp=tmp, cold=sessions, pool=pool)

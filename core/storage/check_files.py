@@ -1,0 +1,93 @@
+"""A saved check: ``check.json``, the correctness results ``check --out`` writes.
+
+Each case is the :class:`gemmreg.running.check_runner.CaseResult` as it was recorded.
+Older files are read too, upgraded to today's records: the layout before the
+value kinds (``problem`` and ``seed`` at the case, the plugin's own inputs),
+and schema 1 (no ``schema`` key), whose comparisons carry no tolerance, so
+their rows show the error alone. Whatever is wrong with a file is a
+:class:`CheckFileError` naming it, never a crash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gemmreg.contract.serialization import NON_FINITE_TEXT, from_jsonable, parse_json, schema_of
+from gemmreg.running.check_runner import CaseResult
+from gemmreg.storage import run_schema
+
+CHECK_FILE = "check.json"
+CHECK_SCHEMA = 2
+"""The layout of ``check.json``. 1 (no ``schema`` key): comparisons without
+their tolerance; 2: each comparison records the tolerance it was held to."""
+NON_FINITE_FIELDS = ("max_error", "max_abs_error", "first_bad")
+"""The comparison's figures that may be infinite or NaN (a NaN computed, an
+element never written): the writer saves those as text (``"inf"``, ``"nan"``),
+and they are numbers again here."""
+BEFORE_VALUE_KINDS = "plugin"
+"""What drew a case's inputs in files older than the value kinds: the plugin's
+own generator, the only one the matrix used then."""
+
+
+class CheckFileError(ValueError):
+    """A ``check.json`` that cannot be read: reported in one line."""
+
+
+def load_check(path: Path) -> tuple[list[CaseResult], bool]:
+    """(results, partial) of a saved check: ``path`` is the file or its directory."""
+    if path.is_dir():
+        path = path / CHECK_FILE
+    try:
+        data = parse_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        why = getattr(error, "strerror", None) or error
+        raise CheckFileError(f"cannot read {path}: {why}") from None
+    except (ValueError, RecursionError) as error:
+        raise CheckFileError(f"{path} is not a readable gemmreg check: not JSON: {error}") from None
+    try:
+        return results_from_dict(data), bool(data.get("partial"))
+    except (run_schema.SchemaError, ValueError, TypeError, KeyError) as error:
+        raise CheckFileError(f"{path} is not a readable gemmreg check: {error}") from None
+
+
+def results_from_dict(data: Any) -> list[CaseResult]:
+    """Rebuild the results of a parsed ``check.json``, any schema up to today's."""
+    if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
+        raise run_schema.SchemaError("expected an object with a list of 'cases'")
+    schema_of(data, CHECK_SCHEMA)  # from a newer gemmreg: refused in one line
+    results = []
+    for index, case in enumerate(data["cases"]):
+        case = upgrade_case(case)
+        run_schema.check_record(CaseResult, case, f"cases[{index}]")
+        result = case_result(case)
+        _ = result.tolerance  # a saved tolerance must build, here and not in a renderer
+        results.append(result)
+    return results
+
+
+def upgrade_case(data: Any) -> Any:
+    """A case in today's layout: one from before the value kinds is moved into
+    its ``case``; anything else is kept, for the schema check to name."""
+    if isinstance(data, dict) and "case" not in data and "problem" in data:
+        rest = {k: v for k, v in data.items() if k not in ("problem", "seed")}
+        case = {"problem": data["problem"], "seed": data.get("seed"), "values": BEFORE_VALUE_KINDS}
+        return {**rest, "case": case}
+    return data
+
+
+def case_result(data: Mapping[str, Any]) -> CaseResult:
+    """The record of one saved case (already checked against its fields)."""
+    comparison = data.get("comparison")
+    if comparison is not None:
+        comparison = {k: _number(v) if k in NON_FINITE_FIELDS else v for k, v in comparison.items()}
+    return from_jsonable(CaseResult, {**data, "comparison": comparison})
+
+
+def _number(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_number(item) for item in value]
+    if isinstance(value, str) and value.strip().lower() in NON_FINITE_TEXT:
+        return float(value)
+    return value
