@@ -7,11 +7,14 @@ accumulator tile), so no call pays for a memset.
 **One set per stream.** Two calls on different streams using one set at once
 would race: each would count the other's arrivals. So the key holds the
 current stream's handle; calls on one stream are ordered, so they can share.
-A set made while a CUDA graph is being captured is filled with zeros by a
-memset captured into that graph: every replay starts from zeros, and the
-calls after it in the graph find the buffers clean. Sets are never freed
-(a captured graph keeps using its addresses); they are small: at most
-``SPLIT_K x M x N`` fp32 values plus one int32 per tile.
+A set made while a CUDA graph is being captured (the capture stream is a
+stream of its own) is zeroed by one memset captured into that graph: every
+replay starts from zeros, and the calls after it in the graph find the
+buffers clean. A second graph captured later on the same capture stream
+shares that set, so it needs the first replayed once before it runs
+(gemmreg's timing replays each graph right after capturing it). Sets are
+never freed (a captured graph keeps using their addresses); they are small:
+at most ``SPLIT_K x M x N`` fp32 values plus one int32 per tile.
 """
 
 from __future__ import annotations
@@ -42,15 +45,25 @@ def buffers(
     key = (device, stream, m, n, split_k, tiles, atomic)
     found = _CACHE.get(key)
     if found is None:
-        import torch
-
-        slots = 1 if atomic else split_k
-        found = Buffers(
-            partials=torch.zeros((slots, m, n), dtype=torch.float32, device=device),
-            counters=torch.zeros(tiles, dtype=torch.int32, device=device),
-        )
+        found = _make(device, m, n, split_k, tiles, atomic)
         _CACHE[key] = found
     return found
+
+
+def _make(device: str, m: int, n: int, split_k: int, tiles: int, atomic: bool) -> Buffers:
+    """One zero fill per set (a single memset where a graph captures it): the
+    deterministic slots are always written before they are read, so only the
+    counters start at zero; the atomic accumulator and its counters share one
+    zeroed allocation."""
+    import torch
+
+    if not atomic:
+        return Buffers(
+            partials=torch.empty((split_k, m, n), dtype=torch.float32, device=device),
+            counters=torch.zeros(tiles, dtype=torch.int32, device=device),
+        )
+    flat = torch.zeros(m * n + tiles, dtype=torch.float32, device=device)
+    return Buffers(partials=flat[: m * n].view(1, m, n), counters=flat[m * n :].view(torch.int32))
 
 
 def cached() -> dict[Key, Buffers]:
