@@ -131,7 +131,10 @@ def make_prepare(atomic: bool, *, reverse_splits: bool = False) -> Callable[...,
     return prepare
 
 
-SOURCES = tuple(str(Path(module.__file__ or "")) for module in (kernel, heuristics, workspace))
+SOURCES = (
+    __file__,
+    *(str(Path(module.__file__ or "")) for module in (kernel, heuristics, workspace)),
+)
 """Every file the kernels' behaviour depends on, hashed into a run's manifest."""
 
 
@@ -148,5 +151,13 @@ def _spec(name: str, atomic: bool, summary: str) -> gemmreg.KernelSpec:
 
 @gemmreg.hookimpl
 def gemmreg_register_kernels(register):
-    register(_spec("splitk", False, "Triton split-K GEMM: fp32 partials, deterministic reduction"))
-    register(_spec("splitk_atomic", True, "Triton split-K GEMM: fp32 atomic-add partials"))
+    register(
+        _spec(
+            "splitk",
+            False,
+            "Triton split-K GEMM, one launch: fp32 partials, reduced in a fixed order",
+        )
+    )
+    register(
+        _spec("splitk_atomic", True, "Triton split-K GEMM, one launch: fp32 atomic-add partials")
+    )
