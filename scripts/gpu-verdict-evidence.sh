@@ -19,6 +19,13 @@
 #   knownbench the known difference as sweeps: one `gemmreg bench torch_ref
 #              mm_extra_pass` per repetition over 8192^3 and 8192x8192x32768
 #              bf16 with --max-time 3 (10 repetitions)
+#   splitk     issue 16: `gemmreg bench torch_ref splitk splitk_atomic
+#              triton_grouped` over the four skinny split-K shapes in fp16 and
+#              bf16 (one launch per call; both regimes: end-to-end and
+#              device-kernel), the verdict table, the full report with every
+#              regime per pair, and a bit-for-bit check of deterministic splitk
+#              on the GPU (splitk-determinism.txt); needs gemmreg-splitk
+#              installed too (`pip wheel --no-deps -w .whl examples/gemmreg-splitk`)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
 #              its wall time, phase by phase (trace:2 twice: the first on a
 #              fresh machine also pays for a cold page cache)
@@ -178,6 +185,46 @@ PY
         gemmreg "knownbench-$i-verdicts" report "$out/knownbench-$i" --verdicts
         grep " vs " "$out/knownbench-$i-verdicts.console.txt"
       done
+      ;;
+    splitk)
+      if ! "$python" -c "import gemmreg_splitk" 2>/dev/null; then
+        echo "splitk: gemmreg-splitk is not installed (pip install examples/gemmreg-splitk)" >&2
+        continue
+      fi
+      for i in $(range "$count" 1); do
+        gemmreg "splitk-$i" bench torch_ref splitk splitk_atomic triton_grouped \
+          --shape 16x16x65536,128x128x32768,64x4096x16384,32x8192x8192 \
+          --dtype fp16,bf16 --seed "$i" --out "$out/splitk-$i"
+        gemmreg "splitk-$i-verdicts" report "$out/splitk-$i" --verdicts
+        grep " vs " "$out/splitk-$i-verdicts.console.txt"
+        # --verdicts shows the end-to-end verdict (and a note where regimes
+        # disagree); the full report lists, under each point, the graph-replay
+        # regime's verdict and the device-kernel ratio (CUPTI) for each pair.
+        gemmreg "splitk-$i-report" report "$out/splitk-$i"
+        grep -E "^\[[ 0-9.]*s\] ([0-9]+x[0-9]+x[0-9]+ |verdict:|  (graph|device))" \
+          "$out/splitk-$i-report.console.txt" |
+          sed 's/^\[[ 0-9.]*s\] //'
+      done
+      "$python" - <<'PY' 2>&1 | tee "$out/splitk-determinism.txt"
+import gemmreg, torch
+from gemmreg import Problem
+from gemmreg_splitk import heuristics, plugin
+for m, n, k in [(64, 4096, 16384), (16, 16, 65536)]:
+    torch.manual_seed(0)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    launch = plugin.make_prepare(False)(Problem(m=m, n=n, k=k, dtype="bf16"))
+    outs = []
+    for _ in range(5):
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        launch(a, b, c)
+        outs.append(c)
+    torch.cuda.synchronize()
+    same = all(torch.equal(outs[0].view(torch.int16), o.view(torch.int16)) for o in outs[1:])
+    err = (outs[0].float() - (a.float() @ b.float())).abs().max().item()
+    config = heuristics.choose(m, n, k, plugin.target(gemmreg.where()))
+    print(f"splitk {m}x{n}x{k} bf16, 5 calls: bit-identical {same}, max abs error vs fp32 {err:.3g}; {config}")
+PY
       ;;
     seed)
       compare seed-table hip_naive hip_tiled torch_ref triton_baseline triton_grouped --shape 512x512x512 --dtype fp32
