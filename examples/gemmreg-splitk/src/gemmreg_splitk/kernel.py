@@ -22,7 +22,9 @@ fewer, but the last bits can change between runs.
 Memory ordering: every thread's partial is issued, then a CTA barrier, then
 the counter's ``atomic_add`` with acquire-release semantics at GPU scope, so
 a program that sees the count complete also sees every partial; it reads
-them back with ``.cg`` loads (from L2, never a stale L1 line).
+the workspace's slots back with ``.cg`` loads (from L2, never a stale L1
+line), and atomic mode's accumulator with an atomic exchange that also
+zeroes it (plain loads of it came back short on the H200).
 """
 
 from __future__ import annotations
@@ -92,8 +94,18 @@ def splitk_kernel() -> Any:
             if arrived == SPLIT_K - 1:  # the last of the tile: reduce, write C, clean up
                 tl.debug_barrier()
                 if ATOMIC:
-                    total = tl.load(ws_ptr + at, mask=mask, other=0.0, cache_modifier=".cg")
-                    tl.store(ws_ptr + at, tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32), mask=mask)
+                    # Read the sum and zero it in one atomic exchange, not a load
+                    # then a store: on the H200 plain (.cg) loads after the count
+                    # missed some of the reductions (wrong C in 40 of 40 calls at
+                    # 64x4096x16384, found by gemmreg's precheck), and release on the
+                    # reductions did not help; an atomic on the same address is
+                    # ordered after every reduction into it.
+                    # As 32-bit integers (the same bits): Triton's interpreter
+                    # exchanges no floats, and one code path runs everywhere.
+                    bits = ws_ptr.to(tl.pointer_type(tl.int32)) + at
+                    zero = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+                    total = tl.atomic_xchg(bits, zero, mask=mask, sem="relaxed")
+                    total = total.to(tl.float32, bitcast=True)
                 else:
                     total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
                     slots = tl.arange(0, REDUCE_CHUNK).to(tl.int64)
