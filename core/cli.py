@@ -23,6 +23,7 @@ from typing import Any
 from gemmreg import __version__
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
+from gemmreg.interface import cli_profiler
 from gemmreg.interface.cli_check import cmd_check, cmd_list
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -204,6 +205,7 @@ def build_parser() -> argparse.ArgumentParser:
     _timing_options(compare)
     compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
+    cli_profiler.add_options(compare)
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
     bench.add_argument("names", nargs="+", help="plugins to time")
