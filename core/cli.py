@@ -23,7 +23,7 @@ from typing import Any
 from gemmreg import __version__
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
-from gemmreg.interface import cli_profiler
+from gemmreg.interface import cli_device, cli_profiler
 from gemmreg.interface.cli_check import cmd_check, cmd_list
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -179,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         + "; after a plugin's first timeout its remaining cases are skipped",
     )
     check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    cli_device.add_option(check)
     _out_option(check, "also write the table, JSON and manifest into this directory")
     _strict_option(check, "it checks")
     check.add_argument(
@@ -203,6 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--dtype", default="fp32")
     _timing_options(compare)
+    cli_device.add_option(compare)
     compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
     cli_profiler.add_options(compare)
@@ -216,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     _timing_options(bench)
+    cli_device.add_option(bench)
     _out_option(bench, "save the run here (default: runs/bench-<time>)")
 
     report = commands.add_parser("report", help="render a saved run, or compare two runs")
@@ -271,6 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupts.install_termination_handlers()
     try:
         args = build_parser().parse_args(argv)
+        cli_device.choose(args)  # before torch is imported, here or in a worker
         code = COMMANDS[args.command](args)
         terminated = interrupts.termination_signal()  # a command that kept partial results
         if terminated:

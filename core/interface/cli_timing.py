@@ -13,7 +13,7 @@ from typing import Any
 
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
-from gemmreg.interface import cli_profiler
+from gemmreg.interface import cli_device, cli_profiler
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -89,6 +89,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ahead = _start_ahead(args, cold=True)
     with _killed_on_error(ahead):
         info = backend.current()
+        cli_device.require_gpu(args, info)
         cli_profiler.refuse_on(info.kind, profilers)
         shape = timing_options.default_shape(info.is_gpu) if shape_given is None else shape_given
         preflight.refuse_unfit([(shape, dtype[0])], info)
@@ -151,6 +152,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     ahead = _start_ahead(args, cold=False)
     with _killed_on_error(ahead):
         info = backend.current()
+        cli_device.require_gpu(args, info)
         preflight.refuse_unfit(points, info)
         timing = _timing(args, info.is_gpu, sweep=True)
         kernels = registry.discover().select(args.names)
