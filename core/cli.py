@@ -221,8 +221,15 @@ def build_parser() -> argparse.ArgumentParser:
     cli_device.add_option(bench)
     _out_option(bench, "save the run here (default: runs/bench-<time>)")
 
-    report = commands.add_parser("report", help="render a saved run, or compare two runs")
-    report.add_argument("runs", nargs="+", type=opt.path("run"), help="RUN, or BEFORE AFTER")
+    report = commands.add_parser(
+        "report", help="render a saved run, compare two runs, or trend many"
+    )
+    report.add_argument(
+        "runs",
+        nargs="+",
+        type=opt.path("run"),
+        help="RUN, BEFORE AFTER, or three or more runs: a history",
+    )
     report.add_argument(
         "--threshold",
         type=opt.number("--threshold", 0.0, opt.MAX_THRESHOLD_PCT),

@@ -1,6 +1,6 @@
 """``gemmreg report``: a saved run again (its tables, verdicts, plots, or the
-verdicts judged again at another margin), or two runs compared for
-regressions."""
+verdicts judged again at another margin), two runs compared for
+regressions, or three and more as a history (:mod:`gemmreg.interface.cli_history`)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     from gemmreg.storage import runs
 
     if len(args.runs) > 2:
-        raise UsageError("report takes one run, or two to compare")
+        from gemmreg.interface.cli_history import report_history
+
+        return report_history(args)
     try:
         loaded = [runs.load_run(path) for path in args.runs]
     except runs.RunError as error:
