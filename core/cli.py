@@ -23,7 +23,7 @@ from typing import Any
 from gemmreg import __version__
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
-from gemmreg.interface import cli_device, cli_profiler
+from gemmreg.interface import cli_device, cli_plot_options, cli_profiler
 from gemmreg.interface.cli_check import cmd_check, cmd_list
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -241,8 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--plot",
         type=opt.path("--plot"),
-        help="write TFLOP/s and roofline plots here (needs matplotlib)",
+        help="write TFLOP/s, roofline and speedup plots here, or a history's trend (needs matplotlib)",
     )
+    cli_plot_options.add_options(report)
     report.add_argument(
         "--verdicts",
         action="store_true",
@@ -282,6 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         cli_device.choose(args)  # before torch is imported, here or in a worker
+        cli_plot_options.apply(args)
         code = COMMANDS[args.command](args)
         terminated = interrupts.termination_signal()  # a command that kept partial results
         if terminated:

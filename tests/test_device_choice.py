@@ -21,7 +21,8 @@ VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
 def clean_devices(monkeypatch):
     """The test's changes to the device variables are undone after it."""
     for name in VARIABLES:
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")  # so that it is restored afterwards, even to unset
+        monkeypatch.delenv(name)
     monkeypatch.setattr(device_choice, "rocm_likely", lambda: False)
 
 

@@ -29,12 +29,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.plot is not None:
         import importlib.util
 
-        from gemmreg.rendering import plots
+        from gemmreg.rendering import plots, plots_speedup
 
         if importlib.util.find_spec("matplotlib") is None:
             raise UsageError("--plot needs matplotlib: pip install 'gemmreg[plot]'")
         opt.writable_directory(args.plot, "--plot")
-        written = plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
+        try:
+            written = plots_speedup.write_speedup_plots(args.plot, loaded[-1][1], args.baseline)
+        except plots_speedup.NoSuchBaseline as error:
+            raise UsageError(str(error)) from None
+        written += plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
         _progress(f"plots written: {', '.join(str(p) for p in written)}")
     if args.margin is not None:
         if len(loaded) != 1:

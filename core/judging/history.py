@@ -98,7 +98,7 @@ def by_device(runs: Sequence[RunInfo]) -> dict[str, list[RunInfo]]:
 
 def trends(runs: Sequence[RunInfo], threshold_pct: float) -> list[Trend]:
     """Every (device, problem, kernel) through the runs of its device."""
-    out = []
+    out: list[Trend] = []
     for device, ordered in by_device(runs).items():
         seen: dict[tuple[str, str], list[TrendPoint]] = {}
         last: dict[tuple[str, str], CompareReport] = {}

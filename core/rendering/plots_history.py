@@ -55,7 +55,7 @@ def figure(plt: Any, device: str, trends: Sequence[Trend]) -> Any:
             if not timed:
                 continue
             x = [position[p.run] for p in timed]
-            y = [p.summary.center_ms for p in timed]
+            y = [p.summary.center_ms or 0.0 for p in timed]
             below = [c - (p.summary.low_ms or c) for p, c in zip(timed, y, strict=True)]
             above = [(p.summary.high_ms or c) - c for p, c in zip(timed, y, strict=True)]
             panel.errorbar(x, y, yerr=[below, above], marker="o", capsize=3, label=trend.kernel)
