@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 from gemmreg.contract.records import Problem
 from gemmreg.judging import peaks, peaks_file
@@ -139,6 +140,16 @@ def test_the_speedup_picture_has_each_points_interval_and_the_line_at_one():
     from gemmreg.rendering import plots_speedup
 
     assert plots_speedup.default_baseline(SWEEP) == "base"
+    untimed = Verdict(
+        baseline="skipped",
+        kernel="fast",
+        verdict="no verdict",
+        speedup=None,
+        interval=None,
+        explanation="skipped",
+    )
+    unjudged = [attrs.evolve(r, verdicts=(untimed, untimed)) for r in SWEEP[:2]]
+    assert plots_speedup.default_baseline(unjudged + SWEEP) == "base"  # a figure, not a name
     fig = plots_speedup.figure(plt, "fp32", SWEEP, "base")
     axes = fig.axes[0]
     lines = {line.get_label(): line for line in axes.get_lines()}

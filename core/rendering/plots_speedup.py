@@ -21,9 +21,9 @@ class NoSuchBaseline(ValueError):
 
 
 def default_baseline(reports: Sequence[CompareReport]) -> str | None:
-    """The kernel most verdicts were judged against (the first named in the
-    command), or None for a run without verdicts."""
-    counts = Counter(v.baseline for r in reports for v in r.verdicts)
+    """The kernel most verdicts with a figure were judged against (the first
+    named in the command that was timed), or None for a run without them."""
+    counts = Counter(v.baseline for r in reports for v in r.verdicts if v.speedup is not None)
     return counts.most_common(1)[0][0] if counts else None
 
 
@@ -43,21 +43,23 @@ def speedup_of(
 def write_speedup_plots(
     directory: Path, reports: Sequence[CompareReport], baseline: str | None = None
 ) -> list[Path]:
-    """``speedup-DTYPE.png`` and ``.svg``; nothing for a run without verdicts."""
-    chosen = baseline or default_baseline(reports)
-    if chosen is None:
-        return []
+    """``speedup-DTYPE.png`` and ``.svg`` for each dtype with a verdict over
+    the baseline (chosen, else each dtype's default); none without verdicts."""
     named = {name for r in reports for v in r.verdicts for name in (v.baseline, v.kernel)}
-    if chosen not in named:
+    if baseline is not None and baseline not in named:
         raise NoSuchBaseline(
-            f"--baseline {chosen}: no verdict of this run names it "
+            f"--baseline {baseline}: no verdict of this run names it "
             f"(its kernels: {', '.join(sorted(named)) or 'none'})"
         )
     plt = _pyplot()
-    directory.mkdir(parents=True, exist_ok=True)
     written = []
     for dtype in sorted({r.problem.dtype for r in reports}):
-        fig = figure(plt, dtype, [r for r in reports if r.problem.dtype == dtype], chosen)
+        chosen = [r for r in reports if r.problem.dtype == dtype]
+        over = baseline or default_baseline(chosen)
+        if over is None or not any(speedup_of(v, over) for r in chosen for v in r.verdicts):
+            continue
+        directory.mkdir(parents=True, exist_ok=True)
+        fig = figure(plt, dtype, chosen, over)
         for suffix in ("png", "svg"):
             path = directory / f"speedup-{dtype}.{suffix}"
             fig.savefig(path, dpi=110)
@@ -80,7 +82,9 @@ def figure(plt: Any, dtype: str, reports: Sequence[CompareReport], baseline: str
         x, y = [p[0] for p in points], [p[1] for p in points]
         below = [s - (p[2][0] if p[2] else s) for p, s in zip(points, y, strict=True)]
         above = [(p[2][1] if p[2] else s) - s for p, s in zip(points, y, strict=True)]
-        axes.errorbar(x, y, yerr=[below, above], marker="o", capsize=3, label=kernel)
+        maths = sorted({s.math for r in reports for s in r.summaries if s.kernel == kernel})
+        label = f"{kernel} ({', '.join(maths)})" if maths else kernel  # unlike math, seen
+        axes.errorbar(x, y, yerr=[below, above], marker="o", capsize=3, label=label)
     axes.axhline(1.0, color="black", linewidth=1, label=f"{baseline} (1.0)")
     axes.set(
         xscale="log",
