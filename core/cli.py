@@ -23,6 +23,7 @@ from typing import Any
 from gemmreg import __version__
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
+from gemmreg.interface import cli_device, cli_plot_options, cli_profiler
 from gemmreg.interface.cli_check import cmd_check, cmd_list
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -178,6 +179,7 @@ def build_parser() -> argparse.ArgumentParser:
         + "; after a plugin's first timeout its remaining cases are skipped",
     )
     check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    cli_device.add_option(check)
     _out_option(check, "also write the table, JSON and manifest into this directory")
     _strict_option(check, "it checks")
     check.add_argument(
@@ -202,8 +204,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--dtype", default="fp32")
     _timing_options(compare)
+    cli_device.add_option(compare)
     compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
+    cli_profiler.add_options(compare)
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
     bench.add_argument("names", nargs="+", help="plugins to time")
@@ -214,10 +218,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     _timing_options(bench)
+    cli_device.add_option(bench)
     _out_option(bench, "save the run here (default: runs/bench-<time>)")
 
-    report = commands.add_parser("report", help="render a saved run, or compare two runs")
-    report.add_argument("runs", nargs="+", type=opt.path("run"), help="RUN, or BEFORE AFTER")
+    report = commands.add_parser(
+        "report", help="render a saved run, compare two runs, or trend many"
+    )
+    report.add_argument(
+        "runs",
+        nargs="+",
+        type=opt.path("run"),
+        help="RUN, BEFORE AFTER, or three or more runs: a history",
+    )
     report.add_argument(
         "--threshold",
         type=opt.number("--threshold", 0.0, opt.MAX_THRESHOLD_PCT),
@@ -229,8 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--plot",
         type=opt.path("--plot"),
-        help="write TFLOP/s and roofline plots here (needs matplotlib)",
+        help="write TFLOP/s, roofline and speedup plots here, or a history's trend (needs matplotlib)",
     )
+    cli_plot_options.add_options(report)
     report.add_argument(
         "--verdicts",
         action="store_true",
@@ -269,6 +282,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupts.install_termination_handlers()
     try:
         args = build_parser().parse_args(argv)
+        cli_device.choose(args)  # before torch is imported, here or in a worker
+        cli_plot_options.apply(args)
         code = COMMANDS[args.command](args)
         terminated = interrupts.termination_signal()  # a command that kept partial results
         if terminated:

@@ -74,7 +74,7 @@ def cli_offline(monkeypatch, capsys, tmp_path):
         (["report", "a", "--threshold", "-5"], "--threshold: must be from 0 to 1000, got -5"),
         (["report", "a", "--threshold", "inf"], "--threshold: must be a finite number"),
         (["report", ""], "argument runs: is empty"),
-        (["report", "a", "b", "c"], "report takes one run, or two"),
+        (["report", "a", "b", "c"], "a: no such run directory"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )

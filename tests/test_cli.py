@@ -61,7 +61,7 @@ def test_a_broken_plugin_is_a_row_in_list(fake_plugins, capsys):
             "--max-time: must be above 0",
         ),
         (["bench", "torch_ref", "--shape", "9:3:1"], "malformed range '9:3:1'"),
-        (["report", "a", "b", "c"], "report takes one run, or two"),
+        (["report", "a", "b", "c"], "a: no such run directory"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(args, message, monkeypatch, capsys):

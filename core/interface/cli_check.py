@@ -10,6 +10,7 @@ from typing import Any, Literal
 from gemmreg.contract.task_kinds import REFUSAL
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
+from gemmreg.interface import cli_device
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -72,6 +73,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.out is not None:
         opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
+    cli_device.require_gpu(args, backend.current())
     level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
     cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
+from gemmreg.interface import cli_device, cli_profiler
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -84,9 +85,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if len(dtype) != 1:
         raise UsageError("compare takes one --dtype")
     shape_given = parse_shape(args.shape) if args.shape is not None else None
+    profilers = cli_profiler.chosen(args)
     ahead = _start_ahead(args, cold=True)
     with _killed_on_error(ahead):
         info = backend.current()
+        cli_device.require_gpu(args, info)
+        cli_profiler.refuse_on(info.kind, profilers)
         shape = timing_options.default_shape(info.is_gpu) if shape_given is None else shape_given
         preflight.refuse_unfit([(shape, dtype[0])], info)
         timing = _timing(args, info.is_gpu)
@@ -101,6 +105,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     )
     trace("plugins discovered, options checked")
     report, manifest = sweeping.compare(kernels, problem, timing, info, _progress, ahead)
+    cli_profiler.run_after(profilers, report, manifest, args.out, _progress)
     print(render_compare.compare_table(report, args.format, manifest))
     if not report.partial and not any(s.status == "timed" for s in report.summaries):
         _error("nothing was timed: " + "; ".join(_why_untimed(report)))
@@ -147,6 +152,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     ahead = _start_ahead(args, cold=False)
     with _killed_on_error(ahead):
         info = backend.current()
+        cli_device.require_gpu(args, info)
         preflight.refuse_unfit(points, info)
         timing = _timing(args, info.is_gpu, sweep=True)
         kernels = registry.discover().select(args.names)
