@@ -40,6 +40,8 @@
 #              256..8192 (powers of two) in fp32, fp16 and bf16, with plots
 #   hostile    a plugin that poisons the CUDA context and one that hangs on
 #              the GPU, in check and compare beside torch_ref
+#   ncu        compare torch_ref triton_tuned at 4096^3 bf16 with --ncu=triton_tuned
+#              (the report and its CSV in the run's profiler/), then --nsys
 #   sigterm    gemmreg killed with SIGTERM while a worker hangs on the GPU
 #              (no worker may survive)
 #
@@ -242,6 +244,15 @@ PY
       gemmreg hostile-check-hang check fake_gpu_hang torch_ref --timeout 30 --out "$out/hostile-check-hang"
       compare hostile-compare-hang torch_ref fake_gpu_hang --shape 1024x1024x1024 --dtype fp32 --timeout 30
       export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
+      ;;
+    ncu)
+      # issue 14's profiler hook: triton_tuned against torch_ref, then
+      # triton_tuned once more under Nsight Compute (clocks unlocked); and
+      # --nsys, refused in one line where nsys is not on PATH
+      compare ncu-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --ncu=triton_tuned
+      ls "$out/ncu-4096-bf16/profiler"
+      head -30 "$out/ncu-4096-bf16/profiler/"*.csv
+      compare nsys-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --nsys=triton_tuned
       ;;
     sigterm)
       # SIGTERM while a worker hangs on the GPU: gemmreg must go, and every
