@@ -66,6 +66,20 @@ def _seed_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _format_option(parser: argparse.ArgumentParser) -> None:
+    """``--format``, the same for every command that prints rows
+    (:data:`gemmreg.rendering.formats.FORMATS`)."""
+    from gemmreg.rendering.formats import FORMATS
+
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=FORMATS[0],
+        help="table (terminal), markdown (never wrapped: for pages and CI step summaries), "
+        "csv (figures as numbers) or json (with its schema and kind; docs/formats.md)",
+    )
+
+
 def _out_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
 
@@ -147,7 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser(
         "list", help="every plugin, where it came from, and whether it runs here"
     )
-    listing.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    _format_option(listing)
     _strict_option(listing, "it lists")
 
     check = commands.add_parser("check", help="run the correctness cases (exit 1 on any failure)")
@@ -177,7 +191,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=TIMEOUT_HELP.replace("(a case, or one process's timing of a plugin)", "(a case)")
         + "; after a plugin's first timeout its remaining cases are skipped",
     )
-    check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    _format_option(check)
     _out_option(check, "also write the table, JSON and manifest into this directory")
     _strict_option(check, "it checks")
     check.add_argument(
@@ -202,7 +216,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--dtype", default="fp32")
     _timing_options(compare)
-    compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    _format_option(compare)
     _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
@@ -214,6 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     _timing_options(bench)
+    _format_option(bench)
     _out_option(bench, "save the run here (default: runs/bench-<time>)")
 
     report = commands.add_parser("report", help="render a saved run, or compare two runs")
@@ -225,7 +240,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="percent slowdown that counts as a regression, 0 to "
         f"{opt.MAX_THRESHOLD_PCT:g} (default {regression.DEFAULT_THRESHOLD_PCT:g})",
     )
-    report.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    _format_option(report)
     report.add_argument(
         "--plot",
         type=opt.path("--plot"),
@@ -234,7 +249,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--verdicts",
         action="store_true",
-        help="only the verdicts, one line per point and pair (table or markdown)",
+        help="only the verdicts, one line per point and pair",
     )
     report.add_argument(
         "--margin",
