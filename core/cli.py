@@ -67,6 +67,20 @@ def _seed_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _format_option(parser: argparse.ArgumentParser) -> None:
+    """``--format``, the same for every command that prints rows
+    (:data:`gemmreg.rendering.formats.FORMATS`)."""
+    from gemmreg.rendering.formats import FORMATS
+
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=FORMATS[0],
+        help="table (terminal), markdown (never wrapped: for pages and CI step summaries), "
+        "csv (figures as numbers) or json (with its schema and kind; docs/formats.md)",
+    )
+
+
 def _out_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
 
@@ -148,7 +162,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser(
         "list", help="every plugin, where it came from, and whether it runs here"
     )
-    listing.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    _format_option(listing)
     _strict_option(listing, "it lists")
 
     check = commands.add_parser("check", help="run the correctness cases (exit 1 on any failure)")
@@ -178,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=TIMEOUT_HELP.replace("(a case, or one process's timing of a plugin)", "(a case)")
         + "; after a plugin's first timeout its remaining cases are skipped",
     )
-    check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
+    _format_option(check)
     cli_device.add_option(check)
     _out_option(check, "also write the table, JSON and manifest into this directory")
     _strict_option(check, "it checks")
@@ -205,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--dtype", default="fp32")
     _timing_options(compare)
     cli_device.add_option(compare)
-    compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    _format_option(compare)
     _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
     cli_profiler.add_options(compare)
 
@@ -219,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     _timing_options(bench)
     cli_device.add_option(bench)
+    _format_option(bench)
     _out_option(bench, "save the run here (default: runs/bench-<time>)")
 
     report = commands.add_parser(
@@ -237,7 +252,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="percent slowdown that counts as a regression, 0 to "
         f"{opt.MAX_THRESHOLD_PCT:g} (default {regression.DEFAULT_THRESHOLD_PCT:g})",
     )
-    report.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    _format_option(report)
     report.add_argument(
         "--plot",
         type=opt.path("--plot"),
@@ -247,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--verdicts",
         action="store_true",
-        help="only the verdicts, one line per point and pair (table or markdown)",
+        help="only the verdicts, one line per point and pair",
     )
     report.add_argument(
         "--margin",

@@ -31,6 +31,7 @@ from gemmreg.judging.timing_records import (
     RegimeResult,
     Verdict,
 )
+from gemmreg.rendering.formats import FORMATS
 from gemmreg.storage import runs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -173,7 +174,7 @@ malformed_command = st.one_of(
     option(BENCH, "--dtype", st.one_of(unknown(DTYPES), st.just("fp16,fp16"), st.just(""))),
     option(["check"], "--dtype", st.one_of(unknown(DTYPES), st.just(""), st.just("fp32,,bf16"))),
     option(["check"], "--layout", st.one_of(unknown(LAYOUTS), st.just(""))),
-    option(["check"], "--format", unknown(("table", "markdown", "json"))),
+    option(["check"], "--format", unknown(FORMATS)),
     option(["check"], "--sanitize", unknown(TOOLS)),
     st.tuples(
         st.sampled_from(["check", "compare torch_ref", "bench"]), unknown(KNOWN | UNAVAILABLE)

@@ -47,10 +47,10 @@ def _fail_strict(failures: Sequence[str]) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     """Exit 0 even with BROKEN rows (listing them is the point), unless --strict."""
     from gemmreg.discovery import registry
-    from gemmreg.rendering import render
+    from gemmreg.rendering import render_list
 
     found = registry.discover()
-    print(render.list_table(found, args.format))
+    print(render_list.list_table(found, args.format))
     if args.strict:
         return _fail_strict(_strict_failures(found.select([]), found.issues))
     return EXIT_OK
@@ -101,7 +101,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         interrupted = True
     print(render.check_output(results, args.format, interrupted))
     summary = {}
-    if tools and args.format != "json":
+    if tools and args.format in ("table", "markdown"):  # csv and json: one document
         print("\n" + render.sanitize_summary(results, args.format))
     if tools:
         summary = {"sanitize-summary.txt": render.sanitize_summary(results, "table")}

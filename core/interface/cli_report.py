@@ -15,7 +15,7 @@ from gemmreg.interface.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 def cmd_report(args: argparse.Namespace) -> int:
     from gemmreg.judging import regression, rejudging
     from gemmreg.orchestrating import sweeping
-    from gemmreg.rendering import render, render_changes, render_compare
+    from gemmreg.rendering import render_changes, render_compare
     from gemmreg.storage import runs
 
     if len(args.runs) > 2:
@@ -50,14 +50,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         ]
         _progress(f"verdicts judged again from the recorded processes, margin +-{args.margin:g}%")
     if len(loaded) == 1:
-        _, reports, partial = loaded[0]
+        manifest, reports, partial = loaded[0]
         if partial:
             _progress("gemmreg: PARTIAL run: interrupted before the last point")
         if args.verdicts:
             print(render_compare.verdict_table(reports, args.format))
-        elif args.format in ("csv", "json"):
+        elif args.format == "json":
+            print(render_compare.run_document(manifest, reports, partial))
+        elif args.format == "csv":
             rows = [row for r in reports for row in render_compare.summary_rows(r)]
-            print(render_compare.csv_text(rows) if args.format == "csv" else render.dumps(reports))
+            print(render_compare.csv_text(rows))
         else:
             print("\n\n".join(render_compare.compare_table(r, args.format) for r in reports))
             if len(reports) > 1:  # a sweep: every verdict again, one line each

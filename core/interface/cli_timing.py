@@ -163,7 +163,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     done = sweeping.sweep(
         kernels, problems, timing, info, out, _progress, ahead, shapes=args.shape, dtypes=dtypes
     )
-    print(render_compare.sweep_table(done.reports))
+    if args.format == "json":  # the run as saved: `report OUT --format json` prints the same
+        from gemmreg.storage import runs
+
+        manifest, reports, partial = runs.load_run(out)
+        print(render_compare.run_document(manifest, reports, partial))
+    else:
+        print(render_compare.sweep_table(done.reports, args.format))
     _progress(f"run saved to {out}/")
     if done.partial:
         return EXIT_INTERRUPTED
