@@ -80,6 +80,8 @@ def test_before_the_first_item_the_runs_estimate_is_the_eta():
     meter = Meter([1.0, 1.0], "points", stream=stream, clock=clock, live=False, estimate_s=3600)
     clock.now += 600
     assert meter.status() == "0/2 points, elapsed 10m00s, ETA ~50m00s"
+    clock.now += 3000
+    assert meter.status() == "0/2 points, elapsed 1h00m"  # overrun: no ETA rather than ~0s
 
 
 def test_on_a_terminal_one_bar_is_redrawn_below_the_lines():

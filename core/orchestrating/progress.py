@@ -117,8 +117,8 @@ class Meter:
         """``3/20 points, elapsed 1m23s, ETA ~4m05s``."""
         now = self.clock()
         eta = eta_s(self.done, self.remaining, self.prefer_work)
-        if eta is None and self.estimate_s is not None:
-            eta = max(0.0, self.estimate_s - (now - self.started))
+        if eta is None and self.estimate_s is not None and now - self.started < self.estimate_s:
+            eta = self.estimate_s - (now - self.started)  # past it, the estimate says nothing
         left = "" if eta is None else f", ETA ~{duration(eta)}"
         return f"{len(self.done)}/{self.total} {self.unit}, elapsed {duration(now - self.started)}{left}"
 
