@@ -85,6 +85,16 @@ def _out_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
 
 
+def _shapes_option(group: Any, what: str) -> None:
+    group.add_argument(
+        "--shapes",
+        type=opt.path("--shapes", "a file"),
+        metavar="FILE",
+        help=f"YAML, JSON or CSV rows of m, n, k and optional dtype, layout, weight: {what} "
+        "(see docs/cli.md and examples/shapes/)",
+    )
+
+
 def _strict_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--strict",
@@ -213,10 +223,13 @@ def build_parser() -> argparse.ArgumentParser:
     gpu_shape, cpu_shape = (
         "x".join(map(str, timing_options.default_shape(gpu))) for gpu in (True, False)
     )
-    compare.add_argument(
+    compare_shape = compare.add_mutually_exclusive_group()
+    compare_shape.add_argument(
         "--shape", help=f"MxNxK (default: {gpu_shape} on a GPU, {cpu_shape} on the CPU)"
     )
+    _shapes_option(compare_shape, "a file with one row (compare times one point)")
     compare.add_argument("--dtype", default="fp32")
+    compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
     _timing_options(compare)
     cli_device.add_option(compare)
     _format_option(compare)
@@ -225,12 +238,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
     bench.add_argument("names", nargs="+", help="plugins to time")
-    bench.add_argument(
+    bench_shape = bench.add_mutually_exclusive_group(required=True)
+    bench_shape.add_argument(
         "--shape",
-        required=True,
-        help="comma-separated MxNxK, N (square) or START:STOP:STEP (squares), e.g. 256:1024:256,2048",
+        help="comma-separated MxNxK, N (a square) or START:STOP:STEP (squares); each of M, N, "
+        "K may be a range START:STOP:STEP or START:STOP:*FACTOR (geometric), the shapes their "
+        "cartesian product, e.g. 256:1024:256,2048 or 1024:4096:1024x4096x512:8192:*2",
     )
+    _shapes_option(bench_shape, "the shapes, one row each, with weights")
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
+    bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
     _timing_options(bench)
     cli_device.add_option(bench)
     _format_option(bench)

@@ -61,6 +61,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gemmreg.contract import backend
     from gemmreg.deciding import matrix
     from gemmreg.discovery import registry
+    from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render
     from gemmreg.running import check_runner, environment, sanitizer_pass
 
@@ -80,25 +81,34 @@ def cmd_check(args: argparse.Namespace) -> int:
         cases = [attrs.evolve(case, seed=args.seed) for case in cases]
 
     results: list[check_runner.CaseResult] = []
+    meter = Meter(_works(kernels, cases, gpu), "cases")
 
     def progress(result: check_runner.CaseResult) -> None:
         results.append(result)  # kept as they finish, so that Ctrl-C loses none
-        if result.status != "skip":
-            _progress(f"  {result.id}: {result.status}")
+        if result.status == "skip":
+            return
+        line = f"  {result.id}: {result.status}"
+        if meter.done_counting:  # the sanitizer pass, after the matrix
+            meter.line(line)
+        else:
+            meter.advance(float(result.case.problem.flops), line)
 
     manifest = environment.manifest(kernels, level=level) if args.out is not None else {}
     interrupted = False
     try:
         check_runner.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
+        meter.done_counting = True
         if tools:
             sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
             if args.seed is not None:
                 sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
             sanitizer_pass.run_pass_here(
-                kernels, sanitize_cases, tools, args.out, manifest, _progress, progress
+                kernels, sanitize_cases, tools, args.out, manifest, meter.line, progress
             )
     except KeyboardInterrupt:
         interrupted = True
+    finally:
+        meter.close()
     print(render.check_output(results, args.format, interrupted))
     summary = {}
     if tools and args.format in ("table", "markdown"):  # csv and json: one document
@@ -132,6 +142,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         issues = found.issues if not args.names else []
         code = max(code, _fail_strict(_strict_failures(kernels, issues)))
     return code
+
+
+def _works(kernels: Sequence[Any], cases: Sequence[Any], gpu: bool) -> list[float]:
+    """The work (2MNK) of every case that will run, for the progress meter's ETA."""
+    from gemmreg.running import check_runner
+
+    return [
+        float(case.problem.flops)
+        for kernel in kernels
+        for _, case in check_runner.plan(kernel, cases, gpu)[1]
+    ]
 
 
 def _why_nothing_ran(kernels: Sequence[Any], results: Sequence[Any]) -> str:

@@ -219,6 +219,9 @@ class CompareReport:
     """Fixed rounds per process, or None for the stopping rule."""
     warmup: int | None = None
     partial: bool = False
+    weight: float | None = None
+    """How much this point counts in a summary over points (a shapes file's
+    ``weight``: how often a model calls the shape); None when none was given."""
     schema: int = SCHEMA
     """The layout of these records; runs saved before it existed are schema 1."""
 

@@ -22,6 +22,7 @@ from gemmreg.deciding.timing_options import TimingOptions
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rejudging
 from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRun
+from gemmreg.orchestrating.progress import Meter
 from gemmreg.rendering import render_compare
 from gemmreg.running import comparing, environment, worker_pool
 from gemmreg.running.tracing import trace
@@ -52,9 +53,11 @@ def time_point(
     while_starting: Callable[[], None] | None = None,
     need: int = 1,
     ahead: worker_pool.Ahead | None = None,
+    meter: Meter | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on one problem, with a progress line per process and
-    per cold start; ``need``: see :func:`gemmreg.running.comparing.run_compare`."""
+    per cold start; ``need``: see :func:`gemmreg.running.comparing.run_compare`.
+    ``meter``: each process's line counts as one of its items (``compare``)."""
 
     def on_run(run: ProcessRun) -> None:
         if run.median_ms is not None:
@@ -64,9 +67,11 @@ def time_point(
             )
         else:
             detail = run.reason.splitlines()[0] if run.reason else ""
-        progress(
-            f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
-        )
+        line = f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
+        if meter is not None:
+            meter.advance(1.0, line)
+        else:
+            progress(line)
 
     def on_cold(cold: ColdStart) -> None:
         detail = cold.reason.splitlines()[0] if cold.reason else ""
@@ -124,6 +129,7 @@ def compare(
     info: BackendInfo,
     progress: Progress,
     ahead: worker_pool.Ahead | None = None,
+    meter: Meter | None = None,
 ) -> tuple[CompareReport, dict[str, Any]]:
     """One point, cold starts first, and the manifest (taken while the
     workers start). A verdict is about a pair: with fewer than two kernels
@@ -136,7 +142,15 @@ def compare(
         trace("manifest taken")
 
     report = time_point(
-        kernels, problem, timing, info, progress, while_starting=take_manifest, need=2, ahead=ahead
+        kernels,
+        problem,
+        timing,
+        info,
+        progress,
+        while_starting=take_manifest,
+        need=2,
+        ahead=ahead,
+        meter=meter,
     )
     report = flag_shared(report, manifest, progress)
     manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
@@ -159,10 +173,14 @@ def sweep(
     out: Path,
     progress: Progress,
     ahead: worker_pool.Ahead | None = None,
+    meter: Meter | None = None,
+    weights: Sequence[float] | None = None,
     **manifest_fields: Any,
 ) -> Sweep:
     """Every problem in turn, the run saved to ``out`` after each one (marked
-    partial until the last); ``manifest_fields`` join the manifest."""
+    partial until the last); ``manifest_fields`` join the manifest. ``meter``
+    counts the points (their work, 2MNK); ``weights``, one per problem, go
+    into each point's report (:attr:`CompareReport.weight`)."""
     reports: list[CompareReport] = []
     partial = False
     names = ", ".join(kernel.name for kernel in kernels)
@@ -177,16 +195,23 @@ def sweep(
     try:
         manifest = environment.manifest(kernels, seed=timing.seed, **manifest_fields)
         for index, problem in enumerate(problems, 1):
-            label = f"[{index}/{len(problems)}] {problem.shape} {problem.dtype}: "
+            layout = "" if problem.layout == "rowmajor" else f" {problem.layout}"
+            label = f"[{index}/{len(problems)}] {problem.shape} {problem.dtype}{layout}: "
             progress(f"{label}timing {names}")
             report = time_point(kernels, problem, timing, info, progress, label, pool)
+            if weights is not None:
+                report = attrs.evolve(report, weight=weights[index - 1])
             reports.append(flag_shared(report, manifest, progress))
+            if meter is not None and not report.partial:
+                meter.advance(float(problem.flops))
             partial = report.partial
             manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
             save(out, manifest, reports, partial or index < len(problems))
             if partial:
                 break
     finally:
+        if meter is not None:
+            meter.close()
         pool.close()
         if ahead is not None:
             ahead.close()  # its caches folder

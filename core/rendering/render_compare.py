@@ -260,4 +260,10 @@ def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
         ]
         for r in rows
     ]
-    return grid(table, SWEEP_HEADERS, fmt)
+    headers = SWEEP_HEADERS
+    if any(r["layout"] != "rowmajor" for r in rows):  # a column only where layouts vary
+        headers = [*headers[:2], "layout", *headers[2:]]
+        table = [
+            [*cells[:2], r["layout"], *cells[2:]] for cells, r in zip(table, rows, strict=True)
+        ]
+    return grid(table, headers, fmt)

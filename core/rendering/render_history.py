@@ -11,11 +11,12 @@ from collections.abc import Sequence
 
 from gemmreg.judging import stats
 from gemmreg.judging.history import Trend, TrendPoint, latest_regressions
-from gemmreg.rendering.render import TABLE_FORMATS, dumps
-from tabulate import tabulate
+from gemmreg.rendering.formats import grid, json_document
 
 COMMIT_CHARS = 10
 """A commit is shown by its first characters, as ``git log --oneline`` does."""
+HISTORY_SCHEMA = 1
+"""Version of the ``gemmreg.history`` JSON document (docs/formats.md)."""
 CSV_HEADER = (
     "device",
     "problem",
@@ -58,7 +59,9 @@ def _change(point: TrendPoint) -> tuple[str, str]:
 
 def history_table(history: Sequence[Trend], fmt: str, threshold_pct: float) -> str:
     if fmt == "json":
-        return dumps({"threshold_pct": threshold_pct, "trends": list(history)})
+        return json_document(
+            "history", HISTORY_SCHEMA, {"threshold_pct": threshold_pct, "trends": list(history)}
+        )
     if fmt == "csv":
         return _csv(history)
     lines: list[str] = []
@@ -81,7 +84,7 @@ def history_table(history: Sequence[Trend], fmt: str, threshold_pct: float) -> s
         headers = ["problem", "plugin", "commit", "run at (UTC)", "ms (range)", "change", "verdict"]
         title = f"device: {device}"
         lines += [title if fmt == "table" else f"### {title}", ""]
-        lines += [tabulate(rows, headers=headers, tablefmt=TABLE_FORMATS[fmt]), ""]
+        lines += [grid(rows, headers, fmt), ""]
     for trend in history:
         for point in trend.points:
             if point.change is not None and point.change.verdict in ("noisy", "no verdict"):
