@@ -23,7 +23,7 @@ from typing import Any
 from gemmreg import __version__
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
-from gemmreg.interface import cli_device, cli_plot_options, cli_profiler
+from gemmreg.interface import cli_device, cli_options, cli_plot_options, cli_profiler
 from gemmreg.interface.cli_check import cmd_check, cmd_list
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -49,116 +49,10 @@ __all__ = [
     "parse_shapes",
 ]
 
-MAX_MARGIN_PCT = 50.0
-"""An equivalence margin wider than this would call a 2x difference "equivalent"."""
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse would print usage and exit 2 itself
         raise UsageError(message)
-
-
-def _seed_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--seed",
-        type=opt.integer("--seed", 0, opt.MAX_SEED),
-        default=None,
-        help=f"0 to {opt.MAX_SEED}",
-    )
-
-
-def _format_option(parser: argparse.ArgumentParser) -> None:
-    """``--format``, the same for every command that prints rows
-    (:data:`gemmreg.rendering.formats.FORMATS`)."""
-    from gemmreg.rendering.formats import FORMATS
-
-    parser.add_argument(
-        "--format",
-        choices=FORMATS,
-        default=FORMATS[0],
-        help="table (terminal), markdown (never wrapped: for pages and CI step summaries), "
-        "csv (figures as numbers) or json (with its schema and kind; docs/formats.md)",
-    )
-
-
-def _out_option(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
-
-
-def _shapes_option(group: Any, what: str) -> None:
-    group.add_argument(
-        "--shapes",
-        type=opt.path("--shapes", "a file"),
-        metavar="FILE",
-        help=f"YAML, JSON or CSV rows of m, n, k and optional dtype, layout, weight: {what} "
-        "(see docs/cli.md and examples/shapes/)",
-    )
-
-
-def _strict_option(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help=f"exit 1 when {what} an unavailable plugin or a plugin that failed to load (BROKEN)",
-    )
-
-
-TIMEOUT_HELP = (
-    "seconds one worker task (a case, or one process's timing of a plugin) may take "
-    "before it is called hung and its worker killed (default: scaled to the problem's "
-    "2*M*N*K; see gemmreg.deciding.timeouts)"
-)
-
-
-def _percent(fraction: float) -> str:
-    """``0.005`` as ``0.5%%``: argparse formats help with ``%``."""
-    return f"{fraction:.1%}".replace("%", "%%")
-
-
-def _timing_options(parser: argparse.ArgumentParser) -> None:
-    # The defaults quoted are read from the constants that set them.
-    from gemmreg.deciding import timing_options as defaults
-    from gemmreg.judging import rounds, stats
-
-    gpu = defaults.GPU_POLICY
-    parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
-    parser.add_argument(
-        "--processes",
-        type=opt.integer("--processes", 1, opt.MAX_PROCESSES),
-        default=None,
-        help=f"independent worker processes, 1 to {opt.MAX_PROCESSES} (default: "
-        f"{defaults.GPU_DEFAULT_PROCESSES} on a GPU, {defaults.CPU_DEFAULT_PROCESSES} on the CPU)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=opt.integer("--repeats", 1, opt.MAX_REPEATS),
-        default=None,
-        help=f"fixed number of rounds per process, 1 to {opt.MAX_REPEATS} (default: rounds "
-        f"until every pair's paired ratio is known to +-{_percent(rounds.TARGET_HALFWIDTH)}, capped)",
-    )
-    parser.add_argument(
-        "--warmup",
-        type=opt.integer("--warmup", 0, opt.MAX_WARMUP),
-        default=None,
-        help=f"minimum heat-soak calls per plugin, 0 to {opt.MAX_WARMUP} (default: >= "
-        f"{gpu.soak_min_calls} calls, >= {gpu.soak_min_s:g} s and a steady SM clock on a GPU)",
-    )
-    parser.add_argument(
-        "--max-time",
-        type=opt.number("--max-time", 0.0, opt.MAX_TIME_S, low_open=True),
-        default=None,
-        dest="max_time",
-        help=f"cap on the seconds of rounds per process, above 0 up to {opt.MAX_TIME_S:g} "
-        f"(default: {gpu.stop.max_time_s:g} on a GPU; bench: {defaults.BENCH_MAX_TIME_S:g})",
-    )
-    parser.add_argument(
-        "--margin",
-        type=opt.number("--margin", 0.0, MAX_MARGIN_PCT, low_open=True),
-        default=None,
-        help="equivalence margin in percent: an interval inside +-MARGIN%% is EQUIVALENT "
-        f"(above 0 up to {MAX_MARGIN_PCT:g}; default {100 * stats.DEFAULT_MARGIN:g})",
-    )
-    _seed_option(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -172,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser(
         "list", help="every plugin, where it came from, and whether it runs here"
     )
-    _format_option(listing)
-    _strict_option(listing, "it lists")
+    cli_options.format_option(listing)
+    cli_options.strict_option(listing, "it lists")
 
     check = commands.add_parser("check", help="run the correctness cases (exit 1 on any failure)")
     check.add_argument("names", nargs="*", help="plugins to check (default: all)")
@@ -194,18 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--dtype", help="comma-separated dtypes (default: all)")
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
-    _seed_option(check)
+    cli_options.seed_option(check)
     check.add_argument(
         "--timeout",
         type=float,
         default=None,
-        help=TIMEOUT_HELP.replace("(a case, or one process's timing of a plugin)", "(a case)")
+        help=cli_options.TIMEOUT_HELP.replace(
+            "(a case, or one process's timing of a plugin)", "(a case)"
+        )
         + "; after a plugin's first timeout its remaining cases are skipped",
     )
-    _format_option(check)
+    cli_options.format_option(check)
     cli_device.add_option(check)
-    _out_option(check, "also write the table, JSON and manifest into this directory")
-    _strict_option(check, "it checks")
+    cli_options.out_option(check, "also write the table, JSON and manifest into this directory")
+    cli_options.strict_option(check, "it checks")
     check.add_argument(
         "--sanitize",
         nargs="?",
@@ -227,13 +123,13 @@ def build_parser() -> argparse.ArgumentParser:
     compare_shape.add_argument(
         "--shape", help=f"MxNxK (default: {gpu_shape} on a GPU, {cpu_shape} on the CPU)"
     )
-    _shapes_option(compare_shape, "a file with one row (compare times one point)")
+    cli_options.shapes_option(compare_shape, "a file with one row (compare times one point)")
     compare.add_argument("--dtype", default="fp32")
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
-    _timing_options(compare)
+    cli_options.add_timing_options(compare)
     cli_device.add_option(compare)
-    _format_option(compare)
-    _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
+    cli_options.format_option(compare)
+    cli_options.out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
     cli_profiler.add_options(compare)
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
@@ -245,13 +141,13 @@ def build_parser() -> argparse.ArgumentParser:
         "K may be a range START:STOP:STEP or START:STOP:*FACTOR (geometric), the shapes their "
         "cartesian product, e.g. 256:1024:256,2048 or 1024:4096:1024x4096x512:8192:*2",
     )
-    _shapes_option(bench_shape, "the shapes, one row each, with weights")
+    cli_options.shapes_option(bench_shape, "the shapes, one row each, with weights")
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
-    _timing_options(bench)
+    cli_options.add_timing_options(bench)
     cli_device.add_option(bench)
-    _format_option(bench)
-    _out_option(bench, "save the run here (default: runs/bench-<time>)")
+    cli_options.format_option(bench)
+    cli_options.out_option(bench, "save the run here (default: runs/bench-<time>)")
 
     report = commands.add_parser(
         "report", help="render a saved run, compare two runs, or trend many"
@@ -269,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="percent slowdown that counts as a regression, 0 to "
         f"{opt.MAX_THRESHOLD_PCT:g} (default {regression.DEFAULT_THRESHOLD_PCT:g})",
     )
-    _format_option(report)
+    cli_options.format_option(report)
     report.add_argument(
         "--plot",
         type=opt.path("--plot"),
@@ -283,10 +179,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument(
         "--margin",
-        type=opt.number("--margin", 0.0, MAX_MARGIN_PCT, low_open=True),
+        type=opt.number("--margin", 0.0, cli_options.MAX_MARGIN_PCT, low_open=True),
         default=None,
         help="judge the saved run again from its recorded processes, with this "
-        f"equivalence margin in percent (above 0 up to {MAX_MARGIN_PCT:g}) and "
+        f"equivalence margin in percent (above 0 up to {cli_options.MAX_MARGIN_PCT:g}) and "
         "today's rules; one run only",
     )
     return parser

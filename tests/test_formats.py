@@ -130,7 +130,7 @@ def replayed(monkeypatch):
     def compare(*args, **kwargs):
         return reports[0], manifest
 
-    def sweep(kernels, problems, timing, info, out, progress, ahead=None, **fields):
+    def sweep(kernels, problems, timing, info, out, progress, ahead=None, meter=None, **fields):
         progress("[1/2] timing (replayed)")
         sweeping.save(out, manifest, reports, False)
         return sweeping.Sweep(reports=tuple(reports), partial=False)
