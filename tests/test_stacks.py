@@ -56,7 +56,7 @@ def newest_h200_manifest() -> tuple[Path, dict]:
     return path, manifest
 
 
-def tested_versions() -> str:
+def versions_sentence() -> str:
     """The README's sentence, from the files that decide the versions."""
     oldest, default, newest = stack("oldest"), default_stack(), stack("newest")
     path, h200 = newest_h200_manifest()
@@ -99,4 +99,4 @@ def test_no_stack_meets_the_interpreter_numpy_clash():
 
 def test_the_readme_names_the_versions_that_ran():
     readme = " ".join((REPO / "README.md").read_text().split())
-    assert " ".join(tested_versions().split()) in readme, tested_versions()
+    assert " ".join(versions_sentence().split()) in readme, versions_sentence()
