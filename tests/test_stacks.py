@@ -1,0 +1,102 @@
+"""The torch and Triton versions gemmreg says it supports and ran with are the
+ones that ran: pyproject.toml's lower bounds are the oldest stack CI tests, each
+stack's NumPy pin respects the interpreter's known limit, and the README's line
+of versions is rebuilt here from the constraints files and the newest H200
+manifest, so it cannot be retyped wrong or left stale."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from gemmreg.contract import known_limits
+
+REPO = Path(__file__).resolve().parents[1]
+STACKS = ("oldest", "newest")
+"""The stacks in constraints/ that scripts/test-stack.sh builds and CI runs."""
+
+
+def pins(path: Path) -> dict[str, str]:
+    """``name==version`` lines of a constraints file (comments and ranges skipped)."""
+    found = {}
+    for line in path.read_text().splitlines():
+        match = re.fullmatch(r"\s*([A-Za-z0-9_.-]+)==(\S+)\s*(#.*)?", line)
+        if match:
+            found[match[1].lower()] = match[2]
+    return found
+
+
+def default_stack() -> dict[str, str]:
+    """scripts/bootstrap.sh's torch with constraints.txt's Triton: what test.sh runs."""
+    bootstrap = (REPO / "scripts" / "bootstrap.sh").read_text()
+    torch = re.search(r"GEMMREG_TORCH:-torch==([0-9.]+)", bootstrap)
+    assert torch, "scripts/bootstrap.sh no longer names its default torch"
+    return {**pins(REPO / "constraints.txt"), "torch": torch[1]}
+
+
+def stack(name: str) -> dict[str, str]:
+    return pins(REPO / "constraints" / f"{name}.txt")
+
+
+def major_minor(version: str) -> tuple[int, int]:
+    major, minor = re.findall(r"\d+", version)[:2]
+    return int(major), int(minor)
+
+
+def newest_h200_manifest() -> tuple[Path, dict]:
+    """The H200 manifest with the latest timestamp among all the evidence."""
+    manifests = []
+    for path in (REPO / "evidence").rglob("manifest.json"):
+        manifest = json.loads(path.read_text())
+        if "H200" in str(manifest.get("device_name")) and manifest.get("timestamp_utc"):
+            manifests.append((manifest["timestamp_utc"], path, manifest))
+    assert manifests, "no H200 manifest under evidence/"
+    _, path, manifest = max(manifests, key=lambda row: row[0])
+    return path, manifest
+
+
+def versions_sentence() -> str:
+    """The README's sentence, from the files that decide the versions."""
+    oldest, default, newest = stack("oldest"), default_stack(), stack("newest")
+    path, h200 = newest_h200_manifest()
+    evidence = "/".join(path.relative_to(REPO).parts[:2])
+    return (
+        f"CI tests torch {oldest['torch']} + Triton {oldest['triton']} (oldest supported), "
+        f"{default['torch']} + {default['triton']} (default) and {newest['torch']} + "
+        f"{newest['triton']} (newest) on a CPU; an H200 last ran torch {h200['torch']} + "
+        f"Triton {h200['triton']} (driver {h200['gpu']['driver_version']}, Python "
+        f"{h200['python']}; [evidence]({evidence}/))."
+    )
+
+
+def test_every_stack_pins_torch_triton_and_numpy():
+    for name, pinned in [("default", default_stack())] + [(s, stack(s)) for s in STACKS]:
+        missing = {"torch", "triton"} - set(pinned)
+        assert not missing, f"{name} does not pin {missing}"
+    for name in STACKS:
+        assert "numpy" in stack(name), f"constraints/{name}.txt does not pin numpy"
+
+
+def test_the_lower_bounds_are_the_oldest_stack_tested():
+    # Read as text, not with tomllib: the tests also run on Python 3.10.
+    dependencies = re.findall(r'"([A-Za-z0-9_-]+>=[0-9.]+)"', (REPO / "pyproject.toml").read_text())
+    oldest = stack("oldest")
+    for name in ("torch", "triton"):
+        wanted = "{}>={}.{}".format(name, *major_minor(oldest[name]))
+        assert wanted in dependencies, f"pyproject.toml should say {wanted}"
+
+
+def test_no_stack_meets_the_interpreter_numpy_clash():
+    """Where Triton's interpreter cannot take NumPy 2.4 the stack pins below it,
+    and only there: the cap is the interpreter's, not gemmreg's."""
+    for name in STACKS:
+        pinned = stack(name)
+        old_triton = major_minor(pinned["triton"]) < known_limits.INTERPRETER_NUMPY_FIXED_IN
+        clashes = major_minor(pinned["numpy"]) >= known_limits.INTERPRETER_NUMPY_LIMIT
+        assert not (old_triton and clashes), f"constraints/{name}.txt: {pinned}"
+
+
+def test_the_readme_names_the_versions_that_ran():
+    readme = " ".join((REPO / "README.md").read_text().split())
+    assert " ".join(versions_sentence().split()) in readme, versions_sentence()
