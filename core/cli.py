@@ -70,6 +70,15 @@ def _out_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
 
 
+def _devices_option(parser: argparse.ArgumentParser, unit: str) -> None:
+    parser.add_argument(
+        "--devices",
+        metavar="all|0,1,...",
+        help=f"spread the work over these GPUs, one worker per GPU pinned to it, {unit} "
+        "(docs/multi-gpu.md); one index pins the run to that GPU",
+    )
+
+
 def _strict_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--strict",
@@ -180,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
     _out_option(check, "also write the table, JSON and manifest into this directory")
     _strict_option(check, "it checks")
+    _devices_option(check, "each plugin's cases on one of them")
     check.add_argument(
         "--sanitize",
         nargs="?",
@@ -204,6 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     _timing_options(compare)
     compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
     _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
+    _devices_option(compare, "its processes spread over GPUs of one model")
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
     bench.add_argument("names", nargs="+", help="plugins to time")
@@ -215,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     _timing_options(bench)
     _out_option(bench, "save the run here (default: runs/bench-<time>)")
+    _devices_option(bench, "each point on one of them, every point on each model")
 
     report = commands.add_parser("report", help="render a saved run, or compare two runs")
     report.add_argument("runs", nargs="+", type=opt.path("run"), help="RUN, or BEFORE AFTER")

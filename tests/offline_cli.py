@@ -8,9 +8,11 @@ from collections.abc import Sequence
 import attrs
 import pytest
 from gemmreg import cli
+from gemmreg.orchestrating import sharded_sweep
 from gemmreg.rendering import plots
 from gemmreg.running import (
     check_runner,
+    check_shards,
     comparing,
     environment,
     isolation,
@@ -21,6 +23,8 @@ from gemmreg.running import (
 WORK = (
     (isolation, "run_tasks"),
     (check_runner, "run_check"),
+    (check_shards, "check_on_devices"),
+    (sharded_sweep, "sweep_on_devices"),
     (comparing, "run_compare"),
     (sanitizer_pass, "run_pass"),
     (environment, "manifest"),

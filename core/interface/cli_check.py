@@ -15,6 +15,7 @@ from gemmreg.interface.cli_common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     _check_names,
+    _devices,
     _dtypes,
     _error,
     _layouts,
@@ -61,7 +62,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gemmreg.deciding import matrix
     from gemmreg.discovery import registry
     from gemmreg.rendering import render
-    from gemmreg.running import check_runner, environment, sanitizer_pass
+    from gemmreg.running import check_runner, check_shards, devices, environment, sanitizer_pass
 
     tools = _sanitize_tools(args.sanitize)
     timeout = _timeout(args.timeout)
@@ -72,6 +73,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.out is not None:
         opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
+    chosen = _devices(args.devices, backend.current())
     level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
     cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:
@@ -84,10 +86,16 @@ def cmd_check(args: argparse.Namespace) -> int:
         if result.status != "skip":
             _progress(f"  {result.id}: {result.status}")
 
-    manifest = environment.manifest(kernels, level=level) if args.out is not None else {}
+    on_devices = {} if chosen is None else {"devices": devices.described(chosen)}
+    manifest = environment.manifest(kernels, level=level, **on_devices) if args.out else {}
     interrupted = False
     try:
-        check_runner.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
+        if chosen is None:
+            check_runner.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
+        else:  # merged in the order of the kernels, as on one device
+            results[:] = check_shards.check_on_devices(
+                kernels, cases, gpu, chosen, on_result=progress, task_timeout=timeout
+            )
         if tools:
             sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
             if args.seed is not None:

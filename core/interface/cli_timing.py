@@ -18,6 +18,7 @@ from gemmreg.interface.cli_common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     _check_names,
+    _devices,
     _dtypes,
     _error,
     _progress,
@@ -84,9 +85,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if len(dtype) != 1:
         raise UsageError("compare takes one --dtype")
     shape_given = parse_shape(args.shape) if args.shape is not None else None
-    ahead = _start_ahead(args, cold=True)
+    ahead = _start_ahead(args, cold=True) if args.devices is None else None
     with _killed_on_error(ahead):
         info = backend.current()
+        chosen = _devices(args.devices, info)
+        if chosen is not None:
+            from gemmreg.running.devices import one_model
+
+            one_model(chosen, "compare")
         shape = timing_options.default_shape(info.is_gpu) if shape_given is None else shape_given
         preflight.refuse_unfit([(shape, dtype[0])], info)
         timing = _timing(args, info.is_gpu)
@@ -100,7 +106,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"({info.device_name}): {timing.processes} processes"
     )
     trace("plugins discovered, options checked")
-    report, manifest = sweeping.compare(kernels, problem, timing, info, _progress, ahead)
+    report, manifest = sweeping.compare(
+        kernels, problem, timing, info, _progress, ahead, chosen or ()
+    )
     print(render_compare.compare_table(report, args.format, manifest))
     if not report.partial and not any(s.status == "timed" for s in report.summaries):
         _error("nothing was timed: " + "; ".join(_why_untimed(report)))
@@ -144,9 +152,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{len(shapes)} shapes x {len(dtypes)} dtypes make {len(points)} points; "
             f"bench takes at most {opt.MAX_SWEEP_POINTS}"
         )
-    ahead = _start_ahead(args, cold=False)
+    # Workers started ahead are not pinned: with --devices each GPU's pool starts later.
+    ahead = _start_ahead(args, cold=False) if args.devices is None else None
     with _killed_on_error(ahead):
         info = backend.current()
+        chosen = _devices(args.devices, info)
         preflight.refuse_unfit(points, info)
         timing = _timing(args, info.is_gpu, sweep=True)
         kernels = registry.discover().select(args.names)
@@ -154,9 +164,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
         preflight.require_runnable(kernels, problems, 1, "bench")
         out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
         opt.writable_directory(out, "--out")
-    done = sweeping.sweep(
-        kernels, problems, timing, info, out, _progress, ahead, shapes=args.shape, dtypes=dtypes
-    )
+    if chosen is not None:
+        from gemmreg.orchestrating import sharded_sweep
+
+        done = sharded_sweep.sweep_on_devices(
+            kernels,
+            problems,
+            timing,
+            info,
+            out,
+            _progress,
+            chosen,
+            shapes=args.shape,
+            dtypes=dtypes,
+        )
+    else:
+        done = sweeping.sweep(
+            kernels, problems, timing, info, out, _progress, ahead, shapes=args.shape, dtypes=dtypes
+        )
     print(render_compare.sweep_table(done.reports))
     _progress(f"run saved to {out}/")
     if done.partial:

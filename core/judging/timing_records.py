@@ -219,6 +219,9 @@ class CompareReport:
     """Fixed rounds per process, or None for the stopping rule."""
     warmup: int | None = None
     partial: bool = False
+    device_index: int | None = None
+    """The GPU the point ran on (torch's index in the parent), when the run
+    was spread over several (``--devices``); None: the one device there was."""
     schema: int = SCHEMA
     """The layout of these records; runs saved before it existed are schema 1."""
 

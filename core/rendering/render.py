@@ -17,6 +17,7 @@ from gemmreg.contract.serialization import to_jsonable as to_jsonable
 from gemmreg.contract.serialization import write_atomically as write_atomically
 from gemmreg.contract.task_kinds import REFUSAL, SANITIZE
 from gemmreg.discovery.registry import Registry
+from gemmreg.rendering.device_sections import check_devices_line
 from gemmreg.running.check_runner import CaseResult
 from gemmreg.storage.check_files import CHECK_SCHEMA
 from tabulate import tabulate
@@ -196,6 +197,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
             maxcolwidths=widths,
         )
         + f"\n\n{summary}"
+        + check_devices_line(results)
         + "".join(f"\n{'- ' * (fmt == 'markdown')}{line}" for line in tolerance_reasons(results))
     )
 

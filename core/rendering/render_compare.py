@@ -12,6 +12,7 @@ from typing import Any
 from gemmreg.contract.records import Tolerance
 from gemmreg.judging import rounds, stats, summaries
 from gemmreg.judging.timing_records import CompareReport, KernelSummary, Verdict
+from gemmreg.rendering.device_sections import per_model
 from gemmreg.rendering.render import TABLE_FORMATS, _fmt, dumps, tolerance_note
 from gemmreg.running import round_loops
 from tabulate import tabulate
@@ -51,6 +52,8 @@ SUMMARY_COLUMNS = (
     "invalid",
     "flags",
     "reason",
+    "device_name",
+    "device_index",
 )
 
 
@@ -81,6 +84,8 @@ def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
             k=p.k,
             dtype=p.dtype,
             layout=p.layout,
+            device_name=report.device_name,
+            device_index=report.device_index,
             processes=len(s.process_medians_ms),
             flags="; ".join(s.flags),
             invalid="; ".join(s.invalid),
@@ -109,7 +114,11 @@ def _interval(v: Verdict) -> str:
 
 def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
     """Every pairwise verdict of a run, one line per point and pair: the
-    one-screen answer to "where does it stand?" over a sweep."""
+    one-screen answer to "where does it stand?" over a sweep; one section
+    per device model, as a verdict only ever pairs figures of one model."""
+    sections = per_model(reports, lambda group: verdict_table(group, fmt))
+    if sections is not None:
+        return sections
     table = []
     for report in reports:
         p = report.problem
@@ -181,6 +190,10 @@ def _tolerance(s: KernelSummary) -> str:
     return tolerance_note(Tolerance(rtol=s.rtol, atol=s.atol or 0.0, why=s.tolerance_why))
 
 
+def _gpu(report: CompareReport) -> str:
+    return "" if report.device_index is None else f" (gpu{report.device_index})"
+
+
 def _protocol(report: CompareReport) -> str:
     how_many = (
         f"{report.repeats} rounds"
@@ -243,7 +256,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
     ]
     margin = report.margin if report.margin is not None else stats.DEFAULT_MARGIN
     lines = [
-        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}: {_protocol(report)}, "
+        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}{_gpu(report)}: {_protocol(report)}, "
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
         f"clock: {report.clock}",
         "",
@@ -277,10 +290,14 @@ SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", 
 
 
 def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
-    """A sweep at a glance: one line per point and kernel (``bench``)."""
+    """A sweep at a glance: one line per point and kernel (``bench``); a run
+    over several device models gets one section per model."""
     rows = [row for report in reports for row in summary_rows(report)]
     if fmt == "csv":
         return csv_text(rows)
+    sections = per_model(reports, lambda group: sweep_table(group, fmt))
+    if sections is not None:
+        return sections
     table = [
         [
             f"{r['m']}x{r['n']}x{r['k']}",
