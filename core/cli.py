@@ -70,7 +70,14 @@ def _out_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
 
 
-def _devices_option(parser: argparse.ArgumentParser, unit: str) -> None:
+def _devices_option(parser: argparse.ArgumentParser, unit: str, ray: bool = False) -> None:
+    if ray:
+        parser.add_argument(
+            "--ray",
+            metavar="ADDRESS",
+            help="run on a Ray cluster, a GPU per task ('local': start one here; "
+            "default: $GEMMREG_RAY_ADDRESS; docs/multi-gpu.md)",
+        )
     parser.add_argument(
         "--devices",
         metavar="all|0,1,...",
@@ -189,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
     _out_option(check, "also write the table, JSON and manifest into this directory")
     _strict_option(check, "it checks")
-    _devices_option(check, "each plugin's cases on one of them")
+    _devices_option(check, "each plugin's cases on one of them", ray=True)
     check.add_argument(
         "--sanitize",
         nargs="?",

@@ -16,6 +16,7 @@ from gemmreg.running import (
     comparing,
     environment,
     isolation,
+    ray_check,
     sanitizer_pass,
     worker_pool,
 )
@@ -24,6 +25,7 @@ WORK = (
     (isolation, "run_tasks"),
     (check_runner, "run_check"),
     (check_shards, "check_on_devices"),
+    (ray_check, "check_on_ray"),
     (sharded_sweep, "sweep_on_devices"),
     (comparing, "run_compare"),
     (sanitizer_pass, "run_pass"),

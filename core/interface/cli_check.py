@@ -62,7 +62,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gemmreg.deciding import matrix
     from gemmreg.discovery import registry
     from gemmreg.rendering import render
-    from gemmreg.running import check_runner, check_shards, devices, environment, sanitizer_pass
+    from gemmreg.running import (
+        check_runner,
+        check_shards,
+        devices,
+        environment,
+        ray_check,
+        ray_cluster,
+        sanitizer_pass,
+    )
 
     tools = _sanitize_tools(args.sanitize)
     timeout = _timeout(args.timeout)
@@ -74,6 +82,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
     chosen = _devices(args.devices, backend.current())
+    ray_address = ray_cluster.address(args.ray)
+    if ray_address is not None and chosen is not None:
+        raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
+    if ray_address is not None:
+        ray_cluster.require()
     level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
     cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:
@@ -90,7 +103,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     manifest = environment.manifest(kernels, level=level, **on_devices) if args.out else {}
     interrupted = False
     try:
-        if chosen is None:
+        if ray_address is not None:
+            results[:], nodes = ray_check.check_on_ray(
+                kernels, cases, gpu, ray_address, on_result=progress, task_timeout=timeout
+            )
+            manifest["ray_nodes"] = nodes
+        elif chosen is None:
             check_runner.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
         else:  # merged in the order of the kernels, as on one device
             results[:] = check_shards.check_on_devices(
