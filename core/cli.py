@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     _timing_options(bench)
     _out_option(bench, "save the run here (default: runs/bench-<time>)")
-    _devices_option(bench, "each point on one of them, every point on each model")
+    _devices_option(bench, "each point on one of them, every point on each model", ray=True)
 
     report = commands.add_parser("report", help="render a saved run, or compare two runs")
     report.add_argument("runs", nargs="+", type=opt.path("run"), help="RUN, or BEFORE AFTER")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import attrs
 import pytest
 from gemmreg import cli
-from gemmreg.orchestrating import sharded_sweep
+from gemmreg.orchestrating import ray_sweep, sharded_sweep
 from gemmreg.rendering import plots
 from gemmreg.running import (
     check_runner,
@@ -27,6 +27,7 @@ WORK = (
     (check_shards, "check_on_devices"),
     (ray_check, "check_on_ray"),
     (sharded_sweep, "sweep_on_devices"),
+    (ray_sweep, "sweep_on_ray"),
     (comparing, "run_compare"),
     (sanitizer_pass, "run_pass"),
     (environment, "manifest"),

@@ -49,3 +49,24 @@ def test_ray_missing_or_with_devices_is_one_clear_line(monkeypatch):
     monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     with pytest.raises(Exception, match="pip install 'gemmreg\\[ray\\]'"):
         ray_cluster.require()
+
+
+@pytest.mark.slow
+def test_a_sweep_on_ray_saves_every_point_with_its_node(tmp_path, fake_plugins):
+    pytest.importorskip("ray", reason="Ray is optional (pip install 'gemmreg[ray]')")
+    fake_plugins("pinned")
+    out = tmp_path / "run"
+    env = {devices.FAKE_DEVICES_ENV: f"{H200},{H200}", "GEMMREG_PLUGINS": "none"}
+    args = ["--shape", "6,10", "--repeats", "3", "--warmup", "1", "--processes", "2"]
+    pair = ["fake_pinned_a", "fake_pinned_b"]
+    done = run_gemmreg("bench", *pair, *args, "--ray", "local", "--out", str(out), env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads((out / "run.json").read_text())
+    assert data["partial"] is False
+    assert [r["problem"]["m"] for r in data["reports"]] == [6, 10]
+    assert {r["device_name"] for r in data["reports"]} == {H200}
+    for report in data["reports"]:
+        assert {s["status"] for s in report["summaries"]} == {"timed"}
+        assert {v["kernel"] for v in report["verdicts"]} == {"fake_pinned_b"}
+    assert data["manifest"]["lost_points"] == []
+    assert data["manifest"]["ray_nodes"][0]["device_name"] == H200

@@ -142,6 +142,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.discovery import registry
     from gemmreg.orchestrating import sweeping
     from gemmreg.rendering import render_compare
+    from gemmreg.running import ray_cluster
 
     _check_names("bench", args.names, 1)
     shapes = parse_shapes(args.shape)
@@ -152,8 +153,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"{len(shapes)} shapes x {len(dtypes)} dtypes make {len(points)} points; "
             f"bench takes at most {opt.MAX_SWEEP_POINTS}"
         )
+    ray_address = ray_cluster.address(args.ray)
+    if ray_address is not None:
+        if args.devices is not None:
+            raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
+        ray_cluster.require()
     # Workers started ahead are not pinned: with --devices each GPU's pool starts later.
-    ahead = _start_ahead(args, cold=False) if args.devices is None else None
+    spread = args.devices is not None or ray_address is not None
+    ahead = None if spread else _start_ahead(args, cold=False)
     with _killed_on_error(ahead):
         info = backend.current()
         chosen = _devices(args.devices, info)
@@ -164,7 +171,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
         preflight.require_runnable(kernels, problems, 1, "bench")
         out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
         opt.writable_directory(out, "--out")
-    if chosen is not None:
+    if ray_address is not None:
+        from gemmreg.orchestrating import ray_sweep
+
+        done = ray_sweep.sweep_on_ray(
+            kernels,
+            problems,
+            timing,
+            info,
+            out,
+            _progress,
+            ray_address,
+            shapes=args.shape,
+            dtypes=dtypes,
+        )
+    elif chosen is not None:
         from gemmreg.orchestrating import sharded_sweep
 
         done = sharded_sweep.sweep_on_devices(

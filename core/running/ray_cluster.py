@@ -76,13 +76,20 @@ def connect(where: str) -> Any:
     return ray
 
 
+def holds(gpu: bool) -> dict[str, Any]:
+    """What a Ray task of gemmreg holds: one GPU, or one pretend GPU."""
+    held: dict[str, Any] = {"num_gpus": 1 if gpu else 0}
+    if not gpu and devices.fake_devices() is not None:
+        held["resources"] = {FAKE_GPU_RESOURCE: 1}
+    return held
+
+
 def submit(ray: Any, tasks: Sequence[Task], limits: Sequence[float], gpu: bool) -> Any:
     """Start ``tasks`` as one Ray task holding one GPU (or one pretend GPU):
     a reference to its (outcomes, node record)."""
-    holds: dict[str, Any] = {"num_gpus": 1 if gpu else 0}
-    if not gpu and devices.fake_devices() is not None:
-        holds["resources"] = {FAKE_GPU_RESOURCE: 1}
-    remote = ray.remote(run_batch).options(max_retries=MAX_RETRIES, retry_exceptions=False, **holds)
+    remote = ray.remote(run_batch).options(
+        max_retries=MAX_RETRIES, retry_exceptions=False, **holds(gpu)
+    )
     return remote.remote(list(tasks), list(limits), environment.switches())
 
 
