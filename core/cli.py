@@ -23,6 +23,7 @@ from typing import Any
 from gemmreg import __version__
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
+from gemmreg.interface import cli_device, cli_options, cli_plot_options, cli_profiler
 from gemmreg.interface.cli_check import cmd_check, cmd_list
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -48,108 +49,10 @@ __all__ = [
     "parse_shapes",
 ]
 
-MAX_MARGIN_PCT = 50.0
-"""An equivalence margin wider than this would call a 2x difference "equivalent"."""
-
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # argparse would print usage and exit 2 itself
         raise UsageError(message)
-
-
-def _seed_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--seed",
-        type=opt.integer("--seed", 0, opt.MAX_SEED),
-        default=None,
-        help=f"0 to {opt.MAX_SEED}",
-    )
-
-
-def _out_option(parser: argparse.ArgumentParser, help: str) -> None:
-    parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
-
-
-def _devices_option(parser: argparse.ArgumentParser, unit: str, ray: bool = False) -> None:
-    if ray:
-        parser.add_argument(
-            "--ray",
-            metavar="ADDRESS",
-            help="run on a Ray cluster, a GPU per task ('local': start one here; "
-            "default: $GEMMREG_RAY_ADDRESS; docs/multi-gpu.md)",
-        )
-    parser.add_argument(
-        "--devices",
-        metavar="all|0,1,...",
-        help=f"spread the work over these GPUs, one worker per GPU pinned to it, {unit} "
-        "(docs/multi-gpu.md); one index pins the run to that GPU",
-    )
-
-
-def _strict_option(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument(
-        "--strict",
-        action="store_true",
-        help=f"exit 1 when {what} an unavailable plugin or a plugin that failed to load (BROKEN)",
-    )
-
-
-TIMEOUT_HELP = (
-    "seconds one worker task (a case, or one process's timing of a plugin) may take "
-    "before it is called hung and its worker killed (default: scaled to the problem's "
-    "2*M*N*K; see gemmreg.deciding.timeouts)"
-)
-
-
-def _percent(fraction: float) -> str:
-    """``0.005`` as ``0.5%%``: argparse formats help with ``%``."""
-    return f"{fraction:.1%}".replace("%", "%%")
-
-
-def _timing_options(parser: argparse.ArgumentParser) -> None:
-    # The defaults quoted are read from the constants that set them.
-    from gemmreg.deciding import timing_options as defaults
-    from gemmreg.judging import rounds, stats
-
-    gpu = defaults.GPU_POLICY
-    parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
-    parser.add_argument(
-        "--processes",
-        type=opt.integer("--processes", 1, opt.MAX_PROCESSES),
-        default=None,
-        help=f"independent worker processes, 1 to {opt.MAX_PROCESSES} (default: "
-        f"{defaults.GPU_DEFAULT_PROCESSES} on a GPU, {defaults.CPU_DEFAULT_PROCESSES} on the CPU)",
-    )
-    parser.add_argument(
-        "--repeats",
-        type=opt.integer("--repeats", 1, opt.MAX_REPEATS),
-        default=None,
-        help=f"fixed number of rounds per process, 1 to {opt.MAX_REPEATS} (default: rounds "
-        f"until every pair's paired ratio is known to +-{_percent(rounds.TARGET_HALFWIDTH)}, capped)",
-    )
-    parser.add_argument(
-        "--warmup",
-        type=opt.integer("--warmup", 0, opt.MAX_WARMUP),
-        default=None,
-        help=f"minimum heat-soak calls per plugin, 0 to {opt.MAX_WARMUP} (default: >= "
-        f"{gpu.soak_min_calls} calls, >= {gpu.soak_min_s:g} s and a steady SM clock on a GPU)",
-    )
-    parser.add_argument(
-        "--max-time",
-        type=opt.number("--max-time", 0.0, opt.MAX_TIME_S, low_open=True),
-        default=None,
-        dest="max_time",
-        help=f"cap on the seconds of rounds per process, above 0 up to {opt.MAX_TIME_S:g} "
-        f"(default: {gpu.stop.max_time_s:g} on a GPU; bench: {defaults.BENCH_MAX_TIME_S:g})",
-    )
-    parser.add_argument(
-        "--margin",
-        type=opt.number("--margin", 0.0, MAX_MARGIN_PCT, low_open=True),
-        default=None,
-        help="equivalence margin in percent: an interval inside +-MARGIN%% is EQUIVALENT "
-        f"(above 0 up to {MAX_MARGIN_PCT:g}; default {100 * stats.DEFAULT_MARGIN:g})",
-    )
-    _seed_option(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -163,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser(
         "list", help="every plugin, where it came from, and whether it runs here"
     )
-    listing.add_argument("--format", choices=["table", "markdown", "json"], default="table")
-    _strict_option(listing, "it lists")
+    cli_options.format_option(listing)
+    cli_options.strict_option(listing, "it lists")
 
     check = commands.add_parser("check", help="run the correctness cases (exit 1 on any failure)")
     check.add_argument("names", nargs="*", help="plugins to check (default: all)")
@@ -185,18 +88,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--dtype", help="comma-separated dtypes (default: all)")
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
-    _seed_option(check)
+    cli_options.seed_option(check)
     check.add_argument(
         "--timeout",
         type=float,
         default=None,
-        help=TIMEOUT_HELP.replace("(a case, or one process's timing of a plugin)", "(a case)")
+        help=cli_options.TIMEOUT_HELP.replace(
+            "(a case, or one process's timing of a plugin)", "(a case)"
+        )
         + "; after a plugin's first timeout its remaining cases are skipped",
     )
-    check.add_argument("--format", choices=["table", "markdown", "json"], default="table")
-    _out_option(check, "also write the table, JSON and manifest into this directory")
-    _strict_option(check, "it checks")
-    _devices_option(check, "each plugin's cases on one of them", ray=True)
+    cli_options.format_option(check)
+    cli_options.devices_option(check, "each plugin's cases on one of them", ray=True)
+    cli_options.out_option(check, "also write the table, JSON and manifest into this directory")
+    cli_options.strict_option(check, "it checks")
     check.add_argument(
         "--sanitize",
         nargs="?",
@@ -214,29 +119,47 @@ def build_parser() -> argparse.ArgumentParser:
     gpu_shape, cpu_shape = (
         "x".join(map(str, timing_options.default_shape(gpu))) for gpu in (True, False)
     )
-    compare.add_argument(
+    compare_shape = compare.add_mutually_exclusive_group()
+    compare_shape.add_argument(
         "--shape", help=f"MxNxK (default: {gpu_shape} on a GPU, {cpu_shape} on the CPU)"
     )
+    cli_options.shapes_option(compare_shape, "a file with one row (compare times one point)")
     compare.add_argument("--dtype", default="fp32")
-    _timing_options(compare)
-    compare.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
-    _out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
-    _devices_option(compare, "its processes spread over GPUs of one model")
+    compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
+    cli_options.add_timing_options(compare)
+    cli_options.devices_option(compare, "its processes spread over GPUs of one model")
+    cli_options.format_option(compare)
+    cli_options.out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
+    cli_profiler.add_options(compare)
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
     bench.add_argument("names", nargs="+", help="plugins to time")
-    bench.add_argument(
+    bench_shape = bench.add_mutually_exclusive_group(required=True)
+    bench_shape.add_argument(
         "--shape",
-        required=True,
-        help="comma-separated MxNxK, N (square) or START:STOP:STEP (squares), e.g. 256:1024:256,2048",
+        help="comma-separated MxNxK, N (a square) or START:STOP:STEP (squares); each of M, N, "
+        "K may be a range START:STOP:STEP or START:STOP:*FACTOR (geometric), the shapes their "
+        "cartesian product, e.g. 256:1024:256,2048 or 1024:4096:1024x4096x512:8192:*2",
     )
+    cli_options.shapes_option(bench_shape, "the shapes, one row each, with weights")
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
-    _timing_options(bench)
-    _out_option(bench, "save the run here (default: runs/bench-<time>)")
-    _devices_option(bench, "each point on one of them, every point on each model", ray=True)
+    bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
+    cli_options.add_timing_options(bench)
+    cli_options.devices_option(
+        bench, "each point on one of them, every point on each model", ray=True
+    )
+    cli_options.format_option(bench)
+    cli_options.out_option(bench, "save the run here (default: runs/bench-<time>)")
 
-    report = commands.add_parser("report", help="render a saved run, or compare two runs")
-    report.add_argument("runs", nargs="+", type=opt.path("run"), help="RUN, or BEFORE AFTER")
+    report = commands.add_parser(
+        "report", help="render a saved run, compare two runs, or trend many"
+    )
+    report.add_argument(
+        "runs",
+        nargs="+",
+        type=opt.path("run"),
+        help="RUN, BEFORE AFTER, or three or more runs: a history",
+    )
     report.add_argument(
         "--threshold",
         type=opt.number("--threshold", 0.0, opt.MAX_THRESHOLD_PCT),
@@ -244,23 +167,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="percent slowdown that counts as a regression, 0 to "
         f"{opt.MAX_THRESHOLD_PCT:g} (default {regression.DEFAULT_THRESHOLD_PCT:g})",
     )
-    report.add_argument("--format", choices=["table", "markdown", "csv", "json"], default="table")
+    cli_options.format_option(report)
     report.add_argument(
         "--plot",
         type=opt.path("--plot"),
-        help="write TFLOP/s and roofline plots here (needs matplotlib)",
+        help="write TFLOP/s, roofline and speedup plots here, or a history's trend (needs matplotlib)",
     )
+    cli_plot_options.add_options(report)
     report.add_argument(
         "--verdicts",
         action="store_true",
-        help="only the verdicts, one line per point and pair (table or markdown)",
+        help="only the verdicts, one line per point and pair",
     )
     report.add_argument(
         "--margin",
-        type=opt.number("--margin", 0.0, MAX_MARGIN_PCT, low_open=True),
+        type=opt.number("--margin", 0.0, cli_options.MAX_MARGIN_PCT, low_open=True),
         default=None,
         help="judge the saved run again from its recorded processes, with this "
-        f"equivalence margin in percent (above 0 up to {MAX_MARGIN_PCT:g}) and "
+        f"equivalence margin in percent (above 0 up to {cli_options.MAX_MARGIN_PCT:g}) and "
         "today's rules; one run only",
     )
     return parser
@@ -288,6 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupts.install_termination_handlers()
     try:
         args = build_parser().parse_args(argv)
+        cli_device.choose(args)  # before torch is imported, here or in a worker
+        cli_plot_options.apply(args)
         code = COMMANDS[args.command](args)
         terminated = interrupts.termination_signal()  # a command that kept partial results
         if terminated:

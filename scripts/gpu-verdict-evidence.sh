@@ -19,6 +19,13 @@
 #   knownbench the known difference as sweeps: one `gemmreg bench torch_ref
 #              mm_extra_pass` per repetition over 8192^3 and 8192x8192x32768
 #              bf16 with --max-time 3 (10 repetitions)
+#   splitk     issue 16: `gemmreg bench torch_ref splitk splitk_atomic
+#              triton_grouped` over the four skinny split-K shapes in fp16 and
+#              bf16 (one launch per call; both regimes: end-to-end and
+#              device-kernel), the verdict table, the full report with every
+#              regime per pair, and a bit-for-bit check of deterministic splitk
+#              on the GPU (splitk-determinism.txt); needs gemmreg-splitk
+#              installed too (`pip wheel --no-deps -w .whl examples/gemmreg-splitk`)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
 #              its wall time, phase by phase (trace:2 twice: the first on a
 #              fresh machine also pays for a cold page cache)
@@ -33,6 +40,8 @@
 #              256..8192 (powers of two) in fp32, fp16 and bf16, with plots
 #   hostile    a plugin that poisons the CUDA context and one that hangs on
 #              the GPU, in check and compare beside torch_ref
+#   ncu        compare torch_ref triton_tuned at 4096^3 bf16 with --ncu=triton_tuned
+#              (the report and its CSV in the run's profiler/), then --nsys
 #   sigterm    gemmreg killed with SIGTERM while a worker hangs on the GPU
 #              (no worker may survive)
 #
@@ -179,6 +188,46 @@ PY
         grep " vs " "$out/knownbench-$i-verdicts.console.txt"
       done
       ;;
+    splitk)
+      if ! "$python" -c "import gemmreg_splitk" 2>/dev/null; then
+        echo "splitk: gemmreg-splitk is not installed (pip install examples/gemmreg-splitk)" >&2
+        continue
+      fi
+      for i in $(range "$count" 1); do
+        gemmreg "splitk-$i" bench torch_ref splitk splitk_atomic triton_grouped \
+          --shape 16x16x65536,128x128x32768,64x4096x16384,32x8192x8192 \
+          --dtype fp16,bf16 --seed "$i" --out "$out/splitk-$i"
+        gemmreg "splitk-$i-verdicts" report "$out/splitk-$i" --verdicts
+        grep " vs " "$out/splitk-$i-verdicts.console.txt"
+        # --verdicts shows the end-to-end verdict (and a note where regimes
+        # disagree); the full report lists, under each point, the graph-replay
+        # regime's verdict and the device-kernel ratio (CUPTI) for each pair.
+        gemmreg "splitk-$i-report" report "$out/splitk-$i"
+        grep -E "^\[[ 0-9.]*s\] ([0-9]+x[0-9]+x[0-9]+ |verdict:|  (graph|device))" \
+          "$out/splitk-$i-report.console.txt" |
+          sed 's/^\[[ 0-9.]*s\] //'
+      done
+      "$python" - <<'PY' 2>&1 | tee "$out/splitk-determinism.txt"
+import gemmreg, torch
+from gemmreg import Problem
+from gemmreg_splitk import heuristics, plugin
+for m, n, k in [(64, 4096, 16384), (16, 16, 65536)]:
+    torch.manual_seed(0)
+    a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
+    launch = plugin.make_prepare(False)(Problem(m=m, n=n, k=k, dtype="bf16"))
+    outs = []
+    for _ in range(5):
+        c = torch.full((m, n), float("nan"), device="cuda", dtype=torch.bfloat16)
+        launch(a, b, c)
+        outs.append(c)
+    torch.cuda.synchronize()
+    same = all(torch.equal(outs[0].view(torch.int16), o.view(torch.int16)) for o in outs[1:])
+    err = (outs[0].float() - (a.float() @ b.float())).abs().max().item()
+    config = heuristics.choose(m, n, k, plugin.target(gemmreg.where()))
+    print(f"splitk {m}x{n}x{k} bf16, 5 calls: bit-identical {same}, max abs error vs fp32 {err:.3g}; {config}")
+PY
+      ;;
     seed)
       compare seed-table hip_naive hip_tiled torch_ref triton_baseline triton_grouped --shape 512x512x512 --dtype fp32
       ;;
@@ -195,6 +244,15 @@ PY
       gemmreg hostile-check-hang check fake_gpu_hang torch_ref --timeout 30 --out "$out/hostile-check-hang"
       compare hostile-compare-hang torch_ref fake_gpu_hang --shape 1024x1024x1024 --dtype fp32 --timeout 30
       export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
+      ;;
+    ncu)
+      # issue 14's profiler hook: triton_tuned against torch_ref, then
+      # triton_tuned once more under Nsight Compute (clocks unlocked); and
+      # --nsys, refused in one line where nsys is not on PATH
+      compare ncu-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --ncu=triton_tuned
+      ls "$out/ncu-4096-bf16/profiler"
+      head -30 "$out/ncu-4096-bf16/profiler/"*.csv
+      compare nsys-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --nsys=triton_tuned
       ;;
     sigterm)
       # SIGTERM while a worker hangs on the GPU: gemmreg must go, and every

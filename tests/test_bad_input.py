@@ -74,7 +74,7 @@ def cli_offline(monkeypatch, capsys, tmp_path):
         (["report", "a", "--threshold", "-5"], "--threshold: must be from 0 to 1000, got -5"),
         (["report", "a", "--threshold", "inf"], "--threshold: must be a finite number"),
         (["report", ""], "argument runs: is empty"),
-        (["report", "a", "b", "c"], "report takes one run, or two"),
+        (["report", "a", "b", "c"], "a: no such run directory"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
     ],
 )
@@ -358,7 +358,8 @@ def test_the_real_command_refuses_in_one_line_too():
     done = run_gemmreg("bench", "torch_ref", "--shape", "1:²:1")
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == (
-        "gemmreg: error: malformed range '1:²:1': expected START:STOP:STEP, e.g. 256:4096:256\n"
+        "gemmreg: error: malformed range '1:²:1': expected START:STOP:STEP or "
+        "START:STOP:*FACTOR, e.g. 256:4096:256 or 256:4096:*2\n"
     )
 
 

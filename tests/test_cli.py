@@ -26,7 +26,7 @@ def test_list_shows_the_built_ins_with_hip_unavailable_and_why(capsys):
 def test_list_json_has_origin_precision_tolerance_and_availability(capsys):
     done = run_main(["list", "--format", "json"], capsys)  # in-process: no torch import to wait on
     assert done.code == 0
-    rows = {row["name"]: row for row in json.loads(done.out)}
+    rows = {row["name"]: row for row in json.loads(done.out)["plugins"]}
     assert rows["hip_tiled"]["available"] is False
     assert "NVRTC" in rows["hip_tiled"]["unavailable_reason"]
     assert rows["hip_regtiled"]["available"] is False
@@ -61,7 +61,7 @@ def test_a_broken_plugin_is_a_row_in_list(fake_plugins, capsys):
             "--max-time: must be above 0",
         ),
         (["bench", "torch_ref", "--shape", "9:3:1"], "malformed range '9:3:1'"),
-        (["report", "a", "b", "c"], "report takes one run, or two"),
+        (["report", "a", "b", "c"], "a: no such run directory"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_2(args, message, monkeypatch, capsys):

@@ -107,7 +107,9 @@ def test_a_sweep_over_two_models_times_every_point_on_each(tmp_path, fake_plugin
         PIN_LOG_ENV: str(log),
         "GEMMREG_PLUGINS": "none",
     }
-    args = ["--shape", "6,10", "--repeats", "3", "--warmup", "1", "--processes", "2"]
+    shapes = tmp_path / "shapes.csv"
+    shapes.write_text("m,n,k,weight\n6,6,6,3\n10,10,10,1\n")
+    args = ["--shapes", str(shapes), "--repeats", "3", "--warmup", "1", "--processes", "2"]
     done = run_gemmreg(
         "bench",
         "fake_pinned_a",
@@ -115,6 +117,8 @@ def test_a_sweep_over_two_models_times_every_point_on_each(tmp_path, fake_plugin
         *args,
         "--devices",
         "all",
+        "--format",
+        "markdown",
         "--out",
         str(out),
         env=env,
@@ -131,6 +135,10 @@ def test_a_sweep_over_two_models_times_every_point_on_each(tmp_path, fake_plugin
     # Every point on each model (the H200 sweep first, as the models appear),
     # each H200 point on one of the two H200s, the A100's on its only one.
     assert [(name, m) for name, _, m in placed] == [(H200, 6), (H200, 10), (A100, 6), (A100, 10)]
+    # The shapes file's weights reach each point's report, on every model,
+    # and the progress meter counts each point once per model.
+    assert [r["weight"] for r in data["reports"]] == [3, 1, 3, 1]
+    assert "progress: 4/4 points" in done.stderr
     assert all(index in ((0, 2) if name == H200 else (1,)) for name, index, _ in placed)
     # The workers of a point were pinned to the GPU its report names.
     seen = _pin_log(log)
@@ -139,8 +147,8 @@ def test_a_sweep_over_two_models_times_every_point_on_each(tmp_path, fake_plugin
     # A verdict pairs two kernels of one point, so of one model; one section per model.
     for report in data["reports"]:
         assert {v["kernel"] for v in report["verdicts"]} == {"fake_pinned_b"}
-    assert done.stdout.index(f"== on {H200} (2 points) ==") < done.stdout.index(
-        f"== on {A100} (2 points) =="
+    assert done.stdout.index(f"### On {H200} (2 points)") < done.stdout.index(
+        f"### On {A100} (2 points)"
     )
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert {(row["device_name"], row["m"]) for row in rows} == {

@@ -105,7 +105,7 @@ def listed():
     """``gemmreg list --format json`` with the loud plugins: the result and its rows."""
     done = run_gemmreg("list", "--format", "json", env=plugin_env(*LOUD, "good", "gpu_poison"))
     assert done.returncode == 0, done.stderr[-2000:]
-    return done, {row["name"]: row for row in json.loads(done.stdout)}
+    return done, {row["name"]: row for row in json.loads(done.stdout)["plugins"]}
 
 
 @pytest.fixture(scope="module")

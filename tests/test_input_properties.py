@@ -31,6 +31,7 @@ from gemmreg.judging.timing_records import (
     RegimeResult,
     Verdict,
 )
+from gemmreg.rendering.formats import FORMATS
 from gemmreg.storage import runs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -59,7 +60,7 @@ UNICODE_DIGITS = "²³¹٠١٢٣٤٥٦٧٨٩۴۵०१२३੩௩๓໓༣၃�
 unicode_number = st.text(alphabet=UNICODE_DIGITS, min_size=1, max_size=4)
 mixed_number = st.tuples(st.integers(1, 99), unicode_number).map(lambda t: f"{t[0]}{t[1]}")
 garbage = st.text(min_size=1, max_size=12).filter(
-    lambda t: any(c not in "0123456789xX:, \t" and not c.isspace() for c in t)
+    lambda t: any(c not in "0123456789xX:*, \t" and not c.isspace() for c in t)
 )
 """Text with at least one character no shape or name list may hold."""
 
@@ -111,9 +112,29 @@ def bad_sweep(draw: Any) -> str:
             st.tuples(st.integers(2, 99), st.integers(0, 1)).map(lambda t: f"{t[0]}:1:{t[1]}"),
             st.tuples(unicode_number, dimension).map(lambda t: f"{t[1]}:{t[0]}:1"),
             st.just("1:100000:1"),
+            bad_ranged_shape(),
         )
     )
     return ",".join(draw(st.permutations([*good, bad])))
+
+
+@st.composite
+def bad_ranged_shape(draw: Any) -> str:
+    """MxNxK with ranges per dimension (issue 14), one of them broken: a
+    backwards range, a step of 0, a factor below 2, a bad number in it, or
+    dimensions whose product passes the sweep's bound."""
+    dims = [draw(st.sampled_from(["8", "8:16:8", "2:64:*2"])) for _ in range(3)]
+    dims[draw(st.integers(0, 2))] = draw(
+        st.one_of(
+            st.tuples(st.integers(2, 99), st.integers(1, 1)).map(lambda t: f"{t[0]}:{t[1]}:1"),
+            st.integers(1, 64).map(lambda n: f"1:{n}:0"),
+            st.sampled_from(["1:64:*1", "1:64:*0", "1:64:*", "1:64:**2", "1:64:2*", "0:8:1"]),
+            st.tuples(unicode_number, dimension).map(lambda t: f"1:{t[0]}:*{t[1]}"),
+            st.just("1:1001:1"),
+        )
+    )
+    too_many = "1:32:1x1:32:1x1:2:1"  # 32 x 32 x 2 = 2048 shapes
+    return draw(st.sampled_from(["x".join(dims), too_many]))
 
 
 def bad_integer(low: int, high: int) -> st.SearchStrategy[str]:
@@ -164,6 +185,9 @@ def option(base: list[str], name: str, values: st.SearchStrategy[str]) -> Any:
 
 malformed_command = st.one_of(
     option(COMPARE, "--shape", bad_shape()),
+    option(["bench", "torch_ref"], "--shape", bad_ranged_shape()),
+    option([*BENCH, "--dtype", "fp32"], "--layout", unknown(LAYOUTS)),
+    option(COMPARE, "--layout", st.one_of(unknown(LAYOUTS), st.just("rowmajor,padded"))),
     option(["bench", "torch_ref"], "--shape", bad_sweep()),
     *(option(COMPARE, name, values) for name, values in TIMING_BOUNDS.items()),
     *(option(BENCH, name, values) for name, values in TIMING_BOUNDS.items()),
@@ -173,7 +197,7 @@ malformed_command = st.one_of(
     option(BENCH, "--dtype", st.one_of(unknown(DTYPES), st.just("fp16,fp16"), st.just(""))),
     option(["check"], "--dtype", st.one_of(unknown(DTYPES), st.just(""), st.just("fp32,,bf16"))),
     option(["check"], "--layout", st.one_of(unknown(LAYOUTS), st.just(""))),
-    option(["check"], "--format", unknown(("table", "markdown", "json"))),
+    option(["check"], "--format", unknown(FORMATS)),
     option(["check"], "--sanitize", unknown(TOOLS)),
     st.tuples(
         st.sampled_from(["check", "compare torch_ref", "bench"]), unknown(KNOWN | UNAVAILABLE)
@@ -466,3 +490,94 @@ def test_a_malformed_saved_run_is_one_line_exit_2(
     alone.assert_refused()
     beside.assert_refused()
     assert directory in alone.err
+
+
+# ---------------------------------------------------------------------------
+# Malformed shapes files (issue 14): a valid file with one thing broken
+# ---------------------------------------------------------------------------
+
+SHAPES_EXAMPLES = 100
+FILE_KINDS = ("json", "csv", "yaml")
+odd_name = st.text(
+    alphabet=st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp")), min_size=1, max_size=10
+)
+"""A cell's text: anything a user may type on one line."""
+
+
+@st.composite
+def damaged_shapes(draw: Any) -> tuple[str, list[dict[str, Any]]]:
+    """(file kind, rows) with exactly one damage among valid rows."""
+    count = draw(st.integers(1, 4))
+    rows: list[dict[str, Any]] = [
+        {"m": i + 1, "n": draw(st.integers(1, 64)), "k": draw(st.integers(1, 64))}
+        for i in range(count)
+    ]
+    for row in rows:
+        if draw(st.booleans()):
+            row["dtype"] = draw(st.sampled_from(DTYPES))
+        if draw(st.booleans()):
+            row["weight"] = draw(st.floats(0.01, 1000))
+    row = rows[draw(st.integers(0, count - 1))]
+    how = draw(
+        st.sampled_from(
+            ["missing", "dimension", "dtype", "layout", "weight", "twin", "column", "empty"]
+        )
+    )
+    if how == "missing":
+        del row[draw(st.sampled_from(["m", "n", "k"]))]
+    elif how == "dimension":
+        row[draw(st.sampled_from(["m", "n", "k"]))] = draw(bad_dimension)
+    elif how in ("dtype", "layout"):
+        known = DTYPES if how == "dtype" else LAYOUTS
+        row[how] = draw(odd_name.filter(lambda t: t.strip() and t.strip() not in known))
+    elif how == "weight":
+        row["weight"] = draw(
+            st.one_of(
+                st.floats(max_value=0.0),
+                st.floats(min_value=1e12, exclude_min=True),
+                st.sampled_from(["nan", "inf", "-inf", "one", "1,5", "½"]),
+            )
+        )
+    elif how == "twin":
+        rows.append(dict(row))
+    elif how == "column":
+        row[draw(st.sampled_from(["tokens", "M", "wieght", "dtype "]))] = 1
+    else:
+        rows.clear()
+    return draw(st.sampled_from(FILE_KINDS)), rows
+
+
+def write_shapes(directory: Path, kind: str, rows: list[dict[str, Any]]) -> Path:
+    path = directory / f"shapes.{kind}"
+    if kind == "json":
+        path.write_text(json.dumps(rows), encoding="utf-8")
+    elif kind == "yaml":
+        import yaml
+
+        path.write_text(yaml.safe_dump({"shapes": rows}), encoding="utf-8")
+    else:
+        import csv
+        import io
+
+        columns = list(dict.fromkeys(key for row in rows for key in ("m", "n", "k", *row)))
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        path.write_text(buffer.getvalue(), encoding="utf-8")
+    return path
+
+
+@settings(PROPERTY_SETTINGS, max_examples=SHAPES_EXAMPLES)
+@given(damaged=damaged_shapes())
+def test_a_malformed_shapes_file_is_one_line_exit_2_naming_the_file(damaged, monkeypatch, capsys):
+    kind, rows = damaged
+    if kind == "yaml":
+        pytest.importorskip("yaml")
+    with monkeypatch.context() as patch, tempfile.TemporaryDirectory() as directory:
+        patch.setenv("GEMMREG_PLUGINS", "torch_ref")
+        forbid_work(patch)
+        path = write_shapes(Path(directory), kind, rows)
+        outcome = run_main(["bench", "torch_ref", "--shapes", str(path)], capsys)
+    outcome.assert_refused()
+    assert str(path) in outcome.err

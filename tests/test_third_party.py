@@ -92,7 +92,7 @@ def test_list_shows_the_package_and_version(installed, monkeypatch, capsys):
     monkeypatch.delenv("GEMMREG_PLUGINS", raising=False)
     done = run_main(["list", "--format", "json"], capsys)
     assert done.code == 0, done.err
-    rows = {row["name"]: row for row in json.loads(done.out)}
+    rows = {row["name"]: row for row in json.loads(done.out)["plugins"]}
     assert rows["tp_gemm"]["package"] == "tp-gemm 0.3.0"
     assert rows["tp_gemm"]["available"] is True
 

@@ -45,7 +45,7 @@ converted (no device holds 10^15 elements in one row)."""
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _DIMENSION = r"[ \t]*([0-9]+)[ \t]*"
 _SHAPE = re.compile(rf"{_DIMENSION}[xX]{_DIMENSION}[xX]{_DIMENSION}")
-_RANGE = re.compile(rf"{_DIMENSION}:{_DIMENSION}:{_DIMENSION}")
+_RANGE = re.compile(r"([0-9]+)[ \t]*:[ \t]*([0-9]+)[ \t]*:[ \t]*(\*?)[ \t]*([0-9]+)")
 
 _Name = TypeVar("_Name", bound=str)
 
@@ -92,12 +92,12 @@ def number(
     return parse
 
 
-def path(option: str) -> Callable[[str], Path]:
+def path(option: str, what: str = "a directory") -> Callable[[str], Path]:
     """An argparse ``type``: a path, never empty (``Path("")`` would be ``.``)."""
 
     def parse(text: str) -> Path:
         if not text.strip():
-            raise argparse.ArgumentTypeError("is empty: name a directory")
+            raise argparse.ArgumentTypeError(f"is empty: name {what}")
         return Path(text)
 
     parse.__name__ = option
@@ -123,29 +123,77 @@ def parse_shape(text: str) -> tuple[int, int, int]:
     return m, n, k
 
 
+def parse_range(item: str, where: str = "range", unit: str = "sizes") -> list[int]:
+    """``START:STOP:STEP`` (arithmetic) or ``START:STOP:*FACTOR`` (geometric),
+    inclusive of STOP when a step lands on it: the sizes of one dimension."""
+    match = _RANGE.fullmatch(item)
+    if not match:
+        raise UsageError(
+            f"malformed {where} {item!r}: expected START:STOP:STEP or START:STOP:*FACTOR, "
+            "e.g. 256:4096:256 or 256:4096:*2"
+        )
+    start, stop, step = _dimensions(match.group(1, 2, 4), item, where)
+    geometric = match.group(3) == "*"
+    if start < 1 or stop < start or step < (2 if geometric else 1):
+        need = "FACTOR >= 2" if geometric else "STEP >= 1"
+        raise UsageError(f"malformed {where} {item!r}: need 1 <= START <= STOP and {need}")
+    if not geometric:
+        if (stop - start) // step + 1 > MAX_SWEEP_POINTS:
+            raise UsageError(f"{where} {item!r} makes more than {MAX_SWEEP_POINTS} {unit}")
+        return list(range(start, stop + 1, step))
+    sizes = [start]
+    while sizes[-1] * step <= stop:  # at most log2(10^15) ~ 50 sizes
+        sizes.append(sizes[-1] * step)
+    return sizes
+
+
+def _malformed(item: str) -> UsageError:
+    return UsageError(
+        f"malformed shape {item!r}: expected MxNxK where each of M, N, K is a size "
+        "or a range START:STOP:STEP (or START:STOP:*FACTOR), e.g. 512x512x512 or "
+        "1024:4096:1024x4096x512:2048:*2"
+    )
+
+
+def _sizes(text: str, item: str) -> list[int]:
+    """One dimension of a shape: a size, or a range of sizes."""
+    if ":" in text:
+        return parse_range(text.strip(), "range")
+    if not re.fullmatch(_DIMENSION, text):
+        raise _malformed(item)
+    (size,) = _dimensions([text.strip()], item, "shape")
+    if size < 1:
+        raise UsageError(f"malformed shape {item!r}: every dimension must be at least 1")
+    return [size]
+
+
+def _shape_item(item: str) -> list[tuple[int, int, int]]:
+    """One comma-separated item of ``--shape``: a square ``N``, a range of
+    squares, or ``MxNxK`` with per-dimension ranges (their cartesian product,
+    M outermost)."""
+    if re.fullmatch(_DIMENSION, item):
+        (size,) = _dimensions([item.strip()], item, "shape")
+        if size < 1:
+            raise UsageError(f"malformed shape {item!r}: a square needs a size of at least 1")
+        return [(size, size, size)]
+    parts = re.split("[xX]", item)
+    if len(parts) == 1 and ":" in item:
+        return [(n, n, n) for n in parse_range(item.strip(), "range", "shapes")]
+    if len(parts) != 3:
+        raise _malformed(item)
+    ms, ns, ks = (_sizes(part, item) for part in parts)
+    if len(ms) * len(ns) * len(ks) > MAX_SWEEP_POINTS:
+        raise UsageError(f"shape {item!r} makes more than {MAX_SWEEP_POINTS} shapes")
+    return [(m, n, k) for m in ms for n in ns for k in ks]
+
+
 def parse_shapes(text: str) -> list[tuple[int, int, int]]:
-    """``512x512x512``, ``1024`` (a square) and ``256:1024:256`` (squares, inclusive)."""
+    """A comma-separated list of ``512x512x512``, ``1024`` (a square),
+    ``256:1024:256`` or ``256:4096:*2`` (squares, inclusive), and shapes with
+    per-dimension ranges such as ``1024:4096:1024x4096x512:2048:*2``."""
     shapes: list[tuple[int, int, int]] = []
     for item in (part.strip() for part in text.split(",")):
-        if re.fullmatch(_DIMENSION, item):
-            (size,) = _dimensions([item.strip()], item, "shape")
-            if size < 1:
-                raise UsageError(f"malformed shape {item!r}: a square needs a size of at least 1")
-            shapes.append((size, size, size))
-        elif ":" in item:
-            match = _RANGE.fullmatch(item)
-            if not match:
-                raise UsageError(
-                    f"malformed range {item!r}: expected START:STOP:STEP, e.g. 256:4096:256"
-                )
-            start, stop, step = _dimensions(match.groups(), item, "range")
-            if start < 1 or stop < start or step < 1:
-                raise UsageError(f"malformed range {item!r}: need 1 <= START <= STOP and STEP >= 1")
-            if (stop - start) // step + 1 + len(shapes) > MAX_SWEEP_POINTS:
-                raise UsageError(f"range {item!r} makes more than {MAX_SWEEP_POINTS} shapes")
-            shapes += [(n, n, n) for n in range(start, stop + 1, step)]
-        else:
-            shapes.append(parse_shape(item))
+        shapes += _shape_item(item)
         if len(shapes) > MAX_SWEEP_POINTS:
             raise UsageError(f"--shape {text!r} makes more than {MAX_SWEEP_POINTS} shapes")
     return shapes

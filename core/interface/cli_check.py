@@ -10,6 +10,7 @@ from typing import Any, Literal
 from gemmreg.contract.task_kinds import REFUSAL
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
+from gemmreg.interface import cli_device
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -47,10 +48,10 @@ def _fail_strict(failures: Sequence[str]) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     """Exit 0 even with BROKEN rows (listing them is the point), unless --strict."""
     from gemmreg.discovery import registry
-    from gemmreg.rendering import render
+    from gemmreg.rendering import render_list
 
     found = registry.discover()
-    print(render.list_table(found, args.format))
+    print(render_list.list_table(found, args.format))
     if args.strict:
         return _fail_strict(_strict_failures(found.select([]), found.issues))
     return EXIT_OK
@@ -61,6 +62,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gemmreg.contract import backend
     from gemmreg.deciding import matrix
     from gemmreg.discovery import registry
+    from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render
     from gemmreg.running import (
         check_runner,
@@ -81,10 +83,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.out is not None:
         opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
-    chosen = _devices(args.devices, backend.current())
     ray_address = ray_cluster.address(args.ray)
-    if ray_address is not None and chosen is not None:
+    if ray_address is not None and (args.devices is not None or args.device is not None):
         raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
+    cli_device.require_gpu(args, backend.current())
+    chosen = _devices(cli_device.several(args), backend.current())
     if ray_address is not None:
         ray_cluster.require()
     level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
@@ -93,11 +96,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         cases = [attrs.evolve(case, seed=args.seed) for case in cases]
 
     results: list[check_runner.CaseResult] = []
+    meter = Meter(_works(kernels, cases, gpu), "cases")
 
     def progress(result: check_runner.CaseResult) -> None:
         results.append(result)  # kept as they finish, so that Ctrl-C loses none
-        if result.status != "skip":
-            _progress(f"  {result.id}: {result.status}")
+        if result.status == "skip":
+            return
+        line = f"  {result.id}: {result.status}"
+        if meter.done_counting:  # the sanitizer pass, after the matrix
+            meter.line(line)
+        else:
+            meter.advance(float(result.case.problem.flops), line)
 
     on_devices = {} if chosen is None else {"devices": devices.described(chosen)}
     manifest = environment.manifest(kernels, level=level, **on_devices) if args.out else {}
@@ -114,18 +123,21 @@ def cmd_check(args: argparse.Namespace) -> int:
             results[:] = check_shards.check_on_devices(
                 kernels, cases, gpu, chosen, on_result=progress, task_timeout=timeout
             )
+        meter.done_counting = True
         if tools:
             sanitize_cases = matrix.sanitize_cases(dtypes, layouts)
             if args.seed is not None:
                 sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
             sanitizer_pass.run_pass_here(
-                kernels, sanitize_cases, tools, args.out, manifest, _progress, progress
+                kernels, sanitize_cases, tools, args.out, manifest, meter.line, progress
             )
     except KeyboardInterrupt:
         interrupted = True
+    finally:
+        meter.close()
     print(render.check_output(results, args.format, interrupted))
     summary = {}
-    if tools and args.format != "json":
+    if tools and args.format in ("table", "markdown"):  # csv and json: one document
         print("\n" + render.sanitize_summary(results, args.format))
     if tools:
         summary = {"sanitize-summary.txt": render.sanitize_summary(results, "table")}
@@ -156,6 +168,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         issues = found.issues if not args.names else []
         code = max(code, _fail_strict(_strict_failures(kernels, issues)))
     return code
+
+
+def _works(kernels: Sequence[Any], cases: Sequence[Any], gpu: bool) -> list[float]:
+    """The work (2MNK) of every case that will run, for the progress meter's ETA."""
+    from gemmreg.running import check_runner
+
+    return [
+        float(case.problem.flops)
+        for kernel in kernels
+        for _, case in check_runner.plan(kernel, cases, gpu)[1]
+    ]
 
 
 def _why_nothing_ran(kernels: Sequence[Any], results: Sequence[Any]) -> str:

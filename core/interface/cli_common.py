@@ -54,8 +54,9 @@ def _timeout(value: float | None) -> float | None:
 
 
 def _devices(value: str | None, info: Any) -> list[Any] | None:
-    """The GPUs ``--devices`` chose (:mod:`gemmreg.running.devices`), checked
-    against this host's; None without the option (today's single device)."""
+    """The GPUs ``--devices`` spreads the work over (:mod:`gemmreg.running.devices`),
+    checked against this host's; None without the option, or where one index
+    pinned the whole run (:func:`gemmreg.interface.cli_device.several`)."""
     if value is None:
         return None
     from gemmreg.deciding.device_choice import parse_devices

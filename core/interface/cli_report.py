@@ -1,6 +1,6 @@
 """``gemmreg report``: a saved run again (its tables, verdicts, plots, or the
-verdicts judged again at another margin), or two runs compared for
-regressions."""
+verdicts judged again at another margin), two runs compared for
+regressions, or three and more as a history (:mod:`gemmreg.interface.cli_history`)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,13 @@ from gemmreg.interface.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 def cmd_report(args: argparse.Namespace) -> int:
     from gemmreg.judging import regression, rejudging
     from gemmreg.orchestrating import sweeping
-    from gemmreg.rendering import render, render_changes, render_compare
+    from gemmreg.rendering import render_changes, render_compare
     from gemmreg.storage import runs
 
     if len(args.runs) > 2:
-        raise UsageError("report takes one run, or two to compare")
+        from gemmreg.interface.cli_history import report_history
+
+        return report_history(args)
     try:
         loaded = [runs.load_run(path) for path in args.runs]
     except runs.RunError as error:
@@ -27,12 +29,16 @@ def cmd_report(args: argparse.Namespace) -> int:
     if args.plot is not None:
         import importlib.util
 
-        from gemmreg.rendering import plots
+        from gemmreg.rendering import plots, plots_speedup
 
         if importlib.util.find_spec("matplotlib") is None:
             raise UsageError("--plot needs matplotlib: pip install 'gemmreg[plot]'")
         opt.writable_directory(args.plot, "--plot")
-        written = plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
+        try:
+            written = plots_speedup.write_speedup_plots(args.plot, loaded[-1][1], args.baseline)
+        except plots_speedup.NoSuchBaseline as error:
+            raise UsageError(str(error)) from None
+        written += plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
         _progress(f"plots written: {', '.join(str(p) for p in written)}")
     if args.margin is not None:
         if len(loaded) != 1:
@@ -44,14 +50,16 @@ def cmd_report(args: argparse.Namespace) -> int:
         ]
         _progress(f"verdicts judged again from the recorded processes, margin +-{args.margin:g}%")
     if len(loaded) == 1:
-        _, reports, partial = loaded[0]
+        manifest, reports, partial = loaded[0]
         if partial:
             _progress("gemmreg: PARTIAL run: interrupted before the last point")
         if args.verdicts:
             print(render_compare.verdict_table(reports, args.format))
-        elif args.format in ("csv", "json"):
+        elif args.format == "json":
+            print(render_compare.run_document(manifest, reports, partial))
+        elif args.format == "csv":
             rows = [row for r in reports for row in render_compare.summary_rows(r)]
-            print(render_compare.csv_text(rows) if args.format == "csv" else render.dumps(reports))
+            print(render_compare.csv_text(rows))
         else:
             print("\n\n".join(render_compare.compare_table(r, args.format) for r in reports))
             if len(reports) > 1:  # a sweep: every verdict again, one line each

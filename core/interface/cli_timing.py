@@ -11,8 +11,10 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from gemmreg.deciding import options as opt
-from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
+from gemmreg.deciding.options import UsageError
+from gemmreg.interface import cli_device, cli_points, cli_profiler
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -78,37 +80,53 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from gemmreg.deciding import preflight, timing_options
     from gemmreg.discovery import registry
     from gemmreg.orchestrating import sweeping
+    from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render_compare
 
     _check_names("compare", args.names, 2)
-    dtype = _dtypes(args.dtype)
-    if len(dtype) != 1:
-        raise UsageError("compare takes one --dtype")
-    shape_given = parse_shape(args.shape) if args.shape is not None else None
-    ahead = _start_ahead(args, cold=True) if args.devices is None else None
+    given = cli_points.compare_point(args, None)
+    profilers = cli_profiler.chosen(args)
+    several = cli_device.several(args)  # workers started ahead are not pinned
+    ahead = _start_ahead(args, cold=True) if several is None else None
     with _killed_on_error(ahead):
         info = backend.current()
-        chosen = _devices(args.devices, info)
+        cli_device.require_gpu(args, info)
+        chosen = _devices(several, info)
         if chosen is not None:
             from gemmreg.running.devices import one_model
 
             one_model(chosen, "compare")
-        shape = timing_options.default_shape(info.is_gpu) if shape_given is None else shape_given
-        preflight.refuse_unfit([(shape, dtype[0])], info)
+        cli_profiler.refuse_on(info.kind, profilers)
+        if given is None:
+            m, n, k = timing_options.default_shape(info.is_gpu)
+            dtype, layout = _dtypes(args.dtype)[0], cli_points.layouts(args.layout)[0]
+            problem = Problem(m=m, n=n, k=k, dtype=dtype, layout=layout)
+        else:
+            problem = given.problem
+        preflight.refuse_unfit([(problem.mnk, problem.dtype)], info)
         timing = _timing(args, info.is_gpu)
         kernels = registry.discover().select(args.names)
-        problem = Problem(m=shape[0], n=shape[1], k=shape[2], dtype=dtype[0])
         preflight.require_runnable(kernels, [problem], 2, "compare")
         if args.out is not None:
             opt.writable_directory(args.out, "--out")
     _progress(
-        f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} on {info.kind} "
-        f"({info.device_name}): {timing.processes} processes"
+        f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} {problem.layout} "
+        f"on {info.kind} ({info.device_name}): {timing.processes} processes"
     )
+    estimate = cli_points.warn_if_long("compare", kernels, [problem], timing, info.is_gpu)
+    runnable = len(kernels) - len(preflight.not_runnable(kernels, problem))
+    meter = Meter([1.0] * (timing.processes * runnable), "process runs", estimate_s=estimate)
     trace("plugins discovered, options checked")
-    report, manifest = sweeping.compare(
-        kernels, problem, timing, info, _progress, ahead, chosen or ()
-    )
+    try:
+        report, manifest = sweeping.compare(
+            kernels, problem, timing, info, meter.line, ahead, meter, chosen or ()
+        )
+    finally:
+        meter.close()
+    if given is not None and args.shapes is not None:
+        report = attrs.evolve(report, weight=given.weight)
+        manifest["shapes_file"] = str(args.shapes)
+    cli_profiler.run_after(profilers, report, manifest, args.out, _progress)
     print(render_compare.compare_table(report, args.format, manifest))
     if not report.partial and not any(s.status == "timed" for s in report.summaries):
         _error("nothing was timed: " + "; ".join(_why_untimed(report)))
@@ -137,73 +155,79 @@ def cmd_bench(args: argparse.Namespace) -> int:
     import datetime
 
     from gemmreg.contract import backend
-    from gemmreg.contract.records import Problem
     from gemmreg.deciding import preflight
     from gemmreg.discovery import registry
     from gemmreg.orchestrating import sweeping
-    from gemmreg.rendering import render_compare
-    from gemmreg.running import ray_cluster
+    from gemmreg.orchestrating.progress import Meter
+    from gemmreg.rendering import render_compare, speedup_means
+    from gemmreg.running import devices, ray_cluster
 
     _check_names("bench", args.names, 1)
-    shapes = parse_shapes(args.shape)
-    dtypes = _dtypes(args.dtype)
-    points = [(shape, dtype) for dtype in dtypes for shape in shapes]
-    if len(points) > opt.MAX_SWEEP_POINTS:
-        raise UsageError(
-            f"{len(shapes)} shapes x {len(dtypes)} dtypes make {len(points)} points; "
-            f"bench takes at most {opt.MAX_SWEEP_POINTS}"
-        )
+    chosen = cli_points.sweep_points(args)
+    problems = [point.problem for point in chosen]
     ray_address = ray_cluster.address(args.ray)
     if ray_address is not None:
-        if args.devices is not None:
+        if args.devices is not None or args.device is not None:
             raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
         ray_cluster.require()
+    several = cli_device.several(args)
     # Workers started ahead are not pinned: with --devices each GPU's pool starts later.
-    spread = args.devices is not None or ray_address is not None
+    spread = several is not None or ray_address is not None
     ahead = None if spread else _start_ahead(args, cold=False)
     with _killed_on_error(ahead):
         info = backend.current()
-        chosen = _devices(args.devices, info)
-        preflight.refuse_unfit(points, info)
+        cli_device.require_gpu(args, info)
+        on = _devices(several, info)
+        preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
         timing = _timing(args, info.is_gpu, sweep=True)
         kernels = registry.discover().select(args.names)
-        problems = [Problem(m=s[0], n=s[1], k=s[2], dtype=d) for s, d in points]
         preflight.require_runnable(kernels, problems, 1, "bench")
         out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
         opt.writable_directory(out, "--out")
+    estimate = cli_points.warn_if_long("bench", kernels, problems, timing, info.is_gpu)
+    slow = any(cli_points.interpreted(kernels))
+    models = 1 if on is None else len(devices.groups(on))  # every point on each model
+    meter = Meter(
+        [float(p.flops) for p in problems] * models,
+        "points",
+        prefer_work=slow,
+        estimate_s=estimate,
+    )
+    source = {"shapes_file": str(args.shapes)} if args.shapes is not None else {}
+    common: dict[str, Any] = dict(
+        meter=meter,
+        weights=[point.weight for point in chosen] if args.shapes is not None else None,
+        shapes=args.shape,
+        dtypes=list(dict.fromkeys(p.dtype for p in problems)),
+        layouts=list(dict.fromkeys(p.layout for p in problems)),
+        **source,
+    )
     if ray_address is not None:
         from gemmreg.orchestrating import ray_sweep
 
         done = ray_sweep.sweep_on_ray(
-            kernels,
-            problems,
-            timing,
-            info,
-            out,
-            _progress,
-            ray_address,
-            shapes=args.shape,
-            dtypes=dtypes,
+            kernels, problems, timing, info, out, meter.line, ray_address, **common
         )
-    elif chosen is not None:
+    elif on is not None:
         from gemmreg.orchestrating import sharded_sweep
 
         done = sharded_sweep.sweep_on_devices(
-            kernels,
-            problems,
-            timing,
-            info,
-            out,
-            _progress,
-            chosen,
-            shapes=args.shape,
-            dtypes=dtypes,
+            kernels, problems, timing, info, out, meter.line, on, **common
         )
     else:
-        done = sweeping.sweep(
-            kernels, problems, timing, info, out, _progress, ahead, shapes=args.shape, dtypes=dtypes
-        )
-    print(render_compare.sweep_table(done.reports))
+        done = sweeping.sweep(kernels, problems, timing, info, out, meter.line, ahead, **common)
+    if args.format == "json":  # the run as saved: `report OUT --format json` prints the same
+        from gemmreg.storage import runs
+
+        manifest, reports, partial = runs.load_run(out)
+        print(render_compare.run_document(manifest, reports, partial))
+    else:
+        print(render_compare.sweep_table(done.reports, args.format))
+    means = speedup_means.mean_lines(done.reports)
+    if means and args.format in ("table", "markdown"):
+        print("\n" + "\n".join(means))
+    elif means:  # csv and json keep stdout to the document
+        _progress("\n".join(means))
     _progress(f"run saved to {out}/")
     if done.partial:
         return EXIT_INTERRUPTED

@@ -1,194 +1,31 @@
-"""Datasheet peak rates, to state "% of peak", to flag impossible figures and
-to draw the roofs of a saved run's plots.
-
-Dense (no sparsity) rates in TFLOP/s and memory bandwidth in TB/s, from the
-vendors' datasheets (named on each entry). They are ceilings for a sanity
-gate, not targets: a figure above its peak means the measurement or the
-kernel is wrong. A device not listed here has no peaks: no "% of peak", no
-gate and no roof lines, rather than another GPU's.
+"""Peak rates of a device, to state "% of peak", to flag impossible figures
+and to draw the roofs of a saved run's plots: the user's entries first
+(:mod:`gemmreg.judging.peaks_file`, ``GEMMREG_PEAKS``), then the datasheet
+table (:mod:`gemmreg.judging.peaks_table`). A device in neither has no
+peaks: no "% of peak", no gate and no roof lines, rather than another GPU's.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 
-import attrs
-
-
-@attrs.frozen(kw_only=True)
-class DevicePeaks:
-    """One GPU's datasheet ceilings."""
-
-    name: str
-    pattern: str
-    """A case-insensitive regular expression on the name torch reports."""
-    source: str
-    """The datasheet the figures are from."""
-    memory_tb_s: float
-    fp32: float
-    """Non-tensor (or, on AMD, the larger of vector and matrix) FP32."""
-    tf32: float | None
-    fp16: float
-    """FP16 products with FP32 accumulation."""
-    bf16: float
-    fp16_acc16: float | None = None
-    """FP16 products with FP16 accumulation, where the datasheet rates it higher."""
-    fp64: float | None = None
-    """FP64 (tensor-core or matrix, the larger), where the datasheet gives it."""
-
-    def tflops(self, math: str) -> float | None:
-        """The ceiling for a math class (:data:`gemmreg.contract.records.MathMode`), or None."""
-        by_math: Mapping[str, float | None] = {
-            "ieee_fp32": self.fp32,
-            "tf32": self.tf32,
-            "tf32x3": self.tf32,
-            "fp16": self.fp16,
-            "fp16_acc16": self.fp16_acc16 or self.fp16,
-            "bf16": self.bf16,
-            "bf16x3": self.bf16,
-            "fp64": self.fp64,
-        }
-        return by_math.get(math)
-
-
-_HOPPER_SXM = {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4, "fp64": 66.9}
-_A100 = {"fp32": 19.5, "tf32": 156.0, "fp16": 312.0, "bf16": 312.0, "fp64": 19.5}
-
-DEVICES: tuple[DevicePeaks, ...] = (
-    # NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column).
-    DevicePeaks(
-        name="H200 SXM",
-        pattern=r"\bH200\b(?!\s*NVL)",
-        source="NVIDIA H200 Tensor Core GPU datasheet (SXM)",
-        memory_tb_s=4.8,
-        **_HOPPER_SXM,
-    ),
-    # NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column); torch says "H100 80GB HBM3".
-    DevicePeaks(
-        name="H100 SXM",
-        pattern=r"\bH100\b.*(HBM3|SXM)",
-        source="NVIDIA H100 Tensor Core GPU datasheet (SXM)",
-        memory_tb_s=3.35,
-        **_HOPPER_SXM,
-    ),
-    # NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe column).
-    DevicePeaks(
-        name="H100 PCIe",
-        pattern=r"\bH100\b.*PCIe",
-        source="NVIDIA H100 Tensor Core GPU datasheet (PCIe)",
-        memory_tb_s=2.0,
-        fp32=51.0,
-        tf32=378.0,
-        fp16=756.5,
-        bf16=756.5,
-        fp64=51.0,
-    ),
-    # NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column); "A100-SXM4-80GB".
-    DevicePeaks(
-        name="A100 SXM 80GB",
-        pattern=r"\bA100\b.*SXM.*80GB",
-        source="NVIDIA A100 Tensor Core GPU datasheet (80GB SXM)",
-        memory_tb_s=2.039,
-        **_A100,
-    ),
-    # NVIDIA A100 Tensor Core GPU datasheet (A100 40GB SXM column); "A100-SXM4-40GB".
-    DevicePeaks(
-        name="A100 SXM 40GB",
-        pattern=r"\bA100\b.*SXM.*40GB",
-        source="NVIDIA A100 Tensor Core GPU datasheet (40GB SXM)",
-        memory_tb_s=1.555,
-        **_A100,
-    ),
-    # NVIDIA A100 Tensor Core GPU datasheet (A100 80GB PCIe column); "A100 80GB PCIe".
-    DevicePeaks(
-        name="A100 PCIe 80GB",
-        pattern=r"\bA100\b.*(80GB.*PCIe|PCIe.*80GB)",
-        source="NVIDIA A100 Tensor Core GPU datasheet (80GB PCIe)",
-        memory_tb_s=1.935,
-        **_A100,
-    ),
-    # NVIDIA A100 Tensor Core GPU datasheet (A100 40GB PCIe column); "A100-PCIE-40GB".
-    DevicePeaks(
-        name="A100 PCIe 40GB",
-        pattern=r"\bA100\b.*(40GB.*PCIe|PCIe.*40GB)",
-        source="NVIDIA A100 Tensor Core GPU datasheet (40GB PCIe)",
-        memory_tb_s=1.555,
-        **_A100,
-    ),
-    # NVIDIA L40S GPU datasheet.
-    DevicePeaks(
-        name="L40S",
-        pattern=r"\bL40S\b",
-        source="NVIDIA L40S GPU datasheet",
-        memory_tb_s=0.864,
-        fp32=91.6,
-        tf32=183.0,
-        fp16=362.05,
-        bf16=362.05,
-    ),
-    # NVIDIA L4 Tensor Core GPU datasheet.
-    DevicePeaks(
-        name="L4",
-        pattern=r"\bL4\b",
-        source="NVIDIA L4 Tensor Core GPU datasheet",
-        memory_tb_s=0.3,
-        fp32=30.3,
-        tf32=60.0,
-        fp16=121.0,
-        bf16=121.0,
-    ),
-    # NVIDIA Ada Lovelace GPU Architecture whitepaper, appendix (GeForce RTX 4090):
-    # FP16/BF16 tensor rates with FP32 accumulation are half those with FP16's.
-    DevicePeaks(
-        name="RTX 4090",
-        pattern=r"\bRTX 4090\b(?!\s*D\b)",
-        source="NVIDIA Ada Lovelace GPU Architecture whitepaper (GeForce RTX 4090)",
-        memory_tb_s=1.008,
-        fp32=82.6,
-        tf32=82.6,
-        fp16=165.2,
-        bf16=165.2,
-        fp16_acc16=330.3,
-    ),
-    # AMD Instinct MI300X accelerator data sheet (one device in SPX mode).
-    DevicePeaks(
-        name="MI300X",
-        pattern=r"\bMI300X\b",
-        source="AMD Instinct MI300X accelerator data sheet",
-        memory_tb_s=5.3,
-        fp32=163.4,
-        tf32=653.7,
-        fp16=1307.4,
-        bf16=1307.4,
-        fp64=163.4,
-    ),
-    # AMD Instinct MI250X accelerator data sheet, halved: the sheet rates the
-    # package, and torch sees each of its two GCDs as a device. No TF32 (CDNA 2).
-    DevicePeaks(
-        name="MI250X (one GCD)",
-        pattern=r"\bMI250X\b",
-        source="AMD Instinct MI250X accelerator data sheet (per package, halved per GCD)",
-        memory_tb_s=1.6384,
-        fp32=47.85,
-        tf32=None,
-        fp16=191.5,
-        bf16=191.5,
-        fp64=47.85,
-    ),
-)
-"""The first entry whose pattern matches the device name is the device."""
+from gemmreg.judging.peaks_file import PEAKS_ENV as PEAKS_ENV
+from gemmreg.judging.peaks_file import PeaksFileError as PeaksFileError
+from gemmreg.judging.peaks_file import user_devices
+from gemmreg.judging.peaks_table import DEVICES as DEVICES
+from gemmreg.judging.peaks_table import DevicePeaks as DevicePeaks
 
 
 def device_peaks(device_name: str) -> DevicePeaks | None:
-    """The datasheet entry for the device torch names so, or None if unknown."""
-    for device in DEVICES:
+    """The entry for the device torch names so (the user's, else the
+    datasheet's), or None if unknown."""
+    for device in (*user_devices(), *DEVICES):
         if re.search(device.pattern, device_name, flags=re.IGNORECASE):
             return device
     return None
 
 
 def peak_tflops(device_name: str, math: str) -> float | None:
-    """The datasheet peak for this device and math class, or None if unknown."""
+    """The peak for this device and math class, or None if unknown."""
     device = device_peaks(device_name)
     return device.tflops(math) if device is not None else None

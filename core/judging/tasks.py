@@ -81,6 +81,9 @@ class ProfileTask:
     kernels: tuple[str, ...] = attrs.field(converter=strings)
     problem: Problem
     seed: int
+    capture: bool = False
+    """Instead, warm calls inside the CUDA profiler range alone, for an outside
+    profiler (:func:`gemmreg.running.profiling.capture_calls`)."""
 
 
 Task = ValuesTask | RefusalTask | ColdTask | RoundsTask | ProfileTask

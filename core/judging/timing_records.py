@@ -222,6 +222,9 @@ class CompareReport:
     device_index: int | None = None
     """The GPU the point ran on (torch's index in the parent), when the run
     was spread over several (``--devices``); None: the one device there was."""
+    weight: float | None = None
+    """How much this point counts in a summary over points (a shapes file's
+    ``weight``: how often a model calls the shape); None when none was given."""
     schema: int = SCHEMA
     """The layout of these records; runs saved before it existed are schema 1."""
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gemmreg.contract import numbers
 from gemmreg.judging import stats
 from gemmreg.judging.timing_records import (
     PROCESS_REGIMES,
@@ -136,7 +137,7 @@ def judge(
         notes.append(
             "regimes disagree: "
             + ", ".join(
-                f"{r.regime} {r.word.upper()} {r.estimate:.4g}x"
+                f"{r.regime} {r.word.upper()} {numbers.significant(r.estimate)}x"
                 for r in regimes
                 if r.estimate is not None
             )
@@ -205,11 +206,11 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
     if result.interval is None:
         return "inconclusive", result.reason
     i = result.interval
-    span = f"{i.low:.4g}-{i.high:.4g} over {i.units} processes"
+    bounds = f"{numbers.span(i.low, i.high)} over {i.units} processes"
     if result.word == "faster":
-        return "faster", f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
+        return "faster", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
     if result.word == "slower":
-        return "slower", f"interval {span} excludes 1 and reaches past +-{margin:.1%}"
+        return "slower", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
     if result.word == "equivalent":
         real = i.low > 1.0 or i.high < 1.0
         detail = (
@@ -217,8 +218,8 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
             if real
             else ""
         )
-        return "equivalent", f"interval {span} lies inside +-{margin:.1%}{detail}"
-    return "inconclusive", f"interval {span} includes 1 and reaches past +-{margin:.1%}"
+        return "equivalent", f"interval {bounds} lies inside +-{margin:.1%}{detail}"
+    return "inconclusive", f"interval {bounds} includes 1 and reaches past +-{margin:.1%}"
 
 
 def _suspicious(baseline: KernelSummary, other: KernelSummary) -> list[str]:

@@ -29,6 +29,7 @@ from gemmreg.contract.records import Problem
 from gemmreg.deciding.timing_options import TimingOptions
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.timing_records import CompareReport
+from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
 from gemmreg.running import environment, ray_cluster, worker_pool
 
@@ -64,14 +65,22 @@ def sweep_on_ray(
     out: Path,
     progress: Progress,
     where: str,
+    meter: Meter | None = None,
+    weights: Sequence[float] | None = None,
     **manifest_fields: Any,
 ) -> Sweep:
-    """Every point as a Ray task on the cluster at ``where``, saved as it arrives."""
+    """Every point as a Ray task on the cluster at ``where``, saved as it
+    arrives; ``meter``, ``weights`` and ``manifest_fields`` as with
+    :func:`gemmreg.orchestrating.sweeping.sweep`."""
     with contextlib.redirect_stdout(sys.stderr):  # Ray's messages are not output
         ray = ray_cluster.connect(where)
         try:
-            return _sweep(ray, kernels, problems, timing, info, out, progress, manifest_fields)
+            return _sweep(
+                ray, kernels, problems, timing, info, out, progress, manifest_fields, weights, meter
+            )
         finally:
+            if meter is not None:
+                meter.close()
             ray.shutdown()
 
 
@@ -84,6 +93,8 @@ def _sweep(
     out: Path,
     progress: Progress,
     manifest_fields: dict[str, Any],
+    weights: Sequence[float] | None = None,
+    meter: Meter | None = None,
 ) -> Sweep:
     names = [k.name for k in kernels]
     remote = ray.remote(time_point_on_node).options(
@@ -111,7 +122,11 @@ def _sweep(
             continue
         nodes[str(node.get("host"))] = node
         progress(f"{label}: timed on {node['host']} ({node['device_name']})")
+        if weights is not None:
+            report = attrs.evolve(report, weight=weights[index])
         done[index] = flag_shared(report, manifest, progress)
+        if meter is not None and not report.partial:
+            meter.advance(float(problem.flops))
         manifest.update(ray_nodes=list(nodes.values()), lost_points=lost)
         save(out, manifest, [done[i] for i in sorted(done)], len(done) < len(problems))
     manifest.update(ray_nodes=list(nodes.values()), lost_points=lost)

@@ -22,11 +22,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 from gemmreg.contract.backend import BackendInfo
 from gemmreg.contract.records import Problem
 from gemmreg.deciding.timing_options import TimingOptions
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.timing_records import CompareReport
+from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
 from gemmreg.running import devices, environment, worker_pool
 
@@ -49,11 +51,14 @@ def sweep_on_devices(
     out: Path,
     progress: Progress,
     chosen: Sequence[devices.Device],
+    meter: Meter | None = None,
+    weights: Sequence[float] | None = None,
     **manifest_fields: Any,
 ) -> Sweep:
     """Every problem on every device model, sharded over each model's GPUs;
-    ``manifest_fields`` join the manifest, as with
-    :func:`gemmreg.orchestrating.sweeping.sweep`."""
+    ``meter``, ``weights`` and ``manifest_fields`` as with
+    :func:`gemmreg.orchestrating.sweeping.sweep` (the meter counts a point
+    once per model: it is timed once per model)."""
     grouped = devices.groups(chosen)
     order: list[Slot] = [(model, i) for model in grouped for i in range(len(problems))]
     pending: dict[str, list[int]] = {model: list(range(len(problems))) for model in grouped}
@@ -68,6 +73,12 @@ def sweep_on_devices(
     for pool in pools.values():  # every GPU's workers start at once
         pool.start()
     lock = threading.Lock()
+    printing = threading.Lock()  # the device threads share one stderr (and its bar)
+
+    def say(line: str) -> None:
+        with printing:
+            progress(line)
+
     stop = threading.Event()
     done: dict[Slot, CompareReport] = {}
     errors: list[BaseException] = []
@@ -87,13 +98,13 @@ def sweep_on_devices(
                     index = queue.pop(0)
                 problem = problems[index]
                 label = f"[{index + 1}/{len(problems)} {device.label}] {problem.shape} {problem.dtype}: "
-                progress(f"{label}timing {names} on {device.name}")
+                say(f"{label}timing {names} on {device.name}")
                 report = time_point(
                     kernels,
                     problem,
                     timing,
                     info,
-                    progress,
+                    say,
                     label,
                     pools[device.index],
                     device=device,
@@ -101,7 +112,12 @@ def sweep_on_devices(
                 with lock:
                     if stop.is_set():
                         return  # killed under it: not a result
-                    done[(device.name, index)] = flag_shared(report, manifest, progress)
+                    if weights is not None:
+                        report = attrs.evolve(report, weight=weights[index])
+                    done[(device.name, index)] = flag_shared(report, manifest, say)
+                    if meter is not None and not report.partial:
+                        with printing:
+                            meter.advance(float(problem.flops))
                     save(out, manifest, finished(), len(done) < len(order))
                     if report.partial:
                         stop.set()
@@ -135,6 +151,8 @@ def sweep_on_devices(
         for thread in threads:
             thread.join(LEFTOVER_WAIT_S)
     finally:
+        if meter is not None:
+            meter.close()
         for pool in pools.values():
             pool.close()
     if errors:

@@ -22,6 +22,7 @@ from gemmreg.deciding.timing_options import TimingOptions
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rejudging
 from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRun
+from gemmreg.orchestrating.progress import Meter
 from gemmreg.rendering import render_compare
 from gemmreg.running import comparing, devices, environment, worker_pool
 from gemmreg.running.devices import Device
@@ -55,12 +56,14 @@ def time_point(
     ahead: worker_pool.Ahead | None = None,
     device: Device | None = None,
     chosen: Sequence[Device] = (),
+    meter: Meter | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on one problem, with a progress line per process and
     per cold start; ``need``: see :func:`gemmreg.running.comparing.run_compare`.
     ``device``: the GPU ``pool`` is pinned to (:mod:`gemmreg.running.devices`),
     recorded in the report in place of the backend's device 0. ``chosen``:
-    GPUs of one model the processes spread over (``compare --devices``)."""
+    GPUs of one model the processes spread over (``compare --devices``).
+    ``meter``: each process's line counts as one of its items (``compare``)."""
     if len(chosen) == 1:
         device = chosen[0]
     device_name = device.name if device else (chosen[0].name if chosen else info.device_name)
@@ -73,9 +76,11 @@ def time_point(
             )
         else:
             detail = run.reason.splitlines()[0] if run.reason else ""
-        progress(
-            f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
-        )
+        line = f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
+        if meter is not None:
+            meter.advance(1.0, line)
+        else:
+            progress(line)
 
     def on_cold(cold: ColdStart) -> None:
         detail = cold.reason.splitlines()[0] if cold.reason else ""
@@ -135,6 +140,7 @@ def compare(
     info: BackendInfo,
     progress: Progress,
     ahead: worker_pool.Ahead | None = None,
+    meter: Meter | None = None,
     chosen: Sequence[Device] = (),
 ) -> tuple[CompareReport, dict[str, Any]]:
     """One point, cold starts first, and the manifest (taken while the
@@ -159,6 +165,7 @@ def compare(
         need=2,
         ahead=ahead,
         chosen=chosen,
+        meter=meter,
     )
     report = flag_shared(report, manifest, progress)
     manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
@@ -181,10 +188,14 @@ def sweep(
     out: Path,
     progress: Progress,
     ahead: worker_pool.Ahead | None = None,
+    meter: Meter | None = None,
+    weights: Sequence[float] | None = None,
     **manifest_fields: Any,
 ) -> Sweep:
     """Every problem in turn, the run saved to ``out`` after each one (marked
-    partial until the last); ``manifest_fields`` join the manifest."""
+    partial until the last); ``manifest_fields`` join the manifest. ``meter``
+    counts the points (their work, 2MNK); ``weights``, one per problem, go
+    into each point's report (:attr:`CompareReport.weight`)."""
     reports: list[CompareReport] = []
     partial = False
     names = ", ".join(kernel.name for kernel in kernels)
@@ -199,16 +210,23 @@ def sweep(
     try:
         manifest = environment.manifest(kernels, seed=timing.seed, **manifest_fields)
         for index, problem in enumerate(problems, 1):
-            label = f"[{index}/{len(problems)}] {problem.shape} {problem.dtype}: "
+            layout = "" if problem.layout == "rowmajor" else f" {problem.layout}"
+            label = f"[{index}/{len(problems)}] {problem.shape} {problem.dtype}{layout}: "
             progress(f"{label}timing {names}")
             report = time_point(kernels, problem, timing, info, progress, label, pool)
+            if weights is not None:
+                report = attrs.evolve(report, weight=weights[index - 1])
             reports.append(flag_shared(report, manifest, progress))
+            if meter is not None and not report.partial:
+                meter.advance(float(problem.flops))
             partial = report.partial
             manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
             save(out, manifest, reports, partial or index < len(problems))
             if partial:
                 break
     finally:
+        if meter is not None:
+            meter.close()
         pool.close()
         if ahead is not None:
             ahead.close()  # its caches folder

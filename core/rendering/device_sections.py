@@ -19,17 +19,29 @@ def by_device_model(reports: Sequence[CompareReport]) -> dict[str, list[CompareR
 
 
 def per_model(
-    reports: Sequence[CompareReport], render: Callable[[Sequence[CompareReport]], str]
+    reports: Sequence[CompareReport],
+    render: Callable[[Sequence[CompareReport]], str],
+    fmt: str = "table",
 ) -> str | None:
-    """``render`` of each model's reports under a heading naming the model,
-    or None when the run has only one model (rendered as it always was)."""
+    """``render`` of each model's reports under a heading naming the model
+    (a markdown heading in ``markdown``), or None when the run has only one
+    model (rendered as it always was). csv and json have no sections: their
+    rows name the device in columns (``device_name``, ``device_index``)."""
     grouped = by_device_model(reports)
-    if len(grouped) < 2:
+    if len(grouped) < 2 or fmt in ("csv", "json"):
         return None
     return "\n\n".join(
-        f"== on {model} ({len(group)} points) ==\n{render(group)}"
+        f"{section_heading(model, len(group), fmt)}\n{render(group)}"
         for model, group in grouped.items()
     )
+
+
+def section_heading(model: str, points: int, fmt: str) -> str:
+    """The heading of one model's section: a markdown heading (a blank line
+    after it, so the table below it renders), a ruled line on a terminal."""
+    if fmt == "markdown":
+        return f"### On {model} ({points} points)\n"
+    return f"== on {model} ({points} points) =="
 
 
 def check_devices_line(results: Sequence[Any]) -> str:

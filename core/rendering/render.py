@@ -2,135 +2,49 @@
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Sequence
 from typing import Any
 
-from gemmreg.contract.inputs import generator_name
+from gemmreg.contract.numbers import significant
 from gemmreg.contract.records import DTYPES, Tolerance
-from gemmreg.contract.serialization import document
 from gemmreg.contract.serialization import (
     dumps as dumps,  # re-exported: callers write through render
 )
 from gemmreg.contract.serialization import to_jsonable as to_jsonable
 from gemmreg.contract.serialization import write_atomically as write_atomically
 from gemmreg.contract.task_kinds import REFUSAL, SANITIZE
-from gemmreg.discovery.registry import Registry
 from gemmreg.rendering.device_sections import check_devices_line
+from gemmreg.rendering.formats import csv_text, grid, json_document
 from gemmreg.running.check_runner import CaseResult
 from gemmreg.storage.check_files import CHECK_SCHEMA
-from tabulate import tabulate
 
-TABLE_FORMATS = {"table": "simple", "markdown": "github"}
+CHECK_CSV_COLUMNS = (
+    "kernel",
+    "case",
+    "kind",
+    "m",
+    "n",
+    "k",
+    "dtype",
+    "layout",
+    "seed",
+    "status",
+    "max_error",
+    "rtol",
+    "atol",
+    "tool",
+    "sanitizer",
+    "detail",
+    "device_name",
+    "device_index",
+)
+"""``check --format csv``: one row per case, skipped ones included (the table
+folds those into one row per plugin and reason); the error and its bound as numbers;
+the GPU a case ran on where the check was spread over several (``--devices``)."""
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
-    if value is None:
-        return "-"
-    if math.isinf(value):
-        return "inf"
-    return f"{value:.{digits}g}"
-
-
-# ---------------------------------------------------------------------------
-# gemmreg list
-# ---------------------------------------------------------------------------
-
-
-def list_rows(registry: Registry) -> list[dict[str, Any]]:
-    rows = []
-    for name in sorted(registry.kernels):
-        kernel = registry.kernels[name]
-        spec = kernel.spec
-        caps = spec.capabilities
-        reason = kernel.unavailable
-        rows.append(
-            {
-                "name": name,
-                "package": kernel.origin.package or kernel.origin.module,
-                "plugin": kernel.origin.plugin,
-                "summary": spec.summary,
-                "backends": sorted(caps.backends),
-                "dtypes": sorted(caps.dtypes),
-                "layouts": sorted(caps.layouts),
-                "precision": {d: str(p) for d, p in sorted(caps.precision.items())},
-                "tolerance": {
-                    d: {"rtol": t.rtol, "atol": t.atol, "why": t.why}
-                    for d, t in sorted(spec.tolerances.items())
-                },
-                "input_generator": generator_name(spec),
-                "available": reason is None,
-                "unavailable_reason": reason or "",
-                "output": registry.output.get(kernel.origin.plugin, ""),
-            }
-        )
-    for issue in registry.issues:
-        rows.append(
-            {
-                "name": issue.origin.plugin,
-                "package": issue.origin.package or issue.origin.module,
-                "plugin": issue.origin.plugin,
-                "available": False,
-                "broken": issue.stage,
-                "unavailable_reason": f"{issue.stage}: {issue.reason}",
-                "output": registry.output.get(issue.origin.plugin, ""),
-            }
-        )
-    return rows
-
-
-def list_table(registry: Registry, fmt: str) -> str:
-    if fmt == "json":
-        return dumps(list_rows(registry))
-    table = []
-    for row in list_rows(registry):
-        if "broken" in row:
-            status = "BLOCKED" if row["broken"] == "blocked" else "BROKEN"
-            table.append(
-                [
-                    row["name"],
-                    row["package"],
-                    "",
-                    "",
-                    "",
-                    f"{status}: {row['unavailable_reason']}",
-                    "",
-                ]
-            )
-            continue
-        precision = "\n".join(f"{d}: {p}" for d, p in row["precision"].items())
-        tolerance = "\n".join(
-            f"{d}: rtol {t['rtol']:g}" + (f" atol {t['atol']:g}" if t["atol"] else "")
-            for d, t in row["tolerance"].items()
-        )
-        available = "yes" if row["available"] else f"no: {row['unavailable_reason']}"
-        table.append(
-            [
-                row["name"],
-                row["package"],
-                ", ".join(row["backends"]),
-                ", ".join(row["dtypes"]),
-                precision,
-                available,
-                tolerance,
-            ]
-        )
-    headers = [
-        "plugin",
-        "package",
-        "backends",
-        "dtypes",
-        "precision",
-        "available here",
-        "tolerance",
-    ]
-    return tabulate(
-        table,
-        headers=headers,
-        tablefmt=TABLE_FORMATS[fmt],
-        maxcolwidths=[None, None, 12, 14, 44, 40, 28],
-    )
+    return "-" if value is None else significant(value, digits)
 
 
 # ---------------------------------------------------------------------------
@@ -145,9 +59,39 @@ def check_counts(results: Sequence[CaseResult]) -> dict[str, int]:
     return counts
 
 
-def check_table(results: Sequence[CaseResult], fmt: str) -> str:
+def check_rows(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+    """The rows of ``check --format csv``, in the order the cases finished."""
+    rows = []
+    for r in results:
+        tolerance, p = r.tolerance, r.problem
+        rows.append(
+            {
+                "kernel": r.kernel,
+                "case": r.id.removeprefix(r.kernel + "-"),
+                "kind": r.kind,
+                **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.dtype, "layout": p.layout},
+                "seed": r.case.seed,
+                "status": r.status,
+                "max_error": r.max_error,
+                "rtol": tolerance.rtol if tolerance else None,
+                "atol": tolerance.atol if tolerance else None,
+                "tool": r.tool,
+                "sanitizer": r.sanitizer.describe() if r.sanitizer is not None else "",
+                "detail": r.reason if r.status == "skip" else case_detail(r),
+                "device_name": r.device_name,
+                "device_index": r.device_index,
+            }
+        )
+    return rows
+
+
+def check_table(results: Sequence[CaseResult], fmt: str, interrupted: bool = False) -> str:
+    """The check's cases in ``fmt``; JSON is the document ``check.json`` holds."""
     if fmt == "json":
-        return document(CHECK_SCHEMA, {"counts": check_counts(results), "cases": results})
+        body = {"partial": interrupted, "counts": check_counts(results), "cases": results}
+        return json_document("check", CHECK_SCHEMA, body)
+    if fmt == "csv":
+        return csv_text(check_rows(results), CHECK_CSV_COLUMNS)
     table = []
     skipped: dict[tuple[str, str], int] = {}
     dtype_order = {d: i for i, d in enumerate(DTYPES)}
@@ -190,12 +134,7 @@ def check_table(results: Sequence[CaseResult], fmt: str) -> str:
         f"{n} {status}" for status, n in counts.items() if n or status in ("pass", "fail")
     )
     return (
-        tabulate(
-            table,
-            headers=headers,
-            tablefmt=TABLE_FORMATS[fmt],
-            maxcolwidths=widths,
-        )
+        grid(table, headers, fmt, widths)
         + f"\n\n{summary}"
         + check_devices_line(results)
         + "".join(f"\n{'- ' * (fmt == 'markdown')}{line}" for line in tolerance_reasons(results))
@@ -207,9 +146,9 @@ PARTIAL_CHECK_BANNER = "[PARTIAL: check interrupted; only the cases below finish
 
 def check_output(results: Sequence[Any], fmt: str, interrupted: bool) -> str:
     """The check table, marked partial after Ctrl-C (a ``partial`` key in JSON)."""
-    text = check_table(results, fmt)
-    if fmt == "json":
-        return dumps({"partial": interrupted, **json.loads(text)})
+    text = check_table(results, fmt, interrupted)
+    if fmt in ("json", "csv"):  # JSON says so in its key; CSV stays one table
+        return text
     return f"{PARTIAL_CHECK_BANNER}\n\n{text}" if interrupted else text
 
 
@@ -218,8 +157,8 @@ def tolerance_note(tolerance: Tolerance | None) -> str:
     the error's own units of |A|@|B|, plus any absolute part)."""
     if tolerance is None:
         return ""
-    absolute = f" + {tolerance.atol:.3g} abs" if tolerance.atol else ""
-    return f" (tol {tolerance.rtol:.3g}{absolute})"
+    absolute = f" + {significant(tolerance.atol, 3)} abs" if tolerance.atol else ""
+    return f" (tol {significant(tolerance.rtol, 3)}{absolute})"
 
 
 def tolerance_reasons(results: Sequence[CaseResult]) -> list[str]:
@@ -263,12 +202,7 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
             [kernel, check, len(rows), len(rows) - len(failed), len(failed), "; ".join(why)]
         )
     headers = ["plugin", "check", "cases", "pass", "fail", "why they failed"]
-    return tabulate(
-        table,
-        headers=headers,
-        tablefmt=TABLE_FORMATS.get(fmt, "simple"),
-        maxcolwidths=[None, None, None, None, None, 70],
-    )
+    return grid(table, headers, fmt, widths=[None, None, None, None, None, 70])
 
 
 def case_detail(result: CaseResult) -> str:

@@ -4,14 +4,58 @@ both runs, with the change, its interval and its verdict; records in, text out.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from typing import Any
 
+from gemmreg.contract.numbers import significant, span
 from gemmreg.judging import stats
-from gemmreg.rendering.render import TABLE_FORMATS, dumps
-from tabulate import tabulate
+from gemmreg.rendering.formats import csv_text, grid, json_document
+
+CHANGES_SCHEMA = 1
+"""The layout of ``report BEFORE AFTER --format json``: ``threshold_pct`` and
+``changes``, one record per kernel and problem in both runs."""
+CHANGE_COLUMNS = (
+    "problem",
+    "kernel",
+    "before_ms",
+    "before_low_ms",
+    "before_high_ms",
+    "after_ms",
+    "after_low_ms",
+    "after_high_ms",
+    "change_pct",
+    "change_low_pct",
+    "change_high_pct",
+    "verdict",
+    "regression",
+)
+"""One CSV row per change: each run's median and range over its processes,
+and the change in percent of time with its interval, as numbers."""
+
+
+def _figures(run: str, s: Any) -> dict[str, float | None]:
+    """A run's median and range as the CSV's columns (``before_ms``, ...)."""
+    return {f"{run}_ms": s.center_ms, f"{run}_low_ms": s.low_ms, f"{run}_high_ms": s.high_ms}
+
+
+def change_rows(changes: Sequence[Any]) -> list[dict[str, Any]]:
+    rows = []
+    for c in changes:
+        low, high = c.interval_pct or (None, None)
+        rows.append(
+            {
+                "problem": c.problem,
+                "kernel": c.kernel,
+                **_figures("before", c.before),
+                **_figures("after", c.after),
+                "change_pct": c.change_pct,
+                "change_low_pct": low,
+                "change_high_pct": high,
+                "verdict": c.verdict,
+                "regression": c.regression,
+            }
+        )
+    return rows
 
 
 def changes_table(
@@ -22,42 +66,15 @@ def changes_table(
     threshold_pct: float,
 ) -> str:
     if fmt == "json":
-        return dumps({"threshold_pct": threshold_pct, "changes": list(changes)})
+        body = {"threshold_pct": threshold_pct, "changes": list(changes)}
+        return json_document("changes", CHANGES_SCHEMA, body)
     if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(
-            [
-                "problem",
-                "kernel",
-                "before_ms",
-                "after_ms",
-                "change_pct",
-                "change_low_pct",
-                "change_high_pct",
-                "verdict",
-                "regression",
-            ]
-        )
-        for c in changes:
-            low, high = c.interval_pct or (None, None)
-            writer.writerow(
-                [
-                    c.problem,
-                    c.kernel,
-                    c.before.center_ms,
-                    c.after.center_ms,
-                    c.change_pct,
-                    low,
-                    high,
-                    c.verdict,
-                    c.regression,
-                ]
-            )
-        return buffer.getvalue().rstrip("\n")
+        return csv_text(change_rows(changes), CHANGE_COLUMNS)
 
-    def span(s: Any) -> str:
-        return f"{s.center_ms:.5g} ({s.low_ms:.4g} to {s.high_ms:.4g})" if s.center_ms else s.status
+    def median_and_range(s: Any) -> str:
+        if not s.center_ms:
+            return str(s.status)
+        return f"{significant(s.center_ms, 5)} ({span(s.low_ms, s.high_ms)})"
 
     rows = []
     for c in changes:
@@ -65,7 +82,16 @@ def changes_table(
         if c.interval_pct:
             change += f" ({c.interval_pct[0]:+.2f}% to {c.interval_pct[1]:+.2f}%)"
         verdict = c.verdict.upper() + (" REGRESSION" if c.regression else "")
-        rows.append([c.problem, c.kernel, span(c.before), span(c.after), change, verdict])
+        rows.append(
+            [
+                c.problem,
+                c.kernel,
+                median_and_range(c.before),
+                median_and_range(c.after),
+                change,
+                verdict,
+            ]
+        )
     lines = [
         f"note: {key} differs: {before_manifest.get(key)} -> {after_manifest.get(key)}"
         for key in ("device_name", "torch", "triton", "git")
@@ -79,11 +105,15 @@ def changes_table(
         "time change",
         "verdict",
     ]
-    lines.append(tabulate(rows, headers=headers, tablefmt=TABLE_FORMATS[fmt]))
+    warnings = []
     for c in changes:
         if c.verdict in ("noisy", "no verdict"):
-            lines.append(f"warning: {c.problem} {c.kernel}: {c.explanation}")
-        lines.extend(f"note: {c.problem} {c.kernel}: {note}" for note in c.notes)
+            warnings.append(f"warning: {c.problem} {c.kernel}: {c.explanation}")
+        warnings.extend(f"note: {c.problem} {c.kernel}: {note}" for note in c.notes)
+    # In markdown a line touching a table is read as one of its rows: blank lines around it.
+    gap = [""] if fmt == "markdown" else []
+    lines += [*(gap if lines else []), grid(rows, headers, fmt), *(gap if warnings else [])]
+    lines += warnings
     regressions = sum(c.regression for c in changes)
     lines += [
         "",

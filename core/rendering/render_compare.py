@@ -4,18 +4,22 @@ the legends are generated from the constants they describe."""
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 from typing import Any
 
+from gemmreg.contract.numbers import significant, span
 from gemmreg.contract.records import Tolerance
 from gemmreg.judging import rounds, stats, summaries
-from gemmreg.judging.timing_records import CompareReport, KernelSummary, Verdict
+from gemmreg.judging.timing_records import SCHEMA, CompareReport, KernelSummary
+from gemmreg.rendering import formats
 from gemmreg.rendering.device_sections import per_model
-from gemmreg.rendering.render import TABLE_FORMATS, _fmt, dumps, tolerance_note
+from gemmreg.rendering.formats import grid, json_document
+from gemmreg.rendering.render import _fmt, tolerance_note
+from gemmreg.rendering.render_verdicts import interval_text
+from gemmreg.rendering.render_verdicts import (
+    verdict_table as verdict_table,  # re-exported: a sweep's report ends with it
+)
 from gemmreg.running import round_loops
-from tabulate import tabulate
 
 SUMMARY_COLUMNS = (
     "m",
@@ -95,61 +99,19 @@ def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
 
 
 def csv_text(rows: Sequence[dict[str, Any]]) -> str:
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-    return buffer.getvalue().rstrip("\n")
+    """The summary rows as CSV: ``summary.csv``, and ``--format csv`` of a run."""
+    return formats.csv_text(rows, SUMMARY_COLUMNS)
+
+
+def run_document(manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool) -> str:
+    """A run as JSON (``report RUN``, ``bench``): what ``run.json`` holds, with its kind."""
+    body = {"manifest": manifest, "partial": partial, "reports": list(reports)}
+    return json_document("run", SCHEMA, body)
 
 
 def _confidence(level: float | None) -> str:
     """A saved run of schema 1 has no level: its intervals were 95% bootstraps."""
     return "95% bootstrap" if level is None else f"{100 * level:.4g}%"
-
-
-def _interval(v: Verdict) -> str:
-    return f"{v.interval[0]:.4g} to {v.interval[1]:.4g}" if v.interval else "-"
-
-
-def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
-    """Every pairwise verdict of a run, one line per point and pair: the
-    one-screen answer to "where does it stand?" over a sweep; one section
-    per device model, as a verdict only ever pairs figures of one model."""
-    sections = per_model(reports, lambda group: verdict_table(group, fmt))
-    if sections is not None:
-        return sections
-    table = []
-    for report in reports:
-        p = report.problem
-        by_name = {s.kernel: s for s in report.summaries}
-        for v in report.verdicts:
-            mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
-            table.append(
-                [
-                    p.shape,
-                    p.dtype,
-                    f"{v.kernel} vs {v.baseline}",
-                    _fmt(mine.center_ms if mine else None, 5),
-                    _fmt(base.center_ms if base else None, 5),
-                    f"{v.speedup:.4g}x" if v.speedup is not None else "-",
-                    _interval(v),
-                    v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
-                    "; ".join(v.notes),
-                ]
-            )
-    headers = [
-        "shape",
-        "dtype",
-        "pair",
-        "ms",
-        "baseline ms",
-        "speedup",
-        "interval",
-        "verdict",
-        "notes",
-    ]
-    return tabulate(table, headers=headers, tablefmt=TABLE_FORMATS.get(fmt, "simple"))
 
 
 def _start(s: KernelSummary) -> str:
@@ -171,8 +133,8 @@ def _row(s: KernelSummary) -> list[str]:
     return [
         s.kernel,
         s.precision,
-        f"{s.center_ms:.5g}",
-        f"{s.low_ms:.5g} to {s.high_ms:.5g}",
+        significant(s.center_ms, 5),
+        span(s.low_ms, s.high_ms, 5),
         _fmt(s.tflops, 4),
         _fmt(s.percent_of_peak, 3),
         _fmt(s.graph_ms, 4),
@@ -214,8 +176,8 @@ def verdict_lines(report: CompareReport) -> list[str]:
         speed = ""
         if v.speedup is not None and v.interval is not None:
             speed = (
-                f" (speedup {v.speedup:.4g}x, {_confidence(v.confidence)} interval "
-                f"{_interval(v)}, {v.regime})"
+                f" (speedup {significant(v.speedup)}x, {_confidence(v.confidence)} interval "
+                f"{interval_text(v)}, {v.regime})"
             )
         lines.append(
             f"verdict: {v.kernel} vs {v.baseline}: {v.verdict.upper()}{speed}; {v.explanation}"
@@ -224,10 +186,10 @@ def verdict_lines(report: CompareReport) -> list[str]:
             if r.interval is not None:
                 i = r.interval
                 lines.append(
-                    f"  {r.regime}: {r.word} {i.estimate:.4g}x ({i.low:.4g} to {i.high:.4g})"
+                    f"  {r.regime}: {r.word} {significant(i.estimate)}x ({span(i.low, i.high)})"
                 )
             elif r.estimate is not None:
-                lines.append(f"  {r.regime}: {r.estimate:.4g}x ({r.reason})")
+                lines.append(f"  {r.regime}: {significant(r.estimate)}x ({r.reason})")
             elif r.word != "not measured":
                 lines.append(f"  {r.regime}: {r.word} ({r.reason})")
         lines.extend(f"  note: {note}" for note in v.notes)
@@ -236,7 +198,7 @@ def verdict_lines(report: CompareReport) -> list[str]:
 
 def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | None = None) -> str:
     if fmt == "json":
-        return dumps({"report": report, "manifest": manifest or {}})
+        return json_document("compare", SCHEMA, {"report": report, "manifest": manifest or {}})
     if fmt == "csv":
         return csv_text(summary_rows(report))
     p = report.problem
@@ -260,12 +222,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
         f"clock: {report.clock}",
         "",
-        tabulate(
-            [_row(s) for s in report.summaries],
-            headers=headers,
-            tablefmt=TABLE_FORMATS[fmt],
-            maxcolwidths=[None, 30, *[None] * 9, 40],
-        ),
+        grid([_row(s) for s in report.summaries], headers, fmt, [None, 30, *[None] * 9, 40]),
         "",
         "median ms: median of the process medians (each the median of the kernel's round figures);",
         "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
@@ -290,12 +247,16 @@ SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", 
 
 
 def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
-    """A sweep at a glance: one line per point and kernel (``bench``); a run
-    over several device models gets one section per model."""
+    """A sweep at a glance: one line per point and kernel (``bench``), as a
+    table, markdown or CSV (with each row's device_name and device_index);
+    its JSON is the whole run (:func:`run_document`). A run over several
+    device models gets one section per model in the table and markdown."""
+    if fmt == "json":
+        raise ValueError("a sweep's JSON is its run: run_document(manifest, reports, partial)")
     rows = [row for report in reports for row in summary_rows(report)]
     if fmt == "csv":
         return csv_text(rows)
-    sections = per_model(reports, lambda group: sweep_table(group, fmt))
+    sections = per_model(reports, lambda group: sweep_table(group, fmt), fmt)
     if sections is not None:
         return sections
     table = [
@@ -304,13 +265,19 @@ def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
             r["dtype"],
             r["kernel"],
             r["math"],
-            f"{r['center_ms']:.5g}" if r["center_ms"] else "-",
-            f"{r['low_ms']:.5g} to {r['high_ms']:.5g}" if r["low_ms"] else "-",
-            f"{r['tflops']:.4g}" if r["tflops"] else "-",
+            significant(r["center_ms"], 5) if r["center_ms"] else "-",
+            span(r["low_ms"], r["high_ms"], 5) if r["low_ms"] else "-",
+            significant(r["tflops"]) if r["tflops"] else "-",
             r["status"]
             if r["status"] != "timed"
             else ("launch-bound" if r["launch_bound"] else "ok"),
         ]
         for r in rows
     ]
-    return tabulate(table, headers=SWEEP_HEADERS, tablefmt=TABLE_FORMATS.get(fmt, "simple"))
+    headers = SWEEP_HEADERS
+    if any(r["layout"] != "rowmajor" for r in rows):  # a column only where layouts vary
+        headers = [*headers[:2], "layout", *headers[2:]]
+        table = [
+            [*cells[:2], r["layout"], *cells[2:]] for cells, r in zip(table, rows, strict=True)
+        ]
+    return grid(table, headers, fmt)

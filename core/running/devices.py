@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
-from gemmreg.deciding.device_choice import ALL, DeviceChoice
+from gemmreg.deciding.device_choice import ALL, VISIBLE_ENVS, DeviceChoice, visible_entries
 from gemmreg.deciding.options import UsageError
 
 FAKE_DEVICES_ENV = "GEMMREG_FAKE_DEVICES"
@@ -31,8 +31,6 @@ FAKE_DEVICES_ENV = "GEMMREG_FAKE_DEVICES"
 PINNED_ENV = "GEMMREG_PINNED_DEVICE"
 """Set in a pinned worker's environment: the index (in the parent's
 numbering) of the one GPU it sees, for its log and for tests."""
-VISIBLE_ENVS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
-"""The variables that restrict which GPUs a process sees (NVIDIA's, AMD's)."""
 
 
 @attrs.frozen
@@ -88,18 +86,22 @@ def groups(devices: Sequence[Device]) -> dict[str, list[Device]]:
     return grouped
 
 
-def pin_device_env(env: Mapping[str, str], device: Device) -> dict[str, str]:
-    """``env`` for a worker that sees only ``device``: the one place a worker
-    is pinned. Where ``env`` already restricts the visible GPUs (the user's
-    own ``CUDA_VISIBLE_DEVICES=2,3``), torch's index ``i`` is that list's
-    ``i``-th entry, so the pin stays inside the user's choice."""
+def pin_device_env(env: Mapping[str, str], device: Device | int) -> dict[str, str]:
+    """``env`` for a process that sees only ``device`` (or the GPU of that
+    index): the one place a process is pinned, a worker of ``--devices`` or
+    the whole run of ``--device N``. Where ``env`` already restricts the
+    visible GPUs (the user's own ``CUDA_VISIBLE_DEVICES=2,3``), torch's index
+    ``i`` is that list's ``i``-th entry, so the pin stays inside the user's
+    choice (:func:`gemmreg.deciding.device_choice.check_visible` refuses an
+    index past it)."""
+    index = device if isinstance(device, int) else device.index
     pinned = dict(env)
-    restricted = next((env[name] for name in VISIBLE_ENVS if env.get(name, "").strip()), "")
-    visible = [v.strip() for v in restricted.split(",") if v.strip()]
-    physical = visible[device.index] if device.index < len(visible) else str(device.index)
+    restricted = visible_entries(env)
+    visible = restricted[1] if restricted else []
+    physical = visible[index] if index < len(visible) else str(index)
     for name in VISIBLE_ENVS:  # both set alike: ROCm reads either
         pinned[name] = physical
-    pinned[PINNED_ENV] = str(device.index)
+    pinned[PINNED_ENV] = str(index)
     return pinned
 
 

@@ -34,9 +34,16 @@ in every manifest: gemmreg's own (plugins, device, caches), Triton's (its
 interpreter, its cache, its backend options) and torch's (its GEMM backends,
 TunableOp). Two evidence folders taken under different switches then say so.
 Only these: the rest of the environment is not ours to publish."""
-SWITCH_NAMES = ("NVIDIA_TF32_OVERRIDE",)
+SWITCH_NAMES = (
+    "NVIDIA_TF32_OVERRIDE",
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+)
 """Single variables outside those prefixes that change a GEMM's math
-(``NVIDIA_TF32_OVERRIDE=0`` turns TF32 off in cuBLAS whatever torch asks)."""
+(``NVIDIA_TF32_OVERRIDE=0`` turns TF32 off in cuBLAS whatever torch asks) or
+choose the device it runs on (``--device N`` sets the first two:
+:mod:`gemmreg.deciding.device_choice`)."""
 SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "CREDENTIAL", "API_KEY")
 """A switch whose name holds one of these is recorded as set, its value withheld."""
 WITHHELD = "(set; value withheld)"

@@ -4,8 +4,9 @@ CUPTI: its set-up takes seconds and its callbacks would be timed."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from gemmreg.contract import backend
 from gemmreg.contract.records import KernelSpec, Problem
@@ -56,6 +57,55 @@ def device_profiles(
         else:
             out[kernel.name] = KernelProfile(profile=profile)
     return ProfileResult(kernels=out)
+
+
+def capture_calls(
+    specs: Mapping[str, KernelSpec],
+    problem: Problem,
+    seed: int,
+    note: Callable[[str], None] = lambda text: None,
+) -> ProfileResult:
+    """Each kernel prepared, prechecked and called warm, then called
+    :data:`~gemmreg.deciding.profiler_tools.CAPTURE_CALLS` times inside the
+    CUDA profiler range, which is all an outside profiler started with
+    ``--profile-from-start off`` sees (:mod:`gemmreg.deciding.profiler_tools`).
+    The inputs are the timing's: the same problem, seed and operands."""
+    from gemmreg.deciding.profiler_tools import CAPTURE_CALLS, CAPTURE_WARMUP_CALLS
+
+    info = backend.current()
+    out: dict[str, KernelProfile] = {}
+    for name, spec in specs.items():
+        kernel = _Kernel(name=name, spec=spec)
+        note(f"preparing {name} for the profiler")
+        if not _prepare(kernel, problem, seed, info.device):
+            out[name] = KernelProfile(unavailable=kernel.result.reason)
+            continue
+        for _ in range(CAPTURE_WARMUP_CALLS):
+            kernel.call()
+        backend.synchronize()
+        note(f"{name} inside the profiler range")
+        with _profiler_range(info.kind == "cuda"):
+            for _ in range(CAPTURE_CALLS):
+                kernel.call()
+            backend.synchronize()
+        out[name] = KernelProfile()
+    return ProfileResult(kernels=out)
+
+
+@contextlib.contextmanager
+def _profiler_range(cuda: bool) -> Iterator[None]:
+    """``cudaProfilerStart`` .. ``Stop`` on CUDA; nothing to open elsewhere
+    (the CPU backend in tests, where a fake profiler wraps the worker)."""
+    if not cuda:
+        yield
+        return
+    import torch
+
+    torch.cuda.profiler.start()
+    try:
+        yield
+    finally:
+        torch.cuda.profiler.stop()
 
 
 def _one_call_s(call: Callable[[], None]) -> float:

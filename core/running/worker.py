@@ -79,6 +79,8 @@ def _profile(registry: Any, task: ProfileTask, note: Any) -> TaskResult:
     from gemmreg.running import profiling
 
     specs = {name: registry.get(name).spec for name in task.kernels}
+    if task.capture:
+        return profiling.capture_calls(specs, task.problem, task.seed, note)
     return profiling.device_profiles(specs, task.problem, task.seed, note)
 
 
@@ -161,12 +163,14 @@ def _exit_now(code: int) -> None:
     """Leave without the interpreter's teardown (:mod:`gemmreg.running.quick_exit`):
     the runner waits for its workers to be gone before timing the next
     thing, so their teardown was on the critical path of every comparison.
-    Under compute-sanitizer the worker exits normally: some of its tools
-    report when the GPU context is torn down."""
+    Under compute-sanitizer or a profiler the worker exits normally: some
+    sanitizer tools report when the GPU context is torn down, and a profiler
+    waits for its target to end."""
+    from gemmreg.deciding.profiler_tools import PROFILING_ENV
     from gemmreg.deciding.sanitizer_tools import SANITIZING_ENV
     from gemmreg.running.quick_exit import leave
 
-    if os.environ.get(SANITIZING_ENV):
+    if os.environ.get(SANITIZING_ENV) or os.environ.get(PROFILING_ENV):
         raise SystemExit(code)
     leave(code)
 

@@ -1,45 +1,135 @@
-"""How SPLIT_K is chosen from the shape, or given by the user."""
+"""How tiles and SPLIT_K are chosen from the shape and the device, or given by the user."""
 
 from __future__ import annotations
 
 import pytest
 from gemmreg_splitk import heuristics
 
-H200_SMS = 132
+H200 = heuristics.gpu(132)
+TARGET_SHAPES = [(16, 16, 65536), (128, 128, 32768), (64, 4096, 16384), (32, 8192, 8192)]
+"""The skinny problems split-K is for (issue 16)."""
+RAGGED_SHAPES = [(3, 5, 7), (65, 67, 69), (20, 24, 700), (1, 64, 1), (130, 70, 65)]
 
 
-def test_a_tiny_output_grid_is_split_many_ways():
-    config = heuristics.choose(16, 16, 65536, H200_SMS)
-    assert config.block_m == config.block_n == 16
-    # 2 programs per SM would be 264 splits; the cap keeps the reduction short.
-    assert config.split_k == min(2 * H200_SMS, heuristics.MAX_SPLIT_K) == 256
-    assert config.k_per_split % config.block_k == 0
+def _configs():
+    for target in (H200, heuristics.INTERPRETER):
+        for m, n, k in TARGET_SHAPES + RAGGED_SHAPES:
+            for atomic in (False, True):
+                for element_bytes in (2, 4):
+                    config = heuristics.choose(
+                        m, n, k, target, atomic=atomic, element_bytes=element_bytes
+                    )
+                    yield (m, n, k), target, atomic, element_bytes, config
+
+
+def test_a_tiny_output_grid_is_split_many_ways_and_atomic_mode_more():
+    det = heuristics.choose(16, 16, 65536, H200)
+    atomic = heuristics.choose(16, 16, 65536, H200, atomic=True)
+    assert (det.block_m, det.block_n) == (atomic.block_m, atomic.block_n) == (16, 16)
+    # Deterministic: the one program that reduces reads split x 1 KiB of partials,
+    # kept under what one program loads (sqrt(65536 * 32 * 2 / 1024) = 64).
+    assert det.split_k == 64
+    # Atomic mode reduces in L2 as partials arrive: only the K slice's length bounds it.
+    assert atomic.split_k == 65536 // heuristics.MIN_K_PER_SPLIT == 128
+
+
+@pytest.mark.parametrize("shape", TARGET_SHAPES[1:])
+@pytest.mark.parametrize("atomic", [False, True])
+def test_the_target_shapes_fill_an_h200(shape, atomic):
+    m, n, k = shape
+    config = heuristics.choose(m, n, k, H200, atomic=atomic)
+    programs = config.tiles(m, n) * config.split_k
+    wanted = heuristics.PROGRAMS_PER_SM * 132
+    assert heuristics.FILLED * wanted <= programs <= wanted
+    assert config.split_k > 1 and config.split_k & (config.split_k - 1) == 0
+    assert k % config.k_per_split == 0  # whole slices: the kernel drops its K masks
+
+
+def test_skinny_wide_problems_take_wide_tiles():
+    assert heuristics.choose(32, 8192, 8192, H200).block_m == 32
+    config = heuristics.choose(64, 4096, 16384, H200)
+    assert (config.block_m, config.block_n) == (64, 128)
 
 
 def test_a_grid_that_fills_the_device_is_not_split():
-    assert heuristics.choose(4096, 4096, 4096, H200_SMS).split_k == 1
+    assert heuristics.choose(4096, 4096, 4096, H200).split_k == 1
+    assert heuristics.choose(4096, 4096, 4096, H200, atomic=True).split_k == 1
 
 
 def test_short_k_is_not_split_into_slivers():
-    config = heuristics.choose(16, 16, 256, H200_SMS)
-    assert config.split_k == 1  # 256 / 64 = 4 K blocks: one split's worth
+    config = heuristics.choose(16, 16, heuristics.MIN_K_PER_SPLIT, H200, atomic=True)
+    assert config.split_k == 1
 
 
 def test_every_split_has_work_and_together_they_cover_k():
-    for m, n, k in [
-        (16, 16, 65536),
-        (128, 128, 32768),
-        (64, 4096, 16384),
-        (32, 8192, 8192),
-        (3, 5, 7),
-    ]:
-        config = heuristics.choose(m, n, k, H200_SMS)
+    for (_, _, k), _, _, _, config in _configs():
+        assert config.k_per_split % config.block_k == 0
         assert (config.split_k - 1) * config.k_per_split < k <= config.split_k * config.k_per_split
+
+
+def test_the_deterministic_reduction_stays_under_one_programs_loads():
+    for (m, n, k), target, atomic, element_bytes, config in _configs():
+        if atomic or target is not H200 or config.split_k == 1:
+            continue
+        reduced = config.split_k * config.block_m * config.block_n * 4
+        loaded = config.k_per_split * (config.block_m + config.block_n) * element_bytes
+        assert reduced <= heuristics.MAX_REDUCE_TO_LOAD * loaded, (m, n, k, config)
+
+
+def test_tiles_pipeline_and_reduction_chunks_fit_their_budgets():
+    for (m, _n, _k), _, _, element_bytes, config in _configs():
+        assert heuristics.MIN_BLOCK <= config.block_m <= heuristics.MAX_BLOCK_M
+        assert heuristics.MIN_BLOCK <= config.block_n <= heuristics.MAX_BLOCK_N
+        if m <= 16:
+            assert config.block_m == 16
+        stage = (config.block_m + config.block_n) * config.block_k * element_bytes
+        assert heuristics.MIN_STAGES <= config.num_stages <= heuristics.MAX_STAGES
+        assert (
+            config.num_stages * stage <= heuristics.SMEM_BUDGET_BYTES
+            or config.num_stages == heuristics.MIN_STAGES
+        )
+        chunk = config.reduce_chunk
+        assert chunk & (chunk - 1) == 0 and chunk <= max(1, 2 * config.split_k)
+        per_thread = chunk * config.block_m * config.block_n / (32 * config.num_warps)
+        assert chunk == 1 or per_thread <= heuristics.REDUCE_VALUES_PER_THREAD
+
+
+def test_the_interpreter_splits_the_matrix_tail_shapes_raggedly():
+    """So the CPU correctness matrix runs the reduction, short last slice included."""
+    for atomic in (False, True):
+        config = heuristics.choose(64, 64, 65, heuristics.INTERPRETER, atomic=atomic)
+        assert config.split_k > 1
+        assert 65 % config.k_per_split != 0
 
 
 def test_the_user_can_force_split_k(monkeypatch):
     monkeypatch.setenv(heuristics.SPLIT_K_ENV, "8")
-    assert heuristics.choose(4096, 4096, 4096, H200_SMS).split_k == 8
+    assert heuristics.choose(4096, 4096, 4096, H200).split_k == 8
     monkeypatch.setenv(heuristics.SPLIT_K_ENV, "many")
     with pytest.raises(ValueError, match="positive integer"):
-        heuristics.choose(16, 16, 1024, H200_SMS)
+        heuristics.choose(16, 16, 1024, H200)
+
+
+def test_the_user_can_force_tiles_and_pipeline(monkeypatch):
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "block_m=16, block_n=64,num_stages=3,split_k=2")
+    config = heuristics.choose(64, 4096, 16384, H200)
+    assert (config.block_m, config.block_n, config.num_stages, config.split_k) == (16, 64, 3, 2)
+    for bad, why in [("block_q=16", "unknown field"), ("block_m=24", "power of two"),
+                     ("num_warps=0", "positive integer")]:  # fmt: skip
+        monkeypatch.setenv(heuristics.CONFIG_ENV, bad)
+        with pytest.raises(ValueError, match=why):
+            heuristics.choose(16, 16, 1024, H200)
+
+
+def test_the_target_follows_where_the_kernels_run():
+    import attrs
+    import gemmreg
+    from gemmreg_splitk import plugin
+
+    here = gemmreg.where()
+    gpu = attrs.evolve(here, triton_interpreted=False, multiprocessors=132)
+    assert plugin.target(gpu) == H200
+    unknown = attrs.evolve(gpu, multiprocessors=None)
+    assert plugin.target(unknown) == heuristics.gpu(heuristics.UNKNOWN_PROCESSORS)
+    interpreted = attrs.evolve(gpu, triton_interpreted=True)
+    assert plugin.target(interpreted) is heuristics.INTERPRETER

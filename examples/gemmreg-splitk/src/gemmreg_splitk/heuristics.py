@@ -1,21 +1,86 @@
-"""How the split is chosen: enough programs to fill the device, never a slice
-of K so short that the partial sums cost more than they save."""
+"""How the tiles and the split are chosen: pure functions of the shape and the
+device, so that they are tested on the CPU.
+
+The split fills the device: ``tiles x split`` programs, about
+``PROGRAMS_PER_SM`` per multiprocessor. Two costs bound it from above. Each
+K slice must stay long enough to be worth a program (``MIN_K_PER_SPLIT``).
+In deterministic mode the last program of a tile reads back all ``split``
+fp32 partials alone, so the bytes it reduces are kept below the bytes one
+program loads (``MAX_REDUCE_TO_LOAD``): that reduction is on the critical
+path of its tile. Atomic mode reduces in L2 as the partials arrive and only
+has the contention cap ``MAX_SPLIT_K``. Among tile shapes, the one with the
+most reuse (``BM x BN / (BM + BN)``: flops per operand byte) that fills the
+device (``FILLED``) wins, with the fewest splits on ties; where none fills
+it, the one that comes closest.
+"""
 
 from __future__ import annotations
 
+import math
 import os
 
 import attrs
 
 SPLIT_K_ENV = "GEMMREG_SPLITK_SPLIT_K"
 """Set to a positive integer to force SPLIT_K instead of choosing it from the shape."""
+CONFIG_ENV = "GEMMREG_SPLITK_CONFIG"
+"""Override chosen fields, e.g. ``block_m=32,block_n=128,num_stages=3``: tuning
+on a GPU without editing the package. ``split_k`` here works like SPLIT_K_ENV."""
 PROGRAMS_PER_SM = 2
-"""Aim for this many programs per multiprocessor."""
-MIN_K_BLOCKS_PER_SPLIT = 4
-"""Each split sums at least this many BLOCK_K slices of K."""
+"""Aim for this many programs per multiprocessor: one wave, two resident each."""
+MIN_K_PER_SPLIT = 512
+"""Each K slice spans at least this many elements of K on a GPU: enough
+BLOCK_K steps for the software pipeline to run past its prologue."""
+FILLED = 0.9
+"""Programs at least this fraction of ``PROGRAMS_PER_SM x SMs`` fill the device."""
+MAX_REDUCE_TO_LOAD = 1.0
+"""Deterministic mode: a tile's fp32 partials (``split x BLOCK_M x BLOCK_N x 4``
+bytes, read by one program) may be at most this many times the operand bytes
+one program loads for its K slice."""
 MAX_SPLIT_K = 256
-CPU_PROCESSORS = 4
+"""Atomic mode: at most this many fp32 atomic adds land on one element of C."""
+MAX_BLOCK_M = 64
+MAX_BLOCK_N = 128
+MIN_BLOCK = 16
+"""tl.dot needs every tile edge to be at least 16."""
+SMEM_BUDGET_BYTES = 100 * 1024
+"""Shared memory for one program's pipelined A and B tiles, so two fit on an SM."""
+MAX_STAGES = 4
+MIN_STAGES = 2
+REDUCE_VALUES_PER_THREAD = 64
+"""Deterministic reduction: fp32 values one thread holds per chunk of partials
+loaded at once (more chunks in flight hide L2 latency; more registers spill)."""
+UNKNOWN_PROCESSORS = 108
+"""Assumed where a GPU does not report its multiprocessor count (an A100's)."""
+INTERPRETER_PROCESSORS = 4
 """Stands in for the multiprocessor count under Triton's interpreter."""
+INTERPRETER_MIN_K_PER_SPLIT = 16
+"""Under the interpreter nothing is filled or saved: tiny K slices make the
+correctness matrix's small shapes run the split path (ragged last slice included)."""
+INTERPRETER_BLOCK_K = 16
+
+
+@attrs.frozen(kw_only=True)
+class Target:
+    """What the choice is made for: a GPU of ``processors`` SMs, or the interpreter."""
+
+    processors: int
+    min_k_per_split: int = MIN_K_PER_SPLIT
+    max_reduce_to_load: float = MAX_REDUCE_TO_LOAD
+    block_k: int | None = None
+    """None: from the tile and the element size."""
+
+
+def gpu(processors: int) -> Target:
+    return Target(processors=processors)
+
+
+INTERPRETER = Target(
+    processors=INTERPRETER_PROCESSORS,
+    min_k_per_split=INTERPRETER_MIN_K_PER_SPLIT,
+    max_reduce_to_load=math.inf,
+    block_k=INTERPRETER_BLOCK_K,
+)
 
 
 @attrs.frozen(kw_only=True)
@@ -25,34 +90,134 @@ class Config:
     block_k: int
     split_k: int
     k_per_split: int
-    """Elements of K each split sums: a multiple of ``block_k``."""
+    """Elements of K each split sums: a multiple of ``block_k``; the last slice may be short."""
     num_warps: int = 4
+    num_stages: int = 3
+    reduce_chunk: int = 1
+    """Deterministic mode: partials the last program loads at once (a power of two)."""
+
+    def tiles(self, m: int, n: int) -> int:
+        return -(-m // self.block_m) * -(-n // self.block_n)
 
 
-def _block(size: int) -> int:
-    """The smallest tile edge in {16, 32, 64} that covers ``size``, at most 64."""
-    for block in (16, 32, 64):
-        if size <= block:
-            return block
-    return 64
+def _pow2_floor(x: float) -> int:
+    return 1 << max(0, math.floor(math.log2(x))) if x >= 1 else 1
 
 
-def choose(m: int, n: int, k: int, processors: int, block_k: int = 64) -> Config:
-    """Tiles from M and N, then SPLIT_K from the device's size and K's length."""
-    block_m, block_n = _block(m), _block(n)
+def _pow2_ceil(x: int) -> int:
+    return 1 << max(0, (x - 1).bit_length())
+
+
+def _edges(size: int, cap: int) -> list[int]:
+    """Tile edges to try on one axis: the smallest power of two >= 16 that
+    covers ``size`` (at most ``cap``), then halvings down to 16."""
+    top = min(cap, max(MIN_BLOCK, _pow2_ceil(size)))
+    return [e for e in (128, 64, 32, 16) if e <= top]
+
+
+def block_k_for(block_m: int, block_n: int, element_bytes: int, target: Target) -> int:
+    """Longer K steps where the tile is small, so each step still moves enough bytes."""
+    if target.block_k is not None:
+        return target.block_k
+    return 128 if block_m * block_n <= 32 * 32 and element_bytes <= 2 else 64
+
+
+def split_for(
+    block_m: int, block_n: int, m: int, n: int, k: int, block_k: int, atomic: bool,
+    element_bytes: int, target: Target,
+) -> int:  # fmt: skip
+    """The wanted split (a power of two) for one tile shape, before rounding to K."""
     tiles = -(-m // block_m) * -(-n // block_n)
-    k_blocks = -(-k // block_k)
+    wanted = _pow2_floor(PROGRAMS_PER_SM * target.processors / tiles)
+    by_k = _pow2_floor(k / max(target.min_k_per_split, block_k))
+    wanted = min(wanted, by_k)
+    if atomic:
+        return min(wanted, MAX_SPLIT_K)
+    # split * BM * BN * 4 <= ratio * (k / split) * (BM + BN) * element_bytes
+    bound = target.max_reduce_to_load * k * (block_m + block_n) * element_bytes
+    if math.isfinite(bound):
+        wanted = min(wanted, _pow2_floor(math.sqrt(bound / (4 * block_m * block_n))))
+    return wanted
+
+
+def _finish(block_m: int, block_n: int, block_k: int, wanted: int, k: int, element_bytes: int,
+            **fields: int) -> Config:  # fmt: skip
+    """Round the split to whole BLOCK_K steps (no empty slice) and size the pipeline."""
+    k_blocks = max(1, -(-k // block_k))
+    wanted = max(1, min(wanted, k_blocks))
+    k_per_split = -(-k_blocks // wanted) * block_k
+    split_k = max(1, -(-k // k_per_split))
+    per_stage = (block_m + block_n) * block_k * element_bytes
+    stages = max(MIN_STAGES, min(MAX_STAGES, SMEM_BUDGET_BYTES // per_stage))
+    num_warps = fields.get("num_warps", 4)
+    chunk = REDUCE_VALUES_PER_THREAD * 32 * num_warps // (block_m * block_n)
+    chunk = max(1, min(_pow2_floor(chunk), _pow2_ceil(split_k)))
+    values = {
+        "block_m": block_m,
+        "block_n": block_n,
+        "block_k": block_k,
+        "split_k": split_k,
+        "k_per_split": k_per_split,
+        "num_warps": num_warps,
+        "num_stages": stages,
+        "reduce_chunk": chunk,
+    }
+    values.update(fields)
+    return Config(**values)
+
+
+def choose(
+    m: int, n: int, k: int, target: Target, *, atomic: bool = False, element_bytes: int = 2
+) -> Config:
+    """Tiles and split for one problem: the tile with the most reuse that fills
+    the device, fewest splits on ties; where none fills it, the closest to filling it."""
+    overrides = _overrides()
+    target_programs = PROGRAMS_PER_SM * target.processors
+    best: tuple[tuple[float, float, float, float], int, int, int, int] | None = None
+    for block_m in _edges(m, MAX_BLOCK_M):
+        for block_n in _edges(n, MAX_BLOCK_N):
+            block_k = block_k_for(block_m, block_n, element_bytes, target)
+            split = split_for(block_m, block_n, m, n, k, block_k, atomic, element_bytes, target)
+            tiles = -(-m // block_m) * -(-n // block_n)
+            programs = tiles * split
+            reuse = block_m * block_n / (block_m + block_n)
+            rank: tuple[float, float, float, float]
+            if programs >= FILLED * target_programs:
+                rank = (1.0, reuse, -split, 0.0)
+            else:
+                rank = (0.0, float(programs), reuse, float(-split))
+            if best is None or rank > best[0]:
+                best = (rank, block_m, block_n, block_k, split)
+    assert best is not None
+    _, block_m, block_n, block_k, split = best
+    block_m = overrides.pop("block_m", block_m)
+    block_n = overrides.pop("block_n", block_n)
+    block_k = overrides.pop("block_k", block_k)
+    split = overrides.pop("split_k", split)
+    return _finish(block_m, block_n, block_k, split, k, element_bytes, **overrides)
+
+
+def _overrides() -> dict[str, int]:
+    """The fields the environment forces (SPLIT_K_ENV, CONFIG_ENV), checked."""
+    out: dict[str, int] = {}
     forced = os.environ.get(SPLIT_K_ENV, "").strip()
     if forced:
-        if not forced.isdigit() or int(forced) < 1:
-            raise ValueError(f"{SPLIT_K_ENV} must be a positive integer, got {forced!r}")
-        wanted = int(forced)
-    else:
-        wanted = max(1, PROGRAMS_PER_SM * processors // tiles)
-        wanted = min(wanted, max(1, k_blocks // MIN_K_BLOCKS_PER_SPLIT), MAX_SPLIT_K)
-    wanted = min(wanted, k_blocks)  # never an empty split
-    k_per_split = -(-k_blocks // wanted) * block_k
-    split_k = -(-k // k_per_split)
-    return Config(
-        block_m=block_m, block_n=block_n, block_k=block_k, split_k=split_k, k_per_split=k_per_split
-    )
+        out["split_k"] = _positive(SPLIT_K_ENV, forced)
+    text = os.environ.get(CONFIG_ENV, "").strip()
+    allowed = {"block_m", "block_n", "block_k", "split_k", "num_warps", "num_stages"}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        key, _, value = item.partition("=")
+        key = key.strip()
+        if key not in allowed:
+            raise ValueError(f"{CONFIG_ENV}: unknown field {key!r}; known: {sorted(allowed)}")
+        out[key] = _positive(f"{CONFIG_ENV} {key}", value.strip())
+    for key in ("block_m", "block_n", "block_k"):
+        if key in out and (out[key] < MIN_BLOCK or out[key] & (out[key] - 1)):
+            raise ValueError(f"{CONFIG_ENV} {key} must be a power of two >= {MIN_BLOCK}")
+    return out
+
+
+def _positive(name: str, text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {text!r}")
+    return int(text)

@@ -1,10 +1,30 @@
-"""The Triton kernels: fp32 partial products per K slice, then a reduction.
+"""The Triton kernel: split-K in one launch, the last program of a tile reduces it.
 
-Deterministic mode (the default) writes each split's partial tile to its own
-slot of a workspace and sums the slots in a fixed order, so the result is
-bit-identical from run to run. Atomic mode adds the partials into one fp32
-buffer with ``tl.atomic_add``: one pass fewer over memory, but the order of the
-additions (and so the last bits) can change between runs.
+Why one launch: on skinny problems the work is a few microseconds, so each
+extra launch (zeroing a buffer, a separate reduction kernel, a cast back)
+costs as much as the GEMM itself. Here every program computes the fp32
+partial of one output tile over one slice of K, hands it over (its own slot
+of a workspace in deterministic mode, an ``atomic_add`` into one fp32
+accumulator in atomic mode), then counts itself in on the tile's arrival
+counter. The program that arrives last reduces the tile, casts it to C's
+dtype, writes C, and puts back what it used: the counter to 0 and, in atomic
+mode, the accumulator tile to 0. The cached buffers are then clean for the
+next call, with no memset launch. This is CUTLASS's serial split-K ("the last
+CTA reduces"). Nobody waits for anybody: no spin loop (Triton's interpreter
+runs programs one at a time, where a spin-wait would never end).
+
+Deterministic mode sums the ``SPLIT_K`` partials of a tile from the workspace
+in a fixed order (chunks of ``REDUCE_CHUNK`` slots, 0 upwards, each chunk a
+fixed tree), never in arrival order: the result is bit-identical whichever
+program arrives last. Atomic mode adds in L2 as partials arrive: one pass
+fewer, but the last bits can change between runs.
+
+Memory ordering: every thread's partial is issued, then a CTA barrier, then
+the counter's ``atomic_add`` with acquire-release semantics at GPU scope, so
+a program that sees the count complete also sees every partial; it reads
+the workspace's slots back with ``.cg`` loads (from L2, never a stale L1
+line), and atomic mode's accumulator with an atomic exchange that also
+zeroes it (plain loads of it came back short on the H200).
 """
 
 from __future__ import annotations
@@ -12,84 +32,93 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-REDUCE_BLOCK = 256
 INPUT_PRECISION = "ieee"
 """fp32 inputs are multiplied in IEEE fp32, never silently as TF32."""
 
 
 @functools.cache
-def kernels() -> tuple[Any, Any]:
-    """Build the @triton.jit kernels on first use, after the host process has
+def splitk_kernel() -> Any:
+    """Build the @triton.jit kernel on first use, after the host process has
     decided whether Triton runs interpreted."""
     import triton
     import triton.language as tl
 
     @triton.jit
-    def partial_kernel(
-        a_ptr,
-        b_ptr,
-        ws_ptr,
-        m,
-        n,
-        k,
-        k_per_split,
-        stride_am,
-        stride_ak,
-        stride_bk,
-        stride_bn,
-        BLOCK_M: tl.constexpr,
-        BLOCK_N: tl.constexpr,
-        BLOCK_K: tl.constexpr,
-        ATOMIC: tl.constexpr,
-        PRECISION: tl.constexpr,
-    ):
-        pid_mn = tl.program_id(0)
-        pid_k = tl.program_id(1)
+    def splitk(
+        a_ptr, b_ptr, c_ptr, ws_ptr, count_ptr,
+        m, n, k, k_per_split,
+        stride_am, stride_ak, stride_bk, stride_bn, stride_cm, stride_cn,
+        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+        SPLIT_K: tl.constexpr, ATOMIC: tl.constexpr, EVEN_K: tl.constexpr,
+        REDUCE_CHUNK: tl.constexpr, REVERSE_SPLITS: tl.constexpr, PRECISION: tl.constexpr,
+    ):  # fmt: skip
+        # Programs of one K slice are neighbours, so they share A and B in L2.
+        pid = tl.program_id(0)
         grid_n = tl.cdiv(n, BLOCK_N)
-        offs_m = ((pid_mn // grid_n) * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
-        offs_n = ((pid_mn % grid_n) * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
-        k_start = pid_k.to(tl.int64) * k_per_split
+        tiles = tl.cdiv(m, BLOCK_M) * grid_n
+        tile = pid % tiles
+        split = pid // tiles
+        if REVERSE_SPLITS:  # tests only: the interpreter then runs the slices last to first
+            split = SPLIT_K - 1 - split
+        offs_m = ((tile // grid_n) * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
+        offs_n = ((tile % grid_n) * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+        offs_k = split.to(tl.int64) * k_per_split + tl.arange(0, BLOCK_K).to(tl.int64)
+        a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+        b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+        m_ok = offs_m[:, None] < m
+        n_ok = offs_n[None, :] < n
         acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
         for kk in range(0, k_per_split, BLOCK_K):
-            offs_k = k_start + kk + tl.arange(0, BLOCK_K).to(tl.int64)
-            a = tl.load(
-                a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak,
-                mask=(offs_m[:, None] < m) & (offs_k[None, :] < k),
-                other=0.0,
-            )
-            b = tl.load(
-                b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn,
-                mask=(offs_k[:, None] < k) & (offs_n[None, :] < n),
-                other=0.0,
-            )
+            if EVEN_K:
+                a = tl.load(a_ptrs, mask=m_ok, other=0.0)
+                b = tl.load(b_ptrs, mask=n_ok, other=0.0)
+            else:
+                k_ok = (offs_k + kk) < k
+                a = tl.load(a_ptrs, mask=m_ok & k_ok[None, :], other=0.0)
+                b = tl.load(b_ptrs, mask=k_ok[:, None] & n_ok, other=0.0)
             acc += tl.dot(a, b, input_precision=PRECISION)
-        mask = (offs_m[:, None] < m) & (offs_n[None, :] < n)
-        tile = offs_m[:, None] * n + offs_n[None, :]
-        if ATOMIC:
-            tl.atomic_add(ws_ptr + tile, acc, mask=mask)
+            a_ptrs += BLOCK_K * stride_ak
+            b_ptrs += BLOCK_K * stride_bk
+        mask = m_ok & n_ok
+        c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
+        if SPLIT_K == 1:
+            tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
         else:
-            tl.store(ws_ptr + pid_k.to(tl.int64) * m * n + tile, acc, mask=mask)
+            at = offs_m[:, None] * n + offs_n[None, :]  # [M, N] row-major in the fp32 buffers
+            if ATOMIC:
+                tl.atomic_add(ws_ptr + at, acc, mask=mask, sem="relaxed")
+            else:
+                tl.store(ws_ptr + split.to(tl.int64) * m * n + at, acc, mask=mask)
+            tl.debug_barrier()  # every thread's partial is out before the count says so
+            arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
+            if arrived == SPLIT_K - 1:  # the last of the tile: reduce, write C, clean up
+                tl.debug_barrier()
+                if ATOMIC:
+                    # Read the sum and zero it in one atomic exchange, not a load
+                    # then a store: on the H200 plain (.cg) loads after the count
+                    # missed some of the reductions (wrong C in 40 of 40 calls at
+                    # 64x4096x16384, found by gemmreg's precheck), and release on the
+                    # reductions did not help; an atomic on the same address is
+                    # ordered after every reduction into it.
+                    # As 32-bit integers (the same bits): Triton's interpreter
+                    # exchanges no floats, and one code path runs everywhere.
+                    bits = ws_ptr.to(tl.pointer_type(tl.int32)) + at
+                    zero = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+                    total = tl.atomic_xchg(bits, zero, mask=mask, sem="relaxed")
+                    total = total.to(tl.float32, bitcast=True)
+                else:
+                    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+                    slots = tl.arange(0, REDUCE_CHUNK).to(tl.int64)
+                    for first in range(0, SPLIT_K, REDUCE_CHUNK):  # a fixed order, 0 upwards
+                        s = first + slots
+                        parts = tl.load(
+                            ws_ptr + (s * m * n)[:, None, None] + at[None, :, :],
+                            mask=(s < SPLIT_K)[:, None, None] & mask[None, :, :],
+                            other=0.0,
+                            cache_modifier=".cg",
+                        )
+                        total += tl.sum(parts, axis=0)
+                tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask)
+                tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")
 
-    @triton.jit
-    def reduce_kernel(
-        ws_ptr,
-        c_ptr,
-        m,
-        n,
-        split_k,
-        stride_cm,
-        stride_cn,
-        BLOCK: tl.constexpr,
-    ):
-        offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK).to(tl.int64)
-        mask = offs < m * n
-        acc = tl.zeros((BLOCK,), dtype=tl.float32)
-        for s in range(0, split_k):  # a fixed order: the sum is the same every run
-            acc += tl.load(ws_ptr + s * m * n + offs, mask=mask, other=0.0)
-        row = offs // n
-        col = offs % n
-        tl.store(
-            c_ptr + row * stride_cm + col * stride_cn, acc.to(c_ptr.dtype.element_ty), mask=mask
-        )
-
-    return partial_kernel, reduce_kernel
+    return splitk

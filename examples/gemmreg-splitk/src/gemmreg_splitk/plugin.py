@@ -1,5 +1,10 @@
 """The gemmreg plugin: two kernels, deterministic split-K and atomic split-K.
 
+Each call is one launch of :mod:`gemmreg_splitk.kernel` and nothing else:
+the tiles, the split, the grid and the kernel's constants are fixed once per
+problem in ``prepare``; the launch only looks up the stream's cached buffers
+(:mod:`gemmreg_splitk.workspace`) and reads the operands' strides.
+
 Written against gemmreg's public API only (the names ``gemmreg`` exports),
 and registered through the ``gemmreg`` entry-point group. Where the kernels
 run (the device, its multiprocessors, whether Triton is interpreted) comes
@@ -9,12 +14,13 @@ from ``Capabilities(triton=True)``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import gemmreg
 
-from gemmreg_splitk import heuristics, kernel
+from gemmreg_splitk import heuristics, kernel, workspace
 
 if TYPE_CHECKING:
     import torch
@@ -51,65 +57,85 @@ CAPABILITIES = gemmreg.Capabilities(
 )
 
 
-def _processors(where: gemmreg.Environment) -> int:
-    """The multiprocessors the split should fill; a stand-in when interpreted."""
-    if where.triton_interpreted or where.multiprocessors is None:
-        return heuristics.CPU_PROCESSORS
-    return where.multiprocessors
+def target(where: gemmreg.Environment) -> heuristics.Target:
+    """What the split is chosen for: the GPU's multiprocessors, or the interpreter."""
+    if where.triton_interpreted:
+        return heuristics.INTERPRETER
+    return heuristics.gpu(where.multiprocessors or heuristics.UNKNOWN_PROCESSORS)
 
 
-def make_prepare(atomic: bool):
+def _stream_handle(where: gemmreg.Environment) -> Callable[[], int]:
+    """The current stream's handle, read per call (the buffers are per stream):
+    Triton's own lookup, which its launcher makes anyway; 0 under the interpreter."""
+    if where.triton_interpreted:
+        return lambda: 0
+    import functools
+
+    import torch
+    from triton.runtime import driver
+
+    return functools.partial(driver.active.get_current_stream, torch.cuda.current_device())
+
+
+def make_prepare(atomic: bool, *, reverse_splits: bool = False) -> Callable[..., gemmreg.Launch]:
+    """``reverse_splits`` (tests only) runs the K slices last to first under
+    the interpreter, so another program reduces each tile."""
+
     def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
-        import torch
-        import triton
-
         CAPABILITIES.require(problem)
         where = gemmreg.where()
-        m, n, k = problem.m, problem.n, problem.k
-        config = heuristics.choose(m, n, k, _processors(where))
-        partial, reduce = kernel.kernels()
-        slots = 1 if atomic else config.split_k
-        # The workspace lives where the core puts the operands.
-        workspace = torch.empty(slots * m * n, dtype=torch.float32, device=where.device)
-        grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n), config.split_k)
-        reduce_grid = (triton.cdiv(m * n, kernel.REDUCE_BLOCK),)
+        m, n, k = problem.mnk
+        element_bytes = gemmreg.torch_dtype(problem.dtype).itemsize
+        config = heuristics.choose(
+            m, n, k, target(where), atomic=atomic, element_bytes=element_bytes
+        )
+        splitk = kernel.splitk_kernel()
+        split, tiles, k_per_split = config.split_k, config.tiles(m, n), config.k_per_split
+        grid = (tiles * split,)
+        constants = {
+            "BLOCK_M": config.block_m,
+            "BLOCK_N": config.block_n,
+            "BLOCK_K": config.block_k,
+            "SPLIT_K": split,
+            "ATOMIC": atomic,
+            "EVEN_K": k > 0 and k % k_per_split == 0,
+            "REDUCE_CHUNK": config.reduce_chunk,
+            "REVERSE_SPLITS": reverse_splits,
+            "PRECISION": kernel.INPUT_PRECISION,
+            "num_warps": config.num_warps,
+            "num_stages": config.num_stages,
+        }
+        device, stream = where.device, _stream_handle(where)
 
-        def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-            if atomic:
-                workspace.zero_()
-            partial[grid](
-                a,
-                b,
-                workspace,
-                m,
-                n,
-                k,
-                config.k_per_split,
-                a.stride(0),
-                a.stride(1),
-                b.stride(0),
-                b.stride(1),
-                BLOCK_M=config.block_m,
-                BLOCK_N=config.block_n,
-                BLOCK_K=config.block_k,
-                ATOMIC=atomic,
-                PRECISION=kernel.INPUT_PRECISION,
-                num_warps=config.num_warps,
-            )
-            reduce[reduce_grid](
-                workspace,
-                out,
-                m,
-                n,
-                slots,
-                out.stride(0),
-                out.stride(1),
-                BLOCK=kernel.REDUCE_BLOCK,
-            )
+        if split == 1:  # nothing to reduce: the programs write C themselves
 
-        return launch
+            def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+                splitk[grid](
+                    a, b, c, c, c, m, n, k, k_per_split,
+                    *a.stride(), *b.stride(), *c.stride(), **constants,
+                )  # fmt: skip
+
+            return launch
+
+        workspace.buffers(device, stream(), m, n, split, tiles, atomic)  # made here, not timed
+
+        def launch_split(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+            partials, counters = workspace.buffers(device, stream(), m, n, split, tiles, atomic)
+            splitk[grid](
+                a, b, c, partials, counters, m, n, k, k_per_split,
+                *a.stride(), *b.stride(), *c.stride(), **constants,
+            )  # fmt: skip
+
+        return launch_split
 
     return prepare
+
+
+SOURCES = (
+    __file__,
+    *(str(Path(module.__file__ or "")) for module in (kernel, heuristics, workspace)),
+)
+"""Every file the kernels' behaviour depends on, hashed into a run's manifest."""
 
 
 def _spec(name: str, atomic: bool, summary: str) -> gemmreg.KernelSpec:
@@ -119,11 +145,19 @@ def _spec(name: str, atomic: bool, summary: str) -> gemmreg.KernelSpec:
         prepare=make_prepare(atomic),
         capabilities=CAPABILITIES,
         tolerances=TOLERANCES,
-        sources=(str(Path(kernel.__file__)),),
+        sources=SOURCES,
     )
 
 
 @gemmreg.hookimpl
 def gemmreg_register_kernels(register):
-    register(_spec("splitk", False, "Triton split-K GEMM: fp32 partials, deterministic reduction"))
-    register(_spec("splitk_atomic", True, "Triton split-K GEMM: fp32 atomic-add partials"))
+    register(
+        _spec(
+            "splitk",
+            False,
+            "Triton split-K GEMM, one launch: fp32 partials, reduced in a fixed order",
+        )
+    )
+    register(
+        _spec("splitk_atomic", True, "Triton split-K GEMM, one launch: fp32 atomic-add partials")
+    )

@@ -1,0 +1,141 @@
+"""The profilers ``compare --ncu`` and ``--nsys`` run one kernel under, decided
+before any work starts: where each tool is, whether it can run here, and the
+command a worker runs under.
+
+After its timing, a comparison can hand ONE kernel to Nsight Compute (or
+Nsight Systems) in a fresh worker, with the comparison's problem and seed, so
+the inputs are the ones timed. The worker prepares the kernel and calls it
+past its warm-up, all outside the profiled range, and only then opens the
+CUDA profiler range (``cudaProfilerStart``) for :data:`CAPTURE_CALLS` calls:
+the tool is told to profile that range alone (``--profile-from-start off``,
+``--capture-range=cudaProfilerApi``). Counting launches to skip instead
+(``--launch-skip``) would depend on how many kernels a plugin's prepare
+launches: an autotuner launches every configuration it tries.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Final
+
+PROFILERS: Final[tuple[str, ...]] = ("ncu", "nsys")
+"""The tools, by their executables' names: Nsight Compute and Nsight Systems."""
+PROFILING_ENV: Final = "GEMMREG_PROFILING"
+"""Set to the tool's name in the profiled worker: it then exits normally, so
+the tool sees the process end (the quick exit skips the teardown)."""
+FALLBACK_ROOTS: tuple[str, ...] = ("/usr/local/cuda",)
+"""Where the CUDA toolkit usually is when the tool is not on PATH."""
+
+CAPTURE_WARMUP_CALLS: Final = 3
+"""Calls after the prepare and first call, outside the profiled range: what is
+profiled is a warm call, as the timing saw it, not the first one."""
+CAPTURE_CALLS: Final = 1
+"""Calls inside the profiled range. One: each of Nsight Compute's sections
+replays every kernel it profiles several times already."""
+NCU_LAUNCH_COUNT: Final = 8
+"""At most this many kernel launches are profiled: a plugin whose call is
+several kernels (a split-K and its reduction) gets them all, a plugin that
+launches hundreds cannot make the pass take minutes."""
+NCU_SECTIONS: Final[tuple[str, ...]] = ("SpeedOfLight", "LaunchStats", "Occupancy")
+"""A short section set: throughput against the peaks, the launch's shape and
+its occupancy. The full set replays each kernel about forty times."""
+PROFILER_TASK_TIMEOUT_S: Final = 600.0
+"""A worker under a profiler starts slower and replays the profiled kernel."""
+
+ROCM_REASON = "is NVIDIA-only; on ROCm use rocprof by hand"
+
+
+def locate(tool: str) -> Path | None:
+    """The tool on PATH, else under $CUDA_HOME/bin or /usr/local/cuda/bin."""
+    found = shutil.which(tool)
+    if found:
+        return Path(found)
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), *FALLBACK_ROOTS):
+        if root:
+            candidate = Path(root) / "bin" / tool
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                return candidate
+    return None
+
+
+def missing_reason(tool: str) -> str | None:
+    """Why ``--TOOL`` cannot run (the tool is nowhere to be found), or None."""
+    if locate(tool) is not None:
+        return None
+    where = "Nsight Compute" if tool == "ncu" else "Nsight Systems"
+    return (
+        f"--{tool}: {tool} not found (looked on PATH, in $CUDA_HOME/bin and "
+        f"/usr/local/cuda/bin); it comes with {where} and the CUDA toolkit"
+    )
+
+
+def report_path(out_dir: Path, tool: str, kernel: str) -> Path:
+    """Where the tool's own report goes: ``TOOL-KERNEL.ncu-rep`` or ``.nsys-rep``."""
+    return out_dir / f"{tool}-{kernel}.{tool}-rep"
+
+
+def command(tool: str, executable: Path | str, report: Path, log: Path) -> list[str]:
+    """The prefix the profiled worker runs under. Clocks are never locked
+    (``--clock-control none``): the lab's rule, and the timing ran at the
+    clocks the GPU chose."""
+    if tool == "ncu":
+        sections = [arg for name in NCU_SECTIONS for arg in ("--section", name)]
+        return [
+            str(executable),
+            "--clock-control",
+            "none",
+            "--profile-from-start",
+            "off",
+            "--launch-count",
+            str(NCU_LAUNCH_COUNT),
+            "--target-processes",
+            "application-only",
+            *sections,
+            "--export",
+            str(report),
+            "--force-overwrite",
+            "--log-file",
+            str(log),
+        ]
+    return [
+        str(executable),
+        "profile",
+        "--capture-range=cudaProfilerApi",
+        "--capture-range-end=stop",
+        "--trace=cuda,nvtx",
+        "--sample=none",
+        "--force-overwrite=true",
+        "--output",
+        str(report.with_suffix("")),
+    ]
+
+
+def summary_command(tool: str, executable: Path | str, report: Path) -> list[str]:
+    """The command that prints the report's summary as CSV."""
+    if tool == "ncu":
+        return [str(executable), "--import", str(report), "--page", "details", "--csv"]
+    return [
+        str(executable),
+        "stats",
+        "--report",
+        "cuda_gpu_kern_sum",
+        "--format",
+        "csv",
+        "--force-export=true",
+        str(report),
+    ]
+
+
+def version(executable: Path) -> str:
+    """The tool's version line, for the manifest."""
+    try:
+        done = subprocess.run(
+            [str(executable), "--version"], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"unknown ({type(error).__name__}: {error})"
+    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    return lines[-1][-200:] if lines else "unknown (no output)"

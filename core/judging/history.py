@@ -1,0 +1,138 @@
+"""Many saved runs over time: ``report RUN1 RUN2 RUN3 ...`` (three or more).
+
+The runs are split by device model first (the ``device_name`` of each run's
+manifest; a CPU run is its own ``cpu``): figures from two GPUs are never set
+side by side, let alone judged against each other. Inside a device, the runs
+are ordered by the time they were taken (the manifest's ``timestamp_utc``),
+and each (problem, kernel) is followed through them, keyed by the commit that
+ran. Each step is judged against the previous run that timed the same point
+by the very rule of ``report BEFORE AFTER``
+(:func:`gemmreg.judging.regression.compare_runs`): a Welch interval on the
+log of the process medians, and a regression when the slowdown is
+significant and beyond the threshold.
+
+Only the newest step of a point can fail a command (:func:`latest_regressions`):
+a slowdown that a later commit undid is history, shown and not failed on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import attrs
+from gemmreg.judging.regression import Change, compare_runs
+from gemmreg.judging.timing_records import CompareReport, KernelSummary
+
+CPU_DEVICE = "cpu"
+"""The device model of runs on the CPU backend, whatever the host's processor."""
+UNKNOWN = "unknown"
+
+
+@attrs.frozen(kw_only=True)
+class RunInfo:
+    """What a trend needs of one saved run."""
+
+    label: str
+    """How the user named it (its path)."""
+    commit: str
+    timestamp: str
+    device: str
+    reports: tuple[CompareReport, ...]
+    partial: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class TrendPoint:
+    """One run's figures of one (problem, kernel), and its change since the
+    previous run that timed it (None for the first)."""
+
+    run: str
+    commit: str
+    timestamp: str
+    summary: KernelSummary
+    change: Change | None = None
+
+
+@attrs.frozen(kw_only=True)
+class Trend:
+    device: str
+    problem: str
+    kernel: str
+    points: tuple[TrendPoint, ...]
+
+
+def run_info(
+    label: str, manifest: Mapping[str, Any], reports: Sequence[CompareReport], partial: bool
+) -> RunInfo:
+    """A loaded run as the history sees it: device model, commit and time."""
+    git = manifest.get("git")
+    commit = str(git.get("commit") or UNKNOWN) if isinstance(git, dict) else UNKNOWN
+    if isinstance(git, dict) and git.get("dirty") == "true":
+        commit += "+dirty"
+    if manifest.get("backend") == "cpu":
+        device = CPU_DEVICE
+    else:
+        device = str(manifest.get("device_name") or (reports[0].device_name if reports else ""))
+    return RunInfo(
+        label=label,
+        commit=commit,
+        timestamp=str(manifest.get("timestamp_utc") or ""),
+        device=device or UNKNOWN,
+        reports=tuple(reports),
+        partial=partial,
+    )
+
+
+def by_device(runs: Sequence[RunInfo]) -> dict[str, list[RunInfo]]:
+    """Each device model's runs, oldest first (runs with no time keep the
+    order given, after the timed ones: ISO timestamps sort as text)."""
+    groups: dict[str, list[RunInfo]] = {}
+    for run in runs:
+        groups.setdefault(run.device, []).append(run)
+    return {
+        device: sorted(group, key=lambda r: (r.timestamp == "", r.timestamp))
+        for device, group in sorted(groups.items())
+    }
+
+
+def trends(runs: Sequence[RunInfo], threshold_pct: float) -> list[Trend]:
+    """Every (device, problem, kernel) through the runs of its device."""
+    out: list[Trend] = []
+    for device, ordered in by_device(runs).items():
+        seen: dict[tuple[str, str], list[TrendPoint]] = {}
+        last: dict[tuple[str, str], CompareReport] = {}
+        for run in ordered:
+            for report in run.reports:
+                if run.partial:
+                    report = attrs.evolve(report, partial=True)
+                for summary in report.summaries:
+                    key = (report.problem.label, summary.kernel)
+                    change = None
+                    if key in last:
+                        changes = compare_runs([last[key]], [report], threshold_pct)
+                        change = next(c for c in changes if c.kernel == summary.kernel)
+                    point = TrendPoint(
+                        run=run.label,
+                        commit=run.commit,
+                        timestamp=run.timestamp,
+                        summary=summary,
+                        change=change,
+                    )
+                    seen.setdefault(key, []).append(point)
+                    if summary.status == "timed":  # the next step is judged against figures
+                        last[key] = report
+        out.extend(
+            Trend(device=device, problem=problem, kernel=kernel, points=tuple(points))
+            for (problem, kernel), points in seen.items()
+        )
+    return out
+
+
+def latest_regressions(history: Sequence[Trend]) -> list[Trend]:
+    """The trends whose newest step is a regression (what fails CI)."""
+    return [
+        t
+        for t in history
+        if t.points and t.points[-1].change is not None and t.points[-1].change.regression
+    ]

@@ -1,0 +1,125 @@
+"""Rendering of a run's verdicts, one line per point and pair (``report
+--verdicts``, and the tail of a sweep's report): records in, text out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gemmreg.contract.numbers import significant, span
+from gemmreg.judging.timing_records import CompareReport, Verdict
+from gemmreg.rendering.device_sections import per_model
+from gemmreg.rendering.formats import csv_text, grid, json_document
+from gemmreg.rendering.render import _fmt
+
+VERDICTS_SCHEMA = 1
+"""The layout of ``report --verdicts --format json``: ``verdicts``, the CSV's rows."""
+VERDICT_COLUMNS = (
+    "m",
+    "n",
+    "k",
+    "dtype",
+    "layout",
+    "kernel",
+    "baseline",
+    "ms",
+    "baseline_ms",
+    "speedup",
+    "speedup_low",
+    "speedup_high",
+    "confidence",
+    "regime",
+    "verdict",
+    "partial",
+    "notes",
+    "device_name",
+    "device_index",
+)
+"""One row per point and pair: the speedup (baseline time / kernel time) and
+its interval's ends as numbers, at ``confidence`` (empty in runs saved
+before it was kept: their intervals were 95% bootstraps)."""
+VERDICT_HEADERS = (
+    "shape",
+    "dtype",
+    "pair",
+    "ms",
+    "baseline ms",
+    "speedup",
+    "interval",
+    "verdict",
+    "notes",
+)
+
+
+def interval_text(v: Verdict) -> str:
+    """A verdict's interval, ``LOW to HIGH``, or ``-`` without one."""
+    return span(*v.interval) if v.interval else "-"
+
+
+def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Any]]:
+    """Every pairwise verdict of a run as a flat row, figures as numbers."""
+    rows = []
+    for report in reports:
+        p = report.problem
+        by_name = {s.kernel: s for s in report.summaries}
+        for v in report.verdicts:
+            mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
+            low, high = v.interval or (None, None)
+            rows.append(
+                {
+                    **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.dtype, "layout": p.layout},
+                    "kernel": v.kernel,
+                    "baseline": v.baseline,
+                    "ms": mine.center_ms if mine else None,
+                    "baseline_ms": base.center_ms if base else None,
+                    "speedup": v.speedup,
+                    "speedup_low": low,
+                    "speedup_high": high,
+                    "confidence": v.confidence,
+                    "regime": v.regime,
+                    "verdict": v.verdict,
+                    "partial": report.partial,
+                    "notes": "; ".join(v.notes),
+                    "device_name": report.device_name,
+                    "device_index": report.device_index,
+                }
+            )
+    return rows
+
+
+def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
+    """Every pairwise verdict of a run, one line per point and pair: the
+    one-screen answer to "where does it stand?" over a sweep; in a table or
+    markdown, one section per device model, as a verdict only ever pairs
+    figures of one model (csv and json: the device_name column)."""
+    sections = per_model(reports, lambda group: verdict_table(group, fmt), fmt)
+    if sections is not None:
+        return sections
+    if fmt == "json":
+        body = {
+            "partial": any(r.partial for r in reports),
+            "verdicts": verdict_rows(reports),
+        }
+        return json_document("verdicts", VERDICTS_SCHEMA, body)
+    if fmt == "csv":
+        return csv_text(verdict_rows(reports), VERDICT_COLUMNS)
+    table = []
+    for report in reports:
+        p = report.problem
+        by_name = {s.kernel: s for s in report.summaries}
+        for v in report.verdicts:
+            mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
+            table.append(
+                [
+                    p.shape,
+                    p.dtype,
+                    f"{v.kernel} vs {v.baseline}",
+                    _fmt(mine.center_ms if mine else None, 5),
+                    _fmt(base.center_ms if base else None, 5),
+                    f"{significant(v.speedup)}x" if v.speedup is not None else "-",
+                    interval_text(v),
+                    v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
+                    "; ".join(v.notes),
+                ]
+            )
+    return grid(table, VERDICT_HEADERS, fmt)

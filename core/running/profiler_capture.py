@@ -1,0 +1,110 @@
+"""``compare --ncu`` / ``--nsys``: one kernel of a comparison, after its
+timing, in a fresh worker under Nsight Compute or Nsight Systems, with the
+comparison's problem and seed (so its inputs are the ones timed). The tool's
+report and a CSV summary of it are kept in the run folder, under
+``profiler/``, and the manifest says what ran (:func:`run_profiler`).
+
+The worker is the ordinary one, started under the tool exactly as the
+sanitizer pass starts its workers under compute-sanitizer (a command prefix,
+:func:`gemmreg.running.isolation.run_tasks`); the task is a capture
+(:func:`gemmreg.running.profiling.capture_calls`): the kernel's prepare and
+warm-up outside the profiled range, a warm call inside it.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from gemmreg.contract.records import Problem
+from gemmreg.deciding import profiler_tools
+from gemmreg.judging.task_results import ProfileResult
+from gemmreg.judging.tasks import ProfileTask
+from gemmreg.running import isolation
+
+PROFILER_DIR = "profiler"
+"""The folder of a run that holds the profilers' reports and summaries."""
+SUMMARY_TIMEOUT_S = 300.0
+"""Reading a report back into a summary; a large nsys report takes a while."""
+
+
+def run_profiler(
+    tool: str,
+    kernel: str,
+    problem: Problem,
+    seed: int,
+    run_dir: Path,
+    executable: Path | None = None,
+    task_timeout: float = profiler_tools.PROFILER_TASK_TIMEOUT_S,
+) -> dict[str, Any]:
+    """Run ``kernel`` under ``tool``; its files go to ``run_dir/profiler``.
+    Returns the manifest's record of it: the command, the files (relative to
+    ``run_dir``), and ``status`` ``ok`` or ``error`` with the reason."""
+    found = executable or profiler_tools.locate(tool)
+    if found is None:  # the command checked before any work; a tool gone since
+        return {"tool": tool, "kernel": kernel, "status": "error", "reason": f"{tool} not found"}
+    out_dir = run_dir / PROFILER_DIR
+    out_dir.mkdir(parents=True, exist_ok=True)
+    report = profiler_tools.report_path(out_dir, tool, kernel)
+    log = out_dir / f"{tool}-{kernel}.log"
+    summary = out_dir / f"{tool}-{kernel}.csv"
+    for stale in (report, log, summary):
+        stale.unlink(missing_ok=True)
+    prefix = profiler_tools.command(tool, found, report, log)
+    task = ProfileTask(kernels=(kernel,), problem=problem, seed=seed, capture=True)
+    outcome = isolation.run_tasks(
+        [task],
+        task_timeout=task_timeout,
+        env={**os.environ, profiler_tools.PROFILING_ENV: tool},
+        command_prefix=lambda: prefix,
+    )[0]
+    entry: dict[str, Any] = {
+        "tool": tool,
+        "kernel": kernel,
+        "problem": problem.label,
+        "seed": seed,
+        "executable": str(found),
+        "version": profiler_tools.version(found),
+        "command": prefix,
+        "files": {},
+    }
+    reasons = [_why_not_captured(outcome, kernel)]
+    if report.is_file():
+        reasons.append(_summarize(tool, found, report, summary))
+    else:
+        reasons.append(f"{tool} wrote no report ({report.name})")
+    for role, path in (("report", report), ("summary", summary), ("log", log)):
+        if path.is_file():
+            entry["files"][role] = str(path.relative_to(run_dir))
+    problems = [r for r in reasons if r]
+    entry["status"] = "error" if problems else "ok"
+    entry["reason"] = "; ".join(problems)
+    return entry
+
+
+def _why_not_captured(outcome: isolation.TaskOutcome, kernel: str) -> str:
+    """Empty when the worker ran the kernel's calls in the profiled range."""
+    if outcome.status != "ok":
+        first = (outcome.error or outcome.status).strip().splitlines()
+        return f"the profiled worker: {outcome.status}: {first[0] if first else ''}"
+    assert isinstance(outcome.result, ProfileResult)
+    result = outcome.result.kernels.get(kernel)
+    if result is None:
+        return f"the profiled worker did not run {kernel}"
+    return f"{kernel}: {result.unavailable}" if result.unavailable else ""
+
+
+def _summarize(tool: str, executable: Path, report: Path, summary: Path) -> str:
+    """Write the report's CSV summary; empty, or why there is none."""
+    command = profiler_tools.summary_command(tool, executable, report)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=SUMMARY_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"summary: {type(error).__name__}: {error}"
+    summary.write_text(done.stdout)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit {done.returncode}"])[-1]
+        return f"summary: {' '.join(command[:2])} failed: {last}"
+    return ""

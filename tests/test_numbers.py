@@ -1,0 +1,85 @@
+"""Figures as text (:mod:`gemmreg.contract.numbers`): a printed value reads
+back as itself to its precision, a real ratio never prints as zero, and a
+range never joins its ends with a hyphen."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from gemmreg.contract import numbers
+from gemmreg.contract.numbers import SCIENTIFIC_BELOW, significant, span
+from hypothesis import given
+from hypothesis import strategies as st
+
+finite = st.floats(allow_nan=False, allow_infinity=False, allow_subnormal=False)
+"""Any finite value (subnormals hold fewer digits than they print)."""
+digits = st.integers(min_value=1, max_value=8)
+
+
+@given(finite, digits)
+def test_a_figure_reads_back_within_its_precision(value, places):
+    text = significant(value, places)
+    back = float(text)
+    # Rounded to `places` significant digits: off by at most half a unit of
+    # the last digit kept, i.e. 5 * 10**-places of the value.
+    assert abs(back - value) <= 5 * 10.0**-places * abs(value) * (1 + 1e-9), text
+
+
+@given(finite.filter(lambda v: v != 0), digits)
+def test_a_real_value_never_prints_as_zero(value, places):
+    text = significant(value, places)
+    assert float(text) != 0, text
+    assert text.lstrip("-").strip("0.") != "", text
+
+
+@given(finite.filter(lambda v: v != 0))
+def test_scientific_only_below_the_threshold(value):
+    text = significant(value)
+    assert ("e" in text) == (abs(float(text)) < SCIENTIFIC_BELOW), text
+
+
+@given(finite, finite)
+def test_a_range_reads_unambiguously(low, high):
+    text = span(low, high)
+    first, second = text.split(numbers.RANGE_JOINER)
+    assert (float(first), float(second)) == (float(significant(low)), float(significant(high)))
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (4.72e-05, "4.72e-05"),
+        (0.000123456, "0.0001235"),
+        (0.9583968, "0.9584"),
+        (1.68, "1.68"),  # trailing zeros dropped, as %g does
+        (786.66, "786.7"),
+        (12345.6, "12346"),  # never 1.235e+04
+        (9.99996e-05, "0.0001"),  # rounding up across the threshold stays fixed
+        (-2.5e-07, "-2.5e-07"),
+        (0.0, "0"),
+        (math.inf, "inf"),
+    ],
+)
+def test_examples(value, text):
+    assert significant(value) == text
+
+
+def test_the_range_from_the_issue():
+    """The issue's ``4.72e-05-7.34e-05``: the hyphen blurred with the exponent's minus."""
+    assert span(4.72e-05, 7.34e-05) == "4.72e-05 to 7.34e-05"
+    assert significant(4.72e-05) != "0.000"
+
+
+def test_a_verdicts_explanation_writes_its_interval_as_a_range():
+    """The judges write figures by the same rule: the explanation saved with a
+    verdict reads ``LOW to HIGH`` even where the ends are in scientific notation."""
+    from gemmreg.judging import verdicts
+    from gemmreg.judging.stats import Interval
+    from gemmreg.judging.timing_records import RegimeResult
+
+    interval = Interval(estimate=5.9e-05, low=4.72e-05, high=7.34e-05, confidence=0.995, units=5)
+    result = RegimeResult(regime="end-to-end", word="slower", interval=interval)
+    word, why = verdicts._explain(result, 0.01)
+    assert word == "slower"
+    assert "interval 4.72e-05 to 7.34e-05 over 5 processes" in why

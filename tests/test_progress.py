@@ -1,0 +1,156 @@
+"""Issue 14, progress with elapsed time and an ETA: the estimator as a pure
+function, the meter with a clock of its own (no test here waits or times
+anything), and the warning before a run estimated to be long."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from gemmreg.contract.records import Problem
+from gemmreg.deciding import run_estimate, timing_options
+from gemmreg.deciding.options import parse_shapes
+from gemmreg.orchestrating.progress import MIN_ITEMS_TO_CHOOSE, Meter, eta_s
+
+# ---------------------------------------------------------------------------
+# The estimator
+# ---------------------------------------------------------------------------
+
+
+def test_no_eta_before_anything_finished_and_none_left_after_the_last():
+    assert eta_s([], [1.0, 2.0]) is None
+    assert eta_s([(1.0, 5.0)], []) == 0.0
+
+
+def test_points_capped_by_time_cost_the_same_whatever_their_size():
+    """A GPU sweep: each point takes ~10 s however large: the mean per item
+    predicts better than a rate per unit of work, and is chosen."""
+    done = [(1.0, 10.0), (8.0, 10.5), (27.0, 9.5)]
+    assert eta_s(done, [64.0, 125.0]) == pytest.approx(20.0)
+
+
+def test_interpreted_points_cost_in_proportion_to_their_work():
+    """The interpreter: time grows with 2MNK, so the per-work rate is chosen."""
+    done = [(1.0, 2.0), (8.0, 16.0), (27.0, 54.0)]
+    assert eta_s(done, [64.0, 125.0]) == pytest.approx(2.0 * (64 + 125))
+
+
+def test_before_enough_items_the_callers_preference_chooses():
+    done = [(1.0, 2.0), (8.0, 16.0)]
+    assert len(done) < MIN_ITEMS_TO_CHOOSE
+    assert eta_s(done, [64.0]) == pytest.approx(9.0)  # the mean of 2 and 16
+    assert eta_s(done, [64.0], prefer_work=True) == pytest.approx(128.0)
+
+
+def test_items_without_work_are_counted_per_item():
+    assert eta_s([(0.0, 3.0), (0.0, 5.0)], [0.0, 0.0, 0.0], prefer_work=True) == 12.0
+
+
+# ---------------------------------------------------------------------------
+# The meter, with an injected clock
+# ---------------------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_in_a_log_each_finished_item_prints_elapsed_and_eta():
+    clock, stream = Clock(), io.StringIO()
+    meter = Meter([1.0, 1.0, 1.0, 1.0], "points", stream=stream, clock=clock, live=False)
+    meter.line("[1/4] starting")
+    clock.now += 83
+    meter.advance()
+    clock.now += 40
+    meter.advance(1.0, "  a point's line")
+    assert stream.getvalue().splitlines() == [
+        "[1/4] starting",
+        "progress: 1/4 points, elapsed 1m23s, ETA ~4m09s",
+        "  a point's line  [2/4 points, elapsed 2m03s, ETA ~2m03s]",
+    ]
+    assert "\r" not in stream.getvalue()
+
+
+def test_before_the_first_item_the_runs_estimate_is_the_eta():
+    clock, stream = Clock(), io.StringIO()
+    meter = Meter([1.0, 1.0], "points", stream=stream, clock=clock, live=False, estimate_s=3600)
+    clock.now += 600
+    assert meter.status() == "0/2 points, elapsed 10m00s, ETA ~50m00s"
+    clock.now += 3000
+    assert meter.status() == "0/2 points, elapsed 1h00m"  # overrun: no ETA rather than ~0s
+
+
+def test_on_a_terminal_one_bar_is_redrawn_below_the_lines():
+    clock, stream = Clock(), io.StringIO()
+    meter = Meter([1.0, 1.0], "points", stream=stream, clock=clock, live=True)
+    meter.line("first")
+    clock.now += 30
+    meter.advance()
+    meter.line("second")
+    meter.close()
+    text = stream.getvalue()
+    assert text.startswith("first\n[")
+    assert "\r\x1b[K" in text  # the bar is cleared before each new line
+    # What a terminal shows at the end: the lines, then the bar's last state once.
+    shown = [part.split("\r\x1b[K")[-1] for part in text.split("\n")]
+    assert shown[:2] == ["first", "second"]
+    assert shown[2].startswith("[" + "#" * 12 + "." * 12 + "] 1/2 points, elapsed 30s, ETA ~30s")
+    assert text.endswith("\n") and text.count("ETA") == 2  # none before an item ends
+
+
+def test_a_stream_that_is_a_terminal_gets_the_bar_and_one_that_is_not_gets_lines():
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert Meter([1.0], "x", stream=Tty()).live
+    assert not Meter([1.0], "x", stream=io.StringIO()).live
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [(0, "0s"), (59.4, "59s"), (83, "1m23s"), (3599, "59m59s"), (7980, "2h13m"), (273600, "3d04h")],
+)
+def test_durations_are_short(seconds, shown):
+    assert run_estimate.duration(seconds) == shown
+
+
+# ---------------------------------------------------------------------------
+# The estimate before a run, and its warning
+# ---------------------------------------------------------------------------
+
+
+def test_an_interpreted_call_scales_with_2mnk_from_16_s_at_512_cubed():
+    assert run_estimate.interpreted_call_s(Problem(m=512, n=512, k=512)) == 16.0
+    assert run_estimate.interpreted_call_s(Problem(m=1024, n=512, k=512)) == 32.0
+
+
+def test_the_readmes_sweep_under_the_interpreter_is_announced_as_hours():
+    """``bench torch_ref triton_grouped --shape 256:2048:256`` on the CPU."""
+    problems = [Problem(m=m, n=n, k=k, dtype="fp16") for m, n, k in parse_shapes("256:2048:256")]
+    policy = timing_options.policy_for(gpu=False)
+    estimate = run_estimate.run_s(problems, [False, True], 3, policy)
+    assert estimate > 10 * 3600
+    warning = run_estimate.long_run_warning(estimate, len(problems), 3, 1, "bench")
+    assert warning is not None and warning.startswith("warning: this bench may take ~")
+    assert "8 points x 3 processes, 1 kernel under Triton's interpreter" in warning
+    assert "--processes 1" in warning and "fewer or smaller shapes" in warning
+
+
+def test_a_small_gpu_sweep_is_not_announced():
+    problems = [Problem(m=s, n=s, k=s) for s in (1024, 2048, 4096)]
+    policy = timing_options.policy_for(gpu=True, max_time_s=timing_options.BENCH_MAX_TIME_S)
+    estimate = run_estimate.run_s(problems, [False] * 6, 5, policy)
+    # The H200 figure this is calibrated on: ~4.8 s per process of 6 kernels.
+    assert estimate == pytest.approx(3 * 5 * (1.0 + 6 * (0.25 + 0.4)))
+    assert run_estimate.long_run_warning(estimate, 3, 5, 0, "bench") is None
+
+
+def test_a_long_gpu_sweep_suggests_a_shorter_cap_not_fewer_repeats():
+    warning = run_estimate.long_run_warning(3 * 3600, 500, 5, 0, "bench")
+    assert warning is not None and "~3h00m" in warning and "--max-time 0.5" in warning
+    assert "interpreter" not in warning
