@@ -99,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         + "; after a plugin's first timeout its remaining cases are skipped",
     )
     cli_options.format_option(check)
-    cli_device.add_option(check)
+    cli_options.devices_option(check, "each plugin's cases on one of them", ray=True)
     cli_options.out_option(check, "also write the table, JSON and manifest into this directory")
     cli_options.strict_option(check, "it checks")
     check.add_argument(
@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--dtype", default="fp32")
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
     cli_options.add_timing_options(compare)
-    cli_device.add_option(compare)
+    cli_options.devices_option(compare, "its processes spread over GPUs of one model")
     cli_options.format_option(compare)
     cli_options.out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
     cli_profiler.add_options(compare)
@@ -145,7 +145,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
     cli_options.add_timing_options(bench)
-    cli_device.add_option(bench)
+    cli_options.devices_option(
+        bench, "each point on one of them, every point on each model", ray=True
+    )
     cli_options.format_option(bench)
     cli_options.out_option(bench, "save the run here (default: runs/bench-<time>)")
 

@@ -8,12 +8,15 @@ from collections.abc import Sequence
 import attrs
 import pytest
 from gemmreg import cli
+from gemmreg.orchestrating import ray_sweep, sharded_sweep
 from gemmreg.rendering import plots
 from gemmreg.running import (
     check_runner,
+    check_shards,
     comparing,
     environment,
     isolation,
+    ray_check,
     sanitizer_pass,
     worker_pool,
 )
@@ -21,6 +24,10 @@ from gemmreg.running import (
 WORK = (
     (isolation, "run_tasks"),
     (check_runner, "run_check"),
+    (check_shards, "check_on_devices"),
+    (ray_check, "check_on_ray"),
+    (sharded_sweep, "sweep_on_devices"),
+    (ray_sweep, "sweep_on_ray"),
     (comparing, "run_compare"),
     (sanitizer_pass, "run_pass"),
     (environment, "manifest"),

@@ -1,20 +1,22 @@
-"""``--device N``: the device chosen through the environment every worker
-inherits, refused in one line where it leaves no GPU. The GPU side (that a
-worker then runs on that device) is the H200's to show; here, the choice, its
-record in the manifest's switches, and the refusals."""
+"""``--device N``, the shorthand for ``--devices N``: the device chosen through
+the environment every worker inherits, refused in one line where it leaves no
+GPU. The GPU side (that a worker then runs on that device) is the H200's to
+show; here, the choice, its record in the manifest's switches, and the
+refusals, for the shorthand and for one index of ``--devices`` alike."""
 
 from __future__ import annotations
 
 import argparse
+import os
 
 import pytest
 from gemmreg.deciding import device_choice
 from gemmreg.deciding.options import UsageError
 from gemmreg.interface import cli_device
-from gemmreg.running import environment
+from gemmreg.running import devices, environment
 from offline_cli import forbid_work, run_main
 
-VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", devices.PINNED_ENV)
 
 
 @pytest.fixture
@@ -23,30 +25,54 @@ def clean_devices(monkeypatch):
     for name in VARIABLES:
         monkeypatch.setenv(name, "")  # so that it is restored afterwards, even to unset
         monkeypatch.delenv(name)
-    monkeypatch.setattr(device_choice, "rocm_likely", lambda: False)
 
 
 def test_the_index_names_one_device_of_those_visible():
-    assert device_choice.visible_devices(3, {}, rocm=False) == {"CUDA_VISIBLE_DEVICES": "3"}
-    assert device_choice.visible_devices(0, {}, rocm=True) == {"HIP_VISIBLE_DEVICES": "0"}
+    assert device_choice.parse_devices("3") == (3,) and device_choice.single((3,)) == 3
+    assert device_choice.single((0, 1)) is None and device_choice.single("all") is None
+    plain = devices.pin_device_env({}, 3)
+    assert plain["CUDA_VISIBLE_DEVICES"] == plain["HIP_VISIBLE_DEVICES"] == "3"
     narrowed = {"CUDA_VISIBLE_DEVICES": "2, GPU-8a1f,5"}
-    assert device_choice.visible_devices(1, narrowed, rocm=False) == {
-        "CUDA_VISIBLE_DEVICES": "GPU-8a1f"
-    }
+    device_choice.check_visible("--device", 1, narrowed)
+    assert devices.pin_device_env(narrowed, 1)["CUDA_VISIBLE_DEVICES"] == "GPU-8a1f"
+    assert devices.pin_device_env({"HIP_VISIBLE_DEVICES": "4,6"}, 1)["HIP_VISIBLE_DEVICES"] == "6"
     with pytest.raises(UsageError, match=r"leaves 3 device\(s\) visible, numbered 0 to 2"):
-        device_choice.visible_devices(3, narrowed, rocm=False)
+        device_choice.check_visible("--device", 3, narrowed)
 
 
 def test_the_choice_reaches_the_environment_workers_inherit_and_the_manifest(clean_devices):
-    import os
-
-    args = argparse.Namespace(device=2)
+    args = argparse.Namespace(device=2, devices=None)
     cli_device.choose(args)
-    assert os.environ["CUDA_VISIBLE_DEVICES"] == "2"
+    assert os.environ["CUDA_VISIBLE_DEVICES"] == os.environ["HIP_VISIBLE_DEVICES"] == "2"
     assert environment.switches()["CUDA_VISIBLE_DEVICES"] == "2"
-    untouched = argparse.Namespace(device=None)
+    assert environment.switches()["HIP_VISIBLE_DEVICES"] == "2"
+    assert cli_device.several(args) is None  # the run is pinned, not spread
+    untouched = argparse.Namespace(device=None, devices=None)
     cli_device.choose(untouched)
     assert not hasattr(untouched, "device_environment")
+
+
+def test_one_index_of_devices_pins_exactly_as_the_shorthand(clean_devices):
+    shorthand = argparse.Namespace(device=1, devices=None)
+    cli_device.choose(shorthand)
+    pinned = {name: os.environ[name] for name in VARIABLES}
+    for name in VARIABLES:
+        del os.environ[name]
+    longhand = argparse.Namespace(device=None, devices=" 1 ")
+    cli_device.choose(longhand)
+    assert {name: os.environ[name] for name in VARIABLES} == pinned
+    assert longhand.device_environment == shorthand.device_environment
+    spread = argparse.Namespace(device=None, devices="0,1")
+    cli_device.choose(spread)  # several GPUs: each worker is pinned later, not this process
+    assert cli_device.several(spread) == "0,1"
+
+
+def test_device_and_devices_together_are_refused(monkeypatch, capsys, clean_devices):
+    forbid_work(monkeypatch)
+    outcome = run_main(["check", "torch_ref", "--device", "0", "--devices", "0,1"], capsys)
+    outcome.assert_refused()
+    assert "--device and --devices: one or the other" in outcome.err
+    assert "CUDA_VISIBLE_DEVICES" not in os.environ
 
 
 @pytest.mark.parametrize(
@@ -55,13 +81,14 @@ def test_the_choice_reaches_the_environment_workers_inherit_and_the_manifest(cle
         ["compare", "torch_ref", "triton_grouped", "--device", "1"],
         ["bench", "torch_ref", "--shape", "8", "--device", "0"],
         ["check", "torch_ref", "--device", "0"],
+        ["check", "torch_ref", "--devices", "0"],
     ],
 )
 def test_a_device_on_the_cpu_is_refused_before_any_work(argv, monkeypatch, capsys, clean_devices):
     forbid_work(monkeypatch)
     outcome = run_main(argv, capsys)
     outcome.assert_refused()
-    assert f"--device {argv[-1]}: no GPU {argv[-1]} here" in outcome.err
+    assert f"{argv[-2]} {argv[-1]}: no GPU {argv[-1]} here" in outcome.err
 
 
 def test_a_device_index_out_of_bounds_is_refused(monkeypatch, capsys, clean_devices):
@@ -70,5 +97,8 @@ def test_a_device_index_out_of_bounds_is_refused(monkeypatch, capsys, clean_devi
     outcome = run_main(["compare", "torch_ref", "triton_grouped", "--device", "2"], capsys)
     outcome.assert_refused()
     assert "CUDA_VISIBLE_DEVICES='4,5' leaves 2 device(s) visible" in outcome.err
+    outcome = run_main(["compare", "torch_ref", "triton_grouped", "--devices", "2"], capsys)
+    outcome.assert_refused()
+    assert "--devices 2: CUDA_VISIBLE_DEVICES='4,5' leaves 2 device(s) visible" in outcome.err
     outcome = run_main(["compare", "torch_ref", "triton_grouped", "--device", "-1"], capsys)
     outcome.assert_refused()

@@ -16,6 +16,7 @@ from gemmreg.interface.cli_common import (
     EXIT_INTERRUPTED,
     EXIT_OK,
     _check_names,
+    _devices,
     _dtypes,
     _error,
     _layouts,
@@ -63,7 +64,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gemmreg.discovery import registry
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render
-    from gemmreg.running import check_runner, environment, sanitizer_pass
+    from gemmreg.running import (
+        check_runner,
+        check_shards,
+        devices,
+        environment,
+        ray_check,
+        ray_cluster,
+        sanitizer_pass,
+    )
 
     tools = _sanitize_tools(args.sanitize)
     timeout = _timeout(args.timeout)
@@ -74,7 +83,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.out is not None:
         opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
+    ray_address = ray_cluster.address(args.ray)
+    if ray_address is not None and (args.devices is not None or args.device is not None):
+        raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
     cli_device.require_gpu(args, backend.current())
+    chosen = _devices(cli_device.several(args), backend.current())
+    if ray_address is not None:
+        ray_cluster.require()
     level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
     cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:
@@ -93,10 +108,21 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             meter.advance(float(result.case.problem.flops), line)
 
-    manifest = environment.manifest(kernels, level=level) if args.out is not None else {}
+    on_devices = {} if chosen is None else {"devices": devices.described(chosen)}
+    manifest = environment.manifest(kernels, level=level, **on_devices) if args.out else {}
     interrupted = False
     try:
-        check_runner.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
+        if ray_address is not None:
+            results[:], nodes = ray_check.check_on_ray(
+                kernels, cases, gpu, ray_address, on_result=progress, task_timeout=timeout
+            )
+            manifest["ray_nodes"] = nodes
+        elif chosen is None:
+            check_runner.run_check(kernels, cases, gpu, on_result=progress, task_timeout=timeout)
+        else:  # merged in the order of the kernels, as on one device
+            results[:] = check_shards.check_on_devices(
+                kernels, cases, gpu, chosen, on_result=progress, task_timeout=timeout
+            )
         meter.done_counting = True
         if tools:
             sanitize_cases = matrix.sanitize_cases(dtypes, layouts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
@@ -51,3 +51,16 @@ def _timeout(value: float | None) -> float | None:
     if value is not None and not (math.isfinite(value) and value > 0):
         raise UsageError(f"--timeout must be a positive number of seconds, got {value}")
     return value
+
+
+def _devices(value: str | None, info: Any) -> list[Any] | None:
+    """The GPUs ``--devices`` spreads the work over (:mod:`gemmreg.running.devices`),
+    checked against this host's; None without the option, or where one index
+    pinned the whole run (:func:`gemmreg.interface.cli_device.several`)."""
+    if value is None:
+        return None
+    from gemmreg.deciding.device_choice import parse_devices
+    from gemmreg.running import devices
+
+    choice = parse_devices(value)
+    return devices.resolve(choice, devices.available_devices(info.is_gpu, info.device_name))

@@ -1,6 +1,8 @@
-"""``--device N`` on ``check``, ``compare`` and ``bench``: the option, the
-environment set before any work (:mod:`gemmreg.deciding.device_choice`), and
-the refusal when it leaves no GPU."""
+"""``--devices`` (and ``--device N``, its shorthand for one GPU) on ``check``,
+``compare`` and ``bench``: one GPU named pins the whole run to it, in this
+process's environment before any work (:mod:`gemmreg.deciding.device_choice`),
+and is refused when it leaves no GPU; several GPUs are resolved once torch
+can count them (:func:`gemmreg.interface.cli_common._devices`)."""
 
 from __future__ import annotations
 
@@ -9,35 +11,41 @@ import os
 from typing import Any
 
 from gemmreg.deciding import device_choice
-from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
 
 
-def add_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--device",
-        type=opt.integer("--device", 0, device_choice.MAX_DEVICE_INDEX),
-        default=None,
-        metavar="N",
-        help="the GPU to run on, counted as CUDA (or ROCm) numbers those visible "
-        "(default: device 0); every worker gets CUDA_VISIBLE_DEVICES (HIP_VISIBLE_DEVICES "
-        "on ROCm) narrowed to it, and the manifest records it",
-    )
-
-
 def choose(args: argparse.Namespace) -> None:
-    """Narrow the visible devices to ``--device``'s, in this process's
-    environment (inherited by every worker), before torch is imported."""
-    index = getattr(args, "device", None)
+    """Pin this process's environment (inherited by every worker) to the one
+    GPU ``--device N`` or ``--devices N`` names, before torch is imported.
+    Several GPUs are left to the command: each of its workers is pinned."""
+    given = device_choice.chosen(getattr(args, "device", None), getattr(args, "devices", None))
+    if given is None:
+        return
+    option, choice = given
+    index = device_choice.single(choice)
     if index is None:
         return
-    chosen = device_choice.visible_devices(index, os.environ, device_choice.rocm_likely())
-    os.environ.update(chosen)
-    args.device_environment = chosen
+    from gemmreg.running.devices import pin_device_env
+
+    device_choice.check_visible(option, index, os.environ)
+    pinned = pin_device_env(os.environ, index)
+    os.environ.update(pinned)
+    args.device_option, args.pinned_device = option, index
+    args.device_environment = {k: pinned[k] for k in device_choice.VISIBLE_ENVS}
+
+
+def several(args: argparse.Namespace) -> str | None:
+    """``--devices`` when it spreads the work over several GPUs; None when it
+    pinned the run to one (:func:`choose`) or was not given."""
+    if getattr(args, "pinned_device", None) is not None:
+        return None
+    value: str | None = getattr(args, "devices", None)
+    return value
 
 
 def require_gpu(args: argparse.Namespace, info: Any) -> None:
-    """A ``--device`` that left no GPU (or a run forced onto the CPU) is refused."""
-    index = getattr(args, "device", None)
+    """A run pinned to one GPU that left no GPU (or was forced onto the CPU) is refused."""
+    index = getattr(args, "pinned_device", None)
     if index is not None and not info.is_gpu:
-        raise UsageError(device_choice.not_found(index, getattr(args, "device_environment", {})))
+        environment = getattr(args, "device_environment", {})
+        raise UsageError(device_choice.not_found(args.device_option, index, environment))

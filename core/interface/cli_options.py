@@ -1,5 +1,6 @@
 """The options several commands share, each defined once (``--format``,
-``--out``, ``--seed``, ``--strict``, ``--shapes`` and the timing options),
+``--out``, ``--seed``, ``--strict``, ``--shapes``, ``--devices``/``--device``/``--ray``
+and the timing options),
 with help text generated from the constants that set their defaults and
 bounds, so ``--help`` cannot drift from what the code does."""
 
@@ -48,6 +49,36 @@ def shapes_option(group: Any, what: str) -> None:
         metavar="FILE",
         help=f"YAML, JSON or CSV rows of m, n, k and optional dtype, layout, weight: {what} "
         "(see docs/cli.md and examples/shapes/)",
+    )
+
+
+def devices_option(parser: argparse.ArgumentParser, unit: str, ray: bool = False) -> None:
+    """``--devices`` and its shorthand ``--device N`` (one GPU; both given are
+    refused: :mod:`gemmreg.deciding.device_choice`), and ``--ray`` where the
+    command can run on a cluster (docs/multi-gpu.md)."""
+    from gemmreg.deciding.device_choice import MAX_DEVICE_INDEX
+
+    if ray:
+        parser.add_argument(
+            "--ray",
+            metavar="ADDRESS",
+            help="run on a Ray cluster, a GPU per task ('local': start one here; "
+            "default: $GEMMREG_RAY_ADDRESS; docs/multi-gpu.md)",
+        )
+    parser.add_argument(
+        "--devices",
+        metavar="all|0,1,...",
+        help=f"spread the work over these GPUs, one worker per GPU pinned to it, {unit} "
+        "(docs/multi-gpu.md); one index pins the whole run to that GPU, as --device does",
+    )
+    parser.add_argument(
+        "--device",
+        type=opt.integer("--device", 0, MAX_DEVICE_INDEX),
+        default=None,
+        metavar="N",
+        help="short for --devices N: the one GPU to run on, counted as CUDA (or ROCm) numbers "
+        "those visible (default: device 0); every worker gets CUDA_VISIBLE_DEVICES and "
+        "HIP_VISIBLE_DEVICES narrowed to it, and the manifest records them",
     )
 
 

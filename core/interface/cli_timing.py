@@ -13,12 +13,14 @@ from typing import Any
 
 import attrs
 from gemmreg.deciding import options as opt
+from gemmreg.deciding.options import UsageError
 from gemmreg.interface import cli_device, cli_points, cli_profiler
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_OK,
     _check_names,
+    _devices,
     _dtypes,
     _error,
     _progress,
@@ -84,10 +86,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _check_names("compare", args.names, 2)
     given = cli_points.compare_point(args, None)
     profilers = cli_profiler.chosen(args)
-    ahead = _start_ahead(args, cold=True)
+    several = cli_device.several(args)  # workers started ahead are not pinned
+    ahead = _start_ahead(args, cold=True) if several is None else None
     with _killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
+        chosen = _devices(several, info)
+        if chosen is not None:
+            from gemmreg.running.devices import one_model
+
+            one_model(chosen, "compare")
         cli_profiler.refuse_on(info.kind, profilers)
         if given is None:
             m, n, k = timing_options.default_shape(info.is_gpu)
@@ -111,7 +119,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     trace("plugins discovered, options checked")
     try:
         report, manifest = sweeping.compare(
-            kernels, problem, timing, info, meter.line, ahead, meter
+            kernels, problem, timing, info, meter.line, ahead, meter, chosen or ()
         )
     finally:
         meter.close()
@@ -152,14 +160,24 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating import sweeping
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render_compare, speedup_means
+    from gemmreg.running import devices, ray_cluster
 
     _check_names("bench", args.names, 1)
     chosen = cli_points.sweep_points(args)
     problems = [point.problem for point in chosen]
-    ahead = _start_ahead(args, cold=False)
+    ray_address = ray_cluster.address(args.ray)
+    if ray_address is not None:
+        if args.devices is not None or args.device is not None:
+            raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
+        ray_cluster.require()
+    several = cli_device.several(args)
+    # Workers started ahead are not pinned: with --devices each GPU's pool starts later.
+    spread = several is not None or ray_address is not None
+    ahead = None if spread else _start_ahead(args, cold=False)
     with _killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
+        on = _devices(several, info)
         preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
         timing = _timing(args, info.is_gpu, sweep=True)
         kernels = registry.discover().select(args.names)
@@ -168,25 +186,36 @@ def cmd_bench(args: argparse.Namespace) -> int:
         opt.writable_directory(out, "--out")
     estimate = cli_points.warn_if_long("bench", kernels, problems, timing, info.is_gpu)
     slow = any(cli_points.interpreted(kernels))
+    models = 1 if on is None else len(devices.groups(on))  # every point on each model
     meter = Meter(
-        [float(p.flops) for p in problems], "points", prefer_work=slow, estimate_s=estimate
+        [float(p.flops) for p in problems] * models,
+        "points",
+        prefer_work=slow,
+        estimate_s=estimate,
     )
     source = {"shapes_file": str(args.shapes)} if args.shapes is not None else {}
-    done = sweeping.sweep(
-        kernels,
-        problems,
-        timing,
-        info,
-        out,
-        meter.line,
-        ahead,
-        meter,
+    common: dict[str, Any] = dict(
+        meter=meter,
         weights=[point.weight for point in chosen] if args.shapes is not None else None,
         shapes=args.shape,
         dtypes=list(dict.fromkeys(p.dtype for p in problems)),
         layouts=list(dict.fromkeys(p.layout for p in problems)),
         **source,
     )
+    if ray_address is not None:
+        from gemmreg.orchestrating import ray_sweep
+
+        done = ray_sweep.sweep_on_ray(
+            kernels, problems, timing, info, out, meter.line, ray_address, **common
+        )
+    elif on is not None:
+        from gemmreg.orchestrating import sharded_sweep
+
+        done = sharded_sweep.sweep_on_devices(
+            kernels, problems, timing, info, out, meter.line, on, **common
+        )
+    else:
+        done = sweeping.sweep(kernels, problems, timing, info, out, meter.line, ahead, **common)
     if args.format == "json":  # the run as saved: `report OUT --format json` prints the same
         from gemmreg.storage import runs
 

@@ -219,6 +219,9 @@ class CompareReport:
     """Fixed rounds per process, or None for the stopping rule."""
     warmup: int | None = None
     partial: bool = False
+    device_index: int | None = None
+    """The GPU the point ran on (torch's index in the parent), when the run
+    was spread over several (``--devices``); None: the one device there was."""
     weight: float | None = None
     """How much this point counts in a summary over points (a shapes file's
     ``weight``: how often a model calls the shape); None when none was given."""

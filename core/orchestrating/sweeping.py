@@ -24,7 +24,8 @@ from gemmreg.judging import rejudging
 from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRun
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.rendering import render_compare
-from gemmreg.running import comparing, environment, worker_pool
+from gemmreg.running import comparing, devices, environment, worker_pool
+from gemmreg.running.devices import Device
 from gemmreg.running.tracing import trace
 from gemmreg.storage import runs
 
@@ -32,11 +33,11 @@ Progress = Callable[[str], None]
 """Where the progress lines go (the command line's stderr)."""
 
 
-def clock_description(info: BackendInfo) -> str:
+def clock_description(info: BackendInfo, device_name: str = "") -> str:
     """How this backend's figures are timed, as a report states it."""
     if info.is_gpu:
         return (
-            f"GPU events on {info.device_name}, L2 flushed before every sample; "
+            f"GPU events on {device_name or info.device_name}, L2 flushed before every sample; "
             "clocks, power and throttle reasons read around every slot (NVML)"
         )
     return f"perf_counter on the CPU ({info.device_name}), no L2 flush, Triton interpreted"
@@ -53,11 +54,19 @@ def time_point(
     while_starting: Callable[[], None] | None = None,
     need: int = 1,
     ahead: worker_pool.Ahead | None = None,
+    device: Device | None = None,
+    chosen: Sequence[Device] = (),
     meter: Meter | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on one problem, with a progress line per process and
     per cold start; ``need``: see :func:`gemmreg.running.comparing.run_compare`.
+    ``device``: the GPU ``pool`` is pinned to (:mod:`gemmreg.running.devices`),
+    recorded in the report in place of the backend's device 0. ``chosen``:
+    GPUs of one model the processes spread over (``compare --devices``).
     ``meter``: each process's line counts as one of its items (``compare``)."""
+    if len(chosen) == 1:
+        device = chosen[0]
+    device_name = device.name if device else (chosen[0].name if chosen else info.device_name)
 
     def on_run(run: ProcessRun) -> None:
         if run.median_ms is not None:
@@ -84,8 +93,8 @@ def time_point(
         problem,
         processes=timing.processes,
         seed=timing.seed,
-        clock=clock_description(info),
-        device_name=info.device_name,
+        clock=clock_description(info, device_name),
+        device_name=device_name,
         repeats=timing.repeats,
         warmup=timing.warmup,
         max_time_s=timing.max_time_s,
@@ -98,6 +107,8 @@ def time_point(
         while_starting=while_starting,
         need=need,
         ahead=ahead,
+        device_index=None if device is None else device.index,
+        pin=devices.spread(chosen) if chosen else None,
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
 
@@ -130,15 +141,18 @@ def compare(
     progress: Progress,
     ahead: worker_pool.Ahead | None = None,
     meter: Meter | None = None,
+    chosen: Sequence[Device] = (),
 ) -> tuple[CompareReport, dict[str, Any]]:
     """One point, cold starts first, and the manifest (taken while the
     workers start). A verdict is about a pair: with fewer than two kernels
     through their cold starts, nothing is timed (the survivor alone would
-    answer no question)."""
+    answer no question). ``chosen``: GPUs of one model, process ``i`` on
+    ``chosen[i % len(chosen)]``, one process at a time (``--devices``)."""
     manifest: dict[str, Any] = {}
+    on_devices = {"devices": devices.described(chosen)} if chosen else {}
 
     def take_manifest() -> None:  # while the workers start
-        manifest.update(environment.manifest(kernels, seed=timing.seed))
+        manifest.update(environment.manifest(kernels, seed=timing.seed, **on_devices))
         trace("manifest taken")
 
     report = time_point(
@@ -150,6 +164,7 @@ def compare(
         while_starting=take_manifest,
         need=2,
         ahead=ahead,
+        chosen=chosen,
         meter=meter,
     )
     report = flag_shared(report, manifest, progress)

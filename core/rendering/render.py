@@ -13,6 +13,7 @@ from gemmreg.contract.serialization import (
 from gemmreg.contract.serialization import to_jsonable as to_jsonable
 from gemmreg.contract.serialization import write_atomically as write_atomically
 from gemmreg.contract.task_kinds import REFUSAL, SANITIZE
+from gemmreg.rendering.device_sections import check_devices_line
 from gemmreg.rendering.formats import csv_text, grid, json_document
 from gemmreg.running.check_runner import CaseResult
 from gemmreg.storage.check_files import CHECK_SCHEMA
@@ -34,9 +35,12 @@ CHECK_CSV_COLUMNS = (
     "tool",
     "sanitizer",
     "detail",
+    "device_name",
+    "device_index",
 )
 """``check --format csv``: one row per case, skipped ones included (the table
-folds those into one row per plugin and reason); the error and its bound as numbers."""
+folds those into one row per plugin and reason); the error and its bound as numbers;
+the GPU a case ran on where the check was spread over several (``--devices``)."""
 
 
 def _fmt(value: float | None, digits: int = 4) -> str:
@@ -74,6 +78,8 @@ def check_rows(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
                 "tool": r.tool,
                 "sanitizer": r.sanitizer.describe() if r.sanitizer is not None else "",
                 "detail": r.reason if r.status == "skip" else case_detail(r),
+                "device_name": r.device_name,
+                "device_index": r.device_index,
             }
         )
     return rows
@@ -130,6 +136,7 @@ def check_table(results: Sequence[CaseResult], fmt: str, interrupted: bool = Fal
     return (
         grid(table, headers, fmt, widths)
         + f"\n\n{summary}"
+        + check_devices_line(results)
         + "".join(f"\n{'- ' * (fmt == 'markdown')}{line}" for line in tolerance_reasons(results))
     )
 

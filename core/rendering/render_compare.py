@@ -12,6 +12,7 @@ from gemmreg.contract.records import Tolerance
 from gemmreg.judging import rounds, stats, summaries
 from gemmreg.judging.timing_records import SCHEMA, CompareReport, KernelSummary
 from gemmreg.rendering import formats
+from gemmreg.rendering.device_sections import per_model
 from gemmreg.rendering.formats import grid, json_document
 from gemmreg.rendering.render import _fmt, tolerance_note
 from gemmreg.rendering.render_verdicts import interval_text
@@ -55,6 +56,8 @@ SUMMARY_COLUMNS = (
     "invalid",
     "flags",
     "reason",
+    "device_name",
+    "device_index",
 )
 
 
@@ -85,6 +88,8 @@ def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
             k=p.k,
             dtype=p.dtype,
             layout=p.layout,
+            device_name=report.device_name,
+            device_index=report.device_index,
             processes=len(s.process_medians_ms),
             flags="; ".join(s.flags),
             invalid="; ".join(s.invalid),
@@ -145,6 +150,10 @@ def _tolerance(s: KernelSummary) -> str:
     if s.rtol is None:  # a run saved before the tolerance was kept
         return ""
     return tolerance_note(Tolerance(rtol=s.rtol, atol=s.atol or 0.0, why=s.tolerance_why))
+
+
+def _gpu(report: CompareReport) -> str:
+    return "" if report.device_index is None else f" (gpu{report.device_index})"
 
 
 def _protocol(report: CompareReport) -> str:
@@ -209,7 +218,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
     ]
     margin = report.margin if report.margin is not None else stats.DEFAULT_MARGIN
     lines = [
-        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}: {_protocol(report)}, "
+        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}{_gpu(report)}: {_protocol(report)}, "
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
         f"clock: {report.clock}",
         "",
@@ -239,12 +248,17 @@ SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", 
 
 def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
     """A sweep at a glance: one line per point and kernel (``bench``), as a
-    table, markdown or CSV; its JSON is the whole run (:func:`run_document`)."""
+    table, markdown or CSV (with each row's device_name and device_index);
+    its JSON is the whole run (:func:`run_document`). A run over several
+    device models gets one section per model in the table and markdown."""
     if fmt == "json":
         raise ValueError("a sweep's JSON is its run: run_document(manifest, reports, partial)")
     rows = [row for report in reports for row in summary_rows(report)]
     if fmt == "csv":
         return csv_text(rows)
+    sections = per_model(reports, lambda group: sweep_table(group, fmt), fmt)
+    if sections is not None:
+        return sections
     table = [
         [
             f"{r['m']}x{r['n']}x{r['k']}",

@@ -8,6 +8,7 @@ from typing import Any
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.judging.timing_records import CompareReport, Verdict
+from gemmreg.rendering.device_sections import per_model
 from gemmreg.rendering.formats import csv_text, grid, json_document
 from gemmreg.rendering.render import _fmt
 
@@ -31,6 +32,8 @@ VERDICT_COLUMNS = (
     "verdict",
     "partial",
     "notes",
+    "device_name",
+    "device_index",
 )
 """One row per point and pair: the speedup (baseline time / kernel time) and
 its interval's ends as numbers, at ``confidence`` (empty in runs saved
@@ -77,6 +80,8 @@ def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Any]]:
                     "verdict": v.verdict,
                     "partial": report.partial,
                     "notes": "; ".join(v.notes),
+                    "device_name": report.device_name,
+                    "device_index": report.device_index,
                 }
             )
     return rows
@@ -84,7 +89,12 @@ def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Any]]:
 
 def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
     """Every pairwise verdict of a run, one line per point and pair: the
-    one-screen answer to "where does it stand?" over a sweep."""
+    one-screen answer to "where does it stand?" over a sweep; in a table or
+    markdown, one section per device model, as a verdict only ever pairs
+    figures of one model (csv and json: the device_name column)."""
+    sections = per_model(reports, lambda group: verdict_table(group, fmt), fmt)
+    if sections is not None:
+        return sections
     if fmt == "json":
         body = {
             "partial": any(r.partial for r in reports),

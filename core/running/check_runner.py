@@ -51,6 +51,11 @@ class CaseResult:
     tool: str = ""
     """For ``sanitize`` cases: the sanitizer tool the case ran under."""
     sanitizer: SanitizerVerdict | None = None
+    device_index: int | None = None
+    """The GPU the case ran on when the check was spread over several
+    (``--devices``, torch's index in the parent); None otherwise."""
+    device_name: str = ""
+    """That GPU's model, or '' (not spread, or never run: a skip)."""
 
     @property
     def problem(self) -> Problem:
@@ -157,30 +162,40 @@ def run_check(
             on_result(result)
 
     for kernel in kernels:
-        skipped, runnable = plan(kernel, cases, gpu)
-        for result in skipped:
-            record(result)
-        if not runnable:
-            continue
-        tasks = [task_for(kernel.name, kind, case) for kind, case in runnable]
-
-        def settle(
-            index: int,
-            outcome: isolation.TaskOutcome,
-            name: str = kernel.name,
-            planned: list[tuple[CaseKind, Case]] = runnable,
-        ) -> None:
-            kind, case = planned[index]
-            record(result_from_outcome(name, kind, case, outcome, cause_of(name, planned, outcome)))
-
-        isolation.run_tasks(
-            tasks,
-            task_timeout=task_limits(runnable, gpu, task_timeout),
-            on_outcome=settle,
-            skip_after_timeout=True,
-            skip_after_lost_workers=LOST_WORKERS_IN_A_ROW,
-        )
+        check_kernel(kernel, cases, gpu, record, task_timeout)
     return results
+
+
+def check_kernel(
+    kernel: RegisteredKernel,
+    cases: Sequence[Case],
+    gpu: bool,
+    record: Callable[[CaseResult], None],
+    task_timeout: float | None = None,
+    env: dict[str, str] | None = None,
+) -> None:
+    """One kernel's cases, each result handed to ``record`` as it settles:
+    its skips first, then its cases in order in its own workers (started
+    with ``env``: a pinned GPU, :mod:`gemmreg.running.devices`)."""
+    skipped, runnable = plan(kernel, cases, gpu)
+    for result in skipped:
+        record(result)
+    if not runnable:
+        return
+
+    def settle(index: int, outcome: isolation.TaskOutcome) -> None:
+        kind, case = runnable[index]
+        cause = cause_of(kernel.name, runnable, outcome)
+        record(result_from_outcome(kernel.name, kind, case, outcome, cause))
+
+    isolation.run_tasks(
+        [task_for(kernel.name, kind, case) for kind, case in runnable],
+        task_timeout=task_limits(runnable, gpu, task_timeout),
+        on_outcome=settle,
+        env=env,
+        skip_after_timeout=True,
+        skip_after_lost_workers=LOST_WORKERS_IN_A_ROW,
+    )
 
 
 def task_limits(

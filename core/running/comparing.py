@@ -19,6 +19,7 @@ Every worker is started at once and waits for its turn
 from __future__ import annotations
 
 import contextlib
+import functools
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -89,6 +90,8 @@ def run_compare(
     need: int = 1,
     on_cold: Callable[[ColdStart], None] | None = None,
     ahead: Ahead | None = None,
+    device_index: int | None = None,
+    pin: Callable[[dict[str, str], int], dict[str, str]] | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -104,6 +107,9 @@ def run_compare(
         own set-up, such as the manifest, overlaps theirs).
     :param ahead: workers the caller started before it read the plugins
         (:func:`gemmreg.running.worker_pool.start_ahead`); run here, closed here.
+    :param device_index: the GPU the pool is pinned to, recorded in the report.
+    :param pin: the environment of process ``i`` (its GPU) from a shared one,
+        for the pool started here and the cold starts (process 0's GPU).
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
@@ -133,10 +139,12 @@ def run_compare(
                 stack.enter_context(tempfile.TemporaryDirectory(prefix="gemmreg-caches-"))
             )
             cold_sessions = (
-                [Session(_cold_env(cache_root, k.name)) for k in runnable] if cold else []
+                [Session(_pinned(pin, _cold_env(cache_root, k.name))) for k in runnable]
+                if cold
+                else []
             )
         if pool is None:
-            pool = Pool(size=processes, env=shared_cache_env(cache_root), gpu=gpu)
+            pool = Pool(size=processes, env=shared_cache_env(cache_root), gpu=gpu, pin=pin)
             pool.start()  # their start-up overlaps the cold sessions'
         if ahead is not None:
             for session in ahead.cold.values():  # started for kernels that are not timed
@@ -178,7 +186,8 @@ def run_compare(
                     max_time_s=max_time_s,
                 )
                 limit = task_timeout or len(names) * per_kernel + cap
-                outcome, session, rerun = _run_retrying(pool.get(process), task, limit, pool.fresh)
+                fresh = functools.partial(pool.fresh, process)
+                outcome, session, rerun = _run_retrying(pool.get(process), task, limit, fresh)
                 pool.sessions[process] = session
                 new_runs, record = _from_outcome(names, process, outcome)
                 if outcome.status == "timeout":
@@ -242,7 +251,14 @@ def run_compare(
         margin=margin,
         confidence=confidence,
         partial=partial,
+        device_index=device_index,
     )
+
+
+def _pinned(
+    pin: Callable[[dict[str, str], int], dict[str, str]] | None, env: dict[str, str]
+) -> dict[str, str]:
+    return env if pin is None else pin(env, 0)
 
 
 def _not_timed(

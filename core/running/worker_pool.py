@@ -34,12 +34,16 @@ class Pool:
     sessions: list[Session | None] = attrs.field(factory=list)
     profiler: Session | None = None
     """On a GPU, one more session: the process that takes device profiles."""
+    pin: Callable[[dict[str, str], int], dict[str, str]] | None = None
+    """The environment of process ``i``'s worker from :attr:`env` (its GPU:
+    ``compare --devices``, :mod:`gemmreg.running.devices`); None: ``env``.
+    The profiler is process 0's GPU."""
 
-    def fresh(self) -> Session:
-        return Session(self.env)
+    def fresh(self, process: int = 0) -> Session:
+        return Session(self.env if self.pin is None else self.pin(self.env, process))
 
     def start(self) -> None:
-        self.sessions = [self.fresh() for _ in range(self.size)]
+        self.sessions = [self.fresh(i) for i in range(self.size)]
         self.profiler = self.fresh() if self.gpu else None
 
     def everyone(self) -> list[Session]:
@@ -50,7 +54,7 @@ class Pool:
         if session is None or session.dead:
             if session is not None:
                 session.close()
-            session = self.fresh()
+            session = self.fresh(process)
             self.sessions[process] = session
         return session
 
@@ -62,7 +66,7 @@ class Pool:
             if session is not None:
                 session.kill()
         self.sessions = self.sessions[:size] + [
-            self.fresh() for _ in range(size - len(self.sessions))
+            self.fresh(i) for i in range(len(self.sessions), size)
         ]
         self.size = size
         if gpu and self.profiler is None:

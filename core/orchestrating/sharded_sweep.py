@@ -1,0 +1,165 @@
+"""``gemmreg bench --devices``: a sweep spread over several GPUs of this host.
+
+The unit of work is a point. Each GPU gets a pool of timing workers pinned
+to it (:func:`gemmreg.running.devices.pin_device_env`) and one thread that
+takes the next point not yet taken and times it on that pool, all of its
+processes there: a point's processes stay comparable, and a timing worker
+owns its GPU for the whole point (only one point runs on a GPU at a time).
+
+Devices are grouped by model, and every model group times every point:
+figures are compared only within one model, so a host with two models gives
+two full sweeps, one per model, each sharded over that model's GPUs. The
+reports come back in one run, ordered by group and then by point as asked,
+each naming its device; the run is saved again after every point (partial
+until the last), so an interruption keeps every point that finished.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+from gemmreg.contract.backend import BackendInfo
+from gemmreg.contract.records import Problem
+from gemmreg.deciding.timing_options import TimingOptions
+from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.judging.timing_records import CompareReport
+from gemmreg.orchestrating.progress import Meter
+from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
+from gemmreg.running import devices, environment, worker_pool
+
+JOIN_POLL_S = 0.2
+"""How often the main thread wakes while it waits for the device threads,
+so that Ctrl-C reaches it (a blocked join would not see it)."""
+LEFTOVER_WAIT_S = 5.0
+"""After an interruption, how long each device thread may take to notice
+that its workers were killed before the partial run is saved without it."""
+
+Slot = tuple[str, int]
+"""A unit of work: (device model, point index)."""
+
+
+def sweep_on_devices(
+    kernels: Sequence[RegisteredKernel],
+    problems: Sequence[Problem],
+    timing: TimingOptions,
+    info: BackendInfo,
+    out: Path,
+    progress: Progress,
+    chosen: Sequence[devices.Device],
+    meter: Meter | None = None,
+    weights: Sequence[float] | None = None,
+    **manifest_fields: Any,
+) -> Sweep:
+    """Every problem on every device model, sharded over each model's GPUs;
+    ``meter``, ``weights`` and ``manifest_fields`` as with
+    :func:`gemmreg.orchestrating.sweeping.sweep` (the meter counts a point
+    once per model: it is timed once per model)."""
+    grouped = devices.groups(chosen)
+    order: list[Slot] = [(model, i) for model in grouped for i in range(len(problems))]
+    pending: dict[str, list[int]] = {model: list(range(len(problems))) for model in grouped}
+    pools = {
+        d.index: worker_pool.Pool(
+            size=timing.processes,
+            env=devices.pin_device_env(os.environ, d),
+            gpu=info.is_gpu,
+        )
+        for d in chosen
+    }
+    for pool in pools.values():  # every GPU's workers start at once
+        pool.start()
+    lock = threading.Lock()
+    printing = threading.Lock()  # the device threads share one stderr (and its bar)
+
+    def say(line: str) -> None:
+        with printing:
+            progress(line)
+
+    stop = threading.Event()
+    done: dict[Slot, CompareReport] = {}
+    errors: list[BaseException] = []
+    names = ", ".join(kernel.name for kernel in kernels)
+    manifest: dict[str, Any] = {}
+
+    def finished() -> list[CompareReport]:
+        return [done[slot] for slot in order if slot in done]
+
+    def work(device: devices.Device) -> None:
+        try:
+            while not stop.is_set():
+                with lock:
+                    queue = pending[device.name]
+                    if not queue:
+                        return
+                    index = queue.pop(0)
+                problem = problems[index]
+                label = f"[{index + 1}/{len(problems)} {device.label}] {problem.shape} {problem.dtype}: "
+                say(f"{label}timing {names} on {device.name}")
+                report = time_point(
+                    kernels,
+                    problem,
+                    timing,
+                    info,
+                    say,
+                    label,
+                    pools[device.index],
+                    device=device,
+                )
+                with lock:
+                    if stop.is_set():
+                        return  # killed under it: not a result
+                    if weights is not None:
+                        report = attrs.evolve(report, weight=weights[index])
+                    done[(device.name, index)] = flag_shared(report, manifest, say)
+                    if meter is not None and not report.partial:
+                        with printing:
+                            meter.advance(float(problem.flops))
+                    save(out, manifest, finished(), len(done) < len(order))
+                    if report.partial:
+                        stop.set()
+        except BaseException as error:  # re-raised in the main thread
+            errors.append(error)
+            stop.set()
+
+    threads = [
+        threading.Thread(target=work, args=(d,), name=f"gemmreg-{d.label}", daemon=True)
+        for d in chosen
+    ]
+    partial = False
+    try:
+        manifest.update(
+            environment.manifest(
+                kernels, seed=timing.seed, devices=devices.described(chosen), **manifest_fields
+            )
+        )
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(JOIN_POLL_S)
+    except KeyboardInterrupt:
+        partial = True
+        with lock:
+            stop.set()
+        for pool in pools.values():
+            for session in pool.everyone():
+                session.kill()
+        for thread in threads:
+            thread.join(LEFTOVER_WAIT_S)
+    finally:
+        if meter is not None:
+            meter.close()
+        for pool in pools.values():
+            pool.close()
+    if errors:
+        raise errors[0]
+    partial = partial or len(done) < len(order)
+    manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
+    reports = finished()
+    if reports:
+        save(out, manifest, reports, partial)
+    return Sweep(reports=tuple(reports), partial=partial)

@@ -1,0 +1,83 @@
+"""``gemmreg check --devices``: the correctness matrix spread over several GPUs.
+
+The unit is a kernel's batch of cases, the same batch
+:func:`gemmreg.running.check_runner.run_check` gives one kernel: each GPU
+has a thread that takes the next kernel not yet taken and runs its cases in
+workers pinned to that GPU (:func:`gemmreg.running.devices.pin_device_env`).
+A kernel's cases stay together so the rules that span them (its first hang
+skips the rest, so do several lost workers in a row) hold as on one GPU, and
+the results are the same ones, merged back in the order the kernels were
+named. A correctness answer does not depend on timing, so kernels go to any
+GPU, whatever its model; each result names the GPU it ran on.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+
+import attrs
+from gemmreg.deciding.matrix import Case
+from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.running import check_runner, devices
+from gemmreg.running.check_runner import CaseResult
+
+JOIN_POLL_S = 0.2
+"""How often the main thread wakes while it waits, so that Ctrl-C reaches it."""
+
+
+def check_on_devices(
+    kernels: Sequence[RegisteredKernel],
+    cases: Sequence[Case],
+    gpu: bool,
+    chosen: Sequence[devices.Device],
+    on_result: Callable[[CaseResult], None] | None = None,
+    task_timeout: float | None = None,
+) -> list[CaseResult]:
+    """Every kernel on every case, kernels shared out among ``chosen``.
+    ``on_result`` sees each result as it arrives (from any GPU, one at a
+    time); the list returned is in the order of ``kernels``. On Ctrl-C the
+    threads are left to die with the process (their workers die with it,
+    :mod:`gemmreg.running.lifeline`) and KeyboardInterrupt propagates."""
+    lock = threading.Lock()
+    queue = list(range(len(kernels)))
+    by_kernel: dict[int, list[CaseResult]] = {i: [] for i in range(len(kernels))}
+    errors: list[BaseException] = []
+
+    def work(device: devices.Device) -> None:
+        env = devices.pin_device_env(os.environ, device)
+        try:
+            while True:
+                with lock:
+                    if not queue or errors:
+                        return
+                    position = queue.pop(0)
+
+                def record(result: CaseResult, at: int = position) -> None:
+                    if result.status != "skip" or result.reason.startswith("skipped:"):
+                        result = attrs.evolve(
+                            result, device_index=device.index, device_name=device.name
+                        )
+                    with lock:
+                        by_kernel[at].append(result)
+                        if on_result is not None:
+                            on_result(result)
+
+                kernel = kernels[position]
+                check_runner.check_kernel(kernel, cases, gpu, record, task_timeout, env)
+        except BaseException as error:  # re-raised in the main thread
+            errors.append(error)
+
+    threads = [
+        threading.Thread(target=work, args=(d,), name=f"gemmreg-check-{d.label}", daemon=True)
+        for d in chosen
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(JOIN_POLL_S)
+    if errors:
+        raise errors[0]
+    return [result for i in range(len(kernels)) for result in by_kernel[i]]

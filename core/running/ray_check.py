@@ -1,0 +1,91 @@
+"""``gemmreg check --ray ADDRESS``: the correctness matrix on a Ray cluster.
+
+The unit is a kernel's batch of cases, as with ``--devices``
+(:mod:`gemmreg.running.check_shards`): each batch is one Ray task holding
+one GPU (:mod:`gemmreg.running.ray_cluster`). The parent plans (skips are
+decided here, never on a node), submits every batch at once, and takes the
+results as they come back (``ray.wait``), each handed on at once; the list
+returned is merged in the order the kernels were named, as on one GPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+from gemmreg.contract.task_kinds import CaseKind
+from gemmreg.deciding.matrix import Case
+from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.running import check_runner, ray_cluster
+from gemmreg.running.check_runner import CaseResult
+
+
+def check_on_ray(
+    kernels: Sequence[RegisteredKernel],
+    cases: Sequence[Case],
+    gpu: bool,
+    where: str,
+    on_result: Callable[[CaseResult], None] | None = None,
+    task_timeout: float | None = None,
+) -> tuple[list[CaseResult], list[dict[str, Any]]]:
+    """Every kernel on every case on the cluster at ``where``: the results in
+    the order of ``kernels``, and the record of every node that ran a batch.
+    Ray's own messages (a worker that died, say) go to stderr, never into
+    the command's output (``--format json``)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        ray = ray_cluster.connect(where)
+        try:
+            return _run(ray, kernels, cases, gpu, on_result, task_timeout)
+        finally:
+            ray.shutdown()
+
+
+def _run(
+    ray: Any,
+    kernels: Sequence[RegisteredKernel],
+    cases: Sequence[Case],
+    gpu: bool,
+    on_result: Callable[[CaseResult], None] | None,
+    task_timeout: float | None,
+) -> tuple[list[CaseResult], list[dict[str, Any]]]:
+    by_kernel: dict[int, list[CaseResult]] = {i: [] for i in range(len(kernels))}
+    waiting: dict[Any, tuple[int, list[tuple[CaseKind, Case]]]] = {}
+
+    def record(position: int, result: CaseResult) -> None:
+        by_kernel[position].append(result)
+        if on_result is not None:
+            on_result(result)
+
+    for position, kernel in enumerate(kernels):
+        skipped, runnable = check_runner.plan(kernel, cases, gpu)
+        for result in skipped:
+            record(position, result)
+        if runnable:
+            tasks = [check_runner.task_for(kernel.name, kind, case) for kind, case in runnable]
+            limits = check_runner.task_limits(runnable, gpu, task_timeout)
+            waiting[ray_cluster.submit(ray, tasks, limits, gpu)] = (position, runnable)
+
+    nodes: dict[str, dict[str, Any]] = {}
+    pending = list(waiting)
+    while pending:
+        finished, pending = ray.wait(pending, num_returns=1)
+        position, runnable = waiting[finished[0]]
+        node: dict[str, Any] = {}
+        try:
+            outcomes, node = ray.get(finished[0])
+            nodes[str(node.get("host"))] = node
+        except ray.exceptions.RayError as error:  # lost after its retries
+            outcomes = ray_cluster.lost_outcomes(len(runnable), error)
+        name = kernels[position].name
+        for (kind, case), outcome in zip(runnable, outcomes, strict=True):
+            cause = check_runner.cause_of(name, runnable, outcome)
+            result = check_runner.result_from_outcome(name, kind, case, outcome, cause)
+            if node:
+                result = attrs.evolve(
+                    result, device_index=node["device_index"], device_name=node["device_name"]
+                )
+            record(position, result)
+    return [r for i in range(len(kernels)) for r in by_kernel[i]], list(nodes.values())

@@ -1,0 +1,142 @@
+"""A cluster through Ray: the same batches of tasks the local runner runs,
+each as a Ray task that holds one GPU.
+
+``ray`` is optional (``pip install 'gemmreg[ray]'``); without it ``--ray``
+says how to install it, in one line. A Ray task runs
+:func:`gemmreg.running.isolation.run_tasks` on its node, so the plugin code
+still runs in gemmreg's own worker subprocess, pinned to the GPU Ray gave
+the task (Ray sets its ``CUDA_VISIBLE_DEVICES``): a crashing kernel costs
+its case, as on one host, never the Ray task. A Ray task whose worker or
+node dies is retried elsewhere, up to :data:`MAX_RETRIES` times, and then
+reported lost (:func:`lost_outcomes`). Plugins reach the nodes as installed
+packages; the switches that choose what runs (``GEMMREG_*``, ``TRITON_*``,
+...) travel with each task, and each node's environment comes back with
+its results for the manifest.
+
+On a machine without GPUs (tests), ``--ray local`` starts a local Ray with
+one :data:`FAKE_GPU_RESOURCE` per pretend GPU of
+:data:`gemmreg.running.devices.FAKE_DEVICES_ENV`, and each task holds one of
+those instead of a GPU.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import socket
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from gemmreg.deciding.options import UsageError
+from gemmreg.judging.tasks import Task, TaskOutcome
+from gemmreg.running import devices, environment, isolation
+
+RAY_ADDRESS_ENV = "GEMMREG_RAY_ADDRESS"
+"""The Ray cluster to use when ``--ray`` is not given."""
+LOCAL = "local"
+"""``--ray local``: start a Ray instance on this machine for the run."""
+INSTALL_HINT = "--ray needs Ray, an optional extra: pip install 'gemmreg[ray]'"
+MAX_RETRIES = 2
+"""Times a Ray task whose worker process or node died is started again
+elsewhere before its cases are reported lost. A plugin's own crash is not
+one of these: it kills gemmreg's worker subprocess, which the Ray task
+survives and reports (the case is *crashed*, as on one host)."""
+FAKE_GPU_RESOURCE = "gemmreg_fake_gpu"
+"""The custom Ray resource a task holds instead of a GPU on a machine
+without GPUs (pretend GPUs, :data:`gemmreg.running.devices.FAKE_DEVICES_ENV`)."""
+
+
+def address(given: str | None) -> str | None:
+    """``--ray``'s address, else :data:`RAY_ADDRESS_ENV`'s, else None (no Ray)."""
+    return given or os.environ.get(RAY_ADDRESS_ENV) or None
+
+
+def require() -> None:
+    """Refuse ``--ray`` before any work where Ray is not installed."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise UsageError(INSTALL_HINT)
+
+
+def connect(where: str) -> Any:
+    """The ``ray`` module, connected to ``where`` (:data:`LOCAL` starts one)."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    if not ray.is_initialized():
+        fake = devices.fake_devices()
+        if where == LOCAL:
+            resources = {FAKE_GPU_RESOURCE: float(len(fake))} if fake else None
+            ray.init(resources=resources, include_dashboard=False, log_to_driver=False)
+        else:
+            ray.init(address=where, log_to_driver=False)
+    return ray
+
+
+def holds(gpu: bool) -> dict[str, Any]:
+    """What a Ray task of gemmreg holds: one GPU, or one pretend GPU."""
+    held: dict[str, Any] = {"num_gpus": 1 if gpu else 0}
+    if not gpu and devices.fake_devices() is not None:
+        held["resources"] = {FAKE_GPU_RESOURCE: 1}
+    return held
+
+
+def submit(ray: Any, tasks: Sequence[Task], limits: Sequence[float], gpu: bool) -> Any:
+    """Start ``tasks`` as one Ray task holding one GPU (or one pretend GPU):
+    a reference to its (outcomes, node record)."""
+    remote = ray.remote(run_batch).options(
+        max_retries=MAX_RETRIES, retry_exceptions=False, **holds(gpu)
+    )
+    return remote.remote(list(tasks), list(limits), environment.switches())
+
+
+def run_batch(
+    tasks: list[Task], limits: list[float], switches: dict[str, str]
+) -> tuple[list[TaskOutcome], dict[str, Any]]:
+    """On a node: the batch in gemmreg's own worker subprocesses (the rules
+    of a kernel's batch, a hang or lost workers skipping the rest, as on one
+    host), with the caller's switches; and this node's record."""
+    from gemmreg.running import check_runner
+
+    env = {**os.environ, **switches}
+    outcomes = isolation.run_tasks(
+        tasks,
+        task_timeout=limits,
+        env=env,
+        skip_after_timeout=True,
+        skip_after_lost_workers=check_runner.LOST_WORKERS_IN_A_ROW,
+    )
+    return outcomes, node_record()
+
+
+def node_record() -> dict[str, Any]:
+    """Where a Ray task ran, for the manifest and the rows: host, GPU, versions."""
+    from gemmreg import __version__
+
+    fake = devices.fake_devices()
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    model = fake[0].name if fake else ""
+    if not fake and visible:
+        import torch
+
+        model = torch.cuda.get_device_name(0) if torch.cuda.is_available() else ""
+    index = int(visible) if visible.isdigit() else None
+    return {
+        "host": socket.gethostname(),
+        "device_index": index,
+        "device_name": model or platform.machine(),
+        "python": platform.python_version(),
+        "executable": sys.executable,
+        "gemmreg": __version__,
+        "git": environment.git_record(),
+    }
+
+
+def lost_outcomes(count: int, error: BaseException) -> list[TaskOutcome]:
+    """The outcomes of a batch whose Ray task was lost after its retries."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    why = f"lost on the cluster: its Ray task died {MAX_RETRIES + 1} times ({first})"
+    return [TaskOutcome(status="crashed", error=why) for _ in range(count)]
