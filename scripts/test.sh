@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test suite: formatting, lint, types, then pytest (CPU only; about 5 minutes
+# The test suite: formatting, lint, types, then pytest (CPU only; about 10 minutes
 # on a 2-core machine shared with other work, 7 minutes of CPU: mostly worker
 # start-up and the interpreted Triton matrix; longer when others saturate it).
 set -euo pipefail
