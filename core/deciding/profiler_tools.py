@@ -15,11 +15,11 @@ launches: an autotuner launches every configuration it tries.
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Final
+
+from gemmreg.deciding import cuda_tools
 
 PROFILERS: Final[tuple[str, ...]] = ("ncu", "nsys")
 """The tools, by their executables' names: Nsight Compute and Nsight Systems."""
@@ -50,15 +50,7 @@ ROCM_REASON = "is NVIDIA-only; on ROCm use rocprof by hand"
 
 def locate(tool: str) -> Path | None:
     """The tool on PATH, else under $CUDA_HOME/bin or /usr/local/cuda/bin."""
-    found = shutil.which(tool)
-    if found:
-        return Path(found)
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), *FALLBACK_ROOTS):
-        if root:
-            candidate = Path(root) / "bin" / tool
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return candidate
-    return None
+    return cuda_tools.locate(tool, FALLBACK_ROOTS)
 
 
 def missing_reason(tool: str) -> str | None:

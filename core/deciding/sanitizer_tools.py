@@ -11,7 +11,6 @@ gemmreg adds its own check for it, ``smempoison`` (:mod:`gemmreg.running.smem_po
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import Any
 from gemmreg.contract.runtime import (
     SANITIZING_ENV as SANITIZING_ENV,  # at home where plugins read it
 )
+from gemmreg.deciding import cuda_tools
 
 COMPUTE_SANITIZER_TOOLS: tuple[str, ...] = ("memcheck", "racecheck", "synccheck", "initcheck")
 """compute-sanitizer's own tools, run with ``--tool``."""
@@ -89,15 +89,7 @@ def parse_tools(value: str | None) -> tuple[str, ...]:
 
 def locate() -> Path | None:
     """compute-sanitizer on PATH, else under $CUDA_HOME/bin or /usr/local/cuda/bin."""
-    found = shutil.which(EXECUTABLE)
-    if found:
-        return Path(found)
-    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), *FALLBACK_ROOTS):
-        if root:
-            candidate = Path(root) / "bin" / EXECUTABLE
-            if candidate.is_file() and os.access(candidate, os.X_OK):
-                return candidate
-    return None
+    return cuda_tools.locate(EXECUTABLE, FALLBACK_ROOTS)
 
 
 def version(executable: Path) -> str:
