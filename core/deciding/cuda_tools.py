@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+import subprocess
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -21,3 +22,16 @@ def locate(tool: str, fallback_roots: Sequence[str]) -> Path | None:
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 return candidate
     return None
+
+
+def version(executable: Path, pick: Callable[[str], str]) -> str:
+    """The tool's version for the manifest: ``pick`` chooses it from the output
+    of ``TOOL --version`` (each tool words it its own way); a tool that cannot
+    say gets ``unknown (why)``, never an exception."""
+    try:
+        done = subprocess.run(
+            [str(executable), "--version"], capture_output=True, text=True, timeout=60
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"unknown ({type(error).__name__}: {error})"
+    return pick(done.stdout)

@@ -15,7 +15,6 @@ launches: an autotuner launches every configuration it tries.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Final
 
@@ -123,11 +122,9 @@ def summary_command(tool: str, executable: Path | str, report: Path) -> list[str
 
 def version(executable: Path) -> str:
     """The tool's version line, for the manifest."""
-    try:
-        done = subprocess.run(
-            [str(executable), "--version"], capture_output=True, text=True, timeout=60
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        return f"unknown ({type(error).__name__}: {error})"
-    lines = [line.strip() for line in done.stdout.splitlines() if line.strip()]
+    return cuda_tools.version(executable, _last_line)
+
+
+def _last_line(output: str) -> str:
+    lines = [line.strip() for line in output.splitlines() if line.strip()]
     return lines[-1][-200:] if lines else "unknown (no output)"

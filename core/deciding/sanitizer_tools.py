@@ -11,7 +11,6 @@ gemmreg adds its own check for it, ``smempoison`` (:mod:`gemmreg.running.smem_po
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -94,14 +93,12 @@ def locate() -> Path | None:
 
 def version(executable: Path) -> str:
     """The version line of ``compute-sanitizer --version`` (for the manifest)."""
-    try:
-        done = subprocess.run(
-            [str(executable), "--version"], capture_output=True, text=True, timeout=60
-        )
-    except (OSError, subprocess.SubprocessError) as error:
-        return f"unknown ({type(error).__name__}: {error})"
-    lines = [line for line in done.stdout.splitlines() if line.startswith("Version")]
-    return lines[0] if lines else done.stdout.strip()[-200:]
+    return cuda_tools.version(executable, _version_line)
+
+
+def _version_line(output: str) -> str:
+    lines = [line for line in output.splitlines() if line.startswith("Version")]
+    return lines[0] if lines else output.strip()[-200:]
 
 
 def manifest_entry(tools: Sequence[str], executable: Path | None) -> dict[str, Any]:
