@@ -118,6 +118,18 @@ def test_memcpy_and_memset_count_as_device_work():
     result = profile(markers(calls) + work, calls)
     assert result.launches_per_call == 2.0
     assert result.kernel_ms_per_call == pytest.approx(0.042)
+    assert result.kernels == (GEMM,)  # the memset is no kernel, the markers are not the call's
+
+
+def test_the_profile_names_the_kernels_the_calls_launched_and_keeps_them():
+    calls = 3
+    work = [in_call(i, 15, 55) for i in range(calls)]
+    work += [in_call(i, 60, 70, stream=SIDE, name="splitk_reduce") for i in range(calls)]
+    result = profile(markers(calls) + work, calls)
+    assert result.kernels == tuple(sorted((GEMM, "splitk_reduce")))
+    assert DeviceProfile.from_dict(result.to_dict()) == result
+    older = {k: v for k, v in result.to_dict().items() if k != "kernels"}  # runs saved before
+    assert DeviceProfile.from_dict(older).kernels == ()
 
 
 def test_side_stream_work_that_did_not_wait_for_the_caller_escapes():

@@ -15,6 +15,10 @@ launches: an autotuner launches every configuration it tries.
 
 from __future__ import annotations
 
+import csv
+import io
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
@@ -118,6 +122,61 @@ def summary_command(tool: str, executable: Path | str, report: Path) -> list[str
         "--force-export=true",
         str(report),
     ]
+
+
+SUMMARY_NAME_COLUMNS: Final[dict[str, str]] = {"ncu": "Kernel Name", "nsys": "Name"}
+"""The column of each tool's CSV summary that names the kernel a row is about."""
+
+
+def profiled_kernels(tool: str, summary_csv: str) -> list[str]:
+    """The distinct kernel names in a tool's CSV summary, in order of first
+    appearance; empty when the CSV has no such column (or no rows)."""
+    column = SUMMARY_NAME_COLUMNS[tool]
+    lines = summary_csv.splitlines()
+    start = next((i for i, line in enumerate(lines) if f'"{column}"' in line), None)
+    if start is None:  # ncu and nsys print notes above the header at times
+        return []
+    names: dict[str, None] = {}
+    for row in csv.DictReader(io.StringIO("\n".join(lines[start:]))):
+        name = (row.get(column) or "").strip()
+        if name:
+            names[name] = None
+    return list(names)
+
+
+def base_name(name: str) -> str:
+    """A kernel's bare function name, so two tools' spellings of one kernel
+    compare equal: CUPTI reports ``void ns::kern<T, 4>(Params)``, Nsight
+    Compute by default ``kern``; Triton kernels are plain names in both."""
+    depth, bare = 0, []
+    for char in name:  # template arguments and the parameter list go
+        if char in "<(":
+            depth += 1
+        elif char in ">)":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            bare.append(char)
+    words = "".join(bare).split()
+    last = words[-1] if words else name
+    return re.split(r"::", last)[-1] or name
+
+
+def kernels_mismatch(profiled: Sequence[str], timed: Sequence[str]) -> str | None:
+    """Why a profile is not of the code that was timed, or None when the
+    kernels it captured are the ones the timed calls launched. A plugin that
+    chooses its config at run time (an autotuner, a heuristic on free
+    memory) can launch another kernel in the profiling worker; its report
+    would then describe code the verdict never measured."""
+    got = {base_name(n) for n in profiled}
+    want = {base_name(n) for n in timed}
+    if got == want:
+        return None
+    if not got:
+        return "the profiler's summary names no kernel"
+    return (
+        f"the profile is of {', '.join(sorted(got))}, but the timed calls launched "
+        f"{', '.join(sorted(want))}: not the code that was timed"
+    )
 
 
 def version(executable: Path) -> str:

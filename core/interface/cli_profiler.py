@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +61,27 @@ def refuse_on(backend_kind: str, picked: list[tuple[str, str]]) -> None:
         raise UsageError(f"--{picked[0][0]} {profiler_tools.ROCM_REASON}")
 
 
+def worker_env(kept: Path, chosen: Sequence[Any]) -> dict[str, str]:
+    """The profiled worker's environment: the caches the timed processes
+    shared, kept under ``kept`` (``compare``'s ``keep_cache``), and the GPU
+    the first of them ran on (``--device``/``--devices``)."""
+    from gemmreg.running import devices, worker_pool
+
+    env = worker_pool.shared_cache_env(kept)
+    return devices.pin_device_env(env, chosen[0]) if chosen else env
+
+
 def run_after(
     picked: list[tuple[str, str]],
     report: Any,
     manifest: dict[str, Any],
     out: Path | None,
     progress: Callable[[str], None],
+    env: dict[str, str] | None = None,
 ) -> None:
     """Each profiler asked for, on its kernel, at the report's problem and
-    seed; recorded in ``manifest["profilers"]``."""
+    seed; recorded in ``manifest["profilers"]``. ``env``: the timed
+    processes' GPU and caches (see :func:`kept_cache`)."""
     from gemmreg.running import profiler_capture
 
     if not picked:
@@ -80,7 +92,10 @@ def run_after(
     run_dir = out if out is not None else Path(tempfile.mkdtemp(prefix="gemmreg-profile-"))
     for tool, kernel in picked:
         progress(f"{tool}: profiling {kernel} at {report.problem.label} (seed {report.seed})")
-        entry = profiler_capture.run_profiler(tool, kernel, report.problem, report.seed, run_dir)
+        timed = next((s.device_kernels for s in report.summaries if s.kernel == kernel), ())
+        entry = profiler_capture.run_profiler(
+            tool, kernel, report.problem, report.seed, run_dir, env=env, timed_kernels=timed
+        )
         manifest.setdefault("profilers", []).append(entry)
         where = ", ".join(str(run_dir / f) for f in entry.get("files", {}).values())
         if entry["status"] == "ok":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -117,16 +118,28 @@ def cmd_compare(args: argparse.Namespace) -> int:
     runnable = len(kernels) - len(preflight.not_runnable(kernels, problem))
     meter = Meter([1.0] * (timing.processes * runnable), "process runs", estimate_s=estimate)
     trace("plugins discovered, options checked")
+    kept = tempfile.TemporaryDirectory(prefix="gemmreg-profiled-caches-") if profilers else None
     try:
         report, manifest = sweeping.compare(
-            kernels, problem, timing, info, meter.line, ahead, meter, chosen or ()
+            kernels,
+            problem,
+            timing,
+            info,
+            meter.line,
+            ahead,
+            meter,
+            chosen or (),
+            keep_cache=Path(kept.name) if kept else None,
         )
     finally:
         meter.close()
     if given is not None and args.shapes is not None:
         report = attrs.evolve(report, weight=given.weight)
         manifest["shapes_file"] = str(args.shapes)
-    cli_profiler.run_after(profilers, report, manifest, args.out, _progress)
+    if kept is not None:
+        with kept:
+            env = cli_profiler.worker_env(Path(kept.name), chosen or ())
+            cli_profiler.run_after(profilers, report, manifest, args.out, _progress, env)
     print(render_compare.compare_table(report, args.format, manifest))
     if not report.partial and not any(s.status == "timed" for s in report.summaries):
         _error("nothing was timed: " + "; ".join(_why_untimed(report)))

@@ -29,6 +29,10 @@ meaningful speed-up. Real escapes (a GEMM not joined back) are tens of
 microseconds and more; a side kernel that does not wait for the caller's
 stream starts a whole marker early."""
 
+KERNEL_NAMES_KEPT = 16
+"""Distinct kernel names a profile keeps: a call is one to a few kernels; a
+plugin that launches hundreds of different ones is recorded by its first few."""
+
 NAME_SHOWN = 60
 """Kernel names (C++ templates) can run to hundreds of characters; a reason
 shows this many and an ellipsis, enough to recognise the kernel."""
@@ -53,6 +57,10 @@ def _int_tuple(values: Iterable[int]) -> tuple[int, ...]:
     return tuple(int(v) for v in values)
 
 
+def _str_tuple(values: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(v) for v in values)
+
+
 @attrs.frozen(kw_only=True)
 class DeviceProfile:
     """What the device did per call, and whether any of it escaped the call."""
@@ -69,6 +77,10 @@ class DeviceProfile:
     """The streams the calls' work ran on."""
     escaped: str | None = None
     """``None``, or why the calls' work escaped their intervals (the kernel is INVALID)."""
+    kernels: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    """The names of the device kernels the calls launched, distinct and sorted
+    (at most :data:`KERNEL_NAMES_KEPT`): which code the timing ran, so a
+    profiler's capture can be checked to be of the same kernels."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,6 +90,7 @@ class DeviceProfile:
             "launches_per_call": self.launches_per_call,
             "streams": list(self.streams),
             "escaped": self.escaped,
+            "kernels": list(self.kernels),
         }
 
     @classmethod
@@ -89,6 +102,7 @@ class DeviceProfile:
             launches_per_call=float(data["launches_per_call"]),
             streams=data["streams"],
             escaped=data.get("escaped"),
+            kernels=data.get("kernels", ()),
         )
 
 
@@ -236,4 +250,5 @@ def analyse(activities: Sequence[Activity], marker_name: str, calls: int) -> Dev
         launches_per_call=len(work) / calls,
         streams=sorted({a.stream for a in work}),
         escaped=_escape_reason(escapes, calls),
+        kernels=sorted({a.name for a in work if a.kind == "kernel"})[:KERNEL_NAMES_KEPT],
     )

@@ -113,6 +113,7 @@ def summarize(
         graph_ms=graph,
         device_kernel_ms=device.get("kernel_ms_per_call"),
         launches_per_call=device.get("launches_per_call"),
+        device_kernels=device.get("kernels", ()),
         launch_bound=graph is not None
         and center < LAUNCH_BOUND_MAX_MS
         and graph < LAUNCH_BOUND_RATIO * center,

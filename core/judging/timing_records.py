@@ -140,6 +140,10 @@ class KernelSummary:
     graph_ms: float | None = None
     device_kernel_ms: float | None = None
     launches_per_call: float | None = None
+    device_kernels: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    """The device kernels the profiled calls launched (names as the profiler
+    reports them): which code path was timed. Empty without a device profile,
+    and in runs saved before it was recorded."""
     launch_bound: bool = False
     tile_efficiency: float | None = None
     """Useful 2MNK over the work of the padded tiles (1.0: no tail waste)."""

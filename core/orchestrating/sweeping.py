@@ -57,13 +57,15 @@ def time_point(
     device: Device | None = None,
     chosen: Sequence[Device] = (),
     meter: Meter | None = None,
+    keep_cache: Path | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on one problem, with a progress line per process and
     per cold start; ``need``: see :func:`gemmreg.running.comparing.run_compare`.
     ``device``: the GPU ``pool`` is pinned to (:mod:`gemmreg.running.devices`),
     recorded in the report in place of the backend's device 0. ``chosen``:
     GPUs of one model the processes spread over (``compare --devices``).
-    ``meter``: each process's line counts as one of its items (``compare``)."""
+    ``meter``: each process's line counts as one of its items (``compare``).
+    ``keep_cache``: see :func:`gemmreg.running.comparing.run_compare`."""
     if len(chosen) == 1:
         device = chosen[0]
     device_name = device.name if device else (chosen[0].name if chosen else info.device_name)
@@ -109,6 +111,7 @@ def time_point(
         ahead=ahead,
         device_index=None if device is None else device.index,
         pin=devices.spread(chosen) if chosen else None,
+        keep_cache=keep_cache,
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
 
@@ -142,12 +145,15 @@ def compare(
     ahead: worker_pool.Ahead | None = None,
     meter: Meter | None = None,
     chosen: Sequence[Device] = (),
+    keep_cache: Path | None = None,
 ) -> tuple[CompareReport, dict[str, Any]]:
     """One point, cold starts first, and the manifest (taken while the
     workers start). A verdict is about a pair: with fewer than two kernels
     through their cold starts, nothing is timed (the survivor alone would
     answer no question). ``chosen``: GPUs of one model, process ``i`` on
-    ``chosen[i % len(chosen)]``, one process at a time (``--devices``)."""
+    ``chosen[i % len(chosen)]``, one process at a time (``--devices``).
+    ``keep_cache``: where the timed processes' caches are kept for a profiler
+    run afterwards (:func:`gemmreg.running.comparing.run_compare`)."""
     manifest: dict[str, Any] = {}
     on_devices = {"devices": devices.described(chosen)} if chosen else {}
 
@@ -166,6 +172,7 @@ def compare(
         ahead=ahead,
         chosen=chosen,
         meter=meter,
+        keep_cache=keep_cache,
     )
     report = flag_shared(report, manifest, progress)
     manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}

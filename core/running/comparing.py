@@ -49,12 +49,14 @@ from gemmreg.running.sessions import Session
 from gemmreg.running.timing import PREPARING
 from gemmreg.running.tracing import trace
 from gemmreg.running.worker_pool import (
+    SHARED_CACHE,
     Ahead,
     Pool,
     _cold_env,
     _cold_starts,
     _profile,
     _run_retrying,
+    merge_cache,
     shared_cache_env,
 )
 
@@ -92,6 +94,7 @@ def run_compare(
     ahead: Ahead | None = None,
     device_index: int | None = None,
     pin: Callable[[dict[str, str], int], dict[str, str]] | None = None,
+    keep_cache: Path | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -110,6 +113,9 @@ def run_compare(
     :param device_index: the GPU the pool is pinned to, recorded in the report.
     :param pin: the environment of process ``i`` (its GPU) from a shared one,
         for the pool started here and the cold starts (process 0's GPU).
+    :param keep_cache: where to copy the caches the timed processes shared
+        (compiled kernels, plugins' tuning choices) before they are removed: a
+        profiler run after the timing then launches the configs that were timed.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
@@ -215,6 +221,8 @@ def run_compare(
                 session.close()
             if own_pool:
                 pool.close()
+            if keep_cache is not None and cold:
+                merge_cache(cache_root / SHARED_CACHE, keep_cache / SHARED_CACHE)
 
     by_cold = {c.kernel: c for c in colds}
     summaries = tuple(

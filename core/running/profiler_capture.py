@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,10 +39,18 @@ def run_profiler(
     run_dir: Path,
     executable: Path | None = None,
     task_timeout: float = profiler_tools.PROFILER_TASK_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    timed_kernels: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Run ``kernel`` under ``tool``; its files go to ``run_dir/profiler``.
     Returns the manifest's record of it: the command, the files (relative to
-    ``run_dir``), and ``status`` ``ok`` or ``error`` with the reason."""
+    ``run_dir``), and ``status`` ``ok``, ``error`` with the reason, or
+    ``mismatch`` when the kernels profiled are not ``timed_kernels`` (the
+    device kernels the timed calls launched; empty: not known, not checked).
+
+    ``env``: the worker's environment (default: this process's), which the
+    caller gives the timed processes' GPU and caches, so a plugin that tunes
+    finds the choice it timed instead of tuning again under the profiler."""
     found = executable or profiler_tools.locate(tool)
     if found is None:  # the command checked before any work; a tool gone since
         return {"tool": tool, "kernel": kernel, "status": "error", "reason": f"{tool} not found"}
@@ -57,7 +66,7 @@ def run_profiler(
     outcome = isolation.run_tasks(
         [task],
         task_timeout=task_timeout,
-        env={**os.environ, profiler_tools.PROFILING_ENV: tool},
+        env={**(os.environ if env is None else env), profiler_tools.PROFILING_ENV: tool},
         command_prefix=lambda: prefix,
     )[0]
     entry: dict[str, Any] = {
@@ -81,7 +90,24 @@ def run_profiler(
     problems = [r for r in reasons if r]
     entry["status"] = "error" if problems else "ok"
     entry["reason"] = "; ".join(problems)
+    if not problems:
+        _check_kernels(entry, tool, summary, timed_kernels)
     return entry
+
+
+def _check_kernels(entry: dict[str, Any], tool: str, summary: Path, timed: Sequence[str]) -> None:
+    """Record the kernels the profile captured beside those the timing saw,
+    and mark the entry ``mismatch`` when they differ."""
+    profiled = profiler_tools.profiled_kernels(tool, summary.read_text())
+    entry["profiled_kernels"] = profiled
+    entry["timed_kernels"] = list(timed)
+    if not timed:
+        entry["kernels_checked"] = "no: the timing recorded no device kernels (no device profile)"
+        return
+    why = profiler_tools.kernels_mismatch(profiled, timed)
+    entry["kernels_checked"] = "yes"
+    if why:
+        entry["status"], entry["reason"] = "mismatch", why
 
 
 def _why_not_captured(outcome: isolation.TaskOutcome, kernel: str) -> str:

@@ -138,7 +138,7 @@ def _cold_starts(
         session.close()
     # The timed processes start warm: every cold process's caches, merged.
     for kernel in kernels:
-        merge_cache(cache_root / f"cold-{kernel.name}", cache_root / "shared")
+        merge_cache(cache_root / f"cold-{kernel.name}", cache_root / SHARED_CACHE)
     return results
 
 
@@ -176,8 +176,15 @@ def _cold_from_outcome(name: str, outcome: isolation.TaskOutcome) -> ColdStart:
     )
 
 
+SHARED_CACHE = "shared"
+"""The folder, under a timing command's cache root, of the caches its timed
+processes share (the cold starts' caches are merged into it)."""
+
+
 def shared_cache_env(cache_root: Path) -> dict[str, str]:
-    shared = cache_root / "shared"
+    """The environment of a process using the caches under ``cache_root``'s
+    :data:`SHARED_CACHE`: Triton's compile cache and ``GEMMREG_CACHE_DIR``."""
+    shared = cache_root / SHARED_CACHE
     return {
         **os.environ,
         "TRITON_CACHE_DIR": str(shared / "triton"),
