@@ -42,6 +42,13 @@
 #              the GPU, in check and compare beside torch_ref
 #   ncu        compare torch_ref triton_tuned at 4096^3 bf16 with --ncu=triton_tuned
 #              (the report and its CSV in the run's profiler/), then --nsys
+#   device1    `compare --device 1` with nvidia-smi sampling both GPUs: the
+#              work must show on GPU 1 alone (two-GPU machine)
+#   sweepone   the sweep above with `--devices 0` (issue 15's one-GPU figure)
+#   sweepall   the same sweep with `--devices all`, and its verdicts matched
+#              against sweepone's (scripts/verdict_match.py)
+#   sweepray   the same sweep through a local Ray head (`--ray local`), Ray
+#              installed first from wheels under .raywheels/ if not importable
 #   sigterm    gemmreg killed with SIGTERM while a worker hangs on the GPU
 #              (no worker may survive)
 #
@@ -253,6 +260,66 @@ PY
       ls "$out/ncu-4096-bf16/profiler"
       head -30 "$out/ncu-4096-bf16/profiler/"*.csv
       compare nsys-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --nsys=triton_tuned
+      ;;
+    device1)
+      nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader,nounits \
+        -lms 200 >"$out/device1-smi.csv" &
+      smi=$!
+      sleep 1
+      compare device1 torch_ref triton_grouped --shape 4096x4096x4096 --dtype bf16 --device 1
+      kill "$smi"
+      "$python" - "$out/device1-smi.csv" <<'PY' | tee "$out/device1-smi-summary.txt"
+import sys
+peak = {}
+for line in open(sys.argv[1]):
+    index, util, mem = (field.strip() for field in line.split(","))
+    busy, most = peak.get(index, (0, 0))
+    peak[index] = (max(busy, int(util)), max(most, int(mem)))
+for index, (busy, most) in sorted(peak.items()):
+    print(f"GPU {index}: highest utilization {busy}%, most memory used {most} MiB")
+PY
+      ;;
+    sweepone | sweepall)
+      devices=0
+      [ "$part" = sweepall ] && devices=all
+      gemmreg "$part" bench hip_naive hip_tiled torch_ref triton_baseline triton_grouped triton_tuned \
+        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --devices "$devices" --out "$out/$part"
+      if [ "$part" = sweepall ] && [ -d "$out/sweepone" ]; then
+        "$python" scripts/verdict_match.py "$out/sweepone" "$out/sweepall" | tee "$out/sweep-match.txt"
+      fi
+      ;;
+    sweepray)
+      if ! "$python" -c "import ray" 2>/dev/null; then
+        mkdir -p /tmp/raywheels
+        cat .raywheels/*/ray.part.* >/tmp/raywheels/"$(cat .raywheels/a/ray.name)"
+        # Ray's dependencies only where this Python lacks them: a copy under
+        # PYTHONPATH would shadow the machine's own (attrs, packaging, ...).
+        missing=$("$python" - .raywheels/*/deps/*.whl <<'PY'
+import importlib.util, sys
+modules = {"attrs": "attr", "protobuf": "google.protobuf", "pyyaml": "yaml", "rpds_py": "rpds"}
+for wheel in sys.argv[1:]:
+    project = wheel.rsplit("/", 1)[-1].split("-")[0].lower()
+    module = modules.get(project, project)
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        found = False
+    if not found:
+        print(wheel)
+PY
+)
+        echo "installing ray and: ${missing:-no dependency}" | tee "$out/sweepray-install.txt"
+        # shellcheck disable=SC2086
+        "$python" -m pip install -q --no-index --no-deps --no-compile --target /tmp/site-ray \
+          /tmp/raywheels/*.whl $missing 2>&1 | tail -3
+        export PYTHONPATH="$PYTHONPATH:/tmp/site-ray"
+      fi
+      "$python" -c "import ray; print('ray', ray.__version__)" 2>&1 | tee "$out/sweepray-ray.txt"
+      gemmreg "$part" bench hip_naive hip_tiled torch_ref triton_baseline triton_grouped triton_tuned \
+        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --ray local --out "$out/$part"
+      if [ -d "$out/sweepone" ]; then
+        "$python" scripts/verdict_match.py "$out/sweepone" "$out/sweepray" | tee "$out/ray-match.txt"
+      fi
       ;;
     sigterm)
       # SIGTERM while a worker hangs on the GPU: gemmreg must go, and every
