@@ -35,7 +35,13 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python scripts/verdict_match.py RUN_A RUN_B", file=sys.stderr)
         return 2
-    first, second = (verdicts_of(Path(p)) for p in argv)
+    from gemmreg.storage.runs import RunError
+
+    try:
+        first, second = (verdicts_of(Path(p)) for p in argv)
+    except RunError as error:
+        print(f"verdict_match: {error}", file=sys.stderr)
+        return 2
     same = differ = contradict = 0
     for key in sorted(set(first) | set(second)):
         a, b = first.get(key, ("absent", None)), second.get(key, ("absent", None))
