@@ -52,6 +52,13 @@ def test_the_choice_reaches_the_environment_workers_inherit_and_the_manifest(cle
     assert not hasattr(untouched, "device_environment")
 
 
+def test_a_pinned_process_knows_the_index_its_reports_record(clean_devices):
+    assert devices.pinned_index() is None  # not pinned: the only GPU it sees
+    cli_device.choose(argparse.Namespace(device=1, devices=None))
+    assert devices.pinned_index() == 1  # --device 1's reports say GPU 1, not 0
+    assert devices.pinned_index({devices.PINNED_ENV: "x"}) is None
+
+
 def test_one_index_of_devices_pins_exactly_as_the_shorthand(clean_devices):
     shorthand = argparse.Namespace(device=1, devices=None)
     cli_device.choose(shorthand)

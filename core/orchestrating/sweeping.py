@@ -109,7 +109,7 @@ def time_point(
         while_starting=while_starting,
         need=need,
         ahead=ahead,
-        device_index=None if device is None else device.index,
+        device_index=devices.pinned_index() if device is None else device.index,
         pin=devices.spread(chosen) if chosen else None,
         keep_cache=keep_cache,
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),

@@ -105,6 +105,14 @@ def pin_device_env(env: Mapping[str, str], device: Device | int) -> dict[str, st
     return pinned
 
 
+def pinned_index(env: Mapping[str, str] | None = None) -> int | None:
+    """The GPU index this process was pinned to by :func:`pin_device_env`
+    (``--device N`` pins the whole command), or None: a report timed here
+    then records the GPU it ran on, not the only one it could see."""
+    value = (os.environ if env is None else env).get(PINNED_ENV, "")
+    return int(value) if value.isdigit() else None
+
+
 def spread(chosen: Sequence[Device]) -> Callable[[dict[str, str], int], dict[str, str]]:
     """Process ``i`` of a comparison pinned to ``chosen[i % len(chosen)]``
     (``compare --devices``: GPUs of one model, checked by the caller)."""
