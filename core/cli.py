@@ -148,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.devices_option(
         bench, "each point on one of them, every point on each model", ray=True
     )
+    cli_profiler.add_options(bench)
     cli_options.format_option(bench)
     cli_options.out_option(bench, "save the run here (default: runs/bench-<time>)")
 

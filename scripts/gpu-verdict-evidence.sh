@@ -49,6 +49,8 @@
 #              against sweepone's (scripts/verdict_match.py)
 #   sweepray   the same sweep through a local Ray head (`--ray local`), Ray
 #              installed first from wheels under .raywheels/ if not importable
+#   ncubench   `bench torch_ref triton_tuned --ncu=triton_tuned` at 4096^3 and
+#              8192^3 bf16: a profile per point, checked against the timed kernels
 #   sigterm    gemmreg killed with SIGTERM while a worker hangs on the GPU
 #              (no worker may survive)
 #
@@ -260,6 +262,16 @@ PY
       ls "$out/ncu-4096-bf16/profiler"
       head -30 "$out/ncu-4096-bf16/profiler/"*.csv
       compare nsys-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --nsys=triton_tuned
+      ;;
+    ncubench)
+      # bench --ncu: the kernel profiled at every point of a sweep
+      gemmreg ncubench bench torch_ref triton_tuned --shape 4096,8192 --dtype bf16 \
+        --ncu=triton_tuned --out "$out/ncubench"
+      "$python" -c '
+import json, sys
+for e in json.load(open(sys.argv[1]))["profilers"]:
+    print(e["problem"], e["status"], e.get("profiled_kernels"), e.get("timed_kernels"), e["reason"])
+' "$out/ncubench/manifest.json" | tee "$out/ncubench-profilers.txt"
       ;;
     device1)
       nvidia-smi --query-gpu=index,utilization.gpu,memory.used --format=csv,noheader,nounits \

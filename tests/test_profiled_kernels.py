@@ -113,3 +113,44 @@ def test_the_profiled_worker_gets_the_caches_the_timed_processes_filled(fake_plu
     choice = json.loads(call["cache_files"]["fake_tuning_cache.json"])
     assert choice["pid"] != call["pid"]  # written by a timed process, found by the profiled one
     assert "gemmreg-profiled-caches-" in call["cache_dir"]  # the kept copy, not the user's
+
+
+def test_bench_profiles_the_kernel_at_every_point_and_saves_the_entries(fake_plugins, tmp_path):
+    fake_plugins("good")
+    calls = tmp_path / "calls.jsonl"
+    out = tmp_path / "run"
+    done = run_gemmreg(
+        *("bench", "torch_ref", "fake_good", "--shape", "8,16", "--processes", "2"),
+        *("--max-time", "0.001", "--ncu=fake_good", "--out", str(out)),
+        env={
+            "PATH": f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}",
+            "GEMMREG_FAKE_NCU_CALLS": str(calls),
+        },
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    tasks = [json.loads(line)["tasks"][0] for line in calls.read_text().splitlines()]
+    assert [(t["kernels"], t["problem"]["m"]) for t in tasks] == [
+        (["fake_good"], 8),
+        (["fake_good"], 16),
+    ]
+    entries = json.loads((out / "manifest.json").read_text())["profilers"]
+    assert [e["problem"] for e in entries] == ["fp32-rowmajor-8x8x8", "fp32-rowmajor-16x16x16"]
+    assert all(e["status"] == "ok" for e in entries), entries
+    files = {p.name for p in (out / "profiler").iterdir()}
+    assert "ncu-fake_good-fp32-rowmajor-16x16x16.ncu-rep" in files
+    assert "ncu-fake_good-fp32-rowmajor-8x8x8.csv" in files
+    report = run_gemmreg("report", str(out))  # the run, saved again, still reads back
+    assert report.returncode == 0, report.stderr[-2000:]
+
+
+def test_bench_refuses_a_profiler_with_ray_in_one_line():
+    done = run_gemmreg(
+        *("bench", "torch_ref", "--shape", "8", "--ray", "local", "--ncu"),
+        env={"PATH": f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith("--ray and --ncu: profile on one machine, without --ray")
+    )

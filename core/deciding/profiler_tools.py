@@ -67,9 +67,15 @@ def missing_reason(tool: str) -> str | None:
     )
 
 
-def report_path(out_dir: Path, tool: str, kernel: str) -> Path:
-    """Where the tool's own report goes: ``TOOL-KERNEL.ncu-rep`` or ``.nsys-rep``."""
-    return out_dir / f"{tool}-{kernel}.{tool}-rep"
+def file_stem(tool: str, kernel: str, point: str = "") -> str:
+    """``TOOL-KERNEL``, and ``-POINT`` (the problem's label) for one point of
+    a sweep (``bench --ncu``), so each point's files sit side by side."""
+    return f"{tool}-{kernel}-{point}" if point else f"{tool}-{kernel}"
+
+
+def report_path(out_dir: Path, tool: str, kernel: str, point: str = "") -> Path:
+    """Where the tool's own report goes: ``STEM.ncu-rep`` or ``STEM.nsys-rep``."""
+    return out_dir / f"{file_stem(tool, kernel, point)}.{tool}-rep"
 
 
 def command(tool: str, executable: Path | str, report: Path, log: Path) -> list[str]:

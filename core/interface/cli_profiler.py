@@ -1,6 +1,6 @@
-"""``compare --ncu [KERNEL]`` and ``--nsys [KERNEL]``: the options, their
-checks before any work, and the profiled run after the timing
-(:mod:`gemmreg.running.profiler_capture`)."""
+"""``compare --ncu [KERNEL]`` and ``--nsys [KERNEL]`` (and ``bench``'s, at
+every point of the sweep): the options, their checks before any work, and
+the profiled runs after the timing (:mod:`gemmreg.running.profiler_capture`)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,8 @@ def add_options(parser: argparse.ArgumentParser) -> None:
             metavar="KERNEL",
             help=f"after the timing, run one kernel (default: the first named) once more "
             f"under {what} with the same problem, seed and inputs, clocks unlocked; its "
-            f"report and CSV summary go to the run folder's profiler/. Name plugins "
+            f"report and CSV summary go to the run folder's profiler/ (bench: at every "
+            f"point where the kernel was timed, after the sweep). Name plugins "
             f"before it, or write --{tool}=KERNEL",
         )
 
@@ -104,3 +105,47 @@ def run_after(
             progress(
                 f"gemmreg: {tool}: {kernel}: {entry['reason']}" + (f" ({where})" if where else "")
             )
+
+
+def run_after_sweep(
+    picked: list[tuple[str, str]], out: Path, progress: Callable[[str], None]
+) -> None:
+    """``bench --ncu``: each profiler on its kernel at every point where the
+    kernel was timed, on the GPU the point ran on, after the whole sweep (a
+    profiler never shares the GPU with a timing); the run saved again with
+    the entries in ``manifest["profilers"]``. The sweep's workers used the
+    user's own caches, so the profiled worker finds the choices they made."""
+    import os
+
+    from gemmreg.orchestrating import sweeping
+    from gemmreg.running import devices, profiler_capture
+    from gemmreg.storage import runs
+
+    if not picked:
+        return
+    manifest, reports, partial = runs.load_run(out)
+    if partial:
+        progress("profilers skipped: the sweep was interrupted")
+        return
+    entries = manifest.setdefault("profilers", [])
+    for tool, kernel in picked:
+        for report in reports:
+            summary = next((s for s in report.summaries if s.kernel == kernel), None)
+            if summary is None or summary.status != "timed":
+                continue
+            env = dict(os.environ)
+            if devices.pinned_index() is None and report.device_index is not None:
+                env = devices.pin_device_env(env, report.device_index)
+            progress(f"{tool}: profiling {kernel} at {report.problem.label}")
+            entry = profiler_capture.run_profiler(
+                *(tool, kernel, report.problem, report.seed, out),
+                env=env,
+                timed_kernels=summary.device_kernels,
+                per_point=True,
+            )
+            entries.append(entry)
+            if entry["status"] != "ok":
+                progress(f"gemmreg: {tool}: {kernel} at {report.problem.label}: {entry['reason']}")
+    sweeping.save(out, manifest, reports, partial)
+    done = sum(e["status"] == "ok" for e in entries)
+    progress(f"profilers: {done} of {len(entries)} profiles ok, in {out / 'profiler'}/")

@@ -176,6 +176,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.running import devices, ray_cluster
 
     _check_names("bench", args.names, 1)
+    profilers = cli_profiler.chosen(args)
     chosen = cli_points.sweep_points(args)
     problems = [point.problem for point in chosen]
     ray_address = ray_cluster.address(args.ray)
@@ -183,6 +184,10 @@ def cmd_bench(args: argparse.Namespace) -> int:
         if args.devices is not None or args.device is not None:
             raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
         ray_cluster.require()
+        if profilers:
+            raise UsageError(
+                f"--ray and --{profilers[0][0]}: profile on one machine, without --ray"
+            )
     several = cli_device.several(args)
     # Workers started ahead are not pinned: with --devices each GPU's pool starts later.
     spread = several is not None or ray_address is not None
@@ -190,6 +195,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     with _killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
+        cli_profiler.refuse_on(info.kind, profilers)
         on = _devices(several, info)
         preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
         timing = _timing(args, info.is_gpu, sweep=True)
@@ -229,6 +235,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         )
     else:
         done = sweeping.sweep(kernels, problems, timing, info, out, meter.line, ahead, **common)
+    if not done.partial:  # before the output: `--format json` prints the run as saved
+        cli_profiler.run_after_sweep(profilers, out, _progress)
     if args.format == "json":  # the run as saved: `report OUT --format json` prints the same
         from gemmreg.storage import runs
 

@@ -41,6 +41,7 @@ def run_profiler(
     task_timeout: float = profiler_tools.PROFILER_TASK_TIMEOUT_S,
     env: Mapping[str, str] | None = None,
     timed_kernels: Sequence[str] = (),
+    per_point: bool = False,
 ) -> dict[str, Any]:
     """Run ``kernel`` under ``tool``; its files go to ``run_dir/profiler``.
     Returns the manifest's record of it: the command, the files (relative to
@@ -50,15 +51,18 @@ def run_profiler(
 
     ``env``: the worker's environment (default: this process's), which the
     caller gives the timed processes' GPU and caches, so a plugin that tunes
-    finds the choice it timed instead of tuning again under the profiler."""
+    finds the choice it timed instead of tuning again under the profiler.
+    ``per_point``: the files' names carry the problem's label (a sweep's
+    points each get their own)."""
     found = executable or profiler_tools.locate(tool)
     if found is None:  # the command checked before any work; a tool gone since
         return {"tool": tool, "kernel": kernel, "status": "error", "reason": f"{tool} not found"}
     out_dir = run_dir / PROFILER_DIR
     out_dir.mkdir(parents=True, exist_ok=True)
-    report = profiler_tools.report_path(out_dir, tool, kernel)
-    log = out_dir / f"{tool}-{kernel}.log"
-    summary = out_dir / f"{tool}-{kernel}.csv"
+    point = problem.label if per_point else ""
+    report = profiler_tools.report_path(out_dir, tool, kernel, point)
+    stem = profiler_tools.file_stem(tool, kernel, point)
+    log, summary = out_dir / f"{stem}.log", out_dir / f"{stem}.csv"
     for stale in (report, log, summary):
         stale.unlink(missing_ok=True)
     prefix = profiler_tools.command(tool, found, report, log)
