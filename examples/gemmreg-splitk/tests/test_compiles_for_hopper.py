@@ -33,11 +33,13 @@ POINTERS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "ws_ptr": "*fp
 UNIT = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
 m, n, k = 64, 4096, 16384
 out = {}
-for atomic in (False, True):
+for mode in ("deterministic", "atomic", "tree"):
+    atomic, tree = mode == "atomic", mode == "tree"
     c = heuristics.choose(m, n, k, heuristics.gpu(132), atomic=atomic)
     constexprs = dict(UNIT, BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
                       SPLIT_K=c.split_k, ATOMIC=atomic, EVEN_K=k % c.k_per_split == 0,
-                      REDUCE_CHUNK=c.reduce_chunk, REVERSE_SPLITS=False, PRECISION="ieee")
+                      REDUCE_CHUNK=c.reduce_chunk, REVERSE_SPLITS=False, PRECISION="ieee",
+                      TREE=tree, LEVELS=(c.split_k - 1).bit_length() if tree else 0)
     signature = {name: POINTERS.get(name, "constexpr" if name in constexprs else "i32")
                  for name in fn.arg_names}
     aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
@@ -48,7 +50,8 @@ for atomic in (False, True):
         options={"num_warps": c.num_warps, "num_stages": c.num_stages},
     )
     ptx = compiled.asm["ptx"]
-    out["atomic" if atomic else "deterministic"] = {
+    out[mode] = {
+        "levels": constexprs["LEVELS"],
         "shared": compiled.metadata.shared,
         "stage_bytes": (c.block_m + c.block_n) * c.block_k * 2,
         "stages": c.num_stages,
@@ -81,7 +84,7 @@ def compiled() -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("mode", ["deterministic", "atomic"])
+@pytest.mark.parametrize("mode", ["deterministic", "atomic", "tree"])
 def test_the_main_loop_is_pipelined(compiled, mode):
     got = compiled[mode]
     assert got["async_copies"] > 0
@@ -99,3 +102,13 @@ def test_the_arrival_is_one_acq_rel_atomic_behind_a_barrier_and_reads_bypass_l1(
         # the accumulator is read (and zeroed) by an atomic exchange: plain
         # loads of it came back short on the H200
         assert got["exchanges"] > 0
+
+
+def test_the_tree_reduction_counts_once_per_level_and_reads_from_l2(compiled):
+    """One acquire-release arrival per tree level (unrolled), the sibling's sum
+    read with ``.cg``, and no serial reduction compiled in beside it."""
+    got = compiled["tree"]
+    assert got["levels"] == 3  # 64x4096x16384 splits 8 ways on an H200
+    assert got["acq_rel_adds"] == got["levels"]
+    assert got["cg_loads"] > 0
+    assert got["barriers"] >= 2 * got["levels"]

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 SCRIPT = """
-import json
+import json, os
 import gemmreg
 import torch
 from gemmreg import Problem
@@ -67,6 +67,10 @@ backward = run(False, True, 2)
 det_launches = len(launches)
 atomic = run(True, False, 2) + run(True, True, 1)
 half = run(False, False, 1, torch.float16)
+os.environ["GEMMREG_SPLITK_CONFIG"] = "reduce=tree"
+tree_forward = run(False, False, 2)
+tree_backward = run(False, True, 2)
+del os.environ["GEMMREG_SPLITK_CONFIG"]
 print(json.dumps({
     "made": made,
     "launches_for_two_calls": det_launches,
@@ -75,6 +79,9 @@ print(json.dumps({
     "backward_bits": [bits(o) for o in backward],
     "error": max(float((o.double() - ref).abs().max()) for o in forward + backward),
     "atomic_error": max(float((o.double() - ref).abs().max()) for o in atomic),
+    "tree_forward_bits": [bits(o) for o in tree_forward],
+    "tree_backward_bits": [bits(o) for o in tree_backward],
+    "tree_error": max(float((o.double() - ref).abs().max()) for o in tree_forward + tree_backward),
     "half_dtype": str(half[0].dtype),
     "half_error": float((half[0].double() - ref).abs().max()),
     "buffers": [
@@ -105,6 +112,14 @@ def test_deterministic_mode_is_bit_identical_whichever_program_reduces(result):
     assert all(bits == result["forward_bits"][0] for bits in result["backward_bits"])
 
 
+def test_the_tree_reduction_is_bit_identical_whichever_program_reduces(result):
+    """Eight slices, three levels: the reversed run hands every node's sum to the
+    other program of its pair, and the second call relies on every node's counter reset."""
+    first, *others = result["tree_forward_bits"] + result["tree_backward_bits"]
+    assert all(other == first for other in others)
+    assert result["tree_error"] < 1e-3
+
+
 def test_one_launch_per_call_and_buffers_made_once_per_problem(result):
     assert result["launches_for_two_calls"] == 2
     assert result["grids"] == [8]  # one 32x32 tile, split 8 ways: one program per slice
@@ -114,6 +129,7 @@ def test_one_launch_per_call_and_buffers_made_once_per_problem(result):
 def test_every_cached_buffer_is_left_clean(result):
     modes = {key[-1] for key in (b["key"] for b in result["buffers"])}
     assert modes == {False, True}
+    assert {tuple(b["key"][-2:]) for b in result["buffers"]} >= {(1, False), (8, False)}
     for buf in result["buffers"]:
         atomic = buf["key"][-1]
         assert buf["counters"] == [0] * len(buf["counters"])
