@@ -19,6 +19,16 @@ fixed tree), never in arrival order: the result is bit-identical whichever
 program arrives last. Atomic mode adds in L2 as partials arrive: one pass
 fewer, but the last bits can change between runs.
 
+``TREE`` (deterministic mode, ``reduce=tree`` in the config) replaces the
+serial reduction by a fixed binary tree over the slice index: the slices pair
+up, the second of each pair to arrive adds its sibling's sum and goes up a
+level, so no program reads more than ``LEVELS = ceil(log2(SPLIT_K))``
+partials (the serial reduction has one program read all ``SPLIT_K``, on the
+tile's critical path). The tree's shape never changes and IEEE addition
+commutes, so its result is bit-identical whoever arrives second; it differs
+in the last bits from the serial order's. It counts arrivals per tree node
+(``tiles x SPLIT_K`` counters) and costs one more partial write per node.
+
 Memory ordering: every thread's partial is issued, then a CTA barrier, then
 the counter's ``atomic_add`` with acquire-release semantics at GPU scope, so
 a program that sees the count complete also sees every partial; it reads
