@@ -31,6 +31,7 @@ def target(where: Any) -> heuristics.Target:
 
 def key(c: heuristics.Config, atomic: bool) -> str:
     text = f"{c.block_m}x{c.block_n}x{c.block_k} split{c.split_k} w{c.num_warps} s{c.num_stages}"
+    text += " swapAB" * c.swap_ab
     return text if atomic else f"{text} {c.reduce}"
 
 
@@ -88,14 +89,21 @@ def stage1(m: int, n: int, k: int, atomic: bool, where: heuristics.Target, quick
                 most = max(1, k // (MIN_K_STEPS * bk))
                 splits = sorted({min(most, _pow2_near(f * procs / tiles)) for f in fills})
                 for split in splits:
-                    config = _make(m, n, k, bm, bn, bk, split, num_warps=warps)
-                    cands.append(Candidate(config, "grid"))
+                    for swap in (False, True) if _swappable(bm, bn, quick) else (False,):
+                        config = _make(m, n, k, bm, bn, bk, split, num_warps=warps, swap_ab=swap)
+                        cands.append(Candidate(config, "grid"))
     if broken:
         base = next((c.config for c in cands if c.config.split_k >= 2), None)
         if base is not None:  # drops the last half of the K slices: C must come out wrong
             wrong = attrs.evolve(base, split_k=base.split_k // 2)
             cands.append(Candidate(wrong, "broken"))
     return _dedup(cands, atomic)
+
+
+def _swappable(bm: int, bn: int, quick: bool) -> bool:
+    """Worth launching as C^T = B^T A^T: the M tile is below wgmma's 64 rows and
+    the N tile is not (quick: always, so the interpreter runs that path too)."""
+    return quick or bm < 64 <= bn
 
 
 def best(rows: list[dict[str, Any]], top: int) -> list[dict[str, Any]]:

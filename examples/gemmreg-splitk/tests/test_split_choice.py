@@ -162,6 +162,11 @@ def test_a_tuned_split_follows_the_multiprocessor_count(monkeypatch):
     monkeypatch.setenv(heuristics.CONFIG_ENV, "split_k=2,reduce=tree")
     config = heuristics.choose(32, 8192, 8192, H200, atomic=True)
     assert (config.split_k, config.reduce) == (2, "tree")
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "swap_ab=1")
+    assert heuristics.choose(32, 8192, 8192, H200).swap_ab is True
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "swap_ab=yes")
+    with pytest.raises(ValueError, match="swap_ab must be 0 or 1"):
+        heuristics.choose(32, 8192, 8192, H200)
     monkeypatch.setenv(heuristics.CONFIG_ENV, "reduce=fast")
     with pytest.raises(ValueError, match="reduce must be one of"):
         heuristics.choose(32, 8192, 8192, H200)

@@ -44,7 +44,7 @@ def test_the_h200_grid_is_bounded_covers_k_and_fills_the_device(grid, atomic):
         assert max(programs) >= 3 * 132  # the sweep reaches past two programs per SM
         if m <= 32:  # skinny: small tiles are in the sweep
             assert {c.config.block_m for c in cands} <= {16, 32}
-    assert total <= 100  # stage 1 of one mode: bounded so the whole sweep fits minutes
+    assert total <= 120  # stage 1 of one mode: bounded so the whole sweep fits minutes
 
 
 def test_stage_two_varies_the_reduction_and_pipeline_around_a_seed(grid):

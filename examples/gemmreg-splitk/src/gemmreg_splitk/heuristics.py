@@ -33,7 +33,8 @@ SPLIT_K_ENV = "GEMMREG_SPLITK_SPLIT_K"
 CONFIG_ENV = "GEMMREG_SPLITK_CONFIG"
 """Override chosen fields, e.g. ``block_m=32,block_n=128,num_stages=3``: tuning
 on a GPU without editing the package. ``split_k`` here works like SPLIT_K_ENV;
-``reduce=tree`` picks deterministic mode's tree reduction."""
+``reduce=tree`` picks deterministic mode's tree reduction, ``swap_ab=1`` the
+transposed launch (C^T = B^T A^T)."""
 PROGRAMS_PER_SM = 2
 """Aim for this many programs per multiprocessor: one wave, two resident each."""
 MIN_K_PER_SPLIT = 512
@@ -108,6 +109,9 @@ class Config:
     """Deterministic mode: partials the last program loads at once (a power of two)."""
     reduce: str = attrs.field(default="serial", validator=attrs.validators.in_(tuned.REDUCTIONS))
     """Deterministic mode: ``serial`` (the last program sums every slot) or ``tree``."""
+    swap_ab: bool = False
+    """Launch C^T = B^T A^T, so the MMA's M is N: on Hopper, wgmma (64 rows at least)
+    instead of mma.sync for skinny-M tiles."""
 
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.block_m) * -(-n // self.block_n)
@@ -192,7 +196,7 @@ def choose(
         block_m, block_n, block_k = entry.block_m, entry.block_n, entry.block_k
         tiles = -(-m // block_m) * -(-n // block_n)
         split = tuned.split_for(entry, tiles, target.processors)
-        fields = {"num_warps": entry.num_warps, "reduce": entry.reduce}
+        fields = {"num_warps": entry.num_warps, "reduce": entry.reduce, "swap_ab": entry.swap_ab}
         if entry.num_stages is not None:
             fields["num_stages"] = entry.num_stages
     else:
@@ -238,6 +242,7 @@ def _overrides() -> dict[str, Any]:
         out["split_k"] = _positive(SPLIT_K_ENV, forced)
     text = os.environ.get(CONFIG_ENV, "").strip()
     allowed = {"block_m", "block_n", "block_k", "split_k", "num_warps", "num_stages", "reduce"}
+    allowed.add("swap_ab")
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, _, value = item.partition("=")
         key = key.strip()
@@ -247,6 +252,11 @@ def _overrides() -> dict[str, Any]:
             if value.strip() not in tuned.REDUCTIONS:
                 raise ValueError(f"{CONFIG_ENV} reduce must be one of {list(tuned.REDUCTIONS)}")
             out[key] = value.strip()
+            continue
+        if key == "swap_ab":
+            if value.strip() not in ("0", "1"):
+                raise ValueError(f"{CONFIG_ENV} swap_ab must be 0 or 1")
+            out[key] = value.strip() == "1"
             continue
         out[key] = _positive(f"{CONFIG_ENV} {key}", value.strip())
     for key in ("block_m", "block_n", "block_k"):

@@ -103,10 +103,13 @@ def build_launch(
     splitk = kernel.splitk_kernel()
     split, tiles, k_per_split = config.split_k, config.tiles(m, n), config.k_per_split
     tree = config.reduce == "tree" and not atomic and split > 1
+    swap = config.swap_ab
     grid = (tiles * split,)
     constants = {
-        "BLOCK_M": config.block_m,
-        "BLOCK_N": config.block_n,
+        # swap_ab: the kernel computes C^T = B^T A^T, an N x M problem whose M
+        # tile is the config's BLOCK_N (Hopper's wgmma wants 64 rows or more)
+        "BLOCK_M": config.block_n if swap else config.block_m,
+        "BLOCK_N": config.block_m if swap else config.block_n,
         "BLOCK_K": config.block_k,
         "SPLIT_K": split,
         "ATOMIC": atomic,
@@ -119,7 +122,30 @@ def build_launch(
         "num_warps": config.num_warps,
         "num_stages": config.num_stages,
     }
+    km, kn = (n, m) if swap else (m, n)
     device, stream = where.device, _stream_handle(where)
+    counters = tiles * split if tree else tiles  # the tree counts per node, not per tile
+    if split > 1:
+        workspace.buffers(device, stream(), km, kn, split, counters, atomic)  # made here, not timed
+
+    def buffers() -> tuple[torch.Tensor, torch.Tensor] | None:
+        return (
+            None
+            if split == 1
+            else workspace.buffers(device, stream(), km, kn, split, counters, atomic)
+        )
+
+    if swap:
+
+        def launch_swapped(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+            partials, count = buffers() or (c, c)
+            (sbk, sbn), (sam, sak), (scm, scn) = b.stride(), a.stride(), c.stride()
+            splitk[grid](
+                b, a, c, partials, count, n, m, k, k_per_split,
+                sbn, sbk, sak, sam, scn, scm, **constants,
+            )  # fmt: skip
+
+        return launch_swapped
 
     if split == 1:  # nothing to reduce: the programs write C themselves
 
@@ -130,9 +156,6 @@ def build_launch(
             )  # fmt: skip
 
         return launch
-
-    counters = tiles * split if tree else tiles  # the tree counts per node, not per tile
-    workspace.buffers(device, stream(), m, n, split, counters, atomic)  # made here, not timed
 
     def launch_split(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
         partials, count = workspace.buffers(device, stream(), m, n, split, counters, atomic)

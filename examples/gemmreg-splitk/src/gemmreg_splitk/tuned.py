@@ -51,6 +51,8 @@ class Tuned:
     num_stages: int | None = None
     """None: as many as the shared-memory budget allows (the heuristic's sizing)."""
     reduce: str = attrs.field(default="serial", validator=attrs.validators.in_(REDUCTIONS))
+    swap_ab: bool = False
+    """Launch C^T = B^T A^T (see ``heuristics.Config.swap_ab``)."""
 
 
 CLASSES = (
