@@ -117,13 +117,16 @@ def _config(row: dict[str, Any]) -> heuristics.Config:
 
 def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
            quick: bool, done: list[dict[str, Any]]) -> list[Candidate]:  # fmt: skip
-    """Around each seed: other BLOCK_K, warps, stages, and the tree reduction."""
+    """Around each seed: other BLOCK_K, warps, stages, the tree reduction, and
+    the swapped launch where it applies."""
     out = []
     for row in seeds:
         c = _config(row)
         variants: list[dict[str, Any]] = []
         if not atomic:
             variants.append({"reduce": "tree" if c.reduce == "serial" else "serial"})
+        if c.swap_ab or _swappable(c.block_m, c.block_n, quick):
+            variants.append({"swap_ab": not c.swap_ab})
         if quick:
             variants.append({"num_stages": 2 if c.num_stages != 2 else 3})
         else:
@@ -139,6 +142,7 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
                 "num_warps": c.num_warps,
                 "num_stages": c.num_stages,
                 "reduce": c.reduce,
+                "swap_ab": c.swap_ab,
             }
             fields.update(change)
             bk = fields.pop("block_k", c.block_k)

@@ -47,6 +47,17 @@ def test_the_h200_grid_is_bounded_covers_k_and_fills_the_device(grid, atomic):
     assert total <= 120  # stage 1 of one mode: bounded so the whole sweep fits minutes
 
 
+def test_stage_two_keeps_a_swapped_seed_swapped_and_tries_it_unswapped(grid):
+    h200 = heuristics.gpu(132)
+    seed = next(
+        c for c in grid.stage1(32, 8192, 8192, True, h200, False, False) if c.config.swap_ab
+    )
+    row = grid.describe(seed, 32, 8192, 8192, True)
+    more = grid.stage2([row], 32, 8192, 8192, True, False, [row])
+    assert sum(not c.config.swap_ab for c in more) == 1  # the one toggle
+    assert all(c.config.reduce == "serial" for c in more)  # atomic mode has no reduction choice
+
+
 def test_stage_two_varies_the_reduction_and_pipeline_around_a_seed(grid):
     h200 = heuristics.gpu(132)
     seed = grid.stage1(64, 4096, 16384, False, h200, quick=False, broken=False)[0]
