@@ -31,13 +31,17 @@ from gemmreg_splitk import heuristics, kernel
 fn = kernel.splitk_kernel()
 POINTERS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "ws_ptr": "*fp32", "count_ptr": "*i32"}
 UNIT = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
-m, n, k = 64, 4096, 16384
+SWAPPED = {"stride_am": 1, "stride_bk": 1, "stride_cm": 1}  # B^T and A^T of row-major B, A
 out = {}
-for atomic in (False, True):
+for mode in ("deterministic", "atomic", "tree", "skinny", "skinny_swapped"):
+    atomic, tree, swap = mode != "deterministic" and mode != "tree", mode == "tree", "swapped" in mode
+    m, n, k = (32, 8192, 8192) if mode.startswith("skinny") else (64, 4096, 16384)
     c = heuristics.choose(m, n, k, heuristics.gpu(132), atomic=atomic)
-    constexprs = dict(UNIT, BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
+    bm, bn = (c.block_n, c.block_m) if swap else (c.block_m, c.block_n)
+    constexprs = dict(SWAPPED if swap else UNIT, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=c.block_k,
                       SPLIT_K=c.split_k, ATOMIC=atomic, EVEN_K=k % c.k_per_split == 0,
-                      REDUCE_CHUNK=c.reduce_chunk, REVERSE_SPLITS=False, PRECISION="ieee")
+                      REDUCE_CHUNK=c.reduce_chunk, REVERSE_SPLITS=False, PRECISION="ieee",
+                      TREE=tree, LEVELS=(c.split_k - 1).bit_length() if tree else 0)
     signature = {name: POINTERS.get(name, "constexpr" if name in constexprs else "i32")
                  for name in fn.arg_names}
     aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
@@ -48,13 +52,16 @@ for atomic in (False, True):
         options={"num_warps": c.num_warps, "num_stages": c.num_stages},
     )
     ptx = compiled.asm["ptx"]
-    out["atomic" if atomic else "deterministic"] = {
+    out[mode] = {
+        "levels": constexprs["LEVELS"],
         "shared": compiled.metadata.shared,
         "stage_bytes": (c.block_m + c.block_n) * c.block_k * 2,
         "stages": c.num_stages,
         "acq_rel_adds": len(re.findall(r"atom\\.global\\.gpu\\.acq_rel\\.add", ptx)),
         "cg_loads": len(re.findall(r"ld\\.global\\.cg", ptx)),
         "exchanges": len(re.findall(r"atom\\.global\\S*\\.exch", ptx)),
+        "wgmma": len(re.findall(r"wgmma\\.mma_async", ptx)),
+        "mma_sync": len(re.findall(r"mma\\.sync", ptx)),
         "barriers": len(re.findall(r"bar\\.sync", ptx)),
         "async_copies": compiled.asm["ttgir"].count("async_copy_global_to_local"),
     }
@@ -81,7 +88,7 @@ def compiled() -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("mode", ["deterministic", "atomic"])
+@pytest.mark.parametrize("mode", ["deterministic", "atomic", "tree", "skinny_swapped"])
 def test_the_main_loop_is_pipelined(compiled, mode):
     got = compiled[mode]
     assert got["async_copies"] > 0
@@ -99,3 +106,20 @@ def test_the_arrival_is_one_acq_rel_atomic_behind_a_barrier_and_reads_bypass_l1(
         # the accumulator is read (and zeroed) by an atomic exchange: plain
         # loads of it came back short on the H200
         assert got["exchanges"] > 0
+
+
+def test_the_tree_reduction_counts_once_per_level_and_reads_from_l2(compiled):
+    """One acquire-release arrival per tree level (unrolled), the sibling's sum
+    read with ``.cg``, and no serial reduction compiled in beside it."""
+    got = compiled["tree"]
+    assert got["levels"] == 3  # 64x4096x16384 splits 8 ways on an H200
+    assert got["acq_rel_adds"] == got["levels"]
+    assert got["cg_loads"] > 0
+    assert got["barriers"] >= 2 * got["levels"]
+
+
+def test_a_swapped_launch_turns_a_skinny_tile_into_wgmma(compiled):
+    """32x8192: a 32-row tile is below wgmma's 64, so Triton falls back to
+    mma.sync; launched as C^T = B^T A^T the 128-wide N tile is the MMA's M."""
+    assert compiled["skinny"]["wgmma"] == 0 and compiled["skinny"]["mma_sync"] > 0
+    assert compiled["skinny_swapped"]["wgmma"] > 0 and compiled["skinny_swapped"]["mma_sync"] == 0

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 SCRIPT = """
-import json
+import json, os
 import gemmreg
 import torch
 from gemmreg import Problem
@@ -65,16 +65,29 @@ made = len(workspace.cached()) - before
 launches.clear()
 backward = run(False, True, 2)
 det_launches = len(launches)
+det_grids = sorted({g[0] for g in launches})
 atomic = run(True, False, 2) + run(True, True, 1)
 half = run(False, False, 1, torch.float16)
+os.environ["GEMMREG_SPLITK_CONFIG"] = "reduce=tree"
+tree_forward = run(False, False, 2)
+tree_backward = run(False, True, 2)
+os.environ["GEMMREG_SPLITK_CONFIG"] = "swap_ab=1,split_k=4"
+swapped = run(False, False, 1) + run(False, True, 1)
+swapped_atomic = run(True, False, 1)
+del os.environ["GEMMREG_SPLITK_CONFIG"]
 print(json.dumps({
     "made": made,
     "launches_for_two_calls": det_launches,
-    "grids": sorted({g[0] for g in launches}),
+    "grids": det_grids,
     "forward_bits": [bits(o) for o in forward],
     "backward_bits": [bits(o) for o in backward],
     "error": max(float((o.double() - ref).abs().max()) for o in forward + backward),
     "atomic_error": max(float((o.double() - ref).abs().max()) for o in atomic),
+    "tree_forward_bits": [bits(o) for o in tree_forward],
+    "tree_backward_bits": [bits(o) for o in tree_backward],
+    "tree_error": max(float((o.double() - ref).abs().max()) for o in tree_forward + tree_backward),
+    "swapped_bits": [bits(o) for o in swapped],
+    "swapped_error": max(float((o.double() - ref).abs().max()) for o in swapped + swapped_atomic),
     "half_dtype": str(half[0].dtype),
     "half_error": float((half[0].double() - ref).abs().max()),
     "buffers": [
@@ -105,6 +118,22 @@ def test_deterministic_mode_is_bit_identical_whichever_program_reduces(result):
     assert all(bits == result["forward_bits"][0] for bits in result["backward_bits"])
 
 
+def test_the_tree_reduction_is_bit_identical_whichever_program_reduces(result):
+    """Eight slices, three levels: the reversed run hands every node's sum to the
+    other program of its pair, and the second call relies on every node's counter reset."""
+    first, *others = result["tree_forward_bits"] + result["tree_backward_bits"]
+    assert all(other == first for other in others)
+    assert result["tree_error"] < 1e-3
+
+
+def test_the_swapped_launch_is_right_and_bit_identical_whichever_program_reduces(result):
+    """C^T = B^T A^T through the same kernel (both modes): the strides, the
+    swapped tile edges and the workspace's transposed layout all line up."""
+    first, *others = result["swapped_bits"]
+    assert all(other == first for other in others)
+    assert result["swapped_error"] < 1e-3
+
+
 def test_one_launch_per_call_and_buffers_made_once_per_problem(result):
     assert result["launches_for_two_calls"] == 2
     assert result["grids"] == [8]  # one 32x32 tile, split 8 ways: one program per slice
@@ -114,10 +143,15 @@ def test_one_launch_per_call_and_buffers_made_once_per_problem(result):
 def test_every_cached_buffer_is_left_clean(result):
     modes = {key[-1] for key in (b["key"] for b in result["buffers"])}
     assert modes == {False, True}
+    assert {tuple(b["key"][-2:]) for b in result["buffers"]} >= {(1, False), (8, False)}
     for buf in result["buffers"]:
         atomic = buf["key"][-1]
         assert buf["counters"] == [0] * len(buf["counters"])
-        assert buf["shape"] == ([1, 20, 24] if atomic else [8, 20, 24])
+        swapped = buf["key"][2:4] == [24, 20]  # the transposed launch's [N, M] layout
+        expected = [1, 24, 20] if swapped else [1, 20, 24]
+        if not atomic:
+            expected[0] = buf["key"][4]
+        assert buf["shape"] == expected
         if atomic:  # the reducer zeroes the accumulator; the deterministic slots are overwritten
             assert buf["partials_nonzero"] == 0
 

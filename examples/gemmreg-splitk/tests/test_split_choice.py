@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gemmreg_splitk import heuristics
+from gemmreg_splitk import heuristics, tuned
 
 H200 = heuristics.gpu(132)
 TARGET_SHAPES = [(16, 16, 65536), (128, 128, 32768), (64, 4096, 16384), (32, 8192, 8192)]
@@ -133,3 +133,47 @@ def test_the_target_follows_where_the_kernels_run():
     assert plugin.target(unknown) == heuristics.gpu(heuristics.UNKNOWN_PROCESSORS)
     interpreted = attrs.evolve(gpu, triton_interpreted=True)
     assert plugin.target(interpreted) is heuristics.INTERPRETER
+
+
+def test_the_tuned_table_keeps_the_heuristics_h200_choice_until_refilled():
+    untuned = heuristics.Target(processors=132, tuned=False)
+    for m, n, k in TARGET_SHAPES:
+        for atomic in (False, True):
+            assert tuned.lookup(m, n, k, atomic) is not None, (m, n, k)
+            got = heuristics.choose(m, n, k, H200, atomic=atomic)
+            assert got == heuristics.choose(m, n, k, untuned, atomic=atomic), (m, n, k, atomic)
+
+
+def test_each_target_shape_has_its_own_class_and_fp32_keeps_the_heuristic():
+    names = [tuned.shape_class(m, n, k) for m, n, k in TARGET_SHAPES]
+    assert names == ["tiny", "small", "flat64", "flat32"]
+    assert tuned.shape_class(4096, 4096, 4096) is None
+    assert tuned.lookup(16, 16, 65536, False, element_bytes=4) is None
+
+
+def test_a_tuned_split_follows_the_multiprocessor_count(monkeypatch):
+    entry = tuned.Tuned(block_m=32, block_n=128, block_k=64, programs_per_sm=3.0, num_stages=3)
+    monkeypatch.setitem(tuned.TABLE, ("flat32", True), entry)
+    for processors, split in [(132, 8), (66, 4), (264, 16)]:  # 64 tiles, 3 programs per SM
+        config = heuristics.choose(32, 8192, 8192, heuristics.gpu(processors), atomic=True)
+        assert (config.block_m, config.block_n, config.num_stages) == (32, 128, 3)
+        assert config.split_k == split
+    # the environment still has the last word
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "split_k=2,reduce=tree")
+    config = heuristics.choose(32, 8192, 8192, H200, atomic=True)
+    assert (config.split_k, config.reduce) == (2, "tree")
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "swap_ab=1")
+    assert heuristics.choose(32, 8192, 8192, H200).swap_ab is True
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "swap_ab=yes")
+    with pytest.raises(ValueError, match="swap_ab must be 0 or 1"):
+        heuristics.choose(32, 8192, 8192, H200)
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "reduce=fast")
+    with pytest.raises(ValueError, match="reduce must be one of"):
+        heuristics.choose(32, 8192, 8192, H200)
+
+
+def test_a_measured_config_is_stored_as_programs_per_sm_and_comes_back():
+    for tiles, split in [(1, 64), (4, 32), (64, 4), (32, 16)]:
+        pps = tuned.programs_per_sm(tiles, split, 132)
+        entry = tuned.Tuned(block_m=16, block_n=16, block_k=64, programs_per_sm=pps)
+        assert tuned.split_for(entry, tiles, 132) == split

@@ -12,20 +12,29 @@ has the contention cap ``MAX_SPLIT_K``. Among tile shapes, the one with the
 most reuse (``BM x BN / (BM + BN)``: flops per operand byte) that fills the
 device (``FILLED``) wins, with the fewest splits on ties; where none fills
 it, the one that comes closest.
+
+Shapes of a class with a measured entry (:mod:`gemmreg_splitk.tuned`, filled
+from ``scripts/tune.py`` on a GPU) take that entry instead, its split scaled
+to the device's multiprocessor count.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from typing import Any
 
 import attrs
+
+from gemmreg_splitk import tuned
 
 SPLIT_K_ENV = "GEMMREG_SPLITK_SPLIT_K"
 """Set to a positive integer to force SPLIT_K instead of choosing it from the shape."""
 CONFIG_ENV = "GEMMREG_SPLITK_CONFIG"
 """Override chosen fields, e.g. ``block_m=32,block_n=128,num_stages=3``: tuning
-on a GPU without editing the package. ``split_k`` here works like SPLIT_K_ENV."""
+on a GPU without editing the package. ``split_k`` here works like SPLIT_K_ENV;
+``reduce=tree`` picks deterministic mode's tree reduction, ``swap_ab=1`` the
+transposed launch (C^T = B^T A^T)."""
 PROGRAMS_PER_SM = 2
 """Aim for this many programs per multiprocessor: one wave, two resident each."""
 MIN_K_PER_SPLIT = 512
@@ -69,6 +78,8 @@ class Target:
     max_reduce_to_load: float = MAX_REDUCE_TO_LOAD
     block_k: int | None = None
     """None: from the tile and the element size."""
+    tuned: bool = True
+    """Whether :data:`gemmreg_splitk.tuned.TABLE` applies (measured on GPUs only)."""
 
 
 def gpu(processors: int) -> Target:
@@ -80,6 +91,7 @@ INTERPRETER = Target(
     min_k_per_split=INTERPRETER_MIN_K_PER_SPLIT,
     max_reduce_to_load=math.inf,
     block_k=INTERPRETER_BLOCK_K,
+    tuned=False,
 )
 
 
@@ -95,6 +107,11 @@ class Config:
     num_stages: int = 3
     reduce_chunk: int = 1
     """Deterministic mode: partials the last program loads at once (a power of two)."""
+    reduce: str = attrs.field(default="serial", validator=attrs.validators.in_(tuned.REDUCTIONS))
+    """Deterministic mode: ``serial`` (the last program sums every slot) or ``tree``."""
+    swap_ab: bool = False
+    """Launch C^T = B^T A^T, so the MMA's M is N: on Hopper, wgmma (64 rows at least)
+    instead of mma.sync for skinny-M tiles."""
 
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.block_m) * -(-n // self.block_n)
@@ -141,7 +158,7 @@ def split_for(
 
 
 def _finish(block_m: int, block_n: int, block_k: int, wanted: int, k: int, element_bytes: int,
-            **fields: int) -> Config:  # fmt: skip
+            **fields: Any) -> Config:  # fmt: skip
     """Round the split to whole BLOCK_K steps (no empty slice) and size the pipeline."""
     k_blocks = max(1, -(-k // block_k))
     wanted = max(1, min(wanted, k_blocks))
@@ -152,7 +169,7 @@ def _finish(block_m: int, block_n: int, block_k: int, wanted: int, k: int, eleme
     num_warps = fields.get("num_warps", 4)
     chunk = REDUCE_VALUES_PER_THREAD * 32 * num_warps // (block_m * block_n)
     chunk = max(1, min(_pow2_floor(chunk), _pow2_ceil(split_k)))
-    values = {
+    values: dict[str, Any] = {
         "block_m": block_m,
         "block_n": block_n,
         "block_k": block_k,
@@ -169,9 +186,34 @@ def _finish(block_m: int, block_n: int, block_k: int, wanted: int, k: int, eleme
 def choose(
     m: int, n: int, k: int, target: Target, *, atomic: bool = False, element_bytes: int = 2
 ) -> Config:
-    """Tiles and split for one problem: the tile with the most reuse that fills
-    the device, fewest splits on ties; where none fills it, the closest to filling it."""
+    """Tiles and split for one problem: the measured entry of its shape class
+    (:mod:`gemmreg_splitk.tuned`, the split scaled to the device's SMs) where
+    there is one, else the heuristic; then what the environment forces."""
     overrides = _overrides()
+    entry = tuned.lookup(m, n, k, atomic, element_bytes) if target.tuned else None
+    fields: dict[str, Any] = {}
+    if entry is not None:
+        block_m, block_n, block_k = entry.block_m, entry.block_n, entry.block_k
+        tiles = -(-m // block_m) * -(-n // block_n)
+        split = tuned.split_for(entry, tiles, target.processors)
+        fields = {"num_warps": entry.num_warps, "reduce": entry.reduce, "swap_ab": entry.swap_ab}
+        if entry.num_stages is not None:
+            fields["num_stages"] = entry.num_stages
+    else:
+        block_m, block_n, block_k, split = _heuristic(m, n, k, target, atomic, element_bytes)
+    block_m = overrides.pop("block_m", block_m)
+    block_n = overrides.pop("block_n", block_n)
+    block_k = overrides.pop("block_k", block_k)
+    split = overrides.pop("split_k", split)
+    fields.update(overrides)
+    return _finish(block_m, block_n, block_k, split, k, element_bytes, **fields)
+
+
+def _heuristic(
+    m: int, n: int, k: int, target: Target, atomic: bool, element_bytes: int
+) -> tuple[int, int, int, int]:
+    """The tile with the most reuse that fills the device, fewest splits on
+    ties; where none fills it, the closest to filling it."""
     target_programs = PROGRAMS_PER_SM * target.processors
     best: tuple[tuple[float, float, float, float], int, int, int, int] | None = None
     for block_m in _edges(m, MAX_BLOCK_M):
@@ -189,27 +231,33 @@ def choose(
             if best is None or rank > best[0]:
                 best = (rank, block_m, block_n, block_k, split)
     assert best is not None
-    _, block_m, block_n, block_k, split = best
-    block_m = overrides.pop("block_m", block_m)
-    block_n = overrides.pop("block_n", block_n)
-    block_k = overrides.pop("block_k", block_k)
-    split = overrides.pop("split_k", split)
-    return _finish(block_m, block_n, block_k, split, k, element_bytes, **overrides)
+    return best[1:]
 
 
-def _overrides() -> dict[str, int]:
+def _overrides() -> dict[str, Any]:
     """The fields the environment forces (SPLIT_K_ENV, CONFIG_ENV), checked."""
-    out: dict[str, int] = {}
+    out: dict[str, Any] = {}
     forced = os.environ.get(SPLIT_K_ENV, "").strip()
     if forced:
         out["split_k"] = _positive(SPLIT_K_ENV, forced)
     text = os.environ.get(CONFIG_ENV, "").strip()
-    allowed = {"block_m", "block_n", "block_k", "split_k", "num_warps", "num_stages"}
+    allowed = {"block_m", "block_n", "block_k", "split_k", "num_warps", "num_stages", "reduce"}
+    allowed.add("swap_ab")
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, _, value = item.partition("=")
         key = key.strip()
         if key not in allowed:
             raise ValueError(f"{CONFIG_ENV}: unknown field {key!r}; known: {sorted(allowed)}")
+        if key == "reduce":
+            if value.strip() not in tuned.REDUCTIONS:
+                raise ValueError(f"{CONFIG_ENV} reduce must be one of {list(tuned.REDUCTIONS)}")
+            out[key] = value.strip()
+            continue
+        if key == "swap_ab":
+            if value.strip() not in ("0", "1"):
+                raise ValueError(f"{CONFIG_ENV} swap_ab must be 0 or 1")
+            out[key] = value.strip() == "1"
+            continue
         out[key] = _positive(f"{CONFIG_ENV} {key}", value.strip())
     for key in ("block_m", "block_n", "block_k"):
         if key in out and (out[key] < MIN_BLOCK or out[key] & (out[key] - 1)):

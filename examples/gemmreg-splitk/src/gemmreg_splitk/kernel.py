@@ -19,6 +19,16 @@ fixed tree), never in arrival order: the result is bit-identical whichever
 program arrives last. Atomic mode adds in L2 as partials arrive: one pass
 fewer, but the last bits can change between runs.
 
+``TREE`` (deterministic mode, ``reduce=tree`` in the config) replaces the
+serial reduction by a fixed binary tree over the slice index: the slices pair
+up, the second of each pair to arrive adds its sibling's sum and goes up a
+level, so no program reads more than ``LEVELS = ceil(log2(SPLIT_K))``
+partials (the serial reduction has one program read all ``SPLIT_K``, on the
+tile's critical path). The tree's shape never changes and IEEE addition
+commutes, so its result is bit-identical whoever arrives second; it differs
+in the last bits from the serial order's. It counts arrivals per tree node
+(``tiles x SPLIT_K`` counters) and costs one more partial write per node.
+
 Memory ordering: every thread's partial is issued, then a CTA barrier, then
 the counter's ``atomic_add`` with acquire-release semantics at GPU scope, so
 a program that sees the count complete also sees every partial; it reads
@@ -36,12 +46,19 @@ INPUT_PRECISION = "ieee"
 """fp32 inputs are multiplied in IEEE fp32, never silently as TF32."""
 
 
+_tree_reduce: Any = None
+"""The jitted tree reduction the kernel calls, set when the kernel is built."""
+
+
 @functools.cache
 def splitk_kernel() -> Any:
     """Build the @triton.jit kernel on first use, after the host process has
     decided whether Triton runs interpreted."""
     import triton
     import triton.language as tl
+
+    global _tree_reduce  # a module global: the interpreter re-runs the source without closures
+    _tree_reduce = _tree_reduce_fn()
 
     @triton.jit
     def splitk(
@@ -51,6 +68,7 @@ def splitk_kernel() -> Any:
         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
         SPLIT_K: tl.constexpr, ATOMIC: tl.constexpr, EVEN_K: tl.constexpr,
         REDUCE_CHUNK: tl.constexpr, REVERSE_SPLITS: tl.constexpr, PRECISION: tl.constexpr,
+        TREE: tl.constexpr = False, LEVELS: tl.constexpr = 0,
     ):  # fmt: skip
         # Programs of one K slice are neighbours, so they share A and B in L2.
         pid = tl.program_id(0)
@@ -85,40 +103,101 @@ def splitk_kernel() -> Any:
             tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask)
         else:
             at = offs_m[:, None] * n + offs_n[None, :]  # [M, N] row-major in the fp32 buffers
-            if ATOMIC:
-                tl.atomic_add(ws_ptr + at, acc, mask=mask, sem="relaxed")
+            if TREE and not ATOMIC:
+                _tree_reduce(acc, ws_ptr, count_ptr, c_ptrs, at, mask, m, n, tile, split,
+                             BLOCK_M, BLOCK_N, SPLIT_K, LEVELS)  # fmt: skip
             else:
-                tl.store(ws_ptr + split.to(tl.int64) * m * n + at, acc, mask=mask)
-            tl.debug_barrier()  # every thread's partial is out before the count says so
-            arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
-            if arrived == SPLIT_K - 1:  # the last of the tile: reduce, write C, clean up
-                tl.debug_barrier()
                 if ATOMIC:
-                    # Read the sum and zero it in one atomic exchange, not a load
-                    # then a store: on the H200 plain (.cg) loads after the count
-                    # missed some of the reductions (wrong C in 40 of 40 calls at
-                    # 64x4096x16384, found by gemmreg's precheck), and release on the
-                    # reductions did not help; an atomic on the same address is
-                    # ordered after every reduction into it.
-                    # As 32-bit integers (the same bits): Triton's interpreter
-                    # exchanges no floats, and one code path runs everywhere.
-                    bits = ws_ptr.to(tl.pointer_type(tl.int32)) + at
-                    zero = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
-                    total = tl.atomic_xchg(bits, zero, mask=mask, sem="relaxed")
-                    total = total.to(tl.float32, bitcast=True)
+                    tl.atomic_add(ws_ptr + at, acc, mask=mask, sem="relaxed")
                 else:
-                    total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-                    slots = tl.arange(0, REDUCE_CHUNK).to(tl.int64)
-                    for first in range(0, SPLIT_K, REDUCE_CHUNK):  # a fixed order, 0 upwards
-                        s = first + slots
-                        parts = tl.load(
-                            ws_ptr + (s * m * n)[:, None, None] + at[None, :, :],
-                            mask=(s < SPLIT_K)[:, None, None] & mask[None, :, :],
+                    tl.store(ws_ptr + split.to(tl.int64) * m * n + at, acc, mask=mask)
+                tl.debug_barrier()  # every thread's partial is out before the count says so
+                arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
+                if arrived == SPLIT_K - 1:  # the last of the tile: reduce, write C, clean up
+                    tl.debug_barrier()
+                    if ATOMIC:
+                        # Read the sum and zero it in one atomic exchange, not a load
+                        # then a store: on the H200 plain (.cg) loads after the count
+                        # missed some of the reductions (wrong C in 40 of 40 calls at
+                        # 64x4096x16384, found by gemmreg's precheck), and release on the
+                        # reductions did not help; an atomic on the same address is
+                        # ordered after every reduction into it.
+                        # As 32-bit integers (the same bits): Triton's interpreter
+                        # exchanges no floats, and one code path runs everywhere.
+                        bits = ws_ptr.to(tl.pointer_type(tl.int32)) + at
+                        zero = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.int32)
+                        total = tl.atomic_xchg(bits, zero, mask=mask, sem="relaxed")
+                        total = total.to(tl.float32, bitcast=True)
+                    else:
+                        total = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+                        slots = tl.arange(0, REDUCE_CHUNK).to(tl.int64)
+                        for first in range(0, SPLIT_K, REDUCE_CHUNK):  # a fixed order, 0 upwards
+                            s = first + slots
+                            parts = tl.load(
+                                ws_ptr + (s * m * n)[:, None, None] + at[None, :, :],
+                                mask=(s < SPLIT_K)[:, None, None] & mask[None, :, :],
+                                other=0.0,
+                                cache_modifier=".cg",
+                            )
+                            total += tl.sum(parts, axis=0)
+                    tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask)
+                    tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")
+
+    return splitk
+
+
+@functools.cache
+def _tree_reduce_fn() -> Any:
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def tree_reduce(
+        acc, ws_ptr, count_ptr, c_ptrs, at, mask, m, n, tile, split,
+        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
+        LEVELS: tl.constexpr,
+    ):  # fmt: skip
+        """Sum a tile's K slices up a fixed binary tree over the slice index.
+
+        At level ``lvl`` a program holds the sum of the aligned run of
+        ``2**lvl`` slices that starts at ``first``; the run's sibling starts
+        at ``first ^ 2**lvl``. The pair's node has a counter (at the pair's
+        midpoint, unique per node). Each member writes its sum into the slot
+        of its run's first slice and counts itself in; the second to arrive
+        adds the sibling's sum (IEEE addition commutes, so the bits do not
+        depend on who arrives second) and goes up a level; the first stops.
+        A run with no sibling (SPLIT_K not a power of two) goes up unchanged.
+        So no program reads more than ``LEVELS`` partials, where the serial
+        reduction has one program read all ``SPLIT_K``.
+        """
+        total = acc
+        alive = True
+        for lvl in tl.static_range(LEVELS):
+            if alive:
+                half = 1 << lvl
+                first = (split >> lvl) << lvl
+                parent = (split >> (lvl + 1)) << (lvl + 1)
+                mid = parent + half
+                if mid < SPLIT_K:
+                    tl.debug_barrier()  # this level's reads are done before the slot is reused
+                    tl.store(ws_ptr + first.to(tl.int64) * m * n + at, total, mask=mask)
+                    tl.debug_barrier()  # every thread's sum is out before the count says so
+                    node = count_ptr + tile * SPLIT_K + mid
+                    arrived = tl.atomic_add(node, 1, sem="acq_rel")
+                    if arrived == 0:
+                        alive = False
+                    else:
+                        tl.debug_barrier()
+                        sibling = first ^ half
+                        other = tl.load(
+                            ws_ptr + sibling.to(tl.int64) * m * n + at,
+                            mask=mask,
                             other=0.0,
                             cache_modifier=".cg",
                         )
-                        total += tl.sum(parts, axis=0)
-                tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask)
-                tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")
+                        total = total + other
+                        tl.atomic_xchg(node, 0, sem="relaxed")
+        if alive:
+            tl.store(c_ptrs, total.to(c_ptrs.dtype.element_ty), mask=mask)
 
-    return splitk
+    return tree_reduce

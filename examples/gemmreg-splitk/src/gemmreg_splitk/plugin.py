@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import gemmreg
 
-from gemmreg_splitk import heuristics, kernel, workspace
+from gemmreg_splitk import heuristics, kernel, tuned, workspace
 
 if TYPE_CHECKING:
     import torch
@@ -89,51 +89,87 @@ def make_prepare(atomic: bool, *, reverse_splits: bool = False) -> Callable[...,
         config = heuristics.choose(
             m, n, k, target(where), atomic=atomic, element_bytes=element_bytes
         )
-        splitk = kernel.splitk_kernel()
-        split, tiles, k_per_split = config.split_k, config.tiles(m, n), config.k_per_split
-        grid = (tiles * split,)
-        constants = {
-            "BLOCK_M": config.block_m,
-            "BLOCK_N": config.block_n,
-            "BLOCK_K": config.block_k,
-            "SPLIT_K": split,
-            "ATOMIC": atomic,
-            "EVEN_K": k > 0 and k % k_per_split == 0,
-            "REDUCE_CHUNK": config.reduce_chunk,
-            "REVERSE_SPLITS": reverse_splits,
-            "PRECISION": kernel.INPUT_PRECISION,
-            "num_warps": config.num_warps,
-            "num_stages": config.num_stages,
-        }
-        device, stream = where.device, _stream_handle(where)
-
-        if split == 1:  # nothing to reduce: the programs write C themselves
-
-            def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-                splitk[grid](
-                    a, b, c, c, c, m, n, k, k_per_split,
-                    *a.stride(), *b.stride(), *c.stride(), **constants,
-                )  # fmt: skip
-
-            return launch
-
-        workspace.buffers(device, stream(), m, n, split, tiles, atomic)  # made here, not timed
-
-        def launch_split(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-            partials, counters = workspace.buffers(device, stream(), m, n, split, tiles, atomic)
-            splitk[grid](
-                a, b, c, partials, counters, m, n, k, k_per_split,
-                *a.stride(), *b.stride(), *c.stride(), **constants,
-            )  # fmt: skip
-
-        return launch_split
+        return build_launch(m, n, k, config, atomic, where, reverse_splits=reverse_splits)
 
     return prepare
 
 
+def build_launch(
+    m: int, n: int, k: int, config: heuristics.Config, atomic: bool,
+    where: gemmreg.Environment, *, reverse_splits: bool = False,
+) -> gemmreg.Launch:  # fmt: skip
+    """One launch for ``config`` as given: what ``prepare`` runs, and what
+    ``scripts/tune.py`` sweeps its candidates through."""
+    splitk = kernel.splitk_kernel()
+    split, tiles, k_per_split = config.split_k, config.tiles(m, n), config.k_per_split
+    tree = config.reduce == "tree" and not atomic and split > 1
+    swap = config.swap_ab
+    grid = (tiles * split,)
+    constants = {
+        # swap_ab: the kernel computes C^T = B^T A^T, an N x M problem whose M
+        # tile is the config's BLOCK_N (Hopper's wgmma wants 64 rows or more)
+        "BLOCK_M": config.block_n if swap else config.block_m,
+        "BLOCK_N": config.block_m if swap else config.block_n,
+        "BLOCK_K": config.block_k,
+        "SPLIT_K": split,
+        "ATOMIC": atomic,
+        "EVEN_K": k > 0 and k % k_per_split == 0,
+        "REDUCE_CHUNK": config.reduce_chunk,
+        "REVERSE_SPLITS": reverse_splits,
+        "PRECISION": kernel.INPUT_PRECISION,
+        "TREE": tree,
+        "LEVELS": (split - 1).bit_length() if tree else 0,
+        "num_warps": config.num_warps,
+        "num_stages": config.num_stages,
+    }
+    km, kn = (n, m) if swap else (m, n)
+    device, stream = where.device, _stream_handle(where)
+    counters = tiles * split if tree else tiles  # the tree counts per node, not per tile
+    if split > 1:
+        workspace.buffers(device, stream(), km, kn, split, counters, atomic)  # made here, not timed
+
+    def buffers() -> tuple[torch.Tensor, torch.Tensor] | None:
+        return (
+            None
+            if split == 1
+            else workspace.buffers(device, stream(), km, kn, split, counters, atomic)
+        )
+
+    if swap:
+
+        def launch_swapped(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+            partials, count = buffers() or (c, c)
+            (sbk, sbn), (sam, sak), (scm, scn) = b.stride(), a.stride(), c.stride()
+            splitk[grid](
+                b, a, c, partials, count, n, m, k, k_per_split,
+                sbn, sbk, sak, sam, scn, scm, **constants,
+            )  # fmt: skip
+
+        return launch_swapped
+
+    if split == 1:  # nothing to reduce: the programs write C themselves
+
+        def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+            splitk[grid](
+                a, b, c, c, c, m, n, k, k_per_split,
+                *a.stride(), *b.stride(), *c.stride(), **constants,
+            )  # fmt: skip
+
+        return launch
+
+    def launch_split(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        partials, count = workspace.buffers(device, stream(), m, n, split, counters, atomic)
+        splitk[grid](
+            a, b, c, partials, count, m, n, k, k_per_split,
+            *a.stride(), *b.stride(), *c.stride(), **constants,
+        )  # fmt: skip
+
+    return launch_split
+
+
 SOURCES = (
     __file__,
-    *(str(Path(module.__file__ or "")) for module in (kernel, heuristics, workspace)),
+    *(str(Path(module.__file__ or "")) for module in (kernel, heuristics, tuned, workspace)),
 )
 """Every file the kernels' behaviour depends on, hashed into a run's manifest."""
 

@@ -29,28 +29,29 @@ class Buffers(NamedTuple):
     partials: torch.Tensor
     """Deterministic: ``[SPLIT_K, M, N]`` fp32, one slot per K slice. Atomic: ``[M, N]`` fp32."""
     counters: torch.Tensor
-    """int32, one per output tile: how many K slices of the tile have arrived."""
+    """int32, one per output tile (one per tree node and tile with the tree
+    reduction): how many K slices of the tile (or node) have arrived."""
 
 
 Key = tuple[str, int, int, int, int, int, bool]
-"""(device, stream handle, M, N, SPLIT_K, tiles, atomic)"""
+"""(device, stream handle, M, N, SPLIT_K, counters, atomic)"""
 
 _CACHE: dict[Key, Buffers] = {}
 
 
 def buffers(
-    device: str, stream: int, m: int, n: int, split_k: int, tiles: int, atomic: bool
+    device: str, stream: int, m: int, n: int, split_k: int, counters: int, atomic: bool
 ) -> Buffers:
     """The set for this stream and problem, made (zeroed) on first use."""
-    key = (device, stream, m, n, split_k, tiles, atomic)
+    key = (device, stream, m, n, split_k, counters, atomic)
     found = _CACHE.get(key)
     if found is None:
-        found = _make(device, m, n, split_k, tiles, atomic)
+        found = _make(device, m, n, split_k, counters, atomic)
         _CACHE[key] = found
     return found
 
 
-def _make(device: str, m: int, n: int, split_k: int, tiles: int, atomic: bool) -> Buffers:
+def _make(device: str, m: int, n: int, split_k: int, counters: int, atomic: bool) -> Buffers:
     """One zero fill per set (a single memset where a graph captures it): the
     deterministic slots are always written before they are read, so only the
     counters start at zero; the atomic accumulator and its counters share one
@@ -60,9 +61,9 @@ def _make(device: str, m: int, n: int, split_k: int, tiles: int, atomic: bool) -
     if not atomic:
         return Buffers(
             partials=torch.empty((split_k, m, n), dtype=torch.float32, device=device),
-            counters=torch.zeros(tiles, dtype=torch.int32, device=device),
+            counters=torch.zeros(counters, dtype=torch.int32, device=device),
         )
-    flat = torch.zeros(m * n + tiles, dtype=torch.float32, device=device)
+    flat = torch.zeros(m * n + counters, dtype=torch.float32, device=device)
     return Buffers(partials=flat[: m * n].view(1, m, n), counters=flat[m * n :].view(torch.int32))
 
 

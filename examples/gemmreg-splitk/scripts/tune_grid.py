@@ -1,0 +1,233 @@
+"""The candidates ``tune.py`` sweeps, the pool that compiles them ahead, and
+how the results are summed up (a table and ``tuned.TABLE`` entries)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import attrs
+from gemmreg_splitk import heuristics, plugin, tuned
+
+FILLS = (0.5, 1.0, 2.0, 3.0, 4.0)
+"""Stage 1's splits: ``tiles x split`` about this many times the SM count."""
+MIN_K_STEPS = 2
+"""Every K slice spans at least this many BLOCK_K steps."""
+EDGES = (16, 32, 64, 128)
+SMEM_LIMIT = 200 * 1024
+"""Pipelined A and B tiles of one program stay under this (an H200 SM has 228 KiB)."""
+
+
+class Candidate(NamedTuple):
+    config: heuristics.Config
+    label: str
+    """``current`` (what the plugin picks today), ``grid``, ``stage2``, ``retime``, ``broken``."""
+
+
+def target(where: Any) -> heuristics.Target:
+    """What the plugin chooses for here: the GPU's SM count, or the interpreter."""
+    return plugin.target(where)
+
+
+def key(c: heuristics.Config, atomic: bool) -> str:
+    text = f"{c.block_m}x{c.block_n}x{c.block_k} split{c.split_k} w{c.num_warps} s{c.num_stages}"
+    text += " swapAB" * c.swap_ab
+    return text if atomic else f"{text} {c.reduce}"
+
+
+def describe(cand: Candidate, m: int, n: int, k: int, atomic: bool) -> dict[str, Any]:
+    c = cand.config
+    return {
+        "label": cand.label,
+        "key": key(c, atomic),
+        "config": attrs.asdict(c),
+        "tiles": c.tiles(m, n),
+        "programs": c.tiles(m, n) * c.split_k,
+    }
+
+
+def _pow2_near(x: float) -> int:
+    return 1 if x <= 1 else 1 << round(math.log2(x))
+
+
+def _make(
+    m: int, n: int, k: int, bm: int, bn: int, bk: int, split: int, **fields: Any
+) -> heuristics.Config:
+    """A config like the plugin's (``heuristics._finish`` sizes stages and reduce chunks)."""
+    return heuristics._finish(bm, bn, bk, split, k, 2, **fields)
+
+
+def _dedup(cands: list[Candidate], atomic: bool) -> list[Candidate]:
+    seen: set[str] = set()
+    out = []
+    for cand in cands:
+        tag = key(cand.config, atomic) + cand.label * (cand.label == "broken")
+        if tag not in seen:
+            seen.add(tag)
+            out.append(cand)
+    return out
+
+
+def stage1(m: int, n: int, k: int, atomic: bool, where: heuristics.Target, quick: bool,
+           broken: bool) -> list[Candidate]:  # fmt: skip
+    """The current choice first (always timed), then tiles x splits at default warps/stages."""
+    procs = where.processors
+    current = heuristics.choose(m, n, k, where, atomic=atomic)
+    cands = [Candidate(current, "current")]
+    edges_m = [16] if quick else [e for e in EDGES if e <= max(16, 1 << (m - 1).bit_length())]
+    edges_n = [16] if quick else [e for e in EDGES if e <= max(16, 1 << (n - 1).bit_length())]
+    for bm in edges_m:
+        for bn in edges_n:
+            if max(bm, bn) > 2 * min(bm, bn) and not (m < n and bm >= m):
+                continue  # thin tiles only for skinny outputs, where BLOCK_M covers M
+            tiles = -(-m // bm) * -(-n // bn)
+            few = tiles <= 4  # a handful of tiles: K steps matter more, try both
+            bks = (32,) if quick else ((64, 128) if few else (128 if bm * bn <= 32 * 32 else 64,))
+            fills = (1.0, 2.0) if quick else FILLS
+            warps = 8 if bm * bn >= 128 * 128 else 4
+            for bk in bks:
+                most = max(1, k // (MIN_K_STEPS * bk))
+                splits = sorted({min(most, _pow2_near(f * procs / tiles)) for f in fills})
+                for split in splits:
+                    for swap in (False, True) if _swappable(bm, bn, quick) else (False,):
+                        config = _make(m, n, k, bm, bn, bk, split, num_warps=warps, swap_ab=swap)
+                        cands.append(Candidate(config, "grid"))
+    if broken:
+        base = next((c.config for c in cands if c.config.split_k >= 2), None)
+        if base is not None:  # drops the last half of the K slices: C must come out wrong
+            wrong = attrs.evolve(base, split_k=base.split_k // 2)
+            cands.append(Candidate(wrong, "broken"))
+    return _dedup(cands, atomic)
+
+
+def _swappable(bm: int, bn: int, quick: bool) -> bool:
+    """Worth launching as C^T = B^T A^T: the M tile is below wgmma's 64 rows and
+    the N tile is not (quick: always, so the interpreter runs that path too)."""
+    return quick or bm < 64 <= bn
+
+
+def best(rows: list[dict[str, Any]], top: int) -> list[dict[str, Any]]:
+    ok = [r for r in rows if r["status"] == "ok" and "broken" not in r["label"]]
+    return sorted(ok, key=lambda r: -r["ratio"])[:top]
+
+
+def _config(row: dict[str, Any]) -> heuristics.Config:
+    return heuristics.Config(**row["config"])
+
+
+def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
+           quick: bool, done: list[dict[str, Any]]) -> list[Candidate]:  # fmt: skip
+    """Around each seed: other BLOCK_K, warps, stages, the tree reduction, and
+    the swapped launch where it applies."""
+    out = []
+    for row in seeds:
+        c = _config(row)
+        variants: list[dict[str, Any]] = []
+        if not atomic:
+            variants.append({"reduce": "tree" if c.reduce == "serial" else "serial"})
+        if c.swap_ab or _swappable(c.block_m, c.block_n, quick):
+            variants.append({"swap_ab": not c.swap_ab})
+        if quick:
+            variants.append({"num_stages": 2 if c.num_stages != 2 else 3})
+        else:
+            for bk in (32, 64, 128, 256):
+                if bk != c.block_k and c.k_per_split >= MIN_K_STEPS * bk:
+                    variants.append({"block_k": bk})
+            variants += [{"num_warps": w} for w in (2, 4, 8) if w != c.num_warps]
+            variants += [
+                {"num_stages": s} for s in (c.num_stages - 1, c.num_stages + 1) if 2 <= s <= 6
+            ]
+        for change in variants:
+            fields: dict[str, Any] = {
+                "num_warps": c.num_warps,
+                "num_stages": c.num_stages,
+                "reduce": c.reduce,
+                "swap_ab": c.swap_ab,
+            }
+            fields.update(change)
+            bk = fields.pop("block_k", c.block_k)
+            if "block_k" in change:
+                fields.pop("num_stages")  # sized for the new BLOCK_K
+            config = _make(m, n, k, c.block_m, c.block_n, bk, c.split_k, **fields)
+            if config.num_stages * (c.block_m + c.block_n) * bk * 2 > SMEM_LIMIT:
+                continue
+            out.append(Candidate(config, "stage2"))
+    measured = {r["key"] for r in done}
+    return [c for c in _dedup(out, atomic) if key(c.config, atomic) not in measured]
+
+
+def retime(rows: list[dict[str, Any]], atomic: bool, top: int) -> list[Candidate]:
+    """The first dtype's current choice, its best few, and the best of each reduction."""
+    keep = [r for r in rows if r["label"].startswith("current")] + best(rows, top)
+    if not atomic:
+        for reduce in tuned.REDUCTIONS:
+            keep += best([r for r in rows if r["config"]["reduce"] == reduce], 1)
+    cands = [
+        Candidate(_config(r), r["label"].replace("grid", "retime").replace("stage2", "retime"))
+        for r in keep
+    ]
+    return _dedup(cands, atomic)
+
+
+class Compiler:
+    """Processes that run each candidate once, so that Triton's disk cache holds
+    its binary before the timing process needs it (compiling is the slow part)."""
+
+    def __init__(self, jobs: int, where: Any) -> None:
+        import os
+
+        self.pool = None
+        if where.triton_interpreted or jobs == 0:
+            return
+        jobs = jobs if jobs > 0 else max(1, (os.cpu_count() or 4) - 2)
+        import concurrent.futures
+        import multiprocessing
+
+        self.pool = concurrent.futures.ProcessPoolExecutor(
+            jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
+        )
+
+    def compile(self, tasks: list[tuple[tuple[int, int, int], str, bool, heuristics.Config]],
+                until: float) -> int:  # fmt: skip
+        """Compile all, waiting at most until ``until`` (time.monotonic); how many failed."""
+        if self.pool is None or not tasks:
+            return 0
+        import concurrent.futures
+        import time
+
+        futures = [self.pool.submit(_compile_one, *task) for task in tasks]
+        done, pending = concurrent.futures.wait(futures, timeout=max(0.0, until - time.monotonic()))
+        for f in pending:
+            f.cancel()
+        return sum(1 for f in done if f.exception() is not None or not f.result())
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _worker_init() -> None:
+    import gemmreg
+
+    gemmreg.where()
+
+
+def _compile_one(
+    shape: tuple[int, int, int], dtype: str, atomic: bool, config: heuristics.Config
+) -> bool:
+    import gemmreg
+    import torch
+
+    m, n, k = shape
+    where = gemmreg.where()
+    tdtype = gemmreg.torch_dtype(dtype)  # type: ignore[arg-type]
+    a = torch.zeros(m, k, dtype=tdtype, device=where.device)
+    b = torch.zeros(k, n, dtype=tdtype, device=where.device)
+    c = torch.empty(m, n, dtype=tdtype, device=where.device)
+    try:
+        plugin.build_launch(m, n, k, config, atomic, where)(a, b, c)
+        if where.is_gpu:
+            torch.cuda.synchronize()
+    except Exception:  # the timing process reports it
+        return False
+    return True

@@ -1,0 +1,108 @@
+"""Per-shape-class configs measured on a GPU, and how the split follows from
+the multiprocessor count.
+
+A tuned entry never stores SPLIT_K itself: it stores how many programs per
+multiprocessor the measured best config ran (``programs_per_sm``), so the
+split follows the device it runs on (read from the device at ``prepare``):
+``split = tiles x split ~= programs_per_sm x SMs``. The entries below are
+what the heuristic of :mod:`gemmreg_splitk.heuristics` picks on an H200
+(132 SMs), written out; ``scripts/tune.py`` prints entries in this form for
+the best config it measures per shape and mode, to paste here.
+
+A shape falls in the first class whose bounds it meets; shapes in no class
+(and everything under Triton's interpreter) keep the heuristic.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+
+REDUCTIONS = ("serial", "tree")
+"""Deterministic mode's reductions (:mod:`gemmreg_splitk.kernel`): the last
+program of a tile sums every slot (``serial``), or pairs of K slices sum up a
+fixed binary tree (``tree``). Atomic mode ignores it."""
+
+
+@attrs.frozen(kw_only=True)
+class ShapeClass:
+    """Problems with ``m <= max_m``, ``min_n <= n <= max_n`` and ``k >= min_k``."""
+
+    name: str
+    max_m: int
+    max_n: int = 1 << 62
+    min_n: int = 1
+    min_k: int = 1
+
+    def holds(self, m: int, n: int, k: int) -> bool:
+        return m <= self.max_m and self.min_n <= n <= self.max_n and k >= self.min_k
+
+
+@attrs.frozen(kw_only=True)
+class Tuned:
+    """One measured config, with the split as programs per multiprocessor."""
+
+    block_m: int
+    block_n: int
+    block_k: int
+    programs_per_sm: float
+    num_warps: int = 4
+    num_stages: int | None = None
+    """None: as many as the shared-memory budget allows (the heuristic's sizing)."""
+    reduce: str = attrs.field(default="serial", validator=attrs.validators.in_(REDUCTIONS))
+    swap_ab: bool = False
+    """Launch C^T = B^T A^T (see ``heuristics.Config.swap_ab``)."""
+
+
+CLASSES = (
+    ShapeClass(name="tiny", max_m=32, max_n=32, min_k=8192),  # 16x16x65536
+    ShapeClass(name="small", max_m=256, max_n=256, min_k=8192),  # 128x128x32768
+    ShapeClass(name="flat32", max_m=32, min_n=1024, min_k=4096),  # 32x8192x8192
+    ShapeClass(name="flat64", max_m=64, min_n=1024, min_k=4096),  # 64x4096x16384
+)
+"""First match wins, so the narrower classes come first."""
+
+TABLE: dict[tuple[str, bool], Tuned] = {
+    # (class, atomic): the heuristic's H200 choice until the tuner's figures land.
+    ("tiny", False): Tuned(block_m=16, block_n=16, block_k=128, programs_per_sm=0.5),
+    ("tiny", True): Tuned(block_m=16, block_n=16, block_k=128, programs_per_sm=1.0),
+    ("small", False): Tuned(block_m=32, block_n=32, block_k=128, programs_per_sm=2.0),
+    ("small", True): Tuned(block_m=64, block_n=64, block_k=64, programs_per_sm=2.0),
+    ("flat32", False): Tuned(block_m=32, block_n=128, block_k=64, programs_per_sm=2.0),
+    ("flat32", True): Tuned(block_m=32, block_n=128, block_k=64, programs_per_sm=2.0),
+    ("flat64", False): Tuned(block_m=64, block_n=128, block_k=64, programs_per_sm=2.0),
+    ("flat64", True): Tuned(block_m=64, block_n=128, block_k=64, programs_per_sm=2.0),
+}
+
+
+def shape_class(m: int, n: int, k: int) -> str | None:
+    for candidate in CLASSES:
+        if candidate.holds(m, n, k):
+            return candidate.name
+    return None
+
+
+MEASURED_ELEMENT_BYTES = 2
+"""The entries are measured in fp16 and bf16; fp32 inputs keep the heuristic."""
+
+
+def lookup(m: int, n: int, k: int, atomic: bool, element_bytes: int = 2) -> Tuned | None:
+    if element_bytes != MEASURED_ELEMENT_BYTES:
+        return None
+    name = shape_class(m, n, k)
+    return None if name is None else TABLE.get((name, atomic))
+
+
+def split_for(entry: Tuned, tiles: int, processors: int) -> int:
+    """The power of two nearest (in log scale) to ``programs_per_sm x SMs / tiles``:
+    powers of two keep K's slices whole on the power-of-two K of the target shapes."""
+    wanted = entry.programs_per_sm * processors / max(1, tiles)
+    if wanted <= 1:
+        return 1
+    return 1 << round(math.log2(wanted))
+
+
+def programs_per_sm(tiles: int, split_k: int, processors: int) -> float:
+    """The figure a measured config is stored with (rounded for the table)."""
+    return round(tiles * split_k / processors, 3)

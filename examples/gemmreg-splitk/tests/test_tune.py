@@ -1,0 +1,117 @@
+"""The tuning harness (scripts/tune.py): its grid stays bounded on an H200,
+and a tiny run under Triton's interpreter writes the report, times the
+current choice, both reductions and atomic mode, and rejects a wrong candidate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gemmreg_splitk import heuristics
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+TARGET_SHAPES = [(16, 16, 65536), (128, 128, 32768), (64, 4096, 16384), (32, 8192, 8192)]
+
+
+@pytest.fixture(scope="module")
+def grid():
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        import tune_grid
+
+        yield tune_grid
+    finally:
+        sys.path.remove(str(SCRIPTS))
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+def test_the_h200_grid_is_bounded_covers_k_and_fills_the_device(grid, atomic):
+    h200 = heuristics.gpu(132)
+    total = 0
+    for m, n, k in TARGET_SHAPES:
+        cands = grid.stage1(m, n, k, atomic, h200, quick=False, broken=False)
+        assert cands[0].label == "current"
+        assert cands[0].config == heuristics.choose(m, n, k, h200, atomic=atomic)
+        total += len(cands)
+        for cand in cands:
+            c = cand.config
+            assert (c.split_k - 1) * c.k_per_split < k <= c.split_k * c.k_per_split
+            assert c.k_per_split >= grid.MIN_K_STEPS * c.block_k or cand.label == "current"
+        programs = [c.config.tiles(m, n) * c.config.split_k for c in cands[1:]]
+        assert max(programs) >= 3 * 132  # the sweep reaches past two programs per SM
+        if m <= 32:  # skinny: small tiles are in the sweep
+            assert {c.config.block_m for c in cands} <= {16, 32}
+    assert total <= 120  # stage 1 of one mode: bounded so the whole sweep fits minutes
+
+
+def test_stage_two_keeps_a_swapped_seed_swapped_and_tries_it_unswapped(grid):
+    h200 = heuristics.gpu(132)
+    seed = next(
+        c for c in grid.stage1(32, 8192, 8192, True, h200, False, False) if c.config.swap_ab
+    )
+    row = grid.describe(seed, 32, 8192, 8192, True)
+    more = grid.stage2([row], 32, 8192, 8192, True, False, [row])
+    assert sum(not c.config.swap_ab for c in more) == 1  # the one toggle
+    assert all(c.config.reduce == "serial" for c in more)  # atomic mode has no reduction choice
+
+
+def test_stage_two_varies_the_reduction_and_pipeline_around_a_seed(grid):
+    h200 = heuristics.gpu(132)
+    seed = grid.stage1(64, 4096, 16384, False, h200, quick=False, broken=False)[0]
+    row = grid.describe(seed, 64, 4096, 16384, False)
+    more = grid.stage2([row], 64, 4096, 16384, False, False, [row])
+    assert any(c.config.reduce == "tree" for c in more)
+    assert {c.config.num_warps for c in more} >= {2, 8}
+    assert all(grid.key(c.config, False) != row["key"] for c in more)
+    for c in more:
+        smem = c.config.num_stages * (c.config.block_m + c.config.block_n) * c.config.block_k * 2
+        assert smem <= grid.SMEM_LIMIT
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tune")
+    command = [sys.executable, str(SCRIPTS / "tune.py"), "--shapes", "16x16x256", "--quick",
+               "--include-broken", "--dtypes", "fp16", "--out", str(out)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:] + done.stdout[-3000:]
+    return json.loads((out / "tune.json").read_text()), done.stdout
+
+
+def test_a_tiny_interpreted_run_writes_the_report(report):
+    data, stdout = report
+    assert data["interpreted"] is True
+    assert {(tuple(g["shape"]), g["dtype"], g["mode"]) for g in data["groups"]} == {
+        ((16, 16, 256), "fp16", "splitk"),
+        ((16, 16, 256), "fp16", "splitk_atomic"),
+    }
+    for group in data["groups"]:
+        assert group["current"]["status"] == "ok"
+        assert group["best"]["label"] != "broken"
+        for row in group["candidates"]:
+            if row["status"] == "ok":
+                assert row["ms"] > 0 and row["torch_ms"] > 0
+                assert row["ratio"] == pytest.approx(row["torch_ms"] / row["ms"])
+    assert len(data["suggested_table"]) == 2
+    assert "best config" in stdout and "suggested gemmreg_splitk/tuned.py TABLE" in stdout
+
+
+def test_the_deliberately_wrong_candidate_is_rejected_with_the_reason(report):
+    data, stdout = report
+    for group in data["groups"]:
+        broken = [r for r in group["candidates"] if r["label"] == "broken"]
+        assert len(broken) == 1
+        assert broken[0]["status"] == "rejected"
+        assert broken[0]["why"].startswith("wrong: call 1:")
+        assert "ms" not in broken[0]
+    assert stdout.count("rejected 16x16x256") == 2
+
+
+def test_deterministic_mode_times_both_reductions(report):
+    data, _ = report
+    det = next(g for g in data["groups"] if g["mode"] == "splitk")
+    timed = {r["config"]["reduce"] for r in det["candidates"] if r["status"] == "ok"}
+    assert timed == {"serial", "tree"}
