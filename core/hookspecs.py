@@ -85,6 +85,11 @@ Rules the core relies on:
   device node but no GPU torch can use runs ``GEMMREG_DEVICE=cpu`` to import
   such a module itself, before discovery).
 - A plugin never times itself, prints pass/fail or chooses shapes.
+- A plugin never sets torch's global switches (TF32, matmul precision,
+  default dtype, stream): the core pins them per kernel from its declared
+  precision. A kernel whose fp32 ``Precision.math`` is ``"tf32"`` runs its
+  prepare and launches with TF32 matmuls allowed (``torch.mm`` is then cuBLAS
+  TF32), every other one with IEEE fp32; a switch its code flips fails its case.
 - Where the kernels run comes from :func:`gemmreg.where`, never from the
   environment: the backend, the device to allocate on, the GPU's name,
   compute capability and multiprocessors, and whether Triton runs

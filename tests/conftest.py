@@ -32,6 +32,7 @@ BUILT_INS = (
     "triton_grouped",
     "triton_tuned",
     "torch_ref",
+    "torch_ref_tf32",
 )
 """The plugins gemmreg ships: one list, so adding a built-in is one edit here."""
 

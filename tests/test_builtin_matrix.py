@@ -11,6 +11,7 @@ test_builtins = matrix(
     "hip_tiled",
     "hip_regtiled",
     "torch_ref",
+    "torch_ref_tf32",
     "triton_baseline",
     "triton_grouped",
     "triton_tuned",

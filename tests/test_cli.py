@@ -21,6 +21,7 @@ def test_list_shows_the_built_ins_with_hip_unavailable_and_why(capsys):
     for name in BUILT_INS:
         assert name in done.out
     assert "no: no GPU" in done.out
+    assert "no: TF32 is a tensor-core mode" in done.out  # torch_ref_tf32, off NVIDIA
 
 
 def test_list_json_has_origin_precision_tolerance_and_availability(capsys):

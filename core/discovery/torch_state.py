@@ -14,6 +14,12 @@ torch >= 2.9 also has a newer TF32 switch (``fp32_precision``); mixing it with
 the legacy one makes the legacy getters raise. A reading that raises is kept
 as text (``unreadable: ...``), which differs from the pinned value and so is
 reported too, and :func:`pin` resets the newer switch before the legacy one.
+
+The pin is per kernel (:func:`pin_for`): a kernel that declares TF32 math for
+fp32 runs its prepare and calls with TF32 allowed (a ``torch.mm`` that is
+cuBLAS TF32, the like-for-like reference of a TF32 kernel), every other kernel
+with it off; the check after its code compares with that kernel's own pin, so
+a plugin that flips a switch itself is still blamed.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import attrs
+from gemmreg.contract.records import KernelSpec, Problem
 
 PINNED_DEVICE = 0
 """The CUDA device index every task starts on (the first visible device)."""
@@ -151,13 +158,32 @@ def _set(action: Any) -> None:
         action()
 
 
-def pin() -> TorchState:
+TF32_MATH = "tf32"
+"""The declared fp32 math (``Precision.math``) whose kernel runs with TF32 allowed."""
+
+
+def allows_tf32(spec: KernelSpec, problem: Problem) -> bool:
+    """Whether ``spec`` runs ``problem`` with torch's TF32 matmul switch on: it
+    declares TF32 math for fp32 and the problem is fp32."""
+    precision = spec.capabilities.precision.get(problem.dtype)
+    return problem.dtype == "fp32" and precision is not None and precision.math == TF32_MATH
+
+
+def pin_for(spec: KernelSpec, problem: Problem) -> TorchState:
+    """:func:`pin` as ``spec`` runs ``problem``: TF32 on where it declares TF32 math."""
+    return pin(tf32=allows_tf32(spec, problem))
+
+
+def pin(tf32: bool = False) -> TorchState:
     """Set the pinned values and return the reading that results.
 
     Pinned: float32 default dtype on the CPU device, IEEE fp32 (TF32 off,
     ``float32_matmul_precision`` "highest"), no reduced-precision reductions
     or fp16 accumulation, deterministic mode off, and where CUDA is initialized
-    device 0 and its default stream.
+    device 0 and its default stream. With ``tf32``, TF32 matmuls are allowed
+    instead (``allow_tf32`` True, ``float32_matmul_precision`` "high", which on
+    torch >= 2.9 also sets the newer matmul switch to "tf32"); cuDNN's TF32
+    stays off (no GEMM goes through it).
     """
     import torch
 
@@ -176,8 +202,8 @@ def pin() -> TorchState:
     _set(lambda: torch.set_default_dtype(torch.float32))
     if hasattr(torch, "set_default_device"):
         _set(lambda: torch.set_default_device(None))
-    _set(lambda: torch.set_float32_matmul_precision("highest"))
-    _set(lambda: setattr(matmul, "allow_tf32", False))
+    _set(lambda: torch.set_float32_matmul_precision("high" if tf32 else "highest"))
+    _set(lambda: setattr(matmul, "allow_tf32", tf32))
     _set(lambda: setattr(torch.backends.cudnn, "allow_tf32", False))
     _set(lambda: setattr(matmul, "allow_fp16_reduced_precision_reduction", False))
     _set(lambda: setattr(matmul, "allow_bf16_reduced_precision_reduction", False))

@@ -214,7 +214,8 @@ def check_case(
 
     The second run uses fresh inputs, so a kernel that returns a cached
     result fails it even when the first run passed. torch's global state is
-    pinned first and checked after prepare and after each launch: a plugin
+    pinned first, as this kernel runs this problem (TF32 on where it declares
+    TF32 math), and checked after prepare and after each launch: a plugin
     that changes it fails here, on its own row, not in the next plugin's.
 
     :param before_launch: Enqueued right before each launch of the kernel
@@ -222,7 +223,7 @@ def check_case(
     """
     from gemmreg.discovery import torch_state
 
-    expected = torch_state.pin()
+    expected = torch_state.pin_for(spec, problem)
     try:
         return _check_case(spec, problem, seed, values, before_launch, expected)
     except torch_state.StateChanged as error:

@@ -97,7 +97,7 @@ def refusal_case(spec: KernelSpec, problem: Problem) -> RefusalResult:
     """
     from gemmreg.discovery import torch_state
 
-    expected = torch_state.pin()
+    expected = torch_state.pin_for(spec, problem)
     verdict = _refusal(spec, problem)
     found = torch_state.changes(expected)
     if found:

@@ -73,7 +73,9 @@ def pin_torch_precision() -> dict[str, Any]:
 
     A plugin that calls torch.mm can then declare IEEE fp32 (no TF32) and
     no reduced-precision reductions for fp16/bf16. Every worker task starts
-    from these values (:func:`gemmreg.discovery.torch_state.pin`).
+    from these values (:func:`gemmreg.discovery.torch_state.pin`); a kernel
+    that declares TF32 math for fp32 runs with TF32 allowed instead
+    (:func:`gemmreg.discovery.torch_state.pin_for`).
     """
     from gemmreg.discovery import torch_state
 

@@ -45,6 +45,7 @@ def device_profiles(
             out[name] = KernelProfile(unavailable=f"{type(error).__name__}: {error}")
     for kernel in ready:
         note(f"profiling {kernel.name}'s device work")
+        kernel.pin()  # each kernel's calls under its own pin (TF32 where declared)
         calls = device_activity.calls_for_budget(
             _one_call_s(kernel.call),
             device_activity.PROFILE_BUDGET_S,

@@ -2,6 +2,12 @@
 slots, graph replays in rounds. :mod:`gemmreg.running.timing` prepares the kernels
 and calls these; each kernel here is anything with a ``name`` and a
 ``call()`` that enqueues one call (so tests can hand in stand-ins).
+
+A kernel may also have ``pin()``, which pins torch's switches as that kernel
+runs (TF32 on for one that declares TF32 math, :func:`gemmreg.discovery.torch_state.pin_for`)
+and returns the reading. Kernels are interleaved, so each one's pin is applied
+before its calls (a slot, a soak batch, a graph capture or its replays), never
+inside a timed interval, and torch's state is checked against it after them.
 """
 
 from __future__ import annotations
@@ -45,6 +51,14 @@ class ChangedInRounds(Exception):
         self.kernel, self.changed = kernel, changed
 
 
+def _enter(kernel: Any) -> Any:
+    """Before ``kernel``'s calls, outside any timed interval: its own pin (about
+    0.2 ms of host work, between two synchronised slots); the reading to check
+    against after them, or None for a stand-in without ``pin``."""
+    pin = getattr(kernel, "pin", None)
+    return pin() if pin is not None else None
+
+
 def _check_state(name: str, expected: Any) -> None:
     """After ``name``'s calls: torch's global state as pinned, or ChangedInRounds
     blaming ``name`` (nothing to check when ``expected`` is None)."""
@@ -56,11 +70,9 @@ def _check_state(name: str, expected: Any) -> None:
         raise ChangedInRounds(name, error) from None
 
 
-def heat_soak(
-    kernels: list[Any], clock: Any, policy: Any, monitor: Any, expected: Any = None
-) -> dict[str, Any]:
+def heat_soak(kernels: list[Any], clock: Any, policy: Any, monitor: Any) -> dict[str, Any]:
     """Untimed round-robin until the clock holds; returns the per-sample cost.
-    Torch's state is checked after each kernel's calls, as in the rounds."""
+    Each kernel's pin is applied before its calls and checked after, as in the rounds."""
     cost: dict[str, list[float]] = {k.name: [] for k in kernels}
     readings: list[Any] = []
     calls = {k.name: 0 for k in kernels}
@@ -69,6 +81,7 @@ def heat_soak(
     while True:
         for kernel in kernels:
             count = max(1, policy.soak_min_calls // 4)
+            expected = _enter(kernel)
             t0 = time.perf_counter()
             clock.samples(kernel.call, count)
             cost[kernel.name].append((time.perf_counter() - t0) / count)
@@ -115,10 +128,9 @@ def take_rounds(
     cost_s: Mapping[str, float],
     seed: int,
     monitor: Any,
-    expected: Any = None,
 ) -> tuple[list[Round], str]:
-    """Rounds until the stopping rule says so. Torch's global state is checked
-    after every slot (never inside one), against ``expected`` when given."""
+    """Rounds until the stopping rule says so. Each slot starts from its kernel's
+    pin and torch's state is checked after it (never inside one)."""
     names = [k.name for k in kernels]
     by_name = {k.name: k for k in kernels}
     budget = max(policy.slot_s, *cost_s.values())
@@ -133,6 +145,7 @@ def take_rounds(
         readings = [monitor.read()] if monitor is not None else []
         slot_ms, wall, samples = {}, {}, {}
         for name in order:
+            expected = _enter(by_name[name])
             values, wall[name] = _slot(by_name[name], clock, budget, cost_s[name])
             slot_ms[name], samples[name] = statistics.median(values), len(values)
             _check_state(name, expected)
@@ -171,16 +184,19 @@ def graph_rounds(kernels: list[Any], policy: Any, seed: int) -> list[Round]:
         return []
     graphs: dict[str, Graph] = {}
     for kernel in kernels:
+        _enter(kernel)  # a capture records the library call its switches chose
         try:
             graphs[kernel.name] = Graph(kernel.call, Graph.calls_for(per_call_ms(kernel)))
         except Exception as error:  # some launchers cannot be captured; say so
             kernel.result.graph_error = f"{type(error).__name__}: {error}"
     names = list(graphs)
+    by_name = {k.name: k for k in kernels}
     taken = []
     for index in range(policy.graph_rounds if len(names) else 0):
         order = rounds.round_orders(names, index + 1, seed + 7)[index]
         slot_ms, wall, samples = {}, {}, {}
         for name in order:
+            _enter(by_name[name])
             graph = graphs[name]
             replay_ms = max(graph.per_call_ms(1) * graph.calls, 1e-3)
             replays = max(1, round(policy.slot_s * 1e3 / replay_ms))

@@ -65,6 +65,12 @@ class _Kernel:
     used: set[int] = attrs.Factory(lambda: {0})
     """The placements the rounds have handed to the kernel (the first is the
     prechecked one): the postcheck reads each of their Cs, and no other."""
+    tf32: bool = False
+    """Its calls run with TF32 allowed (:func:`torch_state.allows_tf32`)."""
+
+    def pin(self) -> torch_state.TorchState:
+        """Pin torch's switches as this kernel runs: before any of its calls."""
+        return torch_state.pin(tf32=self.tf32)
 
     def call(self) -> None:
         assert self.operands is not None and self.guarded is not None
@@ -98,7 +104,8 @@ def _prepare(kernel: _Kernel, problem: Problem, seed: int, device: str) -> bool:
     """Operands, prepare, first call, precheck; False when the kernel drops out.
     Raises torch_state.StateChanged when its prepare or first call changed
     torch's global state (the caller blames it and restores the state)."""
-    expected = torch_state.pin()
+    kernel.tf32 = torch_state.allows_tf32(kernel.spec, problem)
+    expected = kernel.pin()
     a, b = make_operands(kernel.spec, problem, seed, device)
     kernel.operands, kernel.before = (a, b), (a.clone(), b.clone())
     kernel.guarded = GuardedOutput.allocate(problem, device)
@@ -182,14 +189,13 @@ def measure_group(
             kernel.result.placements_note = f"one placement: {type(error).__name__}: {error}"
         kernel.sets = [first, *extra]
         kernel.result.placements = len(kernel.sets)
-    expected = torch_state.pin()
     monitor, result.monitor = _open_monitor()
     note(f"timing {', '.join(k.name for k in ready)} in rounds")
     try:
-        soak = round_loops.heat_soak(ready, clock, policy, monitor, expected)
+        soak = round_loops.heat_soak(ready, clock, policy, monitor)
         result.soak = Soak(**soak)
         taken, result.stop_reason = round_loops.take_rounds(
-            ready, clock, policy, soak["sample_cost_s"], order_seed, monitor, expected
+            ready, clock, policy, soak["sample_cost_s"], order_seed, monitor
         )
     except round_loops.ChangedInRounds as error:
         # The others ran under the changed state: none of this process's rounds count.
@@ -227,6 +233,7 @@ def measure_group(
                 device_activity.SYNC_LEAST_CALLS,
                 device_activity.SYNC_CHECK_CALLS,
             )
+            kernel.pin()
             kernel.result.sync_escape = device_activity.sync_escape(kernel.call, calls)
     if monitor is not None:
         monitor.close()

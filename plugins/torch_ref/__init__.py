@@ -1,9 +1,14 @@
 """torch_ref: ``torch.mm`` on whatever device is present (cuBLAS, hipBLAS or
 the CPU BLAS). The reference point every other kernel is compared against.
 
-Its fp32 precision relies on the core pinning torch's matmul flags in every
-worker (TF32 and reduced-precision reductions off), which the core does for
-every kernel: a plugin never sets torch's global flags itself.
+torch_ref_tf32: the same ``torch.mm``, fp32 only, declared TF32: cuBLAS TF32,
+the like-for-like reference of a kernel whose fp32 runs as TF32 (Triton's
+``tl.dot`` on NVIDIA), which against torch_ref would be UNLIKE PRECISION.
+
+Both rely on the core pinning torch's matmul flags per kernel, from the math
+it declares: TF32 on for a kernel that declares ``tf32`` for fp32, off (IEEE
+fp32) otherwise, reduced-precision reductions always off. A plugin never sets
+torch's global flags itself; the two kernels differ only in what they declare.
 """
 
 from __future__ import annotations
@@ -57,6 +62,59 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         torch.mm(a, b, out=out)
 
     return launch
+
+
+TF32_PRECISION = {"fp32": gemmreg.Precision(math="tf32", detail="torch.mm, TF32 on")}
+
+TF32_CAPABILITIES = gemmreg.Capabilities(
+    dtypes={"fp32"},
+    backends={"cuda"},
+    precision=TF32_PRECISION,
+    layouts={"rowmajor", "transposedA", "transposedB", "padded"},
+)
+
+TF32_LEAST_CAPABILITY = (8, 0)
+"""TF32 tensor cores came with NVIDIA Ampere (sm80): before it cuBLAS has no
+TF32 math, and torch.mm with TF32 allowed would quietly be IEEE fp32."""
+
+
+def tf32_unavailable() -> str | None:
+    """Why torch.mm cannot run as TF32 here, or None: only NVIDIA Ampere and later."""
+    where = gemmreg.where()
+    if where.backend != "cuda":
+        return (
+            "TF32 is a tensor-core mode of NVIDIA GPUs (Ampere, sm80, and later); "
+            f"this machine's backend is {where.backend}"
+        )
+    if where.capability is not None and where.capability < TF32_LEAST_CAPABILITY:
+        major, minor = where.capability
+        return f"TF32 needs NVIDIA Ampere (sm80) or later; this GPU is sm{major}{minor}"
+    return None
+
+
+def prepare_tf32(problem: gemmreg.Problem) -> gemmreg.Launch:
+    """torch.mm as torch_ref's: the core allows TF32 around this kernel's calls."""
+    import torch
+
+    TF32_CAPABILITIES.require(problem)
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        torch.mm(a, b, out=out)
+
+    return launch
+
+
+TORCH_REF_TF32 = gemmreg.KernelSpec(
+    name="torch_ref_tf32",
+    summary="torch.mm with TF32 (cuBLAS TF32): the like-for-like reference of TF32 kernels",
+    prepare=prepare_tf32,
+    capabilities=TF32_CAPABILITIES,
+    tolerances=gemmreg.standard_tolerances(TF32_PRECISION),
+    available=tf32_unavailable,
+    vendor_library=True,
+)
+"""Registered through an entry point of its own (``gemmreg_plugins.torch_ref:TORCH_REF_TF32``),
+so it can be selected or blocked apart from torch_ref."""
 
 
 @gemmreg.hookimpl
