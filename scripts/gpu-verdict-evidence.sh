@@ -49,6 +49,9 @@
 #              against sweepone's (scripts/verdict_match.py)
 #   sweepray   the same sweep through a local Ray head (`--ray local`), Ray
 #              installed first from wheels under .raywheels/ if not importable
+#   tf32       `bench torch_ref_tf32 triton_tuned` at issue 16's four large
+#              shapes in fp32: TF32 against cuBLAS TF32
+#   tuned      `bench torch_ref triton_tuned` at those shapes in fp16 and bf16
 #   ncubench   `bench torch_ref triton_tuned --ncu=triton_tuned` at 4096^3 and
 #              8192^3 bf16: a profile per point, checked against the timed kernels
 #   sigterm    gemmreg killed with SIGTERM while a worker hangs on the GPU
@@ -262,6 +265,16 @@ PY
       ls "$out/ncu-4096-bf16/profiler"
       head -30 "$out/ncu-4096-bf16/profiler/"*.csv
       compare nsys-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --nsys=triton_tuned
+      ;;
+    tf32)
+      # issue 16: triton_tuned's fp32 (TF32) against cuBLAS TF32 (torch_ref_tf32), like for like
+      gemmreg tf32 bench torch_ref_tf32 triton_tuned \
+        --shape 4096,8192,8192x14336x4096,8192x4096x14336 --dtype fp32 --out "$out/tf32"
+      ;;
+    tuned)
+      # issue 16: triton_tuned against cuBLAS at the four large shapes, fp16 and bf16
+      gemmreg tuned bench torch_ref triton_tuned \
+        --shape 4096,8192,8192x14336x4096,8192x4096x14336 --dtype fp16,bf16 --out "$out/tuned"
       ;;
     ncubench)
       # bench --ncu: the kernel profiled at every point of a sweep
