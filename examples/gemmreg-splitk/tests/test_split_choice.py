@@ -6,13 +6,15 @@ import pytest
 from gemmreg_splitk import heuristics, tuned
 
 H200 = heuristics.gpu(132)
+HEURISTIC = heuristics.Target(processors=132, tuned=False)
+"""An H200 without the measured table: what the heuristic alone picks."""
 TARGET_SHAPES = [(16, 16, 65536), (128, 128, 32768), (64, 4096, 16384), (32, 8192, 8192)]
 """The skinny problems split-K is for (issue 16)."""
 RAGGED_SHAPES = [(3, 5, 7), (65, 67, 69), (20, 24, 700), (1, 64, 1), (130, 70, 65)]
 
 
 def _configs():
-    for target in (H200, heuristics.INTERPRETER):
+    for target in (HEURISTIC, heuristics.INTERPRETER):
         for m, n, k in TARGET_SHAPES + RAGGED_SHAPES:
             for atomic in (False, True):
                 for element_bytes in (2, 4):
@@ -23,8 +25,8 @@ def _configs():
 
 
 def test_a_tiny_output_grid_is_split_many_ways_and_atomic_mode_more():
-    det = heuristics.choose(16, 16, 65536, H200)
-    atomic = heuristics.choose(16, 16, 65536, H200, atomic=True)
+    det = heuristics.choose(16, 16, 65536, HEURISTIC)
+    atomic = heuristics.choose(16, 16, 65536, HEURISTIC, atomic=True)
     assert (det.block_m, det.block_n) == (atomic.block_m, atomic.block_n) == (16, 16)
     # Deterministic: the one program that reduces reads split x 1 KiB of partials,
     # kept under what one program loads (sqrt(65536 * 32 * 2 / 1024) = 64).
@@ -37,7 +39,7 @@ def test_a_tiny_output_grid_is_split_many_ways_and_atomic_mode_more():
 @pytest.mark.parametrize("atomic", [False, True])
 def test_the_target_shapes_fill_an_h200(shape, atomic):
     m, n, k = shape
-    config = heuristics.choose(m, n, k, H200, atomic=atomic)
+    config = heuristics.choose(m, n, k, HEURISTIC, atomic=atomic)
     programs = config.tiles(m, n) * config.split_k
     wanted = heuristics.PROGRAMS_PER_SM * 132
     assert heuristics.FILLED * wanted <= programs <= wanted
@@ -46,18 +48,18 @@ def test_the_target_shapes_fill_an_h200(shape, atomic):
 
 
 def test_skinny_wide_problems_take_wide_tiles():
-    assert heuristics.choose(32, 8192, 8192, H200).block_m == 32
-    config = heuristics.choose(64, 4096, 16384, H200)
+    assert heuristics.choose(32, 8192, 8192, HEURISTIC).block_m == 32
+    config = heuristics.choose(64, 4096, 16384, HEURISTIC)
     assert (config.block_m, config.block_n) == (64, 128)
 
 
 def test_a_grid_that_fills_the_device_is_not_split():
-    assert heuristics.choose(4096, 4096, 4096, H200).split_k == 1
-    assert heuristics.choose(4096, 4096, 4096, H200, atomic=True).split_k == 1
+    assert heuristics.choose(4096, 4096, 4096, HEURISTIC).split_k == 1
+    assert heuristics.choose(4096, 4096, 4096, HEURISTIC, atomic=True).split_k == 1
 
 
 def test_short_k_is_not_split_into_slivers():
-    config = heuristics.choose(16, 16, heuristics.MIN_K_PER_SPLIT, H200, atomic=True)
+    config = heuristics.choose(16, 16, heuristics.MIN_K_PER_SPLIT, HEURISTIC, atomic=True)
     assert config.split_k == 1
 
 
@@ -69,7 +71,7 @@ def test_every_split_has_work_and_together_they_cover_k():
 
 def test_the_deterministic_reduction_stays_under_one_programs_loads():
     for (m, n, k), target, atomic, element_bytes, config in _configs():
-        if atomic or target is not H200 or config.split_k == 1:
+        if atomic or target is not HEURISTIC or config.split_k == 1:
             continue
         reduced = config.split_k * config.block_m * config.block_n * 4
         loaded = config.k_per_split * (config.block_m + config.block_n) * element_bytes
@@ -104,21 +106,21 @@ def test_the_interpreter_splits_the_matrix_tail_shapes_raggedly():
 
 def test_the_user_can_force_split_k(monkeypatch):
     monkeypatch.setenv(heuristics.SPLIT_K_ENV, "8")
-    assert heuristics.choose(4096, 4096, 4096, H200).split_k == 8
+    assert heuristics.choose(4096, 4096, 4096, HEURISTIC).split_k == 8
     monkeypatch.setenv(heuristics.SPLIT_K_ENV, "many")
     with pytest.raises(ValueError, match="positive integer"):
-        heuristics.choose(16, 16, 1024, H200)
+        heuristics.choose(16, 16, 1024, HEURISTIC)
 
 
 def test_the_user_can_force_tiles_and_pipeline(monkeypatch):
     monkeypatch.setenv(heuristics.CONFIG_ENV, "block_m=16, block_n=64,num_stages=3,split_k=2")
-    config = heuristics.choose(64, 4096, 16384, H200)
+    config = heuristics.choose(64, 4096, 16384, HEURISTIC)
     assert (config.block_m, config.block_n, config.num_stages, config.split_k) == (16, 64, 3, 2)
     for bad, why in [("block_q=16", "unknown field"), ("block_m=24", "power of two"),
                      ("num_warps=0", "positive integer")]:  # fmt: skip
         monkeypatch.setenv(heuristics.CONFIG_ENV, bad)
         with pytest.raises(ValueError, match=why):
-            heuristics.choose(16, 16, 1024, H200)
+            heuristics.choose(16, 16, 1024, HEURISTIC)
 
 
 def test_the_target_follows_where_the_kernels_run():
@@ -135,13 +137,25 @@ def test_the_target_follows_where_the_kernels_run():
     assert plugin.target(interpreted) is heuristics.INTERPRETER
 
 
-def test_the_tuned_table_keeps_the_heuristics_h200_choice_until_refilled():
-    untuned = heuristics.Target(processors=132, tuned=False)
+def test_the_h200_launches_the_measured_configs_of_the_table():
     for m, n, k in TARGET_SHAPES:
         for atomic in (False, True):
-            assert tuned.lookup(m, n, k, atomic) is not None, (m, n, k)
+            entry = tuned.lookup(m, n, k, atomic)
+            assert entry is not None, (m, n, k)
             got = heuristics.choose(m, n, k, H200, atomic=atomic)
-            assert got == heuristics.choose(m, n, k, untuned, atomic=atomic), (m, n, k, atomic)
+            assert (got.block_m, got.block_n, got.block_k) == (
+                entry.block_m,
+                entry.block_n,
+                entry.block_k,
+            )
+            assert (got.num_warps, got.num_stages, got.swap_ab) == (
+                entry.num_warps,
+                entry.num_stages,
+                entry.swap_ab,
+            )
+            # the split the tuner measured comes back from its programs per SM
+            programs_per_sm = tuned.programs_per_sm(got.tiles(m, n), got.split_k, 132)
+            assert programs_per_sm == entry.programs_per_sm
 
 
 def test_each_target_shape_has_its_own_class_and_fp32_keeps_the_heuristic():

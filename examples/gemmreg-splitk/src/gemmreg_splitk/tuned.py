@@ -64,15 +64,69 @@ CLASSES = (
 """First match wins, so the narrower classes come first."""
 
 TABLE: dict[tuple[str, bool], Tuned] = {
-    # (class, atomic): the heuristic's H200 choice until the tuner's figures land.
-    ("tiny", False): Tuned(block_m=16, block_n=16, block_k=128, programs_per_sm=0.5),
-    ("tiny", True): Tuned(block_m=16, block_n=16, block_k=128, programs_per_sm=1.0),
-    ("small", False): Tuned(block_m=32, block_n=32, block_k=128, programs_per_sm=2.0),
-    ("small", True): Tuned(block_m=64, block_n=64, block_k=64, programs_per_sm=2.0),
-    ("flat32", False): Tuned(block_m=32, block_n=128, block_k=64, programs_per_sm=2.0),
-    ("flat32", True): Tuned(block_m=32, block_n=128, block_k=64, programs_per_sm=2.0),
-    ("flat64", False): Tuned(block_m=64, block_n=128, block_k=64, programs_per_sm=2.0),
-    ("flat64", True): Tuned(block_m=64, block_n=128, block_k=64, programs_per_sm=2.0),
+    # (class, atomic): measured by scripts/tune.py on an H200, both dtypes (geomean),
+    # evidence/2026-11-30-h200-session7/c5/tune2 (ratios: CUDA events over back-to-back calls).
+    ("tiny", False): Tuned(
+        block_m=16,
+        block_n=16,
+        block_k=128,
+        programs_per_sm=0.485,
+        num_warps=2,
+        num_stages=4,
+        reduce="serial",
+    ),  # 16x16x65536 splitk: 0.750x torch.mm (geomean over 2 dtypes)
+    ("tiny", True): Tuned(
+        block_m=16, block_n=16, block_k=32, programs_per_sm=1.939, num_warps=4, num_stages=4
+    ),  # 16x16x65536 splitk_atomic: 0.680x torch.mm (geomean over 2 dtypes)
+    ("small", False): Tuned(
+        block_m=16,
+        block_n=32,
+        block_k=128,
+        programs_per_sm=3.879,
+        num_warps=4,
+        num_stages=4,
+        reduce="tree",
+    ),  # 128x128x32768 splitk: 0.702x torch.mm (geomean over 2 dtypes)
+    ("small", True): Tuned(
+        block_m=128, block_n=128, block_k=128, programs_per_sm=0.485, num_warps=8, num_stages=2
+    ),  # 128x128x32768 splitk_atomic: 0.730x torch.mm (geomean over 2 dtypes)
+    ("flat64", False): Tuned(
+        block_m=64,
+        block_n=128,
+        block_k=64,
+        programs_per_sm=0.97,
+        num_warps=4,
+        num_stages=4,
+        reduce="serial",
+    ),  # 64x4096x16384 splitk: 0.992x torch.mm (geomean over 2 dtypes)
+    ("flat64", True): Tuned(
+        block_m=32,
+        block_n=64,
+        block_k=64,
+        programs_per_sm=3.879,
+        num_warps=4,
+        num_stages=4,
+        swap_ab=True,
+    ),  # 64x4096x16384 splitk_atomic: 0.988x torch.mm (geomean over 2 dtypes)
+    ("flat32", False): Tuned(
+        block_m=32,
+        block_n=64,
+        block_k=64,
+        programs_per_sm=1.939,
+        num_warps=4,
+        num_stages=4,
+        reduce="tree",
+        swap_ab=True,
+    ),  # 32x8192x8192 splitk: 0.953x torch.mm (geomean over 2 dtypes)
+    ("flat32", True): Tuned(
+        block_m=32,
+        block_n=128,
+        block_k=64,
+        programs_per_sm=0.97,
+        num_warps=4,
+        num_stages=4,
+        swap_ab=True,
+    ),  # 32x8192x8192 splitk_atomic: 0.924x torch.mm (geomean over 2 dtypes)
 }
 
 
