@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 
 import attrs
 import pytest
@@ -186,3 +187,59 @@ def test_compare_spreads_its_processes_over_gpus_of_one_model(tmp_path, fake_plu
     )
     assert mixed.returncode == 2
     assert "GPUs of one model only" in mixed.stderr
+
+
+@pytest.mark.slow
+def test_the_sanitizer_pass_is_sharded_and_pinned_as_the_check_is(tmp_path, monkeypatch):
+    """``check --sanitize --devices``: each kernel's sanitized workers (under
+    the stand-in compute-sanitizer, tests/fake_sanitizer/) pinned to one GPU,
+    the GPU its results name, and the same answers as the unpinned pass."""
+    from gemmreg.running import sanitizer_pass
+    from test_sanitizer import FAKE
+
+    log = tmp_path / "pins.log"
+    calls = tmp_path / "calls.txt"
+    monkeypatch.setenv(PIN_LOG_ENV, str(log))
+    monkeypatch.setenv("GEMMREG_FAKE_SANITIZER_CALLS", str(calls))
+    monkeypatch.setenv("PATH", f"{FAKE.parent}{os.pathsep}{os.environ['PATH']}")  # found there
+    monkeypatch.setenv(devices.FAKE_DEVICES_ENV, f"{H200},{A100}")
+    cases = [Case(problem=Problem(m=5, n=7, k=3)), Case(problem=Problem(m=9, n=4, k=6))]
+    with only_extra_plugins(["fake_plugins.pinned"]):
+        kernels = discover().select(["fake_pinned_a", "fake_pinned_b"])
+        arrived = []
+        sharded = sanitizer_pass.run_pass(
+            kernels,
+            cases,
+            ("racecheck",),
+            "cuda",
+            tmp_path / "logs",
+            on_result=arrived.append,
+            executable=FAKE,
+            chosen=devices.available_devices(False),
+        )
+        monkeypatch.delenv(PIN_LOG_ENV)
+        alone = sanitizer_pass.run_pass(
+            kernels, cases, ("racecheck",), "cuda", tmp_path / "logs", executable=FAKE
+        )
+    assert [_without_device(r) for r in sharded] == alone  # in the order of the kernels
+    assert sorted(map(id, arrived)) == sorted(map(id, sharded))
+    assert [r.kernel for r in sharded] == ["fake_pinned_a"] * 2 + ["fake_pinned_b"] * 2
+    assert {(r.kind, r.tool, r.status) for r in sharded} == {("sanitize", "racecheck", "pass")}
+    assert {(r.device_index, r.device_name) for r in sharded} <= {(0, H200), (1, A100)}
+    # One sanitized process per kernel (four with the unpinned pass), each
+    # pinned inside to the GPU its results name, and only that one.
+    assert len(calls.read_text().splitlines()) == 4
+    seen = _pin_log(log)
+    for r in sharded:
+        index = str(r.device_index)
+        assert seen[(r.kernel, f"{r.problem.m}x{r.problem.n}x{r.problem.k}")] == {(index, index)}
+
+
+def test_sanitize_on_ray_is_refused_in_one_line_before_any_work(monkeypatch, capsys):
+    from gemmreg.running import ray_cluster
+    from offline_cli import forbid_work, run_main
+
+    forbid_work(monkeypatch)
+    outcome = run_main(["check", "torch_ref", "--sanitize", "racecheck", "--ray", "local"], capsys)
+    outcome.assert_refused()
+    assert outcome.err.strip().splitlines() == [f"gemmreg: error: {ray_cluster.NO_SANITIZER}"]

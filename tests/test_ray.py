@@ -6,12 +6,21 @@ Skipped where Ray is not installed (it is the optional extra
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 from conftest import run_gemmreg
 from gemmreg.running import devices, ray_cluster
 
 H200 = "NVIDIA H200"
+WAIT_FOR_BATCHES_S = 400.0
+"""How long the quick batches may take to come back on a loaded machine
+(a bound on a wait, not a timing: they take seconds)."""
 
 
 @pytest.mark.slow
@@ -70,3 +79,63 @@ def test_a_sweep_on_ray_saves_every_point_with_its_node(tmp_path, fake_plugins):
         assert {v["kernel"] for v in report["verdicts"]} == {"fake_pinned_b"}
     assert data["manifest"]["lost_points"] == []
     assert data["manifest"]["ray_nodes"][0]["device_name"] == H200
+
+
+def _ran(check_json: Path) -> dict[str, set[str]]:
+    """kernel -> the statuses of its cases that ran, in a saved check.json."""
+    seen: dict[str, set[str]] = {}
+    for case in json.loads(check_json.read_text())["cases"]:
+        if case["status"] != "skip":
+            seen.setdefault(case["kernel"], set()).add(case["status"])
+    return seen
+
+
+@pytest.mark.slow
+def test_a_check_on_ray_is_saved_as_each_batch_arrives(tmp_path, fake_plugins):
+    """The driver SIGKILLed mid-run (no handler, no final write): check.json
+    holds every batch that came back, whole and marked partial; only the
+    batch still in flight (a kernel that sleeps) is lost."""
+    pytest.importorskip("ray", reason="Ray is optional (pip install 'gemmreg[ray]')")
+    fake_plugins("pinned", "sleeps")
+    marker, out = tmp_path / "sleeping", tmp_path / "check"
+    env = {
+        **os.environ,
+        devices.FAKE_DEVICES_ENV: f"{H200},{H200}",  # the sleeper holds one, the rest the other
+        "GEMMREG_PLUGINS": "none",
+        "GEMMREG_TEST_SLEEP_MARKER": str(marker),
+    }
+    names = ["fake_sleeps", "fake_pinned_a", "fake_pinned_b"]
+    picked = ["--dtype", "fp32", "--layout", "rowmajor", "--timeout", "900"]
+    command = [sys.executable, "-m", "gemmreg", "check", *names, *picked, "--ray", "local"]
+    with open(tmp_path / "stderr.txt", "w") as stderr:
+        driver = subprocess.Popen(
+            [*command, "--out", str(out)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            start_new_session=True,  # its Ray instance and workers in its process group
+        )
+    try:
+        deadline = time.monotonic() + WAIT_FOR_BATCHES_S
+        while time.monotonic() < deadline and driver.poll() is None:
+            saved = out / "check.json"
+            if (
+                marker.exists()
+                and saved.exists()
+                and {"fake_pinned_a", "fake_pinned_b"} <= set(_ran(saved))
+            ):
+                break
+            time.sleep(0.5)
+        assert driver.poll() is None, (tmp_path / "stderr.txt").read_text()[-3000:]
+    finally:
+        os.killpg(driver.pid, signal.SIGKILL)  # the group this test started, and only it
+        driver.wait()
+    data = json.loads((out / "check.json").read_text())
+    assert data["partial"] is True
+    ran = _ran(out / "check.json")
+    assert set(ran) == {"fake_pinned_a", "fake_pinned_b"}  # the sleeper's batch: lost
+    assert all("pass" in statuses for statuses in ran.values())
+    assert marker.read_text().startswith("sleeping ")  # it was in flight when killed
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["ray_nodes"] and manifest["ray_nodes"][0]["device_name"] == H200
+    assert "PARTIAL" in (out / "check.txt").read_text()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from gemmreg.contract.task_kinds import REFUSAL
@@ -62,6 +61,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from gemmreg.contract import backend
     from gemmreg.deciding import matrix
     from gemmreg.discovery import registry
+    from gemmreg.orchestrating import check_saving
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render
     from gemmreg.running import (
@@ -86,6 +86,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     ray_address = ray_cluster.address(args.ray)
     if ray_address is not None and (args.devices is not None or args.device is not None):
         raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
+    if ray_address is not None and tools:
+        raise UsageError(ray_cluster.NO_SANITIZER)
     cli_device.require_gpu(args, backend.current())
     chosen = _devices(cli_device.several(args), backend.current())
     if ray_address is not None:
@@ -113,8 +115,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     interrupted = False
     try:
         if ray_address is not None:
+
+            def saved(so_far: list[Any], nodes: list[dict[str, Any]]) -> None:
+                if args.out is not None:  # as each batch arrives: a lost driver keeps them
+                    check_saving.save_check(
+                        args.out, {**manifest, "ray_nodes": nodes}, so_far, True
+                    )
+
             results[:], nodes = ray_check.check_on_ray(
-                kernels, cases, gpu, ray_address, on_result=progress, task_timeout=timeout
+                kernels, cases, gpu, ray_address, progress, timeout, on_batch=saved
             )
             manifest["ray_nodes"] = nodes
         elif chosen is None:
@@ -129,29 +138,18 @@ def cmd_check(args: argparse.Namespace) -> int:
             if args.seed is not None:
                 sanitize_cases = [attrs.evolve(case, seed=args.seed) for case in sanitize_cases]
             sanitizer_pass.run_pass_here(
-                kernels, sanitize_cases, tools, args.out, manifest, meter.line, progress
+                kernels, sanitize_cases, tools, args.out, manifest, meter.line, progress, chosen
             )
     except KeyboardInterrupt:
         interrupted = True
     finally:
         meter.close()
     print(render.check_output(results, args.format, interrupted))
-    summary = {}
     if tools and args.format in ("table", "markdown"):  # csv and json: one document
         print("\n" + render.sanitize_summary(results, args.format))
-    if tools:
-        summary = {"sanitize-summary.txt": render.sanitize_summary(results, "table")}
     if args.out is not None:
-        _write_evidence(
-            args.out,
-            {
-                **summary,
-                "check.txt": render.check_output(results, "table", interrupted),
-                "check.md": render.check_output(results, "markdown", interrupted),
-                "check.json": render.check_output(results, "json", interrupted),
-                "manifest.json": render.dumps(manifest),
-            },
-        )
+        check_saving.save_check(args.out, manifest, results, interrupted, bool(tools))
+        _progress(f"evidence written to {args.out}/")
     for issue in found.issues:
         if issue.stage != "blocked":
             _progress(
@@ -198,11 +196,3 @@ def _sanitize_tools(value: str | None) -> tuple[str, ...]:
         return sanitizer_tools.parse_tools(value)
     except sanitizer_tools.UnknownToolError as error:
         raise UsageError(str(error)) from None
-
-
-def _write_evidence(directory: Path, files: dict[str, str]) -> None:
-    from gemmreg.rendering import render
-
-    for name, text in files.items():
-        render.write_atomically(directory / name, text + "\n")
-    _progress(f"evidence written to {directory}/")

@@ -13,7 +13,7 @@ from gemmreg.interface.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from gemmreg.judging import regression, rejudging
+    from gemmreg.judging import device_pairing, regression, rejudging
     from gemmreg.orchestrating import sweeping
     from gemmreg.rendering import render_changes, render_compare
     from gemmreg.storage import runs
@@ -69,12 +69,21 @@ def cmd_report(args: argparse.Namespace) -> int:
     (before_manifest, before, _), (after_manifest, after, _) = loaded
     if not (math.isfinite(threshold) and threshold >= 0):
         raise UsageError(f"--threshold must be a finite percent >= 0, got {args.threshold}")
-    changes = regression.compare_runs(before, after, threshold)
+    try:
+        pairing = device_pairing.pair_runs(
+            before_manifest, before, after_manifest, after, threshold
+        )
+    except device_pairing.NoSharedModel as error:
+        raise UsageError(str(error)) from None
+    changes = pairing.changes
     print(
         render_changes.changes_table(
-            changes, args.format, before_manifest, after_manifest, threshold
+            changes, args.format, before_manifest, after_manifest, threshold, pairing.unpaired
         )
     )
+    if pairing.unpaired and args.format == "csv":  # rows of changes only: said on stderr
+        for line in render_changes.unpaired_lines(pairing.unpaired):
+            _progress(line)
     unjudged = [c for c in changes if c.verdict == "no verdict" and "partial" in c.explanation]
     if unjudged:
         _progress(f"gemmreg: {len(unjudged)} point(s) are partial in a run: no verdict on them")

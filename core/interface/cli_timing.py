@@ -47,18 +47,22 @@ def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False) -> Any:
     )
 
 
-def _start_ahead(args: argparse.Namespace, cold: bool) -> Any:
+def _start_ahead(args: argparse.Namespace, cold: bool, several: str | None = None) -> Any:
     """The command's workers, started before this process imports torch and
-    reads the plugins (:class:`gemmreg.running.worker_pool.Ahead`), or None."""
+    reads the plugins (:class:`gemmreg.running.worker_pool.Ahead`), or None;
+    with ``--devices`` (``several``), pinned to the GPUs it will name, where
+    they can be known yet (:mod:`gemmreg.running.ahead_pinned`)."""
     from gemmreg.contract import backend
     from gemmreg.deciding import timing_options
-    from gemmreg.running import worker_pool
+    from gemmreg.running import ahead_pinned, worker_pool
 
     if not worker_pool.starting_ahead():
         return None
     gpu = backend.gpu_likely()
     default = timing_options.default_processes(gpu)
     processes = args.processes if args.processes is not None else default
+    if several is not None:  # pinned to the GPUs --devices will name, where known yet
+        return ahead_pinned.start_ahead(several, args.names, processes, gpu, cold)
     trace("starting workers ahead")
     return worker_pool.start_ahead(args.names if cold else [], processes, gpu, cold=cold)
 
@@ -83,12 +87,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating import sweeping
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render_compare
+    from gemmreg.running import ahead_pinned
 
     _check_names("compare", args.names, 2)
     given = cli_points.compare_point(args, None)
     profilers = cli_profiler.chosen(args)
-    several = cli_device.several(args)  # workers started ahead are not pinned
-    ahead = _start_ahead(args, cold=True) if several is None else None
+    several = cli_device.several(args)
+    ahead = _start_ahead(args, cold=True, several=several)
     with _killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
@@ -97,6 +102,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             from gemmreg.running.devices import one_model
 
             one_model(chosen, "compare")
+        ahead = ahead_pinned.unless_other_gpus(ahead, several, chosen)
         cli_profiler.refuse_on(info.kind, profilers)
         if given is None:
             m, n, k = timing_options.default_shape(info.is_gpu)
@@ -173,7 +179,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating import sweeping
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render_compare, speedup_means
-    from gemmreg.running import devices, ray_cluster
+    from gemmreg.running import ahead_pinned, devices, ray_cluster
 
     _check_names("bench", args.names, 1)
     profilers = cli_profiler.chosen(args)
@@ -189,14 +195,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
                 f"--ray and --{profilers[0][0]}: profile on one machine, without --ray"
             )
     several = cli_device.several(args)
-    # Workers started ahead are not pinned: with --devices each GPU's pool starts later.
-    spread = several is not None or ray_address is not None
-    ahead = None if spread else _start_ahead(args, cold=False)
+    # On Ray each task starts its pool on its node; with --devices, one pool per GPU.
+    ahead = None if ray_address is not None else _start_ahead(args, False, several)
     with _killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
         cli_profiler.refuse_on(info.kind, profilers)
         on = _devices(several, info)
+        ahead = ahead_pinned.unless_other_gpus(ahead, several, on)
         preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
         timing = _timing(args, info.is_gpu, sweep=True)
         kernels = registry.discover().select(args.names)
@@ -231,7 +237,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from gemmreg.orchestrating import sharded_sweep
 
         done = sharded_sweep.sweep_on_devices(
-            kernels, problems, timing, info, out, meter.line, on, **common
+            kernels, problems, timing, info, out, meter.line, on, ahead=ahead, **common
         )
     else:
         done = sweeping.sweep(kernels, problems, timing, info, out, meter.line, ahead, **common)

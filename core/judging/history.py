@@ -1,8 +1,11 @@
 """Many saved runs over time: ``report RUN1 RUN2 RUN3 ...`` (three or more).
 
-The runs are split by device model first (the ``device_name`` of each run's
-manifest; a CPU run is its own ``cpu``): figures from two GPUs are never set
-side by side, let alone judged against each other. Inside a device, the runs
+The runs are split by device model first, report by report
+(:func:`gemmreg.judging.device_pairing.model_of`: a CPU run is its own
+``cpu``; a ``--devices`` run over two models is in both models' sections,
+each with its own reports): figures from two GPU models are never set side
+by side, let alone judged against each other, the rule ``report BEFORE
+AFTER`` pairs by too. Inside a device, the runs
 are ordered by the time they were taken (the manifest's ``timestamp_utc``),
 and each (problem, kernel) is followed through them, keyed by the commit that
 ran. Each step is judged against the previous run that timed the same point
@@ -21,12 +24,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from gemmreg.judging.device_pairing import CPU_DEVICE, UNKNOWN, model_of
 from gemmreg.judging.regression import Change, compare_runs
 from gemmreg.judging.timing_records import CompareReport, KernelSummary
-
-CPU_DEVICE = "cpu"
-"""The device model of runs on the CPU backend, whatever the host's processor."""
-UNKNOWN = "unknown"
 
 
 @attrs.frozen(kw_only=True)
@@ -38,8 +38,11 @@ class RunInfo:
     commit: str
     timestamp: str
     device: str
+    """The model of its first report (the run's, for a run on one model)."""
     reports: tuple[CompareReport, ...]
     partial: bool = False
+    models: tuple[str, ...] = ()
+    """The device model of each report (:func:`model_of`); empty: all :attr:`device`."""
 
 
 @attrs.frozen(kw_only=True)
@@ -70,25 +73,45 @@ def run_info(
     commit = str(git.get("commit") or UNKNOWN) if isinstance(git, dict) else UNKNOWN
     if isinstance(git, dict) and git.get("dirty") == "true":
         commit += "+dirty"
-    if manifest.get("backend") == "cpu":
+    each = tuple(model_of(manifest, r) for r in reports)
+    if each:
+        device = each[0]
+    elif manifest.get("backend") == "cpu":
         device = CPU_DEVICE
     else:
-        device = str(manifest.get("device_name") or (reports[0].device_name if reports else ""))
+        device = str(manifest.get("device_name") or "") or UNKNOWN
     return RunInfo(
         label=label,
         commit=commit,
         timestamp=str(manifest.get("timestamp_utc") or ""),
-        device=device or UNKNOWN,
+        device=device,
         reports=tuple(reports),
         partial=partial,
+        models=each,
     )
+
+
+def per_model(run: RunInfo) -> list[RunInfo]:
+    """``run`` as one run per device model of its reports, each holding that
+    model's reports alone."""
+    if not run.models or len(set(run.models)) == 1:
+        return [run]
+    return [
+        attrs.evolve(
+            run,
+            device=model,
+            reports=tuple(r for r, m in zip(run.reports, run.models, strict=True) if m == model),
+            models=(),
+        )
+        for model in dict.fromkeys(run.models)
+    ]
 
 
 def by_device(runs: Sequence[RunInfo]) -> dict[str, list[RunInfo]]:
     """Each device model's runs, oldest first (runs with no time keep the
     order given, after the timed ones: ISO timestamps sort as text)."""
     groups: dict[str, list[RunInfo]] = {}
-    for run in runs:
+    for run in (part for given in runs for part in per_model(given)):
         groups.setdefault(run.device, []).append(run)
     return {
         device: sorted(group, key=lambda r: (r.timestamp == "", r.timestamp))
@@ -112,6 +135,7 @@ def trends(runs: Sequence[RunInfo], threshold_pct: float) -> list[Trend]:
                     if key in last:
                         changes = compare_runs([last[key]], [report], threshold_pct)
                         change = next(c for c in changes if c.kernel == summary.kernel)
+                        change = attrs.evolve(change, device=device)
                     point = TrendPoint(
                         run=run.label,
                         commit=run.commit,

@@ -38,6 +38,9 @@ class Change:
     regression: bool
     explanation: str = ""
     notes: tuple[str, ...] = ()
+    device: str = ""
+    """The device model both figures were taken on (:mod:`gemmreg.judging.device_pairing`);
+    '' where the caller paired reports without asking."""
 
 
 def _notes(old: KernelSummary, new: KernelSummary) -> tuple[str, ...]:

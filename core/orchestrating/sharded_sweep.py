@@ -30,7 +30,7 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.timing_records import CompareReport
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
-from gemmreg.running import devices, environment, worker_pool
+from gemmreg.running import ahead_pinned, devices, environment, worker_pool
 
 JOIN_POLL_S = 0.2
 """How often the main thread wakes while it waits for the device threads,
@@ -53,25 +53,31 @@ def sweep_on_devices(
     chosen: Sequence[devices.Device],
     meter: Meter | None = None,
     weights: Sequence[float] | None = None,
+    ahead: ahead_pinned.PoolsAhead | None = None,
     **manifest_fields: Any,
 ) -> Sweep:
     """Every problem on every device model, sharded over each model's GPUs;
     ``meter``, ``weights`` and ``manifest_fields`` as with
     :func:`gemmreg.orchestrating.sweeping.sweep` (the meter counts a point
-    once per model: it is timed once per model)."""
+    once per model: it is timed once per model). ``ahead``: a pool per GPU
+    of ``chosen``, pinned and started before the plugins were read
+    (:mod:`gemmreg.running.ahead_pinned`), used in place of new ones."""
     grouped = devices.groups(chosen)
     order: list[Slot] = [(model, i) for model in grouped for i in range(len(problems))]
     pending: dict[str, list[int]] = {model: list(range(len(problems))) for model in grouped}
-    pools = {
-        d.index: worker_pool.Pool(
-            size=timing.processes,
-            env=devices.pin_device_env(os.environ, d),
-            gpu=info.is_gpu,
-        )
-        for d in chosen
-    }
-    for pool in pools.values():  # every GPU's workers start at once
-        pool.start()
+    if ahead is not None:
+        pools = ahead.take(timing.processes, info.is_gpu)
+    else:
+        pools = {
+            d.index: worker_pool.Pool(
+                size=timing.processes,
+                env=devices.pin_device_env(os.environ, d),
+                gpu=info.is_gpu,
+            )
+            for d in chosen
+        }
+        for pool in pools.values():  # every GPU's workers start at once
+            pool.start()
     lock = threading.Lock()
     printing = threading.Lock()  # the device threads share one stderr (and its bar)
 

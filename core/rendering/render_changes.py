@@ -1,5 +1,7 @@
 """Rendering of ``report BEFORE AFTER``: one row per kernel and problem in
-both runs, with the change, its interval and its verdict; records in, text out.
+both runs, with the change, its interval and its verdict, a section per
+device model where the runs share several, and the points left unpaired
+(on a model the other run lacks); records in, text out.
 """
 
 from __future__ import annotations
@@ -9,11 +11,13 @@ from typing import Any
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.judging import stats
+from gemmreg.rendering.device_sections import section_heading
 from gemmreg.rendering.formats import csv_text, grid, json_document
 
 CHANGES_SCHEMA = 1
-"""The layout of ``report BEFORE AFTER --format json``: ``threshold_pct`` and
-``changes``, one record per kernel and problem in both runs."""
+"""The layout of ``report BEFORE AFTER --format json``: ``threshold_pct``,
+``changes``, one record per kernel and problem in both runs (each with its
+``device``), and ``unpaired``, the points of a device model one run lacks."""
 CHANGE_COLUMNS = (
     "problem",
     "kernel",
@@ -28,6 +32,7 @@ CHANGE_COLUMNS = (
     "change_high_pct",
     "verdict",
     "regression",
+    "device_name",
 )
 """One CSV row per change: each run's median and range over its processes,
 and the change in percent of time with its interval, as numbers."""
@@ -53,24 +58,18 @@ def change_rows(changes: Sequence[Any]) -> list[dict[str, Any]]:
                 "change_high_pct": high,
                 "verdict": c.verdict,
                 "regression": c.regression,
+                "device_name": c.device,
             }
         )
     return rows
 
 
-def changes_table(
-    changes: Sequence[Any],
-    fmt: str,
-    before_manifest: dict[str, Any],
-    after_manifest: dict[str, Any],
-    threshold_pct: float,
-) -> str:
-    if fmt == "json":
-        body = {"threshold_pct": threshold_pct, "changes": list(changes)}
-        return json_document("changes", CHANGES_SCHEMA, body)
-    if fmt == "csv":
-        return csv_text(change_rows(changes), CHANGE_COLUMNS)
+def unpaired_lines(unpaired: Sequence[Any]) -> list[str]:
+    """One line per point left out: its run, point, model and why."""
+    return [f"unpaired: {u.run} {u.problem} on {u.device}: {u.reason}" for u in unpaired]
 
+
+def _rows(changes: Sequence[Any]) -> list[list[str]]:
     def median_and_range(s: Any) -> str:
         if not s.center_ms:
             return str(s.status)
@@ -92,27 +91,55 @@ def changes_table(
                 verdict,
             ]
         )
+    return rows
+
+
+HEADERS = ["problem", "plugin", "before ms (range)", "after ms (range)", "time change", "verdict"]
+
+
+def changes_table(
+    changes: Sequence[Any],
+    fmt: str,
+    before_manifest: dict[str, Any],
+    after_manifest: dict[str, Any],
+    threshold_pct: float,
+    unpaired: Sequence[Any] = (),
+) -> str:
+    if fmt == "json":
+        body = {
+            "threshold_pct": threshold_pct,
+            "changes": list(changes),
+            "unpaired": list(unpaired),
+        }
+        return json_document("changes", CHANGES_SCHEMA, body)
+    if fmt == "csv":
+        return csv_text(change_rows(changes), CHANGE_COLUMNS)
     lines = [
         f"note: {key} differs: {before_manifest.get(key)} -> {after_manifest.get(key)}"
         for key in ("device_name", "torch", "triton", "git")
         if before_manifest.get(key) != after_manifest.get(key)
     ]
-    headers = [
-        "problem",
-        "plugin",
-        "before ms (range)",
-        "after ms (range)",
-        "time change",
-        "verdict",
-    ]
+    models = list(dict.fromkeys(c.device for c in changes))
+    if len(models) > 1:  # a section per model: never two models' figures in one table
+        tables = []
+        for model in models:
+            group = [c for c in changes if c.device == model]
+            points = len({c.problem for c in group})
+            tables.append(
+                f"{section_heading(model, points, fmt)}\n{grid(_rows(group), HEADERS, fmt)}"
+            )
+        table = "\n\n".join(tables)
+    else:
+        table = grid(_rows(changes), HEADERS, fmt)
     warnings = []
     for c in changes:
         if c.verdict in ("noisy", "no verdict"):
             warnings.append(f"warning: {c.problem} {c.kernel}: {c.explanation}")
         warnings.extend(f"note: {c.problem} {c.kernel}: {note}" for note in c.notes)
+    warnings += unpaired_lines(unpaired)
     # In markdown a line touching a table is read as one of its rows: blank lines around it.
     gap = [""] if fmt == "markdown" else []
-    lines += [*(gap if lines else []), grid(rows, headers, fmt), *(gap if warnings else [])]
+    lines += [*(gap if lines else []), table, *(gap if warnings else [])]
     lines += warnings
     regressions = sum(c.regression for c in changes)
     lines += [

@@ -27,6 +27,11 @@ JOIN_POLL_S = 0.2
 """How often the main thread wakes while it waits, so that Ctrl-C reaches it."""
 
 
+KernelRunner = Callable[[RegisteredKernel, dict[str, str], Callable[[CaseResult], None]], None]
+"""Runs one kernel's batch in workers started with the environment given (a
+pinned GPU's), handing each result to the callback as it settles."""
+
+
 def check_on_devices(
     kernels: Sequence[RegisteredKernel],
     cases: Sequence[Case],
@@ -40,6 +45,26 @@ def check_on_devices(
     time); the list returned is in the order of ``kernels``. On Ctrl-C the
     threads are left to die with the process (their workers die with it,
     :mod:`gemmreg.running.lifeline`) and KeyboardInterrupt propagates."""
+
+    def run(
+        kernel: RegisteredKernel, env: dict[str, str], record: Callable[[CaseResult], None]
+    ) -> None:
+        check_runner.check_kernel(kernel, cases, gpu, record, task_timeout, env)
+
+    return shard_kernels(kernels, chosen, run, on_result)
+
+
+def shard_kernels(
+    kernels: Sequence[RegisteredKernel],
+    chosen: Sequence[devices.Device],
+    run: KernelRunner,
+    on_result: Callable[[CaseResult], None] | None = None,
+) -> list[CaseResult]:
+    """``run`` on each kernel, the kernels shared out among ``chosen``: a
+    thread per GPU takes the next kernel and runs it pinned to its GPU. Each
+    result that ran names its GPU; the list returned is in the order of
+    ``kernels`` (the check's batches, and the sanitizer pass's,
+    :mod:`gemmreg.running.sanitizer_pass`)."""
     lock = threading.Lock()
     queue = list(range(len(kernels)))
     by_kernel: dict[int, list[CaseResult]] = {i: [] for i in range(len(kernels))}
@@ -64,8 +89,7 @@ def check_on_devices(
                         if on_result is not None:
                             on_result(result)
 
-                kernel = kernels[position]
-                check_runner.check_kernel(kernel, cases, gpu, record, task_timeout, env)
+                run(kernels[position], env, record)
         except BaseException as error:  # re-raised in the main thread
             errors.append(error)
 

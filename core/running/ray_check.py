@@ -4,8 +4,10 @@ The unit is a kernel's batch of cases, as with ``--devices``
 (:mod:`gemmreg.running.check_shards`): each batch is one Ray task holding
 one GPU (:mod:`gemmreg.running.ray_cluster`). The parent plans (skips are
 decided here, never on a node), submits every batch at once, and takes the
-results as they come back (``ray.wait``), each handed on at once; the list
-returned is merged in the order the kernels were named, as on one GPU.
+results as they come back (``ray.wait``), each handed on at once, and
+after each batch the results so far (``on_batch``: ``check --out`` saves
+them then, so a driver that dies loses only the batches still in flight);
+the list returned is merged in the order the kernels were named, as on one GPU.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.running import check_runner, ray_cluster
 from gemmreg.running.check_runner import CaseResult
 
+BatchDone = Callable[[list[CaseResult], list[dict[str, Any]]], None]
+"""Told, after each batch, the results so far (in the order of the kernels)
+and the records of the nodes so far."""
+
 
 def check_on_ray(
     kernels: Sequence[RegisteredKernel],
@@ -30,15 +36,17 @@ def check_on_ray(
     where: str,
     on_result: Callable[[CaseResult], None] | None = None,
     task_timeout: float | None = None,
+    on_batch: BatchDone | None = None,
 ) -> tuple[list[CaseResult], list[dict[str, Any]]]:
     """Every kernel on every case on the cluster at ``where``: the results in
     the order of ``kernels``, and the record of every node that ran a batch.
+    ``on_batch`` sees both, as they stand, after each batch has come back.
     Ray's own messages (a worker that died, say) go to stderr, never into
     the command's output (``--format json``)."""
     with contextlib.redirect_stdout(sys.stderr):
         ray = ray_cluster.connect(where)
         try:
-            return _run(ray, kernels, cases, gpu, on_result, task_timeout)
+            return _run(ray, kernels, cases, gpu, on_result, task_timeout, on_batch)
         finally:
             ray.shutdown()
 
@@ -50,6 +58,7 @@ def _run(
     gpu: bool,
     on_result: Callable[[CaseResult], None] | None,
     task_timeout: float | None,
+    on_batch: BatchDone | None = None,
 ) -> tuple[list[CaseResult], list[dict[str, Any]]]:
     by_kernel: dict[int, list[CaseResult]] = {i: [] for i in range(len(kernels))}
     waiting: dict[Any, tuple[int, list[tuple[CaseKind, Case]]]] = {}
@@ -58,6 +67,9 @@ def _run(
         by_kernel[position].append(result)
         if on_result is not None:
             on_result(result)
+
+    def merged() -> list[CaseResult]:
+        return [r for i in range(len(kernels)) for r in by_kernel[i]]
 
     for position, kernel in enumerate(kernels):
         skipped, runnable = check_runner.plan(kernel, cases, gpu)
@@ -88,4 +100,6 @@ def _run(
                     result, device_index=node["device_index"], device_name=node["device_name"]
                 )
             record(position, result)
-    return [r for i in range(len(kernels)) for r in by_kernel[i]], list(nodes.values())
+        if on_batch is not None:
+            on_batch(merged(), list(nodes.values()))
+    return merged(), list(nodes.values())

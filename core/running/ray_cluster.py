@@ -37,6 +37,12 @@ RAY_ADDRESS_ENV = "GEMMREG_RAY_ADDRESS"
 LOCAL = "local"
 """``--ray local``: start a Ray instance on this machine for the run."""
 INSTALL_HINT = "--ray needs Ray, an optional extra: pip install 'gemmreg[ray]'"
+NO_SANITIZER = (
+    "--sanitize and --ray: one or the other (a sanitizer writes its raw logs on the "
+    "node that runs it, and gemmreg brings no files back from a Ray node): use --devices"
+)
+"""Why ``check --sanitize --ray`` is refused (``--devices`` pins the pass's workers,
+:func:`gemmreg.running.sanitizer_pass.run_pass`)."""
 MAX_RETRIES = 2
 """Times a Ray task whose worker process or node died is started again
 elsewhere before its cases are reported lost. A plugin's own crash is not

@@ -30,8 +30,10 @@ from gemmreg.deciding.matrix import Case
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.sanitizer_report import SanitizerReport, SanitizerVerdict, parse
 from gemmreg.judging.tasks import Task
-from gemmreg.running import check_runner, isolation
+from gemmreg.running import check_runner, check_shards, devices, isolation
 from gemmreg.running.check_runner import CaseResult
+
+Record = Callable[[CaseResult], None]
 
 SANITIZE_TASK_TIMEOUT_S = 600.0
 """A case under a sanitizer runs 10-100x slower than plain."""
@@ -54,8 +56,21 @@ def run_pass(
     on_result: Callable[[CaseResult], None] | None = None,
     executable: Path | None = None,
     task_timeout: float = SANITIZE_TASK_TIMEOUT_S,
+    chosen: Sequence[devices.Device] | None = None,
 ) -> list[CaseResult]:
-    """Every kernel's sanitize subset under every tool; a result per case and tool."""
+    """Every kernel's sanitize subset under every tool; a result per case and
+    tool. With ``chosen`` (``check --devices``), the kernels are shared out
+    among those GPUs as the check's batches are
+    (:func:`gemmreg.running.check_shards.shard_kernels`): each kernel's
+    sanitized workers pinned to one GPU, the results in the order of ``kernels``."""
+
+    def run(kernel: RegisteredKernel, env: dict[str, str] | None, record: Record) -> None:
+        sanitize_kernel(
+            kernel, cases, tools, backend_kind, log_dir, record, executable, task_timeout, env
+        )
+
+    if chosen is not None:
+        return check_shards.shard_kernels(kernels, chosen, run, on_result)
     results: list[CaseResult] = []
 
     def record(result: CaseResult) -> None:
@@ -63,26 +78,42 @@ def run_pass(
         if on_result is not None:
             on_result(result)
 
-    gpu = backend_kind != "cpu"
     for kernel in kernels:
-        skipped, planned = check_runner.plan(kernel, cases, gpu)
-        runnable = [case for kind, case in planned if kind == VALUES]
-        for tool in tools:
-            for skip in skipped:
-                if skip.kind == VALUES:
-                    record(attrs.evolve(skip, kind=SANITIZE, tool=tool))
-            reason = sanitizer_tools.unavailable_reason(tool, backend_kind)
-            if reason or not runnable:
-                for case in runnable:
-                    record(_skip(kernel.name, case, tool, f"sanitizer pass skipped: {reason}"))
-                continue
-            if tool == sanitizer_tools.SMEM_POISON:
-                run_poisoned(kernel.name, runnable, record, task_timeout)
-            else:
-                found = executable or sanitizer_tools.locate()
-                assert found is not None  # unavailable_reason said it is there
-                run_tool(kernel.name, runnable, tool, found, log_dir, record, task_timeout)
+        run(kernel, None, record)
     return results
+
+
+def sanitize_kernel(
+    kernel: RegisteredKernel,
+    cases: Sequence[Case],
+    tools: Sequence[str],
+    backend_kind: str,
+    log_dir: Path,
+    record: Record,
+    executable: Path | None = None,
+    task_timeout: float = SANITIZE_TASK_TIMEOUT_S,
+    env: dict[str, str] | None = None,
+) -> None:
+    """One kernel's subset under every tool, in workers started with ``env``
+    (a pinned GPU's; None: this process's)."""
+    gpu = backend_kind != "cpu"
+    skipped, planned = check_runner.plan(kernel, cases, gpu)
+    runnable = [case for kind, case in planned if kind == VALUES]
+    for tool in tools:
+        for skip in skipped:
+            if skip.kind == VALUES:
+                record(attrs.evolve(skip, kind=SANITIZE, tool=tool))
+        reason = sanitizer_tools.unavailable_reason(tool, backend_kind)
+        if reason or not runnable:
+            for case in runnable:
+                record(_skip(kernel.name, case, tool, f"sanitizer pass skipped: {reason}"))
+            continue
+        if tool == sanitizer_tools.SMEM_POISON:
+            run_poisoned(kernel.name, runnable, record, task_timeout, env)
+        else:
+            found = executable or sanitizer_tools.locate()
+            assert found is not None  # unavailable_reason said it is there
+            run_tool(kernel.name, runnable, tool, found, log_dir, record, task_timeout, env)
 
 
 def run_pass_here(
@@ -93,10 +124,12 @@ def run_pass_here(
     manifest: dict[str, Any],
     progress: Callable[[str], None],
     on_result: Callable[[CaseResult], None] | None = None,
+    chosen: Sequence[devices.Device] | None = None,
 ) -> list[CaseResult]:
     """``check --sanitize``'s pass on this machine: a line for each reason a
     tool is skipped here, the raw logs under ``out/sanitizer`` (else a fresh
-    temporary folder), and the pass in ``manifest`` when it is saved."""
+    temporary folder), and the pass in ``manifest`` when it is saved; with
+    ``chosen`` (``--devices``), spread over those GPUs as the check was."""
     kind = backend.current().kind
     reasons = {tool: sanitizer_tools.unavailable_reason(tool, kind) for tool in tools}
     for reason in dict.fromkeys(r for r in reasons.values() if r):
@@ -114,7 +147,7 @@ def run_pass_here(
         progress(f"sanitizer pass: {', '.join(runnable)}; raw logs in {log_dir}/")
         if out is not None:
             manifest["sanitizer"] = sanitizer_tools.manifest_entry(tools, executable)
-    return run_pass(kernels, cases, tools, kind, log_dir, on_result=on_result)
+    return run_pass(kernels, cases, tools, kind, log_dir, on_result=on_result, chosen=chosen)
 
 
 def _skip(name: str, case: Case, tool: str, reason: str) -> CaseResult:
@@ -256,6 +289,7 @@ def run_poisoned(
     cases: Sequence[Case],
     record: Callable[[CaseResult], None],
     task_timeout: float = SANITIZE_TASK_TIMEOUT_S,
+    env: dict[str, str] | None = None,
 ) -> None:
     """gemmreg's smempoison: the ordinary check with the poison kernel enqueued
     before every launch; no sanitizer process, so one batch, no bisecting."""
@@ -279,5 +313,5 @@ def run_poisoned(
         tasks,
         task_timeout=task_timeout,
         on_outcome=settle,
-        env=sanitizer_tools.worker_env(sanitizer_tools.SMEM_POISON),
+        env=sanitizer_tools.worker_env(sanitizer_tools.SMEM_POISON, env),
     )

@@ -242,7 +242,9 @@ class Ahead:
     def take_cold(self, name: str) -> Session:
         """The cold-start session started for ``name`` (a fresh one if the
         command line named it differently from the registry)."""
-        return self.cold.pop(name, None) or Session(_cold_env(self.cache_root, name))
+        env = _cold_env(self.cache_root, name)
+        pinned = env if self.pool.pin is None else self.pool.pin(env, 0)  # process 0's GPU
+        return self.cold.pop(name, None) or Session(pinned)
 
     def close(self) -> None:
         """Every session not taken, and the pool, closed; the caches removed."""
@@ -266,15 +268,24 @@ class Ahead:
         self.tmp.cleanup()
 
 
-def start_ahead(names: Sequence[str], processes: int, gpu: bool, cold: bool = True) -> Ahead:
+def start_ahead(
+    names: Sequence[str],
+    processes: int,
+    gpu: bool,
+    cold: bool = True,
+    pin: Callable[[dict[str, str], int], dict[str, str]] | None = None,
+) -> Ahead:
     """Start the cold-start sessions of ``names`` (with ``cold``) and a pool
     of ``processes`` timing sessions, plus the profiler when ``gpu``. With
     cold starts the pool shares the caches they fill; without (a sweep), it
-    uses the user's own caches."""
+    uses the user's own caches. ``pin``: as :attr:`Pool.pin` (``compare
+    --devices``, :mod:`gemmreg.running.ahead_pinned`), the cold starts on
+    process 0's GPU."""
     tmp = tempfile.TemporaryDirectory(prefix="gemmreg-caches-")
     root = Path(tmp.name)
-    sessions = {name: Session(_cold_env(root, name)) for name in names} if cold else {}
+    at_first = (lambda env: env) if pin is None else (lambda env: pin(env, 0))
+    sessions = {name: Session(at_first(_cold_env(root, name))) for name in names} if cold else {}
     env = shared_cache_env(root) if cold else dict(os.environ)
-    pool = Pool(size=processes, env=env, gpu=gpu)
+    pool = Pool(size=processes, env=env, gpu=gpu, pin=pin)
     pool.start()
     return Ahead(tmp=tmp, cold=sessions, pool=pool)

@@ -1,4 +1,5 @@
-"""A saved check: ``check.json``, the correctness results ``check --out`` writes.
+"""A saved check: ``check.json``, the correctness results ``check --out`` writes
+(:func:`write_check`, each file whole or not at all).
 
 Each case is the :class:`gemmreg.running.check_runner.CaseResult` as it was recorded.
 Older files are read too, upgraded to today's records: the layout before the
@@ -14,7 +15,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gemmreg.contract.serialization import NON_FINITE_TEXT, from_jsonable, parse_json, schema_of
+from gemmreg.contract.serialization import (
+    NON_FINITE_TEXT,
+    dumps,
+    from_jsonable,
+    parse_json,
+    schema_of,
+    write_atomically,
+)
 from gemmreg.running.check_runner import CaseResult
 from gemmreg.storage import run_schema
 
@@ -33,6 +41,16 @@ own generator, the only one the matrix used then."""
 
 class CheckFileError(ValueError):
     """A ``check.json`` that cannot be read: reported in one line."""
+
+
+def write_check(directory: Path, manifest: Mapping[str, Any], views: Mapping[str, str]) -> None:
+    """Write ``manifest.json`` and ``views`` (file name -> rendered text:
+    ``check.json`` and the tables, rendered by the caller), each atomically:
+    a check saved again as results arrive (``check --ray``) is, at any
+    moment, one whole earlier state or the next, never half a file."""
+    files = {"manifest.json": dumps(manifest), **views}
+    for name, text in files.items():
+        write_atomically(directory / name, text + "\n")
 
 
 def load_check(path: Path) -> tuple[list[CaseResult], bool]:
