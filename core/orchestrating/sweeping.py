@@ -109,6 +109,7 @@ def time_point(
         ahead=ahead,
         device_index=None if device is None else device.index,
         pin=devices.spread(chosen) if chosen else None,
+        gpus=[d.index for d in chosen],
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
 
@@ -147,7 +148,7 @@ def compare(
     workers start). A verdict is about a pair: with fewer than two kernels
     through their cold starts, nothing is timed (the survivor alone would
     answer no question). ``chosen``: GPUs of one model, process ``i`` on
-    ``chosen[i % len(chosen)]``, one process at a time (``--devices``)."""
+    ``chosen[i % len(chosen)]``, one process per GPU at a time (``--devices``)."""
     manifest: dict[str, Any] = {}
     on_devices = {"devices": devices.described(chosen)} if chosen else {}
 

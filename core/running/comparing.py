@@ -13,7 +13,10 @@ processes, then verdicts (:mod:`gemmreg.judging.verdicts`).
    the cold starts filled (warm start).
 
 Every worker is started at once and waits for its turn
-(:mod:`gemmreg.running.sessions`); only one runs at a time.
+(:mod:`gemmreg.running.sessions`); only one runs at a time on a GPU. Spread
+over several GPUs (``compare --devices``), the processes run one per GPU at
+a time, the GPUs side by side (:mod:`gemmreg.running.process_lanes`); the
+cold starts still run alone, one after another, before any of them.
 """
 
 from __future__ import annotations
@@ -44,9 +47,8 @@ from gemmreg.judging.timing_records import (
     Verdict,
 )
 from gemmreg.judging.verdicts import all_verdicts
-from gemmreg.running import isolation
+from gemmreg.running import isolation, process_lanes
 from gemmreg.running.sessions import Session
-from gemmreg.running.timing import PREPARING
 from gemmreg.running.tracing import trace
 from gemmreg.running.worker_pool import (
     Ahead,
@@ -54,7 +56,6 @@ from gemmreg.running.worker_pool import (
     _cold_env,
     _cold_starts,
     _profile,
-    _run_retrying,
     shared_cache_env,
 )
 
@@ -92,6 +93,7 @@ def run_compare(
     ahead: Ahead | None = None,
     device_index: int | None = None,
     pin: Callable[[dict[str, str], int], dict[str, str]] | None = None,
+    gpus: Sequence[int] = (),
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -110,6 +112,10 @@ def run_compare(
     :param device_index: the GPU the pool is pinned to, recorded in the report.
     :param pin: the environment of process ``i`` (its GPU) from a shared one,
         for the pool started here and the cold starts (process 0's GPU).
+    :param gpus: the GPUs ``pin`` spreads the processes over (process ``i`` on
+        ``gpus[i % len(gpus)]``): one process per GPU at a time, the GPUs side
+        by side (:mod:`gemmreg.running.process_lanes`); each process's record
+        names its GPU.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
@@ -167,45 +173,25 @@ def run_compare(
                     runs += _not_timed(runnable, failed, need, on_run)
                     runnable = []
             names = [k.name for k in runnable]
-            hung = ""
-            for process in range(processes if runnable else 0):
-                if hung or not names:
-                    for name in names or [k.name for k in runnable]:
-                        runs.append(
-                            ProcessRun(kernel=name, process=process, status="skipped", reason=hung)
-                        )
-                    continue
-                task = RoundsTask(
-                    kernels=names,
-                    problem=problem,
-                    seed=seed,
-                    order_seed=rounds.order_seed(problem.label, process, seed),
-                    gpu=gpu,
-                    repeats=repeats,
-                    warmup=warmup,
-                    max_time_s=max_time_s,
-                )
-                limit = task_timeout or len(names) * per_kernel + cap
-                fresh = functools.partial(pool.fresh, process)
-                outcome, session, rerun = _run_retrying(pool.get(process), task, limit, fresh)
-                pool.sessions[process] = session
-                new_runs, record = _from_outcome(names, process, outcome)
-                if outcome.status == "timeout":
-                    # One timeout, not one per process: a kernel that hung in its
-                    # prepare is left out of the later processes; a hang anywhere
-                    # else cannot be pinned on one kernel and ends the timing.
-                    culprit = session.last_note.removeprefix(PREPARING)
-                    if session.last_note.startswith(PREPARING) and culprit in names:
-                        names = [n for n in names if n != culprit]
-                    else:
-                        hung = f"an earlier process timed out ({outcome.error.splitlines()[0]})"
-                if rerun:
-                    record = attrs.evolve(record, reason=rerun)
-                records.append(record)
-                for run in new_runs:
-                    runs.append(run)
-                    if on_run is not None:
-                        on_run(run)
+            state = process_lanes.Processes(
+                pool=pool,
+                task=functools.partial(
+                    _rounds_task, problem, seed, gpu, repeats, warmup, max_time_s
+                ),
+                limit=lambda held: task_timeout or len(held) * per_kernel + cap,
+                from_outcome=_from_outcome,
+                on_run=on_run,
+                gpus=gpus,
+                names=names,
+                everyone=list(names),
+            )
+            try:
+                process_lanes.time_processes(state, processes if runnable else 0)
+            finally:  # what finished is kept, in process order, if Ctrl-C came
+                timed_runs, timed_records = process_lanes.collected(state)
+                runs += timed_runs
+                records += timed_records
+            names = state.names
             if pool.profiler is not None and runnable and not partial:
                 profiles = _profile(pool, names, problem, seed, len(names) * per_kernel)
         except KeyboardInterrupt:
@@ -252,6 +238,29 @@ def run_compare(
         confidence=confidence,
         partial=partial,
         device_index=device_index,
+    )
+
+
+def _rounds_task(
+    problem: Problem,
+    seed: int,
+    gpu: bool,
+    repeats: int | None,
+    warmup: int | None,
+    max_time_s: float | None,
+    process: int,
+    names: list[str],
+) -> RoundsTask:
+    """Process ``process``'s task: the same for every process but its order seed."""
+    return RoundsTask(
+        kernels=names,
+        problem=problem,
+        seed=seed,
+        order_seed=rounds.order_seed(problem.label, process, seed),
+        gpu=gpu,
+        repeats=repeats,
+        warmup=warmup,
+        max_time_s=max_time_s,
     )
 
 
