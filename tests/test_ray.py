@@ -11,7 +11,7 @@ import pytest
 from conftest import run_gemmreg
 from gemmreg.running import devices, ray_cluster
 
-H200 = "NVIDIA H200"
+H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
 
 
 @pytest.mark.slow
@@ -70,3 +70,47 @@ def test_a_sweep_on_ray_saves_every_point_with_its_node(tmp_path, fake_plugins):
         assert {v["kernel"] for v in report["verdicts"]} == {"fake_pinned_b"}
     assert data["manifest"]["lost_points"] == []
     assert data["manifest"]["ray_nodes"][0]["device_name"] == H200
+
+
+@pytest.mark.slow
+def test_a_compare_on_ray_times_each_process_as_a_ray_task(tmp_path, fake_plugins):
+    pytest.importorskip("ray", reason="Ray is optional (pip install 'gemmreg[ray]')")
+    fake_plugins("pinned")
+    out = tmp_path / "run"
+    env = {devices.FAKE_DEVICES_ENV: f"{H200},{H200}", "GEMMREG_PLUGINS": "none"}
+    args = ["--shape", "7x5x3", "--repeats", "3", "--warmup", "1", "--processes", "3"]
+    pair = ["fake_pinned_a", "fake_pinned_b"]
+    done = run_gemmreg(
+        "compare", *pair, *args, "--ray", "local", "--format", "json", "--out", str(out), env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    document = json.loads(done.stdout)
+    report, manifest = document["report"], document["manifest"]
+    assert report["device_name"] == H200 and report["partial"] is False
+    # Cold starts first, then every process, each from a node that names itself.
+    assert [(c["kernel"], c["status"]) for c in report["cold"]] == [(n, "ok") for n in pair]
+    assert [r["process"] for r in report["records"]] == [0, 1, 2]
+    assert all(r["status"] == "ok" and r["host"] for r in report["records"])
+    assert sorted((r["kernel"], r["process"]) for r in report["runs"]) == sorted(
+        (n, p) for n in pair for p in range(3)
+    )
+    assert {s["status"] for s in report["summaries"]} == {"timed"}
+    assert [(v["baseline"], v["kernel"]) for v in report["verdicts"]] == [tuple(pair)]
+    assert manifest["ray_nodes"] and manifest["ray_nodes"][0]["device_name"] == H200
+    saved = json.loads((out / "run.json").read_text())
+    assert saved["reports"][0]["records"] == report["records"]
+
+
+@pytest.mark.slow
+def test_a_compare_on_ray_over_two_gpu_models_is_refused_in_one_line(fake_plugins):
+    pytest.importorskip("ray", reason="Ray is optional (pip install 'gemmreg[ray]')")
+    fake_plugins("pinned")
+    env = {devices.FAKE_DEVICES_ENV: f"{H200},{A100}", "GEMMREG_PLUGINS": "none"}
+    pair = ["fake_pinned_a", "fake_pinned_b"]
+    done = run_gemmreg("compare", *pair, "--shape", "7x5x3", "--ray", "local", env=env)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1] == (
+        "gemmreg: error: compare --ray: GPUs of one model only (its verdict pairs their "
+        f"figures), the cluster has {A100} and {H200}"
+    )

@@ -13,7 +13,6 @@ from typing import Any
 
 import attrs
 from gemmreg.deciding import options as opt
-from gemmreg.deciding.options import UsageError
 from gemmreg.interface import cli_device, cli_points, cli_profiler
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -86,8 +85,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _check_names("compare", args.names, 2)
     given = cli_points.compare_point(args, None)
     profilers = cli_profiler.chosen(args)
+    ray_address = cli_device.ray_address(args)
     several = cli_device.several(args)  # workers started ahead are not pinned
-    ahead = _start_ahead(args, cold=True) if several is None else None
+    spread = several is not None or ray_address is not None
+    ahead = None if spread else _start_ahead(args, cold=True)
     with _killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
@@ -118,9 +119,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     meter = Meter([1.0] * (timing.processes * runnable), "process runs", estimate_s=estimate)
     trace("plugins discovered, options checked")
     try:
-        report, manifest = sweeping.compare(
-            kernels, problem, timing, info, meter.line, ahead, meter, chosen or ()
-        )
+        if ray_address is not None:
+            from gemmreg.orchestrating import ray_compare
+
+            report, manifest = ray_compare.compare_on_ray(
+                kernels, problem, timing, info, meter.line, ray_address, meter
+            )
+        else:
+            report, manifest = sweeping.compare(
+                kernels, problem, timing, info, meter.line, ahead, meter, chosen or ()
+            )
     finally:
         meter.close()
     if given is not None and args.shapes is not None:
@@ -160,16 +168,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating import sweeping
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render_compare, speedup_means
-    from gemmreg.running import devices, ray_cluster
+    from gemmreg.running import devices
 
     _check_names("bench", args.names, 1)
     chosen = cli_points.sweep_points(args)
     problems = [point.problem for point in chosen]
-    ray_address = ray_cluster.address(args.ray)
-    if ray_address is not None:
-        if args.devices is not None or args.device is not None:
-            raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
-        ray_cluster.require()
+    ray_address = cli_device.ray_address(args)
     several = cli_device.several(args)
     # Workers started ahead are not pinned: with --devices each GPU's pool starts later.
     spread = several is not None or ray_address is not None

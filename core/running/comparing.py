@@ -22,22 +22,17 @@ cold starts still run alone, one after another, before any of them.
 from __future__ import annotations
 
 import contextlib
-import functools
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.deciding import timeouts
 from gemmreg.deciding.timing_options import policy_for
-from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds, stats
-from gemmreg.judging.summaries import summarize, tile_efficiency
-from gemmreg.judging.task_results import RoundsResult
-from gemmreg.judging.tasks import RoundsTask
+from gemmreg.judging.summaries import tile_efficiency
 from gemmreg.judging.timing_records import (
     ColdStart,
     CompareReport,
@@ -46,8 +41,7 @@ from gemmreg.judging.timing_records import (
     ProcessRun,
     Verdict,
 )
-from gemmreg.judging.verdicts import all_verdicts
-from gemmreg.running import isolation, process_lanes
+from gemmreg.running import compare_parts, process_lanes
 from gemmreg.running.sessions import Session
 from gemmreg.running.tracing import trace
 from gemmreg.running.worker_pool import (
@@ -119,17 +113,23 @@ def run_compare(
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
-    runs: list[ProcessRun] = []
+    asked = compare_parts.Asked(
+        problem=problem,
+        processes=processes,
+        seed=seed,
+        clock=clock,
+        device_name=device_name,
+        gpu=gpu,
+        repeats=repeats,
+        warmup=warmup,
+        max_time_s=max_time_s,
+        margin=margin,
+        confidence=confidence,
+    )
     records: list[ProcessRecord] = []
     profiles: dict[str, Any] = {}
     colds: list[ColdStart] = []
-    runnable: list[RegisteredKernel] = []
-    for kernel in kernels:
-        reason = kernel.unavailable or unsupported_reason(kernel.spec, problem)
-        if reason:
-            runs.append(ProcessRun(kernel=kernel.name, process=0, status="skipped", reason=reason))
-        else:
-            runnable.append(kernel)
+    runs, runnable = compare_parts.split_runnable(kernels, problem)
 
     partial = False
     with contextlib.ExitStack() as stack:
@@ -170,16 +170,14 @@ def run_compare(
                 failed = {c.kernel: c.status for c in colds if c.status != "ok"}
                 runnable = [k for k in runnable if k.name not in failed]
                 if failed and len(runnable) < need:
-                    runs += _not_timed(runnable, failed, need, on_run)
+                    runs += compare_parts.not_timed(runnable, failed, need, on_run)
                     runnable = []
             names = [k.name for k in runnable]
             state = process_lanes.Processes(
                 pool=pool,
-                task=functools.partial(
-                    _rounds_task, problem, seed, gpu, repeats, warmup, max_time_s
-                ),
+                task=asked.rounds_task,
                 limit=lambda held: task_timeout or len(held) * per_kernel + cap,
-                from_outcome=_from_outcome,
+                from_outcome=compare_parts.from_outcome,
                 on_run=on_run,
                 gpus=gpus,
                 names=names,
@@ -202,65 +200,8 @@ def run_compare(
             if own_pool:
                 pool.close()
 
-    by_cold = {c.kernel: c for c in colds}
-    summaries = tuple(
-        summarize(
-            k,
-            problem,
-            [r for r in runs if r.kernel == k.name],
-            by_cold.get(k.name),
-            device_name,
-            profiles.get(k.name),
-        )
-        for k in kernels
-    )
-    verdicts = all_verdicts(summaries, records, confidence=confidence, margin=margin)
-    if partial:  # partial data is no basis for a claim
-        verdicts = tuple(
-            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
-            for v in verdicts
-        )
-    return CompareReport(
-        problem=problem,
-        processes=processes,
-        repeats=repeats,
-        warmup=warmup,
-        seed=seed,
-        clock=clock,
-        device_name=device_name,
-        summaries=summaries,
-        verdicts=verdicts,
-        runs=tuple(runs),
-        cold=tuple(colds),
-        records=tuple(records),
-        profiles=profiles,
-        margin=margin,
-        confidence=confidence,
-        partial=partial,
-        device_index=device_index,
-    )
-
-
-def _rounds_task(
-    problem: Problem,
-    seed: int,
-    gpu: bool,
-    repeats: int | None,
-    warmup: int | None,
-    max_time_s: float | None,
-    process: int,
-    names: list[str],
-) -> RoundsTask:
-    """Process ``process``'s task: the same for every process but its order seed."""
-    return RoundsTask(
-        kernels=names,
-        problem=problem,
-        seed=seed,
-        order_seed=rounds.order_seed(problem.label, process, seed),
-        gpu=gpu,
-        repeats=repeats,
-        warmup=warmup,
-        max_time_s=max_time_s,
+    return compare_parts.build_report(
+        asked, kernels, runs, records, colds, profiles, partial, device_index
     )
 
 
@@ -268,38 +209,3 @@ def _pinned(
     pin: Callable[[dict[str, str], int], dict[str, str]] | None, env: dict[str, str]
 ) -> dict[str, str]:
     return env if pin is None else pin(env, 0)
-
-
-def _not_timed(
-    survivors: Sequence[RegisteredKernel],
-    failed: dict[str, str],
-    need: int,
-    on_run: Callable[[ProcessRun], None] | None,
-) -> list[ProcessRun]:
-    """The kernels left untimed because too few survived their cold starts."""
-    which = ", ".join(f"{name}: {status}" for name, status in failed.items())
-    reason = (
-        f"not timed: the timing needs {need} kernels and only {len(survivors)} "
-        f"came through the cold starts (failed there: {which})"
-    )
-    runs = [
-        ProcessRun(kernel=k.name, process=0, status="skipped", reason=reason) for k in survivors
-    ]
-    for run in runs:
-        if on_run is not None:
-            on_run(run)
-    return runs
-
-
-def _from_outcome(
-    names: Sequence[str], process: int, outcome: isolation.TaskOutcome
-) -> tuple[list[ProcessRun], ProcessRecord]:
-    if outcome.status != "ok" or not isinstance(outcome.result, RoundsResult):
-        failed = [
-            ProcessRun(kernel=n, process=process, status=outcome.status, reason=outcome.error)
-            for n in names
-        ]
-        return failed, ProcessRecord(process=process, status=outcome.status, reason=outcome.error)
-    from gemmreg.running.process_results import read_process
-
-    return read_process(names, process, outcome.result)
