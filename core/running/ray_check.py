@@ -10,8 +10,6 @@ returned is merged in the order the kernels were named, as on one GPU.
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -35,12 +33,8 @@ def check_on_ray(
     the order of ``kernels``, and the record of every node that ran a batch.
     Ray's own messages (a worker that died, say) go to stderr, never into
     the command's output (``--format json``)."""
-    with contextlib.redirect_stdout(sys.stderr):
-        ray = ray_cluster.connect(where)
-        try:
-            return _run(ray, kernels, cases, gpu, on_result, task_timeout)
-        finally:
-            ray.shutdown()
+    with ray_cluster.connected(where) as ray:
+        return _run(ray, kernels, cases, gpu, on_result, task_timeout)
 
 
 def _run(
