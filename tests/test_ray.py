@@ -114,3 +114,29 @@ def test_a_compare_on_ray_over_two_gpu_models_is_refused_in_one_line(fake_plugin
         "gemmreg: error: compare --ray: GPUs of one model only (its verdict pairs their "
         f"figures), the cluster has {A100} and {H200}"
     )
+
+
+def test_processes_back_from_two_gpu_models_keep_their_figures_but_give_no_verdict():
+    from gemmreg.contract.records import Problem
+    from gemmreg.judging.timing_records import CompareReport, Verdict
+    from gemmreg.orchestrating import ray_compare
+
+    verdict = Verdict(
+        baseline="a", kernel="b", verdict="faster", speedup=1.5, interval=(1.4, 1.6), explanation=""
+    )
+    report = CompareReport(
+        problem=Problem(m=8, n=8, k=8),
+        processes=2,
+        seed=1,
+        clock="test",
+        device_name=f"{A100} and {H200}",
+        summaries=(),
+        verdicts=(verdict,),
+        runs=(),
+    )
+    lines: list[str] = []
+    assert ray_compare.unpaired(report, [H200, H200], lines.append) is report
+    judged = ray_compare.unpaired(report, [H200, A100], lines.append)
+    assert [(v.verdict, v.speedup) for v in judged.verdicts] == [("no verdict", 1.5)]
+    assert f"several models ({A100} and {H200})" in judged.verdicts[0].explanation
+    assert lines == [f"warning: {judged.verdicts[0].explanation}"]

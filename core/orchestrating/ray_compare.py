@@ -17,7 +17,8 @@ the same tasks, order seeds, rows and verdicts), run through
 
 A verdict pairs figures from every process, so the GPUs must be of one
 model: a cluster whose nodes name several models is refused before any
-work, and a run whose processes came back from several is refused after.
+work; a run whose processes came back from several anyway keeps its
+figures and gives no verdict (:func:`unpaired`).
 Differences from one host: a timed process starts with its node's own
 compile caches, not those the cold starts filled; and all processes are
 submitted at once, so a hang in one does not skip the others.
@@ -172,16 +173,30 @@ def _compare(
         partial = True  # keep what finished; the report says it is partial
         for ref in pending:
             ray.cancel(ref, force=True)
-    ran_on = [model for _, _, model in done.values() if model]
-    _one_model(ran_on, "its processes ran on")
-    device_name = ran_on[0] if ran_on else (models[0] if models else info.device_name)
+    ran_on = sorted({model for _, _, model in done.values() if model})
+    device_name = " and ".join(ran_on) or (models[0] if models else info.device_name)
     asked = _asked(problem, timing, info, device_name)
     finished_rows = [row for i in sorted(done) for row in done[i][0]]
     records = [done[i][1] for i in sorted(done)]
     report = compare_parts.build_report(
         asked, kernels, [*runs, *finished_rows], records, colds, profiles, partial
     )
-    return report, list(nodes.values())
+    return unpaired(report, ran_on, progress), list(nodes.values())
+
+
+def unpaired(report: CompareReport, ran_on: Sequence[str], progress: Progress) -> CompareReport:
+    """``report`` without a claim when its processes came back from GPUs of
+    several models (Ray named no model before, or not the ones its tasks
+    found): the figures are kept, each verdict says why there is none."""
+    if len(set(ran_on)) < 2:
+        return report
+    models = " and ".join(sorted(set(ran_on)))
+    why = f"its processes ran on GPUs of several models ({models}): no verdict pairs them"
+    progress(f"warning: {why}")
+    verdicts = tuple(
+        attrs.evolve(v, verdict="no verdict", explanation=why) for v in report.verdicts
+    )
+    return attrs.evolve(report, verdicts=verdicts)
 
 
 def _process(
