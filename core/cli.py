@@ -127,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--dtype", default="fp32")
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
     cli_options.add_timing_options(compare)
-    cli_options.devices_option(compare, "its processes spread over GPUs of one model")
+    cli_options.devices_option(compare, "its processes spread over GPUs of one model", ray=True)
     cli_options.format_option(compare)
     cli_options.out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
     cli_profiler.add_options(compare)

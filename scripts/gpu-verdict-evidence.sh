@@ -44,6 +44,7 @@
 #              (the report and its CSV in the run's profiler/), then --nsys
 #   device1    `compare --device 1` with nvidia-smi sampling both GPUs: the
 #              work must show on GPU 1 alone (two-GPU machine)
+#   comparedev `compare torch_ref triton_grouped` with `--devices 0`, then `all`
 #   sweepone   the sweep above with `--devices 0` (issue 15's one-GPU figure)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
 #              against sweepone's (scripts/verdict_match.py)
@@ -303,6 +304,11 @@ for line in open(sys.argv[1]):
 for index, (busy, most) in sorted(peak.items()):
     print(f"GPU {index}: highest utilization {busy}%, most memory used {most} MiB")
 PY
+      ;;
+    comparedev)
+      # compare --devices: the timed processes one per GPU, side by side
+      compare comparedev-one torch_ref triton_grouped --shape 4096x4096x4096 --dtype bf16 --devices 0
+      compare comparedev-all torch_ref triton_grouped --shape 4096x4096x4096 --dtype bf16 --devices all
       ;;
     sweepone | sweepall)
       devices=0

@@ -17,7 +17,7 @@ import pytest
 from conftest import run_gemmreg
 from gemmreg.running import devices, ray_cluster
 
-H200 = "NVIDIA H200"
+H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
 WAIT_FOR_BATCHES_S = 400.0
 """How long the quick batches may take to come back on a loaded machine
 (a bound on a wait, not a timing: they take seconds)."""
@@ -139,3 +139,73 @@ def test_a_check_on_ray_is_saved_as_each_batch_arrives(tmp_path, fake_plugins):
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["ray_nodes"] and manifest["ray_nodes"][0]["device_name"] == H200
     assert "PARTIAL" in (out / "check.txt").read_text()
+
+
+@pytest.mark.slow
+def test_a_compare_on_ray_times_each_process_as_a_ray_task(tmp_path, fake_plugins):
+    pytest.importorskip("ray", reason="Ray is optional (pip install 'gemmreg[ray]')")
+    fake_plugins("pinned")
+    out = tmp_path / "run"
+    env = {devices.FAKE_DEVICES_ENV: f"{H200},{H200}", "GEMMREG_PLUGINS": "none"}
+    args = ["--shape", "7x5x3", "--repeats", "3", "--warmup", "1", "--processes", "3"]
+    pair = ["fake_pinned_a", "fake_pinned_b"]
+    done = run_gemmreg(
+        "compare", *pair, *args, "--ray", "local", "--format", "json", "--out", str(out), env=env
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    document = json.loads(done.stdout)
+    report, manifest = document["report"], document["manifest"]
+    assert report["device_name"] == H200 and report["partial"] is False
+    # Cold starts first, then every process, each from a node that names itself.
+    assert [(c["kernel"], c["status"]) for c in report["cold"]] == [(n, "ok") for n in pair]
+    assert [r["process"] for r in report["records"]] == [0, 1, 2]
+    assert all(r["status"] == "ok" and r["host"] for r in report["records"])
+    assert sorted((r["kernel"], r["process"]) for r in report["runs"]) == sorted(
+        (n, p) for n in pair for p in range(3)
+    )
+    assert {s["status"] for s in report["summaries"]} == {"timed"}
+    assert [(v["baseline"], v["kernel"]) for v in report["verdicts"]] == [tuple(pair)]
+    assert manifest["ray_nodes"] and manifest["ray_nodes"][0]["device_name"] == H200
+    saved = json.loads((out / "run.json").read_text())
+    assert saved["reports"][0]["records"] == report["records"]
+
+
+@pytest.mark.slow
+def test_a_compare_on_ray_over_two_gpu_models_is_refused_in_one_line(fake_plugins):
+    pytest.importorskip("ray", reason="Ray is optional (pip install 'gemmreg[ray]')")
+    fake_plugins("pinned")
+    env = {devices.FAKE_DEVICES_ENV: f"{H200},{A100}", "GEMMREG_PLUGINS": "none"}
+    pair = ["fake_pinned_a", "fake_pinned_b"]
+    done = run_gemmreg("compare", *pair, "--shape", "7x5x3", "--ray", "local", env=env)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert done.stdout == ""
+    assert done.stderr.strip().splitlines()[-1] == (
+        "gemmreg: error: compare --ray: GPUs of one model only (its verdict pairs their "
+        f"figures), the cluster has {A100} and {H200}"
+    )
+
+
+def test_processes_back_from_two_gpu_models_keep_their_figures_but_give_no_verdict():
+    from gemmreg.contract.records import Problem
+    from gemmreg.judging.timing_records import CompareReport, Verdict
+    from gemmreg.orchestrating import ray_compare
+
+    verdict = Verdict(
+        baseline="a", kernel="b", verdict="faster", speedup=1.5, interval=(1.4, 1.6), explanation=""
+    )
+    report = CompareReport(
+        problem=Problem(m=8, n=8, k=8),
+        processes=2,
+        seed=1,
+        clock="test",
+        device_name=f"{A100} and {H200}",
+        summaries=(),
+        verdicts=(verdict,),
+        runs=(),
+    )
+    lines: list[str] = []
+    assert ray_compare.unpaired(report, [H200, H200], lines.append) is report
+    judged = ray_compare.unpaired(report, [H200, A100], lines.append)
+    assert [(v.verdict, v.speedup) for v in judged.verdicts] == [("no verdict", 1.5)]
+    assert f"several models ({A100} and {H200})" in judged.verdicts[0].explanation
+    assert lines == [f"warning: {judged.verdicts[0].explanation}"]

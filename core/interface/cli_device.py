@@ -49,3 +49,17 @@ def require_gpu(args: argparse.Namespace, info: Any) -> None:
     if index is not None and not info.is_gpu:
         environment = getattr(args, "device_environment", {})
         raise UsageError(device_choice.not_found(args.device_option, index, environment))
+
+
+def ray_address(args: argparse.Namespace) -> str | None:
+    """The Ray cluster ``--ray`` (or ``GEMMREG_RAY_ADDRESS``) names, or None;
+    refused with ``--devices``/``--device`` and where Ray is not installed."""
+    from gemmreg.running import ray_cluster
+
+    where = ray_cluster.address(getattr(args, "ray", None))
+    if where is None:
+        return None
+    if args.devices is not None or args.device is not None:
+        raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
+    ray_cluster.require()
+    return where

@@ -54,6 +54,13 @@ def chosen(args: argparse.Namespace) -> list[tuple[str, str]]:
     return picked
 
 
+def refuse_with_ray(ray_address: str | None, picked: list[tuple[str, str]]) -> None:
+    """A profiler runs here, after the timing; with ``--ray`` the timing ran on
+    other machines, whose GPUs and caches this one does not have."""
+    if ray_address is not None and picked:
+        raise UsageError(f"--ray and --{picked[0][0]}: profile on one machine, without --ray")
+
+
 def refuse_on(backend_kind: str, picked: list[tuple[str, str]]) -> None:
     """Nsight runs on NVIDIA GPUs alone (checked once the backend is known)."""
     from gemmreg.deciding import profiler_tools

@@ -14,7 +14,6 @@ from typing import Any
 
 import attrs
 from gemmreg.deciding import options as opt
-from gemmreg.deciding.options import UsageError
 from gemmreg.interface import cli_device, cli_points, cli_profiler
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -92,8 +91,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     _check_names("compare", args.names, 2)
     given = cli_points.compare_point(args, None)
     profilers = cli_profiler.chosen(args)
+    ray_address = cli_device.ray_address(args)
+    cli_profiler.refuse_with_ray(ray_address, profilers)
     several = cli_device.several(args)
-    ahead = _start_ahead(args, cold=True, several=several)
+    ahead = None if ray_address is not None else _start_ahead(args, cold=True, several=several)
     with _killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
@@ -126,17 +127,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
     trace("plugins discovered, options checked")
     kept = tempfile.TemporaryDirectory(prefix="gemmreg-profiled-caches-") if profilers else None
     try:
-        report, manifest = sweeping.compare(
-            kernels,
-            problem,
-            timing,
-            info,
-            meter.line,
-            ahead,
-            meter,
-            chosen or (),
-            keep_cache=Path(kept.name) if kept else None,
-        )
+        if ray_address is not None:
+            from gemmreg.orchestrating import ray_compare
+
+            report, manifest = ray_compare.compare_on_ray(
+                kernels, problem, timing, info, meter.line, ray_address, meter
+            )
+        else:
+            report, manifest = sweeping.compare(
+                kernels,
+                problem,
+                timing,
+                info,
+                meter.line,
+                ahead,
+                meter,
+                chosen or (),
+                keep_cache=Path(kept.name) if kept else None,
+            )
     finally:
         meter.close()
     if given is not None and args.shapes is not None:
@@ -179,21 +187,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating import sweeping
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render_compare, speedup_means
-    from gemmreg.running import ahead_pinned, devices, ray_cluster
+    from gemmreg.running import ahead_pinned, devices
 
     _check_names("bench", args.names, 1)
     profilers = cli_profiler.chosen(args)
     chosen = cli_points.sweep_points(args)
     problems = [point.problem for point in chosen]
-    ray_address = ray_cluster.address(args.ray)
-    if ray_address is not None:
-        if args.devices is not None or args.device is not None:
-            raise UsageError("--ray and --devices: one or the other (Ray gives each task its GPU)")
-        ray_cluster.require()
-        if profilers:
-            raise UsageError(
-                f"--ray and --{profilers[0][0]}: profile on one machine, without --ray"
-            )
+    ray_address = cli_device.ray_address(args)
+    cli_profiler.refuse_with_ray(ray_address, profilers)
     several = cli_device.several(args)
     # On Ray each task starts its pool on its node; with --devices, one pool per GPU.
     ahead = None if ray_address is not None else _start_ahead(args, False, several)

@@ -106,6 +106,12 @@ class ProcessRecord:
     placements: int | None = None
     """Copies of each kernel's operands rotated across the rounds
     (gemmreg.running.placements); None in runs saved before placements rotated."""
+    device_index: int | None = None
+    """The GPU this process ran on (torch's index in the parent) when the
+    processes were spread over several (``compare --devices``); None: the
+    one device there was, or a run saved before it was recorded."""
+    host: str = ""
+    """The node it ran on, for a comparison on a Ray cluster; '' on this host."""
 
 
 @attrs.frozen(kw_only=True)

@@ -16,9 +16,7 @@ which the local sweep pays once (docs/multi-gpu.md).
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -72,16 +70,14 @@ def sweep_on_ray(
     """Every point as a Ray task on the cluster at ``where``, saved as it
     arrives; ``meter``, ``weights`` and ``manifest_fields`` as with
     :func:`gemmreg.orchestrating.sweeping.sweep`."""
-    with contextlib.redirect_stdout(sys.stderr):  # Ray's messages are not output
-        ray = ray_cluster.connect(where)
-        try:
+    try:
+        with ray_cluster.connected(where) as ray:  # Ray's messages are not output
             return _sweep(
                 ray, kernels, problems, timing, info, out, progress, manifest_fields, weights, meter
             )
-        finally:
-            if meter is not None:
-                meter.close()
-            ray.shutdown()
+    finally:
+        if meter is not None:
+            meter.close()
 
 
 def _sweep(

@@ -70,26 +70,7 @@ def time_point(
         device = chosen[0]
     device_name = device.name if device else (chosen[0].name if chosen else info.device_name)
 
-    def on_run(run: ProcessRun) -> None:
-        if run.median_ms is not None:
-            detail = (
-                f"median {run.median_ms:.4g} ms over {len(run.round_ms)} rounds, "
-                f"{run.samples} samples, {run.exposure_s:.2f} s exposed"
-            )
-        else:
-            detail = run.reason.splitlines()[0] if run.reason else ""
-        line = f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
-        if meter is not None:
-            meter.advance(1.0, line)
-        else:
-            progress(line)
-
-    def on_cold(cold: ColdStart) -> None:
-        detail = cold.reason.splitlines()[0] if cold.reason else ""
-        if cold.prepare_s is not None and cold.first_call_s is not None:
-            detail = f"prepare {cold.prepare_s:.3g} s, first call {cold.first_call_s:.3g} s"
-        progress(f"  {label}cold start: {cold.kernel}: {cold.status} {detail}".rstrip())
-
+    on_run, on_cold = progress_hooks(timing, progress, label, meter)
     return comparing.run_compare(
         kernels,
         problem,
@@ -112,8 +93,38 @@ def time_point(
         device_index=devices.pinned_index() if device is None else device.index,
         pin=devices.spread(chosen) if chosen else None,
         keep_cache=keep_cache,
+        gpus=[d.index for d in chosen],
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
+
+
+def progress_hooks(
+    timing: TimingOptions, progress: Progress, label: str = "", meter: Meter | None = None
+) -> tuple[Callable[[ProcessRun], None], Callable[[ColdStart], None]]:
+    """A progress line per process and per cold start; ``meter``: each
+    process's line counts as one of its items (``compare``)."""
+
+    def on_run(run: ProcessRun) -> None:
+        if run.median_ms is not None:
+            detail = (
+                f"median {run.median_ms:.4g} ms over {len(run.round_ms)} rounds, "
+                f"{run.samples} samples, {run.exposure_s:.2f} s exposed"
+            )
+        else:
+            detail = run.reason.splitlines()[0] if run.reason else ""
+        line = f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
+        if meter is not None:
+            meter.advance(1.0, line)
+        else:
+            progress(line)
+
+    def on_cold(cold: ColdStart) -> None:
+        detail = cold.reason.splitlines()[0] if cold.reason else ""
+        if cold.prepare_s is not None and cold.first_call_s is not None:
+            detail = f"prepare {cold.prepare_s:.3g} s, first call {cold.first_call_s:.3g} s"
+        progress(f"  {label}cold start: {cold.kernel}: {cold.status} {detail}".rstrip())
+
+    return on_run, on_cold
 
 
 def flag_shared(
@@ -151,7 +162,7 @@ def compare(
     workers start). A verdict is about a pair: with fewer than two kernels
     through their cold starts, nothing is timed (the survivor alone would
     answer no question). ``chosen``: GPUs of one model, process ``i`` on
-    ``chosen[i % len(chosen)]``, one process at a time (``--devices``).
+    ``chosen[i % len(chosen)]``, one process per GPU at a time (``--devices``).
     ``keep_cache``: where the timed processes' caches are kept for a profiler
     run afterwards (:func:`gemmreg.running.comparing.run_compare`)."""
     manifest: dict[str, Any] = {}

@@ -13,28 +13,26 @@ processes, then verdicts (:mod:`gemmreg.judging.verdicts`).
    the cold starts filled (warm start).
 
 Every worker is started at once and waits for its turn
-(:mod:`gemmreg.running.sessions`); only one runs at a time.
+(:mod:`gemmreg.running.sessions`); only one runs at a time on a GPU. Spread
+over several GPUs (``compare --devices``), the processes run one per GPU at
+a time, the GPUs side by side (:mod:`gemmreg.running.process_lanes`); the
+cold starts still run alone, one after another, before any of them.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.deciding import timeouts
 from gemmreg.deciding.timing_options import policy_for
-from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds, stats
-from gemmreg.judging.summaries import summarize, tile_efficiency
-from gemmreg.judging.task_results import RoundsResult
-from gemmreg.judging.tasks import RoundsTask
+from gemmreg.judging.summaries import tile_efficiency
 from gemmreg.judging.timing_records import (
     ColdStart,
     CompareReport,
@@ -43,10 +41,8 @@ from gemmreg.judging.timing_records import (
     ProcessRun,
     Verdict,
 )
-from gemmreg.judging.verdicts import all_verdicts
-from gemmreg.running import isolation
+from gemmreg.running import compare_parts, process_lanes
 from gemmreg.running.sessions import Session
-from gemmreg.running.timing import PREPARING
 from gemmreg.running.tracing import trace
 from gemmreg.running.worker_pool import (
     SHARED_CACHE,
@@ -55,7 +51,6 @@ from gemmreg.running.worker_pool import (
     _cold_env,
     _cold_starts,
     _profile,
-    _run_retrying,
     merge_cache,
     shared_cache_env,
 )
@@ -95,6 +90,7 @@ def run_compare(
     device_index: int | None = None,
     pin: Callable[[dict[str, str], int], dict[str, str]] | None = None,
     keep_cache: Path | None = None,
+    gpus: Sequence[int] = (),
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -116,20 +112,30 @@ def run_compare(
     :param keep_cache: where to copy the caches the timed processes shared
         (compiled kernels, plugins' tuning choices) before they are removed: a
         profiler run after the timing then launches the configs that were timed.
+    :param gpus: the GPUs ``pin`` spreads the processes over (process ``i`` on
+        ``gpus[i % len(gpus)]``): one process per GPU at a time, the GPUs side
+        by side (:mod:`gemmreg.running.process_lanes`); each process's record
+        names its GPU.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
-    runs: list[ProcessRun] = []
+    asked = compare_parts.Asked(
+        problem=problem,
+        processes=processes,
+        seed=seed,
+        clock=clock,
+        device_name=device_name,
+        gpu=gpu,
+        repeats=repeats,
+        warmup=warmup,
+        max_time_s=max_time_s,
+        margin=margin,
+        confidence=confidence,
+    )
     records: list[ProcessRecord] = []
     profiles: dict[str, Any] = {}
     colds: list[ColdStart] = []
-    runnable: list[RegisteredKernel] = []
-    for kernel in kernels:
-        reason = kernel.unavailable or unsupported_reason(kernel.spec, problem)
-        if reason:
-            runs.append(ProcessRun(kernel=kernel.name, process=0, status="skipped", reason=reason))
-        else:
-            runnable.append(kernel)
+    runs, runnable = compare_parts.split_runnable(kernels, problem)
 
     partial = False
     with contextlib.ExitStack() as stack:
@@ -170,48 +176,26 @@ def run_compare(
                 failed = {c.kernel: c.status for c in colds if c.status != "ok"}
                 runnable = [k for k in runnable if k.name not in failed]
                 if failed and len(runnable) < need:
-                    runs += _not_timed(runnable, failed, need, on_run)
+                    runs += compare_parts.not_timed(runnable, failed, need, on_run)
                     runnable = []
             names = [k.name for k in runnable]
-            hung = ""
-            for process in range(processes if runnable else 0):
-                if hung or not names:
-                    for name in names or [k.name for k in runnable]:
-                        runs.append(
-                            ProcessRun(kernel=name, process=process, status="skipped", reason=hung)
-                        )
-                    continue
-                task = RoundsTask(
-                    kernels=names,
-                    problem=problem,
-                    seed=seed,
-                    order_seed=rounds.order_seed(problem.label, process, seed),
-                    gpu=gpu,
-                    repeats=repeats,
-                    warmup=warmup,
-                    max_time_s=max_time_s,
-                )
-                limit = task_timeout or len(names) * per_kernel + cap
-                fresh = functools.partial(pool.fresh, process)
-                outcome, session, rerun = _run_retrying(pool.get(process), task, limit, fresh)
-                pool.sessions[process] = session
-                new_runs, record = _from_outcome(names, process, outcome)
-                if outcome.status == "timeout":
-                    # One timeout, not one per process: a kernel that hung in its
-                    # prepare is left out of the later processes; a hang anywhere
-                    # else cannot be pinned on one kernel and ends the timing.
-                    culprit = session.last_note.removeprefix(PREPARING)
-                    if session.last_note.startswith(PREPARING) and culprit in names:
-                        names = [n for n in names if n != culprit]
-                    else:
-                        hung = f"an earlier process timed out ({outcome.error.splitlines()[0]})"
-                if rerun:
-                    record = attrs.evolve(record, reason=rerun)
-                records.append(record)
-                for run in new_runs:
-                    runs.append(run)
-                    if on_run is not None:
-                        on_run(run)
+            state = process_lanes.Processes(
+                pool=pool,
+                task=asked.rounds_task,
+                limit=lambda held: task_timeout or len(held) * per_kernel + cap,
+                from_outcome=compare_parts.from_outcome,
+                on_run=on_run,
+                gpus=gpus,
+                names=names,
+                everyone=list(names),
+            )
+            try:
+                process_lanes.time_processes(state, processes if runnable else 0)
+            finally:  # what finished is kept, in process order, if Ctrl-C came
+                timed_runs, timed_records = process_lanes.collected(state)
+                runs += timed_runs
+                records += timed_records
+            names = state.names
             if pool.profiler is not None and runnable and not partial:
                 profiles = _profile(pool, names, problem, seed, len(names) * per_kernel)
         except KeyboardInterrupt:
@@ -224,42 +208,8 @@ def run_compare(
             if keep_cache is not None and cold:
                 merge_cache(cache_root / SHARED_CACHE, keep_cache / SHARED_CACHE)
 
-    by_cold = {c.kernel: c for c in colds}
-    summaries = tuple(
-        summarize(
-            k,
-            problem,
-            [r for r in runs if r.kernel == k.name],
-            by_cold.get(k.name),
-            device_name,
-            profiles.get(k.name),
-        )
-        for k in kernels
-    )
-    verdicts = all_verdicts(summaries, records, confidence=confidence, margin=margin)
-    if partial:  # partial data is no basis for a claim
-        verdicts = tuple(
-            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
-            for v in verdicts
-        )
-    return CompareReport(
-        problem=problem,
-        processes=processes,
-        repeats=repeats,
-        warmup=warmup,
-        seed=seed,
-        clock=clock,
-        device_name=device_name,
-        summaries=summaries,
-        verdicts=verdicts,
-        runs=tuple(runs),
-        cold=tuple(colds),
-        records=tuple(records),
-        profiles=profiles,
-        margin=margin,
-        confidence=confidence,
-        partial=partial,
-        device_index=device_index,
+    return compare_parts.build_report(
+        asked, kernels, runs, records, colds, profiles, partial, device_index
     )
 
 
@@ -267,38 +217,3 @@ def _pinned(
     pin: Callable[[dict[str, str], int], dict[str, str]] | None, env: dict[str, str]
 ) -> dict[str, str]:
     return env if pin is None else pin(env, 0)
-
-
-def _not_timed(
-    survivors: Sequence[RegisteredKernel],
-    failed: dict[str, str],
-    need: int,
-    on_run: Callable[[ProcessRun], None] | None,
-) -> list[ProcessRun]:
-    """The kernels left untimed because too few survived their cold starts."""
-    which = ", ".join(f"{name}: {status}" for name, status in failed.items())
-    reason = (
-        f"not timed: the timing needs {need} kernels and only {len(survivors)} "
-        f"came through the cold starts (failed there: {which})"
-    )
-    runs = [
-        ProcessRun(kernel=k.name, process=0, status="skipped", reason=reason) for k in survivors
-    ]
-    for run in runs:
-        if on_run is not None:
-            on_run(run)
-    return runs
-
-
-def _from_outcome(
-    names: Sequence[str], process: int, outcome: isolation.TaskOutcome
-) -> tuple[list[ProcessRun], ProcessRecord]:
-    if outcome.status != "ok" or not isinstance(outcome.result, RoundsResult):
-        failed = [
-            ProcessRun(kernel=n, process=process, status=outcome.status, reason=outcome.error)
-            for n in names
-        ]
-        return failed, ProcessRecord(process=process, status=outcome.status, reason=outcome.error)
-    from gemmreg.running.process_results import read_process
-
-    return read_process(names, process, outcome.result)

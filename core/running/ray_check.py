@@ -12,8 +12,6 @@ the list returned is merged in the order the kernels were named, as on one GPU.
 
 from __future__ import annotations
 
-import contextlib
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,12 +41,8 @@ def check_on_ray(
     ``on_batch`` sees both, as they stand, after each batch has come back.
     Ray's own messages (a worker that died, say) go to stderr, never into
     the command's output (``--format json``)."""
-    with contextlib.redirect_stdout(sys.stderr):
-        ray = ray_cluster.connect(where)
-        try:
-            return _run(ray, kernels, cases, gpu, on_result, task_timeout, on_batch)
-        finally:
-            ray.shutdown()
+    with ray_cluster.connected(where) as ray:
+        return _run(ray, kernels, cases, gpu, on_result, task_timeout, on_batch)
 
 
 def _run(

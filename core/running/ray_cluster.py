@@ -21,11 +21,12 @@ those instead of a GPU.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import socket
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from gemmreg.deciding.options import UsageError
@@ -80,6 +81,38 @@ def connect(where: str) -> Any:
         else:
             ray.init(address=where, log_to_driver=False)
     return ray
+
+
+@contextlib.contextmanager
+def connected(where: str) -> Iterator[Any]:
+    """The ``ray`` module connected to ``where`` for the block, shut down
+    after it; Ray's own messages go to stderr, never into the command's
+    output (``--format json``)."""
+    with contextlib.redirect_stdout(sys.stderr):
+        ray = connect(where)
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
+
+
+def gpu_models(ray: Any) -> list[str]:
+    """The GPU models of the cluster's live nodes, as Ray names them (its
+    ``accelerator_type:`` resources; the pretend GPUs' models under
+    :data:`gemmreg.running.devices.FAKE_DEVICES_ENV`); empty when Ray names
+    none."""
+    fake = devices.fake_devices()
+    if fake is not None:
+        return list(devices.groups(fake))
+    prefix = "accelerator_type:"
+    found = {
+        key.removeprefix(prefix)
+        for node in ray.nodes()
+        if node.get("Alive")
+        for key in node.get("Resources", {})
+        if key.startswith(prefix)
+    }
+    return sorted(found)
 
 
 def holds(gpu: bool) -> dict[str, Any]:
@@ -139,6 +172,25 @@ def node_record() -> dict[str, Any]:
         "gemmreg": __version__,
         "git": environment.git_record(),
     }
+
+
+def run_in_session(
+    task: Task, limit: float, switches: dict[str, str]
+) -> tuple[TaskOutcome, str, dict[str, Any]]:
+    """On a node: one task in a fresh gemmreg worker subprocess on the Ray
+    task's GPU, rerun once in another if its worker crashed (as on one
+    host); the outcome, the note of that rerun ('' without one), and this
+    node's record."""
+    from gemmreg.running.sessions import Session
+    from gemmreg.running.worker_pool import _run_retrying
+
+    env = {**os.environ, **switches}
+    session = Session(env)
+    try:
+        outcome, session, rerun = _run_retrying(session, task, limit, lambda: Session(env))
+    finally:
+        session.close()
+    return outcome, rerun, node_record()
 
 
 def lost_outcomes(count: int, error: BaseException) -> list[TaskOutcome]:

@@ -199,6 +199,11 @@ def _profile(
     assert pool.profiler is not None
     task = ProfileTask(kernels=names, problem=problem, seed=seed)
     outcome, pool.profiler, _ = _run_retrying(pool.profiler, task, timeout, pool.fresh)
+    return profiles_from(outcome, names)
+
+
+def profiles_from(outcome: isolation.TaskOutcome, names: Sequence[str]) -> dict[str, Any]:
+    """Each kernel's device profile from a profiling task's outcome, or why none."""
     if outcome.status == "ok" and isinstance(outcome.result, ProfileResult):
         return outcome.result.recorded()
     first = outcome.error.splitlines()[0] if outcome.error else outcome.status

@@ -1,0 +1,159 @@
+"""The pieces of a comparison that do not depend on where its processes run:
+which kernels are asked, each process's task, a process's outcome as rows,
+the survivors of the cold starts, and the report with its verdicts. The
+local comparison (:mod:`gemmreg.running.comparing`) and the one on a Ray
+cluster (:mod:`gemmreg.orchestrating.ray_compare`) share them, so the two
+judge alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+from gemmreg.contract.records import Problem
+from gemmreg.discovery.availability import unsupported_reason
+from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.judging import rounds
+from gemmreg.judging.summaries import summarize
+from gemmreg.judging.task_results import RoundsResult
+from gemmreg.judging.tasks import RoundsTask
+from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRecord, ProcessRun
+from gemmreg.judging.verdicts import all_verdicts
+from gemmreg.running import isolation
+
+
+@attrs.frozen(kw_only=True)
+class Asked:
+    """What a comparison was asked: the point, how to time it, how to judge."""
+
+    problem: Problem
+    processes: int
+    seed: int
+    clock: str
+    device_name: str
+    gpu: bool
+    repeats: int | None = None
+    warmup: int | None = None
+    max_time_s: float | None = None
+    margin: float
+    confidence: float
+
+    def rounds_task(self, process: int, names: list[str]) -> RoundsTask:
+        """Process ``process``'s task: the same for every process but its order seed."""
+        return RoundsTask(
+            kernels=names,
+            problem=self.problem,
+            seed=self.seed,
+            order_seed=rounds.order_seed(self.problem.label, process, self.seed),
+            gpu=self.gpu,
+            repeats=self.repeats,
+            warmup=self.warmup,
+            max_time_s=self.max_time_s,
+        )
+
+
+def split_runnable(
+    kernels: Sequence[RegisteredKernel], problem: Problem
+) -> tuple[list[ProcessRun], list[RegisteredKernel]]:
+    """The rows of the kernels that cannot run here or were not made for
+    ``problem`` (skipped, with the reason), and the others."""
+    skipped: list[ProcessRun] = []
+    runnable: list[RegisteredKernel] = []
+    for kernel in kernels:
+        reason = kernel.unavailable or unsupported_reason(kernel.spec, problem)
+        if reason:
+            skipped.append(
+                ProcessRun(kernel=kernel.name, process=0, status="skipped", reason=reason)
+            )
+        else:
+            runnable.append(kernel)
+    return skipped, runnable
+
+
+def not_timed(
+    survivors: Sequence[RegisteredKernel],
+    failed: dict[str, str],
+    need: int,
+    on_run: Callable[[ProcessRun], None] | None,
+) -> list[ProcessRun]:
+    """The kernels left untimed because too few survived their cold starts."""
+    which = ", ".join(f"{name}: {status}" for name, status in failed.items())
+    reason = (
+        f"not timed: the timing needs {need} kernels and only {len(survivors)} "
+        f"came through the cold starts (failed there: {which})"
+    )
+    runs = [
+        ProcessRun(kernel=k.name, process=0, status="skipped", reason=reason) for k in survivors
+    ]
+    for run in runs:
+        if on_run is not None:
+            on_run(run)
+    return runs
+
+
+def from_outcome(
+    names: Sequence[str], process: int, outcome: isolation.TaskOutcome
+) -> tuple[list[ProcessRun], ProcessRecord]:
+    """One process's rows and record, from its task's outcome."""
+    if outcome.status != "ok" or not isinstance(outcome.result, RoundsResult):
+        failed = [
+            ProcessRun(kernel=n, process=process, status=outcome.status, reason=outcome.error)
+            for n in names
+        ]
+        return failed, ProcessRecord(process=process, status=outcome.status, reason=outcome.error)
+    from gemmreg.running.process_results import read_process
+
+    return read_process(names, process, outcome.result)
+
+
+def build_report(
+    asked: Asked,
+    kernels: Sequence[RegisteredKernel],
+    runs: Sequence[ProcessRun],
+    records: Sequence[ProcessRecord],
+    colds: Sequence[ColdStart],
+    profiles: dict[str, Any],
+    partial: bool,
+    device_index: int | None = None,
+) -> CompareReport:
+    """The report: each kernel's summary over its processes, and the verdicts
+    (none on partial data)."""
+    by_cold = {c.kernel: c for c in colds}
+    summaries = tuple(
+        summarize(
+            k,
+            asked.problem,
+            [r for r in runs if r.kernel == k.name],
+            by_cold.get(k.name),
+            asked.device_name,
+            profiles.get(k.name),
+        )
+        for k in kernels
+    )
+    verdicts = all_verdicts(summaries, records, confidence=asked.confidence, margin=asked.margin)
+    if partial:  # partial data is no basis for a claim
+        verdicts = tuple(
+            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
+            for v in verdicts
+        )
+    return CompareReport(
+        problem=asked.problem,
+        processes=asked.processes,
+        repeats=asked.repeats,
+        warmup=asked.warmup,
+        seed=asked.seed,
+        clock=asked.clock,
+        device_name=asked.device_name,
+        summaries=summaries,
+        verdicts=verdicts,
+        runs=tuple(runs),
+        cold=tuple(colds),
+        records=tuple(records),
+        profiles=profiles,
+        margin=asked.margin,
+        confidence=asked.confidence,
+        partial=partial,
+        device_index=device_index,
+    )
