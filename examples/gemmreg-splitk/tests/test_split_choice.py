@@ -137,7 +137,7 @@ def test_the_target_follows_where_the_kernels_run():
     assert plugin.target(interpreted) is heuristics.INTERPRETER
 
 
-def test_the_h200_launches_the_measured_configs_of_the_table():
+def test_the_h200_launches_the_configs_of_the_table():
     for m, n, k in TARGET_SHAPES:
         for atomic in (False, True):
             entry = tuned.lookup(m, n, k, atomic)
@@ -148,14 +148,14 @@ def test_the_h200_launches_the_measured_configs_of_the_table():
                 entry.block_n,
                 entry.block_k,
             )
-            assert (got.num_warps, got.num_stages, got.swap_ab) == (
-                entry.num_warps,
-                entry.num_stages,
-                entry.swap_ab,
-            )
-            # the split the tuner measured comes back from its programs per SM
+            assert (got.num_warps, got.swap_ab) == (entry.num_warps, entry.swap_ab)
+            if entry.num_stages is not None:  # None: the kernel's default
+                assert got.num_stages == entry.num_stages
+            # the split comes back from the entry's programs per SM: the nearest
+            # power of two (exactly the measured one, for the tuner's entries)
             programs_per_sm = tuned.programs_per_sm(got.tiles(m, n), got.split_k, 132)
-            assert programs_per_sm == entry.programs_per_sm
+            assert got.split_k == tuned.split_for(entry, got.tiles(m, n), 132)
+            assert entry.programs_per_sm / 1.5 <= programs_per_sm <= entry.programs_per_sm * 1.5
 
 
 def test_each_target_shape_has_its_own_class_and_fp32_keeps_the_heuristic():
