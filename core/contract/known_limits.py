@@ -27,7 +27,8 @@ INTERPRETER_NUMPY_FIXED_IN = (3, 7)
 """Triton's interpreter before 3.7 calls ``int()`` on one-element arrays,
 which NumPy 2.4 refuses; 3.7.0 and 3.7.1 squeeze them first (their
 ``interpreter.py``). With NumPy 2.4.6 a masked ``tl.dot`` GEMM fails on 3.6.0
-and runs on 3.7.1; Triton 3.8 passed the CPU matrix with it.
+and runs on 3.7.1; Triton 3.7.1 (the whole test suite) and 3.8 passed the
+CPU matrix with it.
 gemmreg does not pin NumPy for everyone over it: GPU users never run the
 interpreter; a CPU user with both gets this reason on every Triton row."""
 INTERPRETER_NUMPY_LIMIT = (2, 4)
