@@ -83,7 +83,7 @@ def test_triton_limits_are_applied_by_the_core_to_kernels_that_opt_in(monkeypatc
 
 @pytest.mark.parametrize(
     ("triton", "numpy", "clash"),
-    [("3.6.0", "2.4.1", True), ("3.6.0", "2.3.5", False), ("3.8.0", "2.4.6", False)],
+    [("3.6.0", "2.4.1", True), ("3.6.0", "2.3.5", False), ("3.7.1", "2.4.6", False)],
 )
 def test_the_interpreters_numpy_clash_is_a_reason_not_a_pin(monkeypatch, triton, numpy, clash):
     """NumPy is not pinned for everyone over a bug only Triton's interpreter

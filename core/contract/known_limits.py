@@ -23,9 +23,12 @@ operands instead of refusing them, so the case is declared out."""
 
 TRITON_MISSING = "triton is not installed"
 
-INTERPRETER_NUMPY_FIXED_IN = (3, 8)
-"""Triton's interpreter before 3.8 calls ``int()`` on one-element arrays,
-which NumPy 2.4 refuses (Triton 3.8 with NumPy 2.4.6 passed the CPU matrix).
+INTERPRETER_NUMPY_FIXED_IN = (3, 7)
+"""Triton's interpreter before 3.7 calls ``int()`` on one-element arrays,
+which NumPy 2.4 refuses; 3.7.0 and 3.7.1 squeeze them first (their
+``interpreter.py``). With NumPy 2.4.6 a masked ``tl.dot`` GEMM fails on 3.6.0
+and runs on 3.7.1; Triton 3.7.1 (the whole test suite) and 3.8 passed the
+CPU matrix with it.
 gemmreg does not pin NumPy for everyone over it: GPU users never run the
 interpreter; a CPU user with both gets this reason on every Triton row."""
 INTERPRETER_NUMPY_LIMIT = (2, 4)
@@ -62,7 +65,7 @@ def interpreter_numpy_clash() -> str | None:
         return (
             f"Triton {'.'.join(map(str, triton))}'s interpreter fails with NumPy "
             f"{'.'.join(map(str, numpy))} (it calls int() on one-element arrays): "
-            "pip install 'numpy<2.4', or Triton 3.8 or later"
+            "pip install 'numpy<2.4', or Triton 3.7 or later"
         )
     return None
 

@@ -7,6 +7,12 @@ vendors' datasheets (named on each entry). They are ceilings for a sanity
 gate, not targets: a figure above its peak means the measurement or the
 kernel is wrong. A device not listed here has no peaks: no "% of peak", no
 gate and no roof lines, rather than another GPU's.
+
+Each entry's comment names the vendor's page and says how far its figures were
+checked (2026-11-30, through a search of stored public pages and repositories;
+the vendors' own pages were mostly not among them): "read" where the vendor's
+own text was read, "transcribed" where only a public repository quoting that
+page was, and "not verified" where neither agreed or neither was found.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ _A100 = {"fp32": 19.5, "tf32": 156.0, "fp16": 312.0, "bf16": 312.0, "fp64": 19.5
 DEVICES: tuple[DevicePeaks, ...] = (
     # NVIDIA Blackwell datasheet, HGX B200 column (per GPU); tensor rates
     # halved from the sheet's "with sparsity" figures.
+    # https://www.nvidia.com/en-us/data-center/hgx/ -- not verified: FP32 75 and
+    # FP16 2250 transcribed, TF32 and FP64 not found, memory quoted as 8 TB/s and
+    # as 7.7 TB/s (8.0 kept: a ceiling).
     DevicePeaks(
         name="B200",
         pattern=r"\bB200\b",
@@ -70,6 +79,8 @@ DEVICES: tuple[DevicePeaks, ...] = (
         fp64=37.0,
     ),
     # NVIDIA H200 Tensor Core GPU datasheet (H200 SXM column).
+    # https://www.nvidia.com/en-us/data-center/h200/ -- transcribed: 4.8 TB/s,
+    # compute the H100 SXM's (the Hopper whitepaper's 66.9 / 494.7 / 989.4).
     DevicePeaks(
         name="H200 SXM",
         pattern=r"\bH200\b(?!\s*NVL)",
@@ -78,6 +89,8 @@ DEVICES: tuple[DevicePeaks, ...] = (
         **_HOPPER_SXM,
     ),
     # NVIDIA H100 Tensor Core GPU datasheet (H100 SXM column); torch says "H100 80GB HBM3".
+    # https://www.nvidia.com/en-us/data-center/h100/ -- transcribed (67 / 989 / 1979
+    # sparse, 3.35 TB/s; the Hopper whitepaper's dense table: 66.9 / 494.7 / 989.4).
     DevicePeaks(
         name="H100 SXM",
         pattern=r"\bH100\b.*(HBM3|SXM)",
@@ -86,6 +99,8 @@ DEVICES: tuple[DevicePeaks, ...] = (
         **_HOPPER_SXM,
     ),
     # NVIDIA H100 Tensor Core GPU datasheet (H100 PCIe column).
+    # https://www.nvidia.com/en-us/data-center/h100/ -- transcribed: 51 / 756 and
+    # 1513 sparse / 2 TB/s.
     DevicePeaks(
         name="H100 PCIe",
         pattern=r"\bH100\b.*PCIe",
@@ -98,6 +113,9 @@ DEVICES: tuple[DevicePeaks, ...] = (
         fp64=51.0,
     ),
     # NVIDIA A100 Tensor Core GPU datasheet (A100 80GB SXM column); "A100-SXM4-80GB".
+    # https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf
+    # -- transcribed, for the three A100 entries below too: 19.5 / 156 / 312 dense
+    # (the Ampere whitepaper's table agrees); the four bandwidths not verified.
     DevicePeaks(
         name="A100 SXM 80GB",
         pattern=r"\bA100\b.*SXM.*80GB",
@@ -130,6 +148,8 @@ DEVICES: tuple[DevicePeaks, ...] = (
         **_A100,
     ),
     # NVIDIA L40S GPU datasheet.
+    # https://www.nvidia.com/en-us/data-center/l40s/ -- transcribed: 91.6 / 183 /
+    # 362.05 dense (733 sparse); 864 GB/s not verified.
     DevicePeaks(
         name="L40S",
         pattern=r"\bL40S\b",
@@ -141,6 +161,7 @@ DEVICES: tuple[DevicePeaks, ...] = (
         bf16=362.05,
     ),
     # NVIDIA L4 Tensor Core GPU datasheet.
+    # https://www.nvidia.com/en-us/data-center/l4/ -- not verified (no copy found).
     DevicePeaks(
         name="L4",
         pattern=r"\bL4\b",
@@ -153,6 +174,8 @@ DEVICES: tuple[DevicePeaks, ...] = (
     ),
     # NVIDIA Ada Lovelace GPU Architecture whitepaper, appendix (GeForce RTX 4090):
     # FP16/BF16 tensor rates with FP32 accumulation are half those with FP16's.
+    # https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf
+    # -- transcribed (appendix A): 82.6 / 165.2 / 330.3, 1008 GB/s.
     DevicePeaks(
         name="RTX 4090",
         pattern=r"\bRTX 4090\b(?!\s*D\b)",
@@ -165,11 +188,15 @@ DEVICES: tuple[DevicePeaks, ...] = (
         fp16_acc16=330.3,
     ),
     # AMD Instinct MI300X accelerator data sheet (one device in SPX mode).
+    # https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch/mi300.html -- read:
+    # matrix FP32 163.4, TF32 653.7, FP16 and BF16 1307.4, matrix FP64 163.4, 5.3 TB/s.
+    # https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html --
+    # transcribed: the same, and footnote MI300-05A's exact 5.325 TB/s (kept).
     DevicePeaks(
         name="MI300X",
         pattern=r"\bMI300X\b",
         source="AMD Instinct MI300X accelerator data sheet",
-        memory_tb_s=5.3,
+        memory_tb_s=5.325,
         fp32=163.4,
         tf32=653.7,
         fp16=1307.4,
@@ -178,6 +205,10 @@ DEVICES: tuple[DevicePeaks, ...] = (
     ),
     # AMD Instinct MI325X accelerator data sheet: MI300X's compute, more and
     # faster memory.
+    # https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html --
+    # transcribed: 6 TB/s (footnote MI325-001A), FP16 and BF16 1307.4 (MI325-002).
+    # FP32, TF32 and FP64 not verified: MI300X's, for the same 304 CUs (ROCm's
+    # GPU specs, read) at the same 2100 MHz (a third-party page only).
     DevicePeaks(
         name="MI325X",
         pattern=r"\bMI325X\b",
@@ -191,18 +222,25 @@ DEVICES: tuple[DevicePeaks, ...] = (
     ),
     # AMD Radeon RX 9070 XT specifications (RDNA 4): FP32 vector, FP16 and
     # BF16 matrix (dense: half the "with sparsity" figure); no TF32.
+    # https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/amd-radeon-rx-9070xt.html
+    # -- transcribed: 48.7 FP32, 195 FP16 matrix dense (389 sparse), "up to 640
+    # GB/s" (0.6446 matched a pre-launch GPU-Z reading); BF16 = FP16 per AMD's
+    # https://gpuopen.com/learn/using_matrix_core_amd_rdna4/ (not read).
     DevicePeaks(
         name="RX 9070 XT",
         pattern=r"\bRX 9070 XT\b",
         source="AMD Radeon RX 9070 XT specifications",
-        memory_tb_s=0.6446,
+        memory_tb_s=0.640,
         fp32=48.7,
         tf32=None,
-        fp16=194.7,
-        bf16=194.7,
+        fp16=195.0,
+        bf16=195.0,
     ),
     # AMD Instinct MI250X accelerator data sheet, halved: the sheet rates the
     # package, and torch sees each of its two GCDs as a device. No TF32 (CDNA 2).
+    # https://www.amd.com/en/products/accelerators/instinct/mi200/mi250x.html --
+    # transcribed: 3.2768 TB/s (footnote MI200-07) and 383 FP16 for the package;
+    # matrix FP32 and FP64 95.7 (halved here) not verified.
     DevicePeaks(
         name="MI250X (one GCD)",
         pattern=r"\bMI250X\b",
