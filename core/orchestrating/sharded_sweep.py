@@ -32,9 +32,6 @@ from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
 from gemmreg.running import ahead_pinned, devices, environment, worker_pool
 
-JOIN_POLL_S = 0.2
-"""How often the main thread wakes while it waits for the device threads,
-so that Ctrl-C reaches it (a blocked join would not see it)."""
 LEFTOVER_WAIT_S = 5.0
 """After an interruption, how long each device thread may take to notice
 that its workers were killed before the partial run is saved without it."""
@@ -142,11 +139,7 @@ def sweep_on_devices(
                 kernels, seed=timing.seed, devices=devices.described(chosen), **manifest_fields
             )
         )
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(JOIN_POLL_S)
+        devices.run_threads(threads)
     except KeyboardInterrupt:
         partial = True
         with lock:

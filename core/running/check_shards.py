@@ -23,10 +23,6 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.running import check_runner, devices
 from gemmreg.running.check_runner import CaseResult
 
-JOIN_POLL_S = 0.2
-"""How often the main thread wakes while it waits, so that Ctrl-C reaches it."""
-
-
 KernelRunner = Callable[[RegisteredKernel, dict[str, str], Callable[[CaseResult], None]], None]
 """Runs one kernel's batch in workers started with the environment given (a
 pinned GPU's), handing each result to the callback as it settles."""
@@ -97,11 +93,7 @@ def shard_kernels(
         threading.Thread(target=work, args=(d,), name=f"gemmreg-check-{d.label}", daemon=True)
         for d in chosen
     ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        while thread.is_alive():
-            thread.join(JOIN_POLL_S)
+    devices.run_threads(threads)
     if errors:
         raise errors[0]
     return [result for i in range(len(kernels)) for result in by_kernel[i]]

@@ -19,6 +19,7 @@ pinned (by the same environment) to a GPU that does not exist.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping, Sequence
 
 import attrs
@@ -103,6 +104,22 @@ def pin_device_env(env: Mapping[str, str], device: Device | int) -> dict[str, st
         pinned[name] = physical
     pinned[PINNED_ENV] = str(index)
     return pinned
+
+
+JOIN_POLL_S = 0.2
+"""How often the main thread wakes while it waits for the device threads, so
+that Ctrl-C reaches it (a blocked join would not see it)."""
+
+
+def run_threads(threads: Sequence[threading.Thread]) -> None:
+    """Start every device thread and wait for them all, waking every
+    :data:`JOIN_POLL_S` so that a KeyboardInterrupt reaches the caller, who
+    then stops the threads its own way."""
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        while thread.is_alive():
+            thread.join(JOIN_POLL_S)
 
 
 def pinned_index(env: Mapping[str, str] | None = None) -> int | None:

@@ -27,14 +27,11 @@ from collections.abc import Callable, Sequence
 import attrs
 from gemmreg.judging.tasks import RoundsTask
 from gemmreg.judging.timing_records import ProcessRecord, ProcessRun
-from gemmreg.running import isolation
+from gemmreg.running import devices, isolation
 from gemmreg.running.sessions import Session
 from gemmreg.running.timing import PREPARING
 from gemmreg.running.worker_pool import Pool, _run_retrying
 
-JOIN_POLL_S = 0.2
-"""How often the calling thread wakes while the lanes run, so that Ctrl-C
-reaches it (a blocked join would not see it)."""
 LEFTOVER_WAIT_S = 5.0
 """After Ctrl-C, how long each lane may take to notice that its worker was
 killed before the comparison goes on without it."""
@@ -157,11 +154,7 @@ def time_processes(state: Processes, processes: int) -> None:
         for lane in range(min(lanes, processes))
     ]
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(JOIN_POLL_S)
+        devices.run_threads(threads)
     except KeyboardInterrupt:
         state.stop.set()
         for session in state.pool.sessions:
