@@ -89,7 +89,7 @@ def run_after(
 ) -> None:
     """Each profiler asked for, on its kernel, at the report's problem and
     seed; recorded in ``manifest["profilers"]``. ``env``: the timed
-    processes' GPU and caches (see :func:`kept_cache`)."""
+    processes' GPU and caches (:func:`worker_env`)."""
     from gemmreg.running import profiler_capture
 
     if not picked:
@@ -145,7 +145,11 @@ def run_after_sweep(
                 env = devices.pin_device_env(env, report.device_index)
             progress(f"{tool}: profiling {kernel} at {report.problem.label}")
             entry = profiler_capture.run_profiler(
-                *(tool, kernel, report.problem, report.seed, out),
+                tool,
+                kernel,
+                report.problem,
+                report.seed,
+                out,
                 env=env,
                 timed_kernels=summary.device_kernels,
                 per_point=True,
