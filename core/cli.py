@@ -86,6 +86,14 @@ def build_parser() -> argparse.ArgumentParser:
         const="full",
         help="the full matrix: every shape x layout, more seeds, large cases on a GPU",
     )
+    check.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="every case: a line as it passes, and a row in the table (by default passing "
+        "cases are one row per plugin, kind and dtype, with the worst error; failures always "
+        "get their own; --out, csv and json always hold every case)",
+    )
     check.add_argument("--dtype", help="comma-separated dtypes (default: all)")
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
     cli_options.seed_option(check)

@@ -10,7 +10,7 @@ import pytest
 from gemmreg.contract.records import Problem
 from gemmreg.deciding import run_estimate, timing_options
 from gemmreg.deciding.options import parse_shapes
-from gemmreg.orchestrating.progress import MIN_ITEMS_TO_CHOOSE, Meter, eta_s
+from gemmreg.orchestrating.progress import MIN_ITEMS_TO_CHOOSE, PLAIN_EVERY_S, Meter, eta_s
 
 # ---------------------------------------------------------------------------
 # The estimator
@@ -154,3 +154,22 @@ def test_a_long_gpu_sweep_suggests_a_shorter_cap_not_fewer_repeats():
     warning = run_estimate.long_run_warning(3 * 3600, 500, 5, 0, "bench")
     assert warning is not None and "~3h00m" in warning and "--max-time 0.5" in warning
     assert "interpreter" not in warning
+
+
+def test_in_a_log_items_without_a_line_print_progress_at_most_every_interval():
+    clock, stream = Clock(), io.StringIO()
+    meter = Meter([1.0] * 5, "cases", stream=stream, clock=clock, live=False)
+    clock.now += 1
+    meter.tick()  # 1 s after the start: too soon for a line
+    clock.now += PLAIN_EVERY_S
+    meter.tick()  # past the interval: a line
+    clock.now += 1
+    meter.tick()
+    meter.tick()
+    clock.now += 1
+    meter.tick()  # the last item: always a line
+    assert stream.getvalue().splitlines() == [
+        "progress: 2/5 cases, elapsed 11s, ETA ~16s",
+        "progress: 5/5 cases, elapsed 13s, ETA ~0s",
+    ]
+    assert len(meter.done) == 5

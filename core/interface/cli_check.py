@@ -105,8 +105,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         if result.status == "skip":
             return
         line = f"  {result.id}: {result.status}"
+        quiet = result.status == "pass" and not args.verbose  # failures always get a line
         if meter.done_counting:  # the sanitizer pass, after the matrix
-            meter.line(line)
+            if not quiet:
+                meter.line(line)
+        elif quiet:
+            meter.tick(float(result.case.problem.flops))
         else:
             meter.advance(float(result.case.problem.flops), line)
 
@@ -144,7 +148,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         interrupted = True
     finally:
         meter.close()
-    print(render.check_output(results, args.format, interrupted))
+    print(render.check_output(results, args.format, interrupted, every_case=args.verbose))
     if tools and args.format in ("table", "markdown"):  # csv and json: one document
         print("\n" + render.sanitize_summary(results, args.format))
     if args.out is not None:

@@ -81,6 +81,12 @@ def eta_s(
     return by_work if prefer_work else _per_item(done, remaining)
 
 
+PLAIN_EVERY_S = 10.0
+"""In a log, items without a line of their own (:meth:`Meter.tick`) give a
+``progress:`` line at most this often: a check's hundreds of passing cases
+are a handful of lines, not one each."""
+
+
 class Meter:
     """Counts finished items of a command, with their work, and says where
     it stands. ``live``: a redrawn bar (a terminal) or plain lines (a log).
@@ -112,6 +118,7 @@ class Meter:
         self.done_counting = False
         """Set once the counted items are over: later lines are lines only."""
         self._drawn = False
+        self._last_plain = self.started
 
     def status(self) -> str:
         """``3/20 points, elapsed 1m23s, ETA ~4m05s``."""
@@ -131,13 +138,7 @@ class Meter:
     def advance(self, work: float = 1.0, text: str | None = None) -> None:
         """One item finished (its ``work``, matched among the remaining
         items); ``text``, its line, gets the status appended in a log."""
-        now = self.clock()
-        self.done.append((work, now - self.last))
-        self.last = now
-        if work in self.remaining:
-            self.remaining.remove(work)
-        elif self.remaining:
-            self.remaining.pop(0)
+        self.advance_silently(work)
         if self.live:
             if text is not None:
                 self.line(text)
@@ -148,6 +149,29 @@ class Meter:
             print(f"{text}  [{self.status()}]", file=self.stream, flush=True)
         else:
             print(f"progress: {self.status()}", file=self.stream, flush=True)
+
+    def tick(self, work: float = 1.0) -> None:
+        """One item finished that needs no line of its own (a passing check
+        case): the bar is redrawn on a terminal; in a log, a ``progress:``
+        line at most every :data:`PLAIN_EVERY_S`, and at the last item."""
+        if self.live:
+            self.advance(work)
+            return
+        self.advance_silently(work)
+        now = self.clock()
+        if now - self._last_plain >= PLAIN_EVERY_S or not self.remaining:
+            self._last_plain = now
+            print(f"progress: {self.status()}", file=self.stream, flush=True)
+
+    def advance_silently(self, work: float) -> None:
+        """Count an item without printing anything."""
+        now = self.clock()
+        self.done.append((work, now - self.last))
+        self.last = now
+        if work in self.remaining:
+            self.remaining.remove(work)
+        elif self.remaining:
+            self.remaining.pop(0)
 
     def close(self) -> None:
         """The bar's last state stays on screen, ended by a newline."""

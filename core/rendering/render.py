@@ -12,7 +12,7 @@ from gemmreg.contract.serialization import (
 )
 from gemmreg.contract.serialization import to_jsonable as to_jsonable
 from gemmreg.contract.serialization import write_atomically as write_atomically
-from gemmreg.contract.task_kinds import REFUSAL, SANITIZE
+from gemmreg.contract.task_kinds import REFUSAL, SANITIZE, VALUES
 from gemmreg.rendering.device_sections import check_devices_line
 from gemmreg.rendering.formats import csv_text, grid, json_document
 from gemmreg.running.check_runner import CaseResult
@@ -85,8 +85,14 @@ def check_rows(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
     return rows
 
 
-def check_table(results: Sequence[CaseResult], fmt: str, interrupted: bool = False) -> str:
-    """The check's cases in ``fmt``; JSON is the document ``check.json`` holds."""
+def check_table(
+    results: Sequence[CaseResult], fmt: str, interrupted: bool = False, every_case: bool = True
+) -> str:
+    """The check's cases in ``fmt``; JSON is the document ``check.json`` holds.
+    Without ``every_case`` (what ``check`` prints unless ``-v``), the passing
+    cases of one plugin, kind and dtype are one row, with the worst error
+    among them beside its tolerance; every other case keeps its own row. The
+    saved tables, CSV and JSON always hold every case."""
     if fmt == "json":
         body = {"partial": interrupted, "counts": check_counts(results), "cases": results}
         return json_document("check", CHECK_SCHEMA, body)
@@ -106,10 +112,14 @@ def check_table(results: Sequence[CaseResult], fmt: str, interrupted: bool = Fal
         ),
     )
     sanitized = any(r.kind == SANITIZE for r in results)
+    passed: dict[tuple[str, str, str], list[CaseResult]] = {}
     for result in results:
         if result.status == "skip":  # one row per kernel and reason, not per case
             key = (result.kernel, result.reason)
             skipped[key] = skipped.get(key, 0) + 1
+            continue
+        if not every_case and result.status == "pass" and not sanitized:
+            passed.setdefault((result.kernel, result.kind, result.problem.dtype), []).append(result)
             continue
         comparison = result.comparison or {}
         row = [
@@ -121,6 +131,9 @@ def check_table(results: Sequence[CaseResult], fmt: str, interrupted: bool = Fal
         if sanitized:
             row.append(result.sanitizer.describe() if result.sanitizer is not None else "-")
         table.append([*row, case_detail(result)])
+    for (kernel, kind, dtype), group in passed.items():
+        table.append(_passed_row(kernel, kind, dtype, group))
+    table.sort(key=lambda row: row[0])  # each plugin's rows together
     for (kernel, reason), count in skipped.items():
         row = [kernel, f"{count} case{'s' * (count != 1)}", "SKIP", "-"]
         table.append([*row, "-", reason] if sanitized else [*row, reason])
@@ -141,12 +154,34 @@ def check_table(results: Sequence[CaseResult], fmt: str, interrupted: bool = Fal
     )
 
 
+def _passed_row(kernel: str, kind: str, dtype: str, group: Sequence[CaseResult]) -> list[str]:
+    """One row for the passing cases of a plugin, kind and dtype: how many,
+    and the worst error relative to its own tolerance (with that case's id)."""
+
+    def share(r: CaseResult) -> float:
+        error = (r.comparison or {}).get("max_error")
+        bound = r.tolerance.rtol if r.tolerance else None
+        return error / bound if error is not None and bound else -1.0
+
+    worst = max(group, key=share)
+    error = (worst.comparison or {}).get("max_error")
+    what = f"{len(group)} {dtype} case{'s' * (len(group) != 1)}"
+    if kind != VALUES:
+        what += f" ({kind})"
+    if error is None:
+        return [kernel, what, "pass", "-", ""]
+    note = _fmt(error, 3) + tolerance_note(worst.tolerance)
+    return [kernel, what, "pass", note, f"worst: {worst.id.removeprefix(kernel + '-')}"]
+
+
 PARTIAL_CHECK_BANNER = "[PARTIAL: check interrupted; only the cases below finished]"
 
 
-def check_output(results: Sequence[Any], fmt: str, interrupted: bool) -> str:
+def check_output(
+    results: Sequence[Any], fmt: str, interrupted: bool, every_case: bool = True
+) -> str:
     """The check table, marked partial after Ctrl-C (a ``partial`` key in JSON)."""
-    text = check_table(results, fmt, interrupted)
+    text = check_table(results, fmt, interrupted, every_case)
     if fmt in ("json", "csv"):  # JSON says so in its key; CSV stays one table
         return text
     return f"{PARTIAL_CHECK_BANNER}\n\n{text}" if interrupted else text
