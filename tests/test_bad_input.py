@@ -327,8 +327,8 @@ def test_ctrl_c_during_a_real_check_keeps_what_finished(tmp_path):
         "FAKE_KERNELS": "fake_hang",
     }
     command = [sys.executable, "-m", "gemmreg", "check", "fake_good", "fake_hang"]
-    with subprocess.Popen(
-        [*command, "--layout", "rowmajor", "--dtype", "fp32", "--out", str(tmp_path)],
+    with subprocess.Popen(  # -v: a line per passing case, to know when to interrupt
+        [*command, "--layout", "rowmajor", "--dtype", "fp32", "-v", "--out", str(tmp_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
