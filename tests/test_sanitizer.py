@@ -14,7 +14,7 @@ import pytest
 from gemmreg.deciding import matrix, sanitizer_tools
 from gemmreg.discovery.registry import discover
 from gemmreg.rendering import render
-from gemmreg.running import sanitizer_pass
+from gemmreg.running import sanitized_runs, sanitizer_pass
 from offline_cli import forbid_work, run_main
 
 TESTS = Path(__file__).parent
@@ -127,7 +127,7 @@ def run_fake(tool="racecheck", log_dir=None):
     kernels = discover().select(["torch_ref"])
     cases = matrix.sanitize_cases(["fp32"], ["rowmajor"])
     results = []
-    sanitizer_pass.run_tool("torch_ref", cases, tool, FAKE, log_dir, results.append)
+    sanitized_runs.run_tool("torch_ref", cases, tool, FAKE, log_dir, results.append)
     return kernels, {r.problem.shape: r for r in results}
 
 
