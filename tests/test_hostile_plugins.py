@@ -26,7 +26,7 @@ from gemmreg.contract.records import Problem
 from gemmreg.deciding import timeouts
 from gemmreg.deciding.matrix import Case
 from gemmreg.deciding.options import UsageError
-from gemmreg.discovery import interrupts, load_guard, torch_state
+from gemmreg.discovery import interrupts, load_guard, state_changes, torch_state
 from gemmreg.discovery.loading import describe
 from gemmreg.discovery.registry import PluginNotLoadedError, discover
 from gemmreg.running import check_runner, isolation
@@ -249,15 +249,15 @@ def test_pin_and_changes_name_each_switch_in_words():
         assert pinned.default_dtype == "torch.float32"
         assert pinned.float32_matmul_precision == "highest"
         assert pinned.matmul_allow_tf32 is False
-        assert torch_state.changes(pinned) == []
+        assert state_changes.changes(pinned) == []
         torch.set_default_dtype(torch.float64)
         torch.set_float32_matmul_precision("medium")
-        found = torch_state.changes(pinned)
+        found = state_changes.changes(pinned)
         assert "default dtype torch.float64 (pinned torch.float32)" in found
         assert "float32_matmul_precision medium (pinned highest)" in found
     finally:
         torch_state.pin()
-    assert torch_state.changes(pinned) == []
+    assert state_changes.changes(pinned) == []
 
 
 def test_pinning_skips_the_inductor_import_only_where_it_would_change_nothing(monkeypatch):
@@ -289,7 +289,7 @@ def test_pinning_skips_the_inductor_import_only_where_it_would_change_nothing(mo
 def test_a_gpu_reading_expects_device_0_and_its_default_stream():
     before_cuda = torch_state.current()
     on_gpu = attrs.evolve(before_cuda, device=1, stream=0)
-    assert "current CUDA device 1 (pinned 0)" in torch_state.differences(on_gpu, before_cuda)
+    assert "current CUDA device 1 (pinned 0)" in state_changes.differences(on_gpu, before_cuda)
 
 
 def test_the_probe_kernel_does_see_leaked_state(fake_plugins):

@@ -16,7 +16,7 @@ import gemmreg
 import pytest
 from conftest import only_extra_plugins
 from gemmreg.contract.records import Problem
-from gemmreg.discovery import torch_state
+from gemmreg.discovery import state_changes, torch_state
 from gemmreg.discovery.registry import discover
 from gemmreg.judging.output_check import check_case
 from gemmreg.judging.summaries import summarize
@@ -43,10 +43,10 @@ def test_only_tf32_math_for_fp32_allows_tf32():
     try:
         on = torch_state.pin_for(tf32_flags.TF32_LOGGED, TINY)
         assert on.matmul_allow_tf32 is True and on.float32_matmul_precision == "high"
-        assert torch_state.changes(on) == []
+        assert state_changes.changes(on) == []
         off = torch_state.pin_for(tf32_flags.IEEE_LOGGED, TINY)
         assert off.matmul_allow_tf32 is False and off.float32_matmul_precision == "highest"
-        assert "cuda.matmul.allow_tf32 False (pinned True)" in torch_state.differences(off, on)
+        assert "cuda.matmul.allow_tf32 False (pinned True)" in state_changes.differences(off, on)
     finally:
         torch_state.pin()
 

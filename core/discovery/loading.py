@@ -23,7 +23,7 @@ from typing import Any
 
 import pluggy
 from gemmreg.contract.records import KernelSpec, SpecError
-from gemmreg.discovery import capture, interrupts, load_guard, torch_state
+from gemmreg.discovery import capture, interrupts, load_guard, state_changes, torch_state
 from gemmreg.discovery.registry_records import (
     BLOCK_ENV,
     Origin,
@@ -133,7 +133,7 @@ def load_contained(
         specs = _load_one(pm, registry, origin, load)
     if output.text:
         registry.output[origin.plugin] = output.text
-    changed = torch_state.differences(torch_state.current(), before)
+    changed = state_changes.differences(torch_state.current(), before)
     if changed:
         torch_state.restore(before)
         reason = (

@@ -6,8 +6,8 @@ a kernel computes: the default dtype, TF32 and reduced-precision switches,
 GPU the current device and stream. A plugin that flips one in ``prepare``
 would otherwise change the next plugin's result (a reference kernel failing
 its precheck after another plugin turned TF32 on). So every worker task starts from
-:func:`pin`, and the core calls :func:`changes` after the plugin's prepare and
-launch: a change is blamed on the plugin that made it, and the next
+:func:`pin`, and the core calls :func:`gemmreg.discovery.state_changes.changes`
+after the plugin's prepare and launch: a change is blamed on the plugin that made it, and the next
 :func:`pin` puts the pinned values back for the others.
 
 torch >= 2.9 also has a newer TF32 switch (``fp32_precision``); mixing it with
@@ -27,16 +27,13 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
 
 import attrs
 from gemmreg.contract.records import KernelSpec, Problem
 
 PINNED_DEVICE = 0
 """The CUDA device index every task starts on (the first visible device)."""
-
-_Launch = TypeVar("_Launch", bound=Callable[..., Any])
 
 Reading = Any
 """A flag's value as torch reports it, or ``"unreadable: ..."`` if reading raised."""
@@ -251,63 +248,6 @@ def restore(state: TorchState) -> None:
             _set(lambda owner=owner, value=value: setattr(owner, "fp32_precision", value))
 
 
-def differences(now: TorchState, expected: TorchState) -> list[str]:
-    """``now`` against ``expected``, one phrase per switch that differs.
-
-    A state read before CUDA was initialized expects device 0 and its default
-    stream once CUDA is: that is where a fresh context starts.
-    """
-    if expected.device is None and now.device is not None:
-        expected = attrs.evolve(expected, device=PINNED_DEVICE, stream=_default_stream_id())
-    found = []
-    for field in attrs.fields(TorchState):
-        got, want = getattr(now, field.name), getattr(expected, field.name)
-        if got != want:
-            found.append(f"{LABELS[field.name]} {got} (pinned {want})")
-    return found
-
-
-def _default_stream_id() -> int | None:
-    import torch
-
-    try:
-        return torch.cuda.default_stream(PINNED_DEVICE).stream_id
-    except Exception:
-        return None
-
-
-def changes(expected: TorchState) -> list[str]:
-    """How torch's global switches differ now from ``expected`` (a :func:`pin`
-    reading), e.g. ``default dtype torch.float64 (pinned torch.float32)``."""
-    return differences(current(), expected)
-
-
 def record(state: TorchState) -> dict[str, Any]:
     """The reading as a manifest records it, under torch's own names."""
     return {LABELS[field.name]: getattr(state, field.name) for field in attrs.fields(TorchState)}
-
-
-class StateChanged(Exception):
-    """Plugin code changed torch's global state: its own case fails with this."""
-
-    def __init__(self, found: list[str]):
-        self.changes = found
-        super().__init__(f"plugin changed global state: {'; '.join(found)}")
-
-
-def raise_on_changes(expected: TorchState) -> None:
-    """Raise :class:`StateChanged` if anything differs from ``expected``."""
-    found = changes(expected)
-    if found:
-        raise StateChanged(found)
-
-
-def checked(launch: _Launch, expected: TorchState) -> _Launch:
-    """``launch``, followed by :func:`raise_on_changes` after every call."""
-
-    def checked_launch(*args: Any, **kwargs: Any) -> Any:
-        result = launch(*args, **kwargs)
-        raise_on_changes(expected)
-        return result
-
-    return checked_launch  # type: ignore[return-value]

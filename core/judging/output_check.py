@@ -221,12 +221,12 @@ def check_case(
     :param before_launch: Enqueued right before each launch of the kernel
         (the sanitizer pass's shared-memory poison), on the same stream.
     """
-    from gemmreg.discovery import torch_state
+    from gemmreg.discovery import state_changes, torch_state
 
     expected = torch_state.pin_for(spec, problem)
     try:
         return _check_case(spec, problem, seed, values, before_launch, expected)
-    except torch_state.StateChanged as error:
+    except state_changes.StateChanged as error:
         return ValuesResult(passed=False, reason=str(error))
 
 
@@ -238,12 +238,12 @@ def _check_case(
     before_launch: Callable[[], None] | None,
     expected: Any,
 ) -> ValuesResult:
-    from gemmreg.discovery import torch_state
+    from gemmreg.discovery import state_changes
 
     device = backend.current().device
     launch = spec.prepare(problem)
-    torch_state.raise_on_changes(expected)
-    launch = torch_state.checked(launch, expected)
+    state_changes.raise_on_changes(expected)
+    launch = state_changes.checked(launch, expected)
     if before_launch is not None:
         launch = _preceded(before_launch, launch)
     first = run_and_compare(spec, launch, problem, seed, device, values)

@@ -95,13 +95,13 @@ def refusal_case(spec: KernelSpec, problem: Problem) -> RefusalResult:
     declared would compute garbage the day the core's checks stop guarding it.
     A plugin that changes torch's global state fails, whether it raised or not.
     """
-    from gemmreg.discovery import torch_state
+    from gemmreg.discovery import state_changes, torch_state
 
     expected = torch_state.pin_for(spec, problem)
     verdict = _refusal(spec, problem)
-    found = torch_state.changes(expected)
+    found = state_changes.changes(expected)
     if found:
-        return RefusalResult(passed=False, reason=str(torch_state.StateChanged(found)))
+        return RefusalResult(passed=False, reason=str(state_changes.StateChanged(found)))
     return verdict
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
-from gemmreg.discovery import torch_state
+from gemmreg.discovery import state_changes
 from gemmreg.judging import rounds
 from gemmreg.judging.rounds import Round
 from gemmreg.running.clocks import Graph
@@ -65,8 +65,8 @@ def _check_state(name: str, expected: Any) -> None:
     if expected is None:
         return
     try:
-        torch_state.raise_on_changes(expected)
-    except torch_state.StateChanged as error:
+        state_changes.raise_on_changes(expected)
+    except state_changes.StateChanged as error:
         raise ChangedInRounds(name, error) from None
 
 

@@ -37,7 +37,7 @@ from gemmreg.deciding.timing_options import CPU_POLICY as CPU_POLICY  # re-expor
 from gemmreg.deciding.timing_options import GPU_POLICY as GPU_POLICY
 from gemmreg.deciding.timing_options import Policy as Policy
 from gemmreg.deciding.timing_options import policy_for as policy_for
-from gemmreg.discovery import torch_state
+from gemmreg.discovery import state_changes, torch_state
 from gemmreg.judging import rounds
 from gemmreg.judging.output_check import GuardedOutput, make_operands, verify
 from gemmreg.judging.task_results import Comparison, KernelTiming, RoundsResult, Soak
@@ -102,7 +102,7 @@ class _Kernel:
 
 def _prepare(kernel: _Kernel, problem: Problem, seed: int, device: str) -> bool:
     """Operands, prepare, first call, precheck; False when the kernel drops out.
-    Raises torch_state.StateChanged when its prepare or first call changed
+    Raises state_changes.StateChanged when its prepare or first call changed
     torch's global state (the caller blames it and restores the state)."""
     kernel.tf32 = torch_state.allows_tf32(kernel.spec, problem)
     expected = kernel.pin()
@@ -112,12 +112,12 @@ def _prepare(kernel: _Kernel, problem: Problem, seed: int, device: str) -> bool:
     start = time.perf_counter()
     kernel.launch = kernel.spec.prepare(problem)
     kernel.result.prepare_s = time.perf_counter() - start
-    torch_state.raise_on_changes(expected)
+    state_changes.raise_on_changes(expected)
     start = time.perf_counter()
     kernel.call()
     backend.synchronize()
     kernel.result.first_call_s = time.perf_counter() - start
-    torch_state.raise_on_changes(expected)
+    state_changes.raise_on_changes(expected)
     # The precheck reads what the first call wrote into the poisoned, guarded
     # C: the same operands are then timed, with no second draw of inputs.
     kernel.result.precheck = check = kernel.verify(problem)
@@ -170,7 +170,7 @@ def measure_group(
         try:
             if _prepare(kernel, problem, seed, info.device):
                 ready.append(kernel)
-        except torch_state.StateChanged as error:  # blamed on this kernel, undone for the others
+        except state_changes.StateChanged as error:  # blamed on this kernel, undone for the others
             kernel.result.status, kernel.result.reason = "failed", str(error)
             torch_state.pin()
         except Exception as error:  # this kernel's failure; the others go on
