@@ -51,6 +51,18 @@ def fake_plugins(monkeypatch: pytest.MonkeyPatch):
     return use
 
 
+FAKE_PROFILER_DIR = TESTS / "fake_profiler"
+"""Stand-ins for Nsight's ``ncu`` (tests/fake_profiler/ncu), found first on PATH."""
+
+
+def fake_ncu_env(calls: Path | None = None) -> dict[str, str]:
+    """PATH with the stand-in ``ncu`` first, and where it records its calls."""
+    env = {"PATH": f"{FAKE_PROFILER_DIR}{os.pathsep}{os.environ['PATH']}"}
+    if calls is not None:
+        env["GEMMREG_FAKE_NCU_CALLS"] = str(calls)
+    return env
+
+
 def run_gemmreg(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
     """Run the real command line in a fresh process, as a user would."""
     return subprocess.run(

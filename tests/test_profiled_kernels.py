@@ -10,12 +10,11 @@ import json
 import os
 from pathlib import Path
 
-from conftest import run_gemmreg
+from conftest import FAKE_PROFILER_DIR, fake_ncu_env, run_gemmreg
 from gemmreg.contract.records import Problem
 from gemmreg.deciding.profiler_tools import base_name, kernels_mismatch, profiled_kernels
 from gemmreg.running import profiler_capture
 
-FAKE_DIR = Path(__file__).parent / "fake_profiler"
 NCU_CSV = (
     "==PROF== a note above the header\n"
     '"ID","Process ID","Kernel Name","Section Name","Metric Name","Metric Value"\n'
@@ -57,8 +56,7 @@ def test_a_profile_of_another_kernel_than_the_timed_one_is_a_mismatch():
 def _profile(tmp_path: Path, profiled: str, timed: tuple[str, ...]) -> dict:
     env = {
         **os.environ,
-        "PATH": f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}",
-        "GEMMREG_FAKE_NCU_CALLS": str(tmp_path / "calls.jsonl"),
+        **fake_ncu_env(tmp_path / "calls.jsonl"),
         "GEMMREG_FAKE_NCU_KERNEL": profiled,
     }
     problem = Problem(m=8, n=8, k=8, dtype="fp32", layout="rowmajor")
@@ -68,7 +66,7 @@ def _profile(tmp_path: Path, profiled: str, timed: tuple[str, ...]) -> dict:
         problem,
         7,
         tmp_path / "run",
-        executable=FAKE_DIR / "ncu",
+        executable=FAKE_PROFILER_DIR / "ncu",
         env=env,
         timed_kernels=timed,
     )
@@ -103,10 +101,7 @@ def test_the_profiled_worker_gets_the_caches_the_timed_processes_filled(fake_plu
     done = run_gemmreg(
         *("compare", "torch_ref", "fake_tuning_cache", "--shape", "8x8x8", "--processes", "2"),
         *("--max-time", "0.001", "--ncu=fake_tuning_cache", "--out", str(out)),
-        env={
-            "PATH": f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}",
-            "GEMMREG_FAKE_NCU_CALLS": str(calls),
-        },
+        env=fake_ncu_env(calls),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (call,) = [json.loads(line) for line in calls.read_text().splitlines()]
@@ -122,10 +117,7 @@ def test_bench_profiles_the_kernel_at_every_point_and_saves_the_entries(fake_plu
     done = run_gemmreg(
         *("bench", "torch_ref", "fake_good", "--shape", "8,16", "--processes", "2"),
         *("--max-time", "0.001", "--ncu=fake_good", "--out", str(out)),
-        env={
-            "PATH": f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}",
-            "GEMMREG_FAKE_NCU_CALLS": str(calls),
-        },
+        env=fake_ncu_env(calls),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     tasks = [json.loads(line)["tasks"][0] for line in calls.read_text().splitlines()]
@@ -146,7 +138,7 @@ def test_bench_profiles_the_kernel_at_every_point_and_saves_the_entries(fake_plu
 def test_bench_refuses_a_profiler_with_ray_in_one_line():
     done = run_gemmreg(
         *("bench", "torch_ref", "--shape", "8", "--ray", "local", "--ncu"),
-        env={"PATH": f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}"},
+        env=fake_ncu_env(),
     )
     assert done.returncode == 2
     assert (

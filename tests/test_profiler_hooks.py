@@ -8,17 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-from pathlib import Path
 
 import pytest
-from conftest import run_gemmreg
+from conftest import fake_ncu_env, run_gemmreg
 from gemmreg.deciding import profiler_tools
 from gemmreg.deciding.options import UsageError
 from gemmreg.interface import cli_profiler
 from offline_cli import forbid_work, run_main
-
-FAKE_DIR = Path(__file__).parent / "fake_profiler"
 
 
 def test_compare_ncu_profiles_one_kernel_with_the_timed_inputs(fake_plugins, tmp_path):
@@ -28,10 +24,7 @@ def test_compare_ncu_profiles_one_kernel_with_the_timed_inputs(fake_plugins, tmp
     done = run_gemmreg(
         *("compare", "torch_ref", "fake_good", "--shape", "8x8x8", "--processes", "2"),
         *("--max-time", "0.001", "--seed", "7", "--ncu=fake_good", "--out", str(out)),
-        env={
-            "PATH": f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}",
-            "GEMMREG_FAKE_NCU_CALLS": str(calls),
-        },
+        env=fake_ncu_env(calls),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (call,) = [json.loads(line) for line in calls.read_text().splitlines()]
@@ -72,14 +65,14 @@ def test_a_missing_profiler_is_refused_before_any_work(monkeypatch, capsys, tmp_
 
 def test_the_profiled_kernel_is_one_of_those_compared(monkeypatch, capsys):
     forbid_work(monkeypatch)
-    monkeypatch.setenv("PATH", f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", fake_ncu_env()["PATH"])
     outcome = run_main(["compare", "torch_ref", "triton_grouped", "--ncu=hip_tiled"], capsys)
     outcome.assert_refused()
     assert "not one of the kernels compared" in outcome.err
 
 
 def test_the_default_kernel_is_the_first_named(monkeypatch):
-    monkeypatch.setenv("PATH", f"{FAKE_DIR}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("PATH", fake_ncu_env()["PATH"])
     args = argparse.Namespace(names=["triton_tuned", "torch_ref"], ncu="", nsys=None)
     assert cli_profiler.chosen(args) == [("ncu", "triton_tuned")]
     args.ncu = "torch_ref"
