@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import csv
 import io
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -164,7 +163,7 @@ def base_name(name: str) -> str:
             bare.append(char)
     words = "".join(bare).split()
     last = words[-1] if words else name
-    return re.split(r"::", last)[-1] or name
+    return last.rsplit("::", 1)[-1] or name
 
 
 def kernels_mismatch(profiled: Sequence[str], timed: Sequence[str]) -> str | None:
