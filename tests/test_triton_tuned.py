@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 import gemmreg
@@ -20,6 +21,9 @@ from gemmreg.deciding.sanitizer_tools import SANITIZING_ENV
 from gemmreg_plugins import triton_tuned
 from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
 from gemmreg_plugins.triton_tuned.configs import Config
+
+if TYPE_CHECKING:
+    import torch
 
 # Triton 3.6's interpreter trips a NumPy deprecation on every scalar index.
 pytestmark = pytest.mark.filterwarnings(
@@ -371,13 +375,18 @@ def test_skinny_and_tiny_problems_get_small_tiles():
     assert all(c.num_warps <= 4 for c in tiny)
 
 
-def test_fp32_halves_block_k_and_fits_the_tma_tiles():
+def test_fp32_halves_block_k_of_the_tiled_configs_and_has_tma_configs_of_its_own():
     half = configs.candidates("cuda", "fp16", 4096, 4096, 4096, tma=True)
     single = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True)
-    assert {c.block_k // 2 for c in half} == {c.block_k for c in single}
+
+    def tiled(found: list[Config]) -> list[Config]:
+        return [c for c in found if c.path == "tiled"]
+
+    assert [c.block_k // 2 for c in tiled(half)] == [c.block_k for c in tiled(single)]
     tma = [c for c in single if c.path == "persistent_tma"]
-    # A 128x256 fp32 C tile needs the split store and <= 3 stages to fit 227 KB.
-    assert tma and all(c.split_epilogue and c.num_stages <= 3 for c in tma)
+    assert tma == list(configs.CUDA_PERSISTENT_TMA_TF32)
+    # A 128x256 fp32 C tile fits 227 KB beside its stages only when stored in parts.
+    assert all(c.epilogue_parts >= 2 for c in tma if c.block_m * c.block_n >= 128 * 256)
     assert len(set(single)) == len(single)
 
 
@@ -442,7 +451,8 @@ SMALL_TMA = Config(
 )
 SMALL_TMA_VARIANTS = (
     SMALL_TMA,
-    attrs.evolve(SMALL_TMA, block_n=32, split_epilogue=True),  # C stored in two halves
+    attrs.evolve(SMALL_TMA, block_n=32, epilogue_parts=2),  # C stored in two halves
+    attrs.evolve(SMALL_TMA, block_n=64, epilogue_parts=4),  # and in four quarters
     attrs.evolve(SMALL_TMA, persistent=False),  # one program per tile
 )
 SMALL_TILED = Config(
@@ -597,3 +607,56 @@ def test_without_benchmarking_the_first_candidate_or_a_stored_choice_is_taken(
     monkeypatch.delenv(tuning_cache.TUNE_ENV)
     monkeypatch.setenv(SANITIZING_ENV, "racecheck")
     assert not tuning_cache.benchmarking_allowed()
+
+
+TF32_SWAP_VARIANTS = (
+    attrs.evolve(SMALL_TMA, block_n=32, epilogue_parts=2),
+    attrs.evolve(SMALL_TMA, block_m=16, block_n=64, epilogue_parts=4, persistent=False),
+)
+
+
+def tf32_truncated(t: torch.Tensor) -> torch.Tensor:
+    """``t`` (fp32) with its low 13 mantissa bits cleared: what TF32 keeps of it."""
+    import torch
+
+    return (t.view(torch.int32) & -(1 << 13)).view(torch.float32)
+
+
+@pytest.mark.parametrize("config", TF32_SWAP_VARIANTS, ids=lambda c: c.name)
+def test_tf32_products_go_through_the_swapped_kernel(config):
+    """Row-major fp32 under TF32 runs C^T = B^T A^T with B truncated in
+    registers (``tf32_swap``): tails on every axis, the transposed accumulator
+    stored in parts. The interpreter multiplies in fp32, so the result is A
+    times the truncated B, measurably not A times B (the plain kernel's)."""
+    import torch
+
+    m, n, k = 65, 68, 40  # rows of 160, 272 and 272 bytes: TMA-able, tails on every axis
+    generator = torch.Generator().manual_seed(11)
+    a = torch.randn(m, k, generator=generator)
+    b = torch.randn(k, n, generator=generator)
+    out = torch.full((m, n), float("nan"))
+    assert kernels.tma_refusal(a, b, out) is None
+    assert kernels.tf32_swap("tf32", a, False, False)
+    kernels.launcher(config, m, n, k, "tf32", 3, fallback=SMALL_TILED)(a, b, out)
+    swapped = a.double() @ tf32_truncated(b).double()
+    plain = a.double() @ b.double()
+    assert float((out.double() - swapped).abs().max()) < 1e-4
+    assert float((out.double() - plain).abs().max()) > 1e-3
+
+
+@pytest.mark.parametrize(
+    "precision, dtype, a_t, b_t, swapped",
+    [
+        ("tf32", "fp32", False, False, True),
+        ("ieee", "fp32", False, False, False),  # IEEE fp32 is no wgmma product
+        ("tf32", "fp16", False, False, False),  # 16-bit wgmma transposes in shared memory
+        ("tf32", "fp32", True, False, False),  # A^T: the plain kernel
+        ("tf32", "fp32", False, True, False),  # B^T is K-major already
+    ],
+)
+def test_only_row_major_tf32_products_are_swapped(precision, dtype, a_t, b_t, swapped):
+    import torch
+    from gemmreg.contract.inputs import torch_dtype
+
+    a = torch.empty(8, 8, dtype=torch_dtype(dtype))
+    assert kernels.tf32_swap(precision, a, a_t, b_t) is swapped

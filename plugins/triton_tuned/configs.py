@@ -45,8 +45,9 @@ class Config:
     group_m: int = GROUP_M
     flatten: bool = False
     ws: bool = False
-    split_epilogue: bool = False
-    """Store C in two half-width boxes: half the epilogue's shared memory."""
+    epilogue_parts: int = 1
+    """TMA path: store C in this many boxes of ``block_n / epilogue_parts``
+    columns (1, 2 or 4): the epilogue's shared memory shrinks with the box."""
     persistent: bool = True
     """TMA path only: False launches one program per tile instead of one per SM."""
 
@@ -58,7 +59,7 @@ class Config:
                 f"g{self.group_m}",
                 "-flat" if self.flatten else "",
                 "-ws" if self.ws else "",
-                "-split" if self.split_epilogue else "",
+                {1: "", 2: "-split"}.get(self.epilogue_parts, f"-split{self.epilogue_parts}"),
                 "" if self.persistent or self.path == "tiled" else "-pertile",
             ]
         )
@@ -84,6 +85,8 @@ class Config:
             raise ValueError(f"num_stages and num_warps must be positive: {config}")
         if not isinstance(config.group_m, int) or config.group_m < 1:
             raise ValueError(f"group_m must be positive: {config}")
+        if config.epilogue_parts not in (1, 2, 4):
+            raise ValueError(f"epilogue_parts must be 1, 2 or 4: {config}")
         return config
 
 
@@ -101,7 +104,7 @@ def _tma(
     warps: int,
     flatten: bool = False,
     ws: bool = False,
-    split: bool = False,
+    split: int = 1,
     persistent: bool = True,
     group_m: int = GROUP_M,
 ) -> Config:
@@ -114,14 +117,14 @@ def _tma(
         num_warps=warps,
         flatten=flatten,
         ws=ws,
-        split_epilogue=split,
+        epilogue_parts=split,
         persistent=persistent,
         group_m=group_m,
     )
 
 
-# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps) for 16-bit inputs; fp32 (TF32)
-# halves BLOCK_K (see ``for_dtype``): the same shared memory per stage.
+# (BLOCK_M, BLOCK_N, BLOCK_K, num_stages, num_warps) for 16-bit inputs; fp32
+# halves BLOCK_K of the tiled ones (see ``for_dtype``) and has TMA configs of its own.
 CUDA_TILED: tuple[Config, ...] = (
     _tiled(128, 256, 64, 3, 8),
     _tiled(128, 256, 64, 4, 8),
@@ -136,9 +139,9 @@ CUDA_TILED: tuple[Config, ...] = (
 CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
     _tma(128, 256, 64, 3, 8, flatten=True),
     _tma(128, 256, 64, 3, 8, flatten=True, ws=True),
-    _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=True),
-    _tma(128, 256, 64, 4, 8, flatten=True, split=True),
-    _tma(128, 256, 64, 4, 8, flatten=True, ws=True, split=True),
+    _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2),
+    _tma(128, 256, 64, 4, 8, flatten=True, split=2),
+    _tma(128, 256, 64, 4, 8, flatten=True, ws=True, split=2),
     _tma(128, 256, 64, 3, 8),
     _tma(128, 256, 64, 3, 8, persistent=False),
     _tma(128, 256, 64, 3, 8, persistent=False, group_m=16),
@@ -150,6 +153,20 @@ config won everywhere; each of these was best or within 2% of best somewhere.
 Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6; a
 4-stage 128x256x64 tile fits the 227 KB of shared memory only with the split
 epilogue."""
+CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
+    _tma(128, 256, 32, 3, 8, split=2),
+    _tma(128, 256, 32, 3, 8, split=2, group_m=16),
+    _tma(128, 256, 32, 3, 8, split=2, persistent=False),
+    _tma(128, 256, 32, 4, 8, split=4, persistent=False),
+)
+"""Hopper, fp32 inputs as TF32 (the kernel computes C^T = B^T A^T, see
+``kernels.tf32_swap``). From a probe on the H200 (session 8, do_bench medians
+against cuBLAS TF32 at the four shapes above): these four were best or within
+3% of best at every shape; the flattened loop and warp specialisation lost
+5-10% here. A 128x256 fp32 C tile needs its store split to fit (64 KB of
+staging for half of it). 256x128 tiles ran 5-10% faster but returned wrong
+results with Triton 3.6 (relative error 0.1 against cuBLAS, in the swapped
+form only; the interpreter computes them right): left out."""
 ROCM_TILED: tuple[Config, ...] = (
     _tiled(128, 128, 64, 2, 8),
     _tiled(128, 128, 32, 2, 4),
@@ -172,27 +189,14 @@ def next_pow2(x: int) -> int:
     return 1 << max(0, x - 1).bit_length()
 
 
-FP32_TMA_MAX_STAGES = 3
-"""fp32 TMA configs: at most this many stages, with the split epilogue."""
-
-
 def for_dtype(config: Config, dtype: str) -> Config:
-    """fp32 operands take twice the bytes per element: halve BLOCK_K so a stage
-    takes the same shared memory as the 16-bit config it comes from. The fp32
-    C tile is twice as large too: on the TMA path its store is split and the
-    stages capped, or a 128x256 tile needs 278 KB of the H200's 227 KB (seen:
-    OutOfResources)."""
-    if dtype != "fp32":
+    """A tiled config for fp32 operands: they take twice the bytes per element,
+    so BLOCK_K is halved and a stage takes the shared memory of the 16-bit
+    config it comes from. (fp32's TMA configs are a list of their own,
+    ``CUDA_PERSISTENT_TMA_TF32``.)"""
+    if dtype != "fp32" or config.block_k <= MIN_BLOCK:
         return config
-    if config.block_k > MIN_BLOCK:
-        config = attrs.evolve(config, block_k=config.block_k // 2)
-    if config.path == "persistent_tma":
-        config = attrs.evolve(
-            config,
-            split_epilogue=True,
-            num_stages=min(config.num_stages, FP32_TMA_MAX_STAGES),
-        )
-    return config
+    return attrs.evolve(config, block_k=config.block_k // 2)
 
 
 def prune(configs: Iterable[Config], m: int, n: int, k: int) -> list[Config]:
@@ -240,12 +244,13 @@ def candidates(kind: str, dtype: str, m: int, n: int, k: int, tma: bool) -> list
     """
     base: list[Config] = []
     if kind == "cuda":
-        base = [*(CUDA_PERSISTENT_TMA if tma else ()), *CUDA_TILED]
+        persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA
+        base = [*(persistent if tma else ()), *(for_dtype(c, dtype) for c in CUDA_TILED)]
     elif kind == "rocm":
-        base = list(ROCM_TILED)
+        base = [for_dtype(c, dtype) for c in ROCM_TILED]
     else:
         raise ValueError(f"no candidates for backend {kind!r}")
-    return prune((for_dtype(c, dtype) for c in base), m, n, k)
+    return prune(base, m, n, k)
 
 
 def describe_lists() -> str:
@@ -254,11 +259,9 @@ def describe_lists() -> str:
     lists = {
         "CUDA_TILED": CUDA_TILED,
         "CUDA_PERSISTENT_TMA": CUDA_PERSISTENT_TMA,
+        "CUDA_PERSISTENT_TMA_TF32": CUDA_PERSISTENT_TMA_TF32,
         "ROCM_TILED": ROCM_TILED,
         "INTERPRETER": (INTERPRETER,),
     }
-    rules = (
-        f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};WIDE_TILE={WIDE_TILE};"
-        f"FP32_TMA_MAX_STAGES={FP32_TMA_MAX_STAGES}"
-    )
+    rules = f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};WIDE_TILE={WIDE_TILE}"
     return rules + ";" + ";".join(f"{k}=" + ",".join(c.name for c in v) for k, v in lists.items())

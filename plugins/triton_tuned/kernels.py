@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from gemmreg_plugins.triton_tuned.configs import Config
 from gemmreg_plugins.triton_tuned.tma_rules import is_transposed as is_transposed
+from gemmreg_plugins.triton_tuned.tma_rules import tf32_swap as tf32_swap
 from gemmreg_plugins.triton_tuned.tma_rules import tma_refusal as tma_refusal
 from gemmreg_plugins.triton_tuned.tma_rules import tma_stride_refusal as tma_stride_refusal
 
@@ -115,8 +116,9 @@ def persistent_tma_kernel() -> Any:
         FLATTEN: tl.constexpr,
         WS: tl.constexpr,
         PERSISTENT: tl.constexpr,
-        SPLIT_EPILOGUE: tl.constexpr,
+        EPILOGUE_PARTS: tl.constexpr,
         INPUT_PRECISION: tl.constexpr,
+        TF32_SWAP: tl.constexpr = False,
     ):
         pid = tl.program_id(axis=0)
         tiles_m = tl.cdiv(m, BLOCK_M)
@@ -136,7 +138,10 @@ def persistent_tma_kernel() -> Any:
             group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
             off_m = (first_m + (tile % tiles_per_group) % group_rows) * BLOCK_M
             off_n = ((tile % tiles_per_group) // group_rows) * BLOCK_N
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            if TF32_SWAP:
+                acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # C^T
+            else:
+                acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
             for kk in range(k_tiles):
                 off_k = kk * BLOCK_K
                 if A_TRANSPOSED:  # noqa: SIM108 (a constexpr branch, as the compiler sees it)
@@ -147,21 +152,42 @@ def persistent_tma_kernel() -> Any:
                     b = b_desc.load([off_n, off_k]).T  # B^T is N x K, contiguous
                 else:
                     b = b_desc.load([off_k, off_n])
-                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+                if TF32_SWAP:
+                    # C^T = B^T A^T with B^T from registers: see ``tf32_swap``.
+                    bits = b.to(tl.uint32, bitcast=True) & 0xFFFFE000  # TF32: 10 mantissa bits
+                    b_t = bits.to(tl.float32, bitcast=True).T
+                    acc = tl.dot(b_t, a.T, acc, input_precision=INPUT_PRECISION)
+                else:
+                    acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+            if TF32_SWAP:
+                acc = acc.T
             store_tile += step
             first_m = (store_tile // tiles_per_group) * GROUP_M
             group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
             store_m = (first_m + (store_tile % tiles_per_group) % group_rows) * BLOCK_M
             store_n = ((store_tile % tiles_per_group) // group_rows) * BLOCK_N
-            if SPLIT_EPILOGUE:
-                # Two half-width stores: the epilogue's staging buffer halves,
-                # which lets a 128x256x64 tile keep 4 pipeline stages in 227 KB.
-                halves = tl.permute(tl.reshape(acc, (BLOCK_M, 2, BLOCK_N // 2)), (0, 2, 1))
-                left, right = tl.split(halves)
-                c_desc.store([store_m, store_n], left.to(c_desc.dtype))
-                c_desc.store([store_m, store_n + BLOCK_N // 2], right.to(c_desc.dtype))
-            else:
+            if EPILOGUE_PARTS == 1:
                 c_desc.store([store_m, store_n], acc.to(c_desc.dtype))
+            else:
+                # Stores of half (or quarter) width: the epilogue's staging buffer
+                # shrinks with them, which leaves shared memory for one more stage.
+                half: tl.constexpr = BLOCK_N // 2
+                left, right = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, half)), (0, 2, 1)))
+                if EPILOGUE_PARTS == 2:
+                    c_desc.store([store_m, store_n], left.to(c_desc.dtype))
+                    c_desc.store([store_m, store_n + half], right.to(c_desc.dtype))
+                else:
+                    quarter: tl.constexpr = BLOCK_N // 4
+                    q0, q1 = tl.split(
+                        tl.permute(tl.reshape(left, (BLOCK_M, 2, quarter)), (0, 2, 1))
+                    )
+                    q2, q3 = tl.split(
+                        tl.permute(tl.reshape(right, (BLOCK_M, 2, quarter)), (0, 2, 1))
+                    )
+                    c_desc.store([store_m, store_n], q0.to(c_desc.dtype))
+                    c_desc.store([store_m, store_n + quarter], q1.to(c_desc.dtype))
+                    c_desc.store([store_m, store_n + half], q2.to(c_desc.dtype))
+                    c_desc.store([store_m, store_n + half + quarter], q3.to(c_desc.dtype))
 
     return gemm_persistent_tma
 
@@ -219,7 +245,7 @@ def persistent_tma_launcher(
     bm, bn, bk = config.block_m, config.block_n, config.block_k
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     grid = (min(num_sms, tiles) if config.persistent else tiles,)
-    c_block = [bm, bn // 2] if config.split_epilogue else [bm, bn]
+    c_block = [bm, bn // config.epilogue_parts]
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
         if tma_refusal(a, b, out) is not None:
@@ -237,6 +263,7 @@ def persistent_tma_launcher(
             else TensorDescriptor.from_tensor(b, [bk, bn])
         )
         c_desc = TensorDescriptor.from_tensor(out, c_block)
+        swap = tf32_swap(input_precision, a, a_t, b_t)
         kernel[grid](
             a_desc,
             b_desc,
@@ -254,8 +281,9 @@ def persistent_tma_launcher(
             FLATTEN=config.flatten,
             WS=config.ws,
             PERSISTENT=config.persistent,
-            SPLIT_EPILOGUE=config.split_epilogue,
+            EPILOGUE_PARTS=config.epilogue_parts,
             INPUT_PRECISION=input_precision,
+            TF32_SWAP=swap,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
         )

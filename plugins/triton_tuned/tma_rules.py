@@ -1,6 +1,7 @@
-"""What TMA accepts: the layout rules the ``persistent_tma`` path checks
-before it describes an operand (:mod:`.kernels` falls back to the tiled
-path when they fail). TMA needs the last stride 1, the other strides
+"""What TMA and Hopper's ``wgmma`` accept: the layout rules the
+``persistent_tma`` path checks before it describes an operand (:mod:`.kernels`
+falls back to the tiled path when they fail), and when it swaps the operands
+of an fp32 (TF32) product. TMA needs the last stride 1, the other strides
 multiples of 16 bytes and 16-byte-aligned bases; a transposed operand is
 described through its contiguous transpose."""
 
@@ -43,3 +44,24 @@ def is_transposed(t: torch.Tensor) -> bool:
     be both; it counts as row-major when its strides allow that."""
     rows, cols = t.stride()
     return not (cols == 1 and (rows * t.element_size()) % TMA_ALIGN_BYTES == 0) and rows == 1
+
+
+def tf32_swap(input_precision: str, a: torch.Tensor, a_t: bool, b_t: bool) -> bool:
+    """Whether the TMA kernel computes C^T = B^T A^T, for fp32 inputs as TF32.
+
+    Why: Hopper's TF32 ``wgmma`` reads shared-memory operands K-major only (the
+    transposing forms are 16-bit only). A row-major B is N-major, so Triton
+    copied each B tile out of shared memory and back in, transposed, on every
+    K step: on the H200 that kernel lost to the pointer kernel, which ran at
+    0.35x of cuBLAS TF32 (session 7, ``c5/g1/tf32``). ``wgmma``'s first
+    operand may come from registers instead, in any order: so the kernel
+    swaps the operands and loads B^T into registers; A^T, K-major already, is
+    read from shared memory as it is. The load goes through registers because
+    the kernel truncates B to TF32 there (clears its low 13 mantissa bits),
+    and Triton keeps a computed operand in registers: the tensor cores
+    multiply in TF32 anyway, so the product is the unswapped kernel's up to
+    TF32 rounding, and it is checked against the same TF32 tolerance.
+    Only for row-major A and B: other layouts keep the plain kernel."""
+    import torch
+
+    return input_precision == "tf32" and a.dtype == torch.float32 and not (a_t or b_t)

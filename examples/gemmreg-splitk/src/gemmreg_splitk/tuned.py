@@ -64,16 +64,21 @@ CLASSES = (
 """First match wins, so the narrower classes come first."""
 
 TABLE: dict[tuple[str, bool], Tuned] = {
-    # (class, atomic). Judged by `gemmreg bench` on the H200 (evidence/2026-11-30-h200-session7,
-    # c6/c6/splitk-1 against session 6's splitk-fixed): the tuner's picks (c5/tune2) won at
-    # flat64 and flat32 (0.90 -> 0.98x and 0.77 -> 0.97x of cuBLAS, deterministic) but lost at
-    # tiny and small (atomic 1.38 -> 1.17x and 0.92 -> 0.57x): the tuner times back-to-back
-    # calls with L2 warm, gemmreg flushes L2 before every sample. Tiny and small keep the
-    # heuristic's choice until the tuner times as gemmreg does.
-    ("tiny", False): Tuned(block_m=16, block_n=16, block_k=128, programs_per_sm=0.5),
-    ("tiny", True): Tuned(block_m=16, block_n=16, block_k=128, programs_per_sm=1.0),
-    ("small", False): Tuned(block_m=32, block_n=32, block_k=128, programs_per_sm=2.0),
-    ("small", True): Tuned(block_m=64, block_n=64, block_k=64, programs_per_sm=2.0),
+    # (class, atomic). tiny and small: scripts/tune.py with L2 flushed before every sample,
+    # as gemmreg times (evidence/2026-11-30-h200-session8/splitk-tune). Session 7's warm-L2
+    # picks had lost there under `gemmreg bench` (atomic 1.38 -> 1.17x and 0.92 -> 0.57x).
+    ("tiny", False): Tuned(
+        block_m=16, block_n=16, block_k=128, programs_per_sm=0.485, num_stages=5
+    ),  # 16x16x65536 splitk: 0.914x torch.mm (geomean over 2 dtypes)
+    ("tiny", True): Tuned(
+        block_m=16, block_n=16, block_k=128, programs_per_sm=0.97, num_warps=2, num_stages=4
+    ),  # 16x16x65536 splitk_atomic: 1.375x torch.mm (geomean over 2 dtypes)
+    ("small", False): Tuned(
+        block_m=32, block_n=32, block_k=128, programs_per_sm=0.97, num_stages=5
+    ),  # 128x128x32768 splitk: 0.739x torch.mm (geomean over 2 dtypes)
+    ("small", True): Tuned(
+        block_m=32, block_n=64, block_k=128, programs_per_sm=1.939, num_stages=4, swap_ab=True
+    ),  # 128x128x32768 splitk_atomic: 1.025x torch.mm (geomean over 2 dtypes)
     # measured by scripts/tune.py (c5/tune2, both dtypes, geomean):
     ("flat64", False): Tuned(
         block_m=64,
