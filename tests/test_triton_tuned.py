@@ -19,7 +19,7 @@ import pytest
 from gemmreg.contract.runtime import CACHE_DIR_ENV
 from gemmreg.deciding.sanitizer_tools import SANITIZING_ENV
 from gemmreg_plugins import triton_tuned
-from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
+from gemmreg_plugins.triton_tuned import configs, launchers, tma_rules, tuner, tuning_cache
 from gemmreg_plugins.triton_tuned.configs import Config
 
 if TYPE_CHECKING:
@@ -503,8 +503,8 @@ def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_abl
     buffer = torch.full((m * n + 64,), -1280.0, dtype=a.dtype)
     out = buffer[32 : 32 + m * n].view(m, n)
     out.fill_(float("nan"))
-    assert (kernels.tma_refusal(a, b, out) is None) == tma_able
-    launch = kernels.launcher(config, m, n, k, "ieee", 3, fallback=SMALL_TILED)
+    assert (tma_rules.tma_refusal(a, b, out) is None) == tma_able
+    launch = launchers.launcher(config, m, n, k, "ieee", 3, fallback=SMALL_TILED)
     launch(a, b, out)
     scale = (a.double().abs() @ b.double().abs()).max()
     assert float((out.double() - expected).abs().max() / scale) < 2e-3
@@ -541,8 +541,8 @@ def test_the_real_trial_checks_what_each_candidate_wrote(layout):
 
     m, n, k = 70, 40, 24
 
-    def make_launch(config: Config) -> kernels.Launcher:
-        right = kernels.tiled_launcher(SMALL_TILED, m, n, k, "ieee")
+    def make_launch(config: Config) -> launchers.Launcher:
+        right = launchers.tiled_launcher(SMALL_TILED, m, n, k, "ieee")
         if config.block_m == 32:
             return right
 
@@ -613,6 +613,11 @@ TF32_SWAP_VARIANTS = (
     attrs.evolve(SMALL_TMA, block_n=32, epilogue_parts=2),
     attrs.evolve(SMALL_TMA, block_m=16, block_n=64, epilogue_parts=4, persistent=False),
 )
+TF32_ROUTES = (
+    (TF32_SWAP_VARIANTS[0], "swapped"),
+    (TF32_SWAP_VARIANTS[1], "swapped"),
+    (attrs.evolve(SMALL_TMA, block_n=32, epilogue_parts=2, transpose_b=True), "k-major copy"),
+)
 
 
 def tf32_truncated(t: torch.Tensor) -> torch.Tensor:
@@ -622,12 +627,13 @@ def tf32_truncated(t: torch.Tensor) -> torch.Tensor:
     return (t.view(torch.int32) & -(1 << 13)).view(torch.float32)
 
 
-@pytest.mark.parametrize("config", TF32_SWAP_VARIANTS, ids=lambda c: c.name)
-def test_tf32_products_go_through_the_swapped_kernel(config):
-    """Row-major fp32 under TF32 runs C^T = B^T A^T with B truncated in
-    registers (``tf32_swap``): tails on every axis, the transposed accumulator
-    stored in parts. The interpreter multiplies in fp32, so the result is A
-    times the truncated B, measurably not A times B (the plain kernel's)."""
+@pytest.mark.parametrize("config, route", TF32_ROUTES, ids=lambda c: getattr(c, "name", c))
+def test_tf32_products_take_a_k_major_route_for_b(config, route):
+    """Row-major fp32 under TF32 either runs C^T = B^T A^T with B truncated in
+    registers (``tf32_swap``; tails on every axis, the transposed accumulator
+    stored in parts) or copies B K-major first (``transpose_b``). The
+    interpreter multiplies in fp32, which tells the routes apart: the swapped
+    kernel's result is A times the truncated B, measurably not A times B."""
     import torch
 
     m, n, k = 65, 68, 40  # rows of 160, 272 and 272 bytes: TMA-able, tails on every axis
@@ -635,13 +641,28 @@ def test_tf32_products_go_through_the_swapped_kernel(config):
     a = torch.randn(m, k, generator=generator)
     b = torch.randn(k, n, generator=generator)
     out = torch.full((m, n), float("nan"))
-    assert kernels.tma_refusal(a, b, out) is None
-    assert kernels.tf32_swap("tf32", a, False, False)
-    kernels.launcher(config, m, n, k, "tf32", 3, fallback=SMALL_TILED)(a, b, out)
-    swapped = a.double() @ tf32_truncated(b).double()
+    assert tma_rules.tma_refusal(a, b, out) is None
+    assert tma_rules.tf32_swap("tf32", a, False, False)
+    launchers.launcher(config, m, n, k, "tf32", 3, fallback=SMALL_TILED)(a, b, out)
+    truncated = a.double() @ tf32_truncated(b).double()
     plain = a.double() @ b.double()
-    assert float((out.double() - swapped).abs().max()) < 1e-4
-    assert float((out.double() - plain).abs().max()) > 1e-3
+    expected, other = (truncated, plain) if route == "swapped" else (plain, truncated)
+    assert float((out.double() - expected).abs().max()) < 1e-4
+    assert float((out.double() - other).abs().max()) > 1e-3
+
+
+@pytest.mark.parametrize("k, n", [(40, 68), (1, 16), (130, 3)])
+def test_the_k_major_copy_of_b_is_b(k, n):
+    """Tails on both axes of the 64x64 tiles; the copy is K-major with rows
+    padded to 16 bytes, which is what TMA takes as a transposed B."""
+    import torch
+    from gemmreg_plugins.triton_tuned import transpose
+
+    b = torch.randn(k, n, generator=torch.Generator().manual_seed(5))
+    copy = transpose.k_major(b)
+    assert copy.shape == (k, n) and copy.stride(0) == 1
+    assert (copy.stride(1) * copy.element_size()) % 16 == 0
+    assert torch.equal(copy, b)
 
 
 @pytest.mark.parametrize(
@@ -659,4 +680,4 @@ def test_only_row_major_tf32_products_are_swapped(precision, dtype, a_t, b_t, sw
     from gemmreg.contract.inputs import torch_dtype
 
     a = torch.empty(8, 8, dtype=torch_dtype(dtype))
-    assert kernels.tf32_swap(precision, a, a_t, b_t) is swapped
+    assert tma_rules.tf32_swap(precision, a, a_t, b_t) is swapped

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import attrs
 import gemmreg
 from gemmreg_plugins import triton_seed
-from gemmreg_plugins.triton_tuned import configs, kernels, tuner, tuning_cache
+from gemmreg_plugins.triton_tuned import configs, launchers, tma_rules, tuner, tuning_cache
 
 if TYPE_CHECKING:
     import torch
@@ -40,7 +40,9 @@ SOURCES = tuple(
         "__init__.py",
         "configs.py",
         "kernels.py",
+        "launchers.py",
         "tma_rules.py",
+        "transpose.py",
         "tuner.py",
         "tuning_cache.py",
     )
@@ -121,7 +123,8 @@ def capabilities_for(kind: gemmreg.Backend) -> gemmreg.Capabilities:
 def source_hash() -> str:
     """The kernel source and the candidate lists, for the cache key."""
     return tuning_cache.source_hash(
-        [HERE / "kernels.py", HERE / "configs.py"], configs.describe_lists()
+        [HERE / name for name in ("kernels.py", "launchers.py", "transpose.py", "configs.py")],
+        configs.describe_lists(),
     )
 
 
@@ -175,13 +178,13 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
     assert num_sms is not None  # only GPU backends tune
     tma = (
         _tma_supported(where)
-        and kernels.tma_stride_refusal(*_meta_operands(problem, dtype)) is None
+        and tma_rules.tma_stride_refusal(*_meta_operands(problem, dtype)) is None
     )
     candidates = configs.candidates(where.backend, problem.dtype, m, n, k, tma)
     only = tuning_cache.forced_path()
 
-    def make_launch(config: configs.Config) -> kernels.Launcher:
-        return kernels.launcher(
+    def make_launch(config: configs.Config) -> launchers.Launcher:
+        return launchers.launcher(
             config, m, n, k, precision, num_sms, fallback=tuner.fallback_of(candidates, {})
         )
 
@@ -208,10 +211,10 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     capabilities_for(where.triton_target).require(problem)
     m, n, k = problem.m, problem.n, problem.k
     if where.triton_target == "cpu":  # interpreted: one fixed config, nothing to tune
-        return kernels.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
+        return launchers.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
     choice, precision, num_sms = choose(problem, where)
     best = choice.best if choice.best.path == "tiled" or _tma_supported(where) else choice.fallback
-    return kernels.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
+    return launchers.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
 
 
 @gemmreg.hookimpl

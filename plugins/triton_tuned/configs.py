@@ -50,6 +50,9 @@ class Config:
     columns (1, 2 or 4): the epilogue's shared memory shrinks with the box."""
     persistent: bool = True
     """TMA path only: False launches one program per tile instead of one per SM."""
+    transpose_b: bool = False
+    """TMA path, fp32 as TF32 with a row-major B: copy B K-major first
+    (:mod:`.transpose`) instead of taking B^T through registers."""
 
     @property
     def name(self) -> str:
@@ -61,6 +64,7 @@ class Config:
                 "-ws" if self.ws else "",
                 {1: "", 2: "-split"}.get(self.epilogue_parts, f"-split{self.epilogue_parts}"),
                 "" if self.persistent or self.path == "tiled" else "-pertile",
+                "-tb" if self.transpose_b else "",
             ]
         )
         return (
@@ -107,6 +111,7 @@ def _tma(
     split: int = 1,
     persistent: bool = True,
     group_m: int = GROUP_M,
+    transpose_b: bool = False,
 ) -> Config:
     return Config(
         path="persistent_tma",
@@ -120,6 +125,7 @@ def _tma(
         epilogue_parts=split,
         persistent=persistent,
         group_m=group_m,
+        transpose_b=transpose_b,
     )
 
 
@@ -158,15 +164,25 @@ CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),
     _tma(128, 256, 32, 3, 8, split=2, persistent=False),
     _tma(128, 256, 32, 4, 8, split=4, persistent=False),
+    _tma(128, 256, 32, 3, 8, split=2, transpose_b=True),
+    _tma(128, 256, 32, 4, 8, split=4, transpose_b=True),
+    _tma(128, 256, 32, 3, 8, split=2, flatten=True, transpose_b=True),
 )
-"""Hopper, fp32 inputs as TF32 (the kernel computes C^T = B^T A^T, see
-``kernels.tf32_swap``). From a probe on the H200 (session 8, do_bench medians
-against cuBLAS TF32 at the four shapes above): these four were best or within
-3% of best at every shape; the flattened loop and warp specialisation lost
-5-10% here. A 128x256 fp32 C tile needs its store split to fit (64 KB of
-staging for half of it). 256x128 tiles ran 5-10% faster but returned wrong
-results with Triton 3.6 (relative error 0.1 against cuBLAS, in the swapped
-form only; the interpreter computes them right): left out."""
+"""Hopper, fp32 inputs as TF32. TF32 ``wgmma`` reads shared memory K-major
+only, so a row-major B takes one of two routes: through registers, the
+kernel computing C^T = B^T A^T (``kernels``' ``TF32_SWAP``, see
+``tma_rules.tf32_swap``), or copied K-major first (``transpose_b``, see
+:mod:`.transpose`). From H200 probes (session 8, do_bench medians against
+cuBLAS TF32 at the four shapes above, ``evidence/2026-11-30-h200-session8/
+probes``): each of these was best or within 3% of best at some shape.
+A 128x256 fp32 C tile needs its store split to fit beside 3 or 4 stages.
+
+Left out, measured: 256x128 tiles in the swapped form returned wrong results
+with Triton 3.6 (relative error 0.1-0.5, every call; the interpreter computes
+them right), and so did other arrangements of the same swapped loop (B loaded
+before A: wrong on every call; A in two row blocks at 4 stages: wrong on 1 call
+in 4). The four swapped configs here were right on 240 of 240 calls at two
+shapes, and every candidate's result is checked when it is tuned."""
 ROCM_TILED: tuple[Config, ...] = (
     _tiled(128, 128, 64, 2, 8),
     _tiled(128, 128, 32, 2, 4),

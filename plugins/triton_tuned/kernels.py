@@ -1,4 +1,4 @@
-"""The two Triton kernels and their launchers.
+"""The two Triton GEMM kernels (their launchers are in :mod:`.launchers`).
 
 ``tiled``: the seed kernel's structure with every knob exposed: pointers with
 strides (any layout, padded rows included), offsets in int64 before they meet
@@ -14,6 +14,7 @@ masks. A transposed operand is described through its contiguous transpose and
 the tile is transposed in the kernel. TMA needs the last stride 1, the other
 strides multiples of 16 bytes and 16-byte-aligned bases: ``tma_refusal`` checks
 that per launch, and the launcher falls back to the tiled path when it fails.
+fp32 as TF32 may run as C^T = B^T A^T (``TF32_SWAP``, see ``tma_rules.tf32_swap``).
 
 Kernels are built on first use (``functools.cache``), so importing the plugin
 stays cheap and ``TRITON_INTERPRET`` is decided before triton is imported.
@@ -22,19 +23,7 @@ stays cheap and ``TRITON_INTERPRET`` is decided before triton is imported.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
-
-from gemmreg_plugins.triton_tuned.configs import Config
-from gemmreg_plugins.triton_tuned.tma_rules import is_transposed as is_transposed
-from gemmreg_plugins.triton_tuned.tma_rules import tf32_swap as tf32_swap
-from gemmreg_plugins.triton_tuned.tma_rules import tma_refusal as tma_refusal
-from gemmreg_plugins.triton_tuned.tma_rules import tma_stride_refusal as tma_stride_refusal
-
-if TYPE_CHECKING:
-    import torch
-
-Launcher = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
+from typing import Any
 
 
 @functools.cache
@@ -190,128 +179,3 @@ def persistent_tma_kernel() -> Any:
                     c_desc.store([store_m, store_n + half + quarter], q3.to(c_desc.dtype))
 
     return gemm_persistent_tma
-
-
-def tiled_launcher(config: Config, m: int, n: int, k: int, input_precision: str) -> Launcher:
-    """``launch(a, b, out)`` for the tiled path: the grid is fixed here, the
-    strides are read from the operands on every call."""
-    import triton
-
-    kernel = tiled_kernel()
-    grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
-
-    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-        kernel[grid](
-            a,
-            b,
-            out,
-            m,
-            n,
-            k,
-            a.stride(0),
-            a.stride(1),
-            b.stride(0),
-            b.stride(1),
-            out.stride(0),
-            out.stride(1),
-            BLOCK_M=config.block_m,
-            BLOCK_N=config.block_n,
-            BLOCK_K=config.block_k,
-            GROUP_M=config.group_m,
-            INPUT_PRECISION=input_precision,
-            num_warps=config.num_warps,
-            num_stages=config.num_stages,
-        )
-
-    return launch
-
-
-def persistent_tma_launcher(
-    config: Config,
-    m: int,
-    n: int,
-    k: int,
-    input_precision: str,
-    num_sms: int,
-    fallback: Launcher,
-) -> Launcher:
-    """``launch(a, b, out)`` for the persistent TMA path. The descriptors are
-    host-side records (no device allocation); operands TMA cannot take go to
-    ``fallback``, the tiled launcher chosen with this config."""
-    import triton
-    from triton.tools.tensor_descriptor import TensorDescriptor
-
-    kernel = persistent_tma_kernel()
-    bm, bn, bk = config.block_m, config.block_n, config.block_k
-    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    grid = (min(num_sms, tiles) if config.persistent else tiles,)
-    c_block = [bm, bn // config.epilogue_parts]
-
-    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-        if tma_refusal(a, b, out) is not None:
-            fallback(a, b, out)
-            return
-        a_t, b_t = is_transposed(a), is_transposed(b)
-        a_desc = (
-            TensorDescriptor.from_tensor(a.T, [bk, bm])
-            if a_t
-            else TensorDescriptor.from_tensor(a, [bm, bk])
-        )
-        b_desc = (
-            TensorDescriptor.from_tensor(b.T, [bn, bk])
-            if b_t
-            else TensorDescriptor.from_tensor(b, [bk, bn])
-        )
-        c_desc = TensorDescriptor.from_tensor(out, c_block)
-        swap = tf32_swap(input_precision, a, a_t, b_t)
-        kernel[grid](
-            a_desc,
-            b_desc,
-            c_desc,
-            m,
-            n,
-            k,
-            BLOCK_M=bm,
-            BLOCK_N=bn,
-            BLOCK_K=bk,
-            GROUP_M=config.group_m,
-            NUM_SMS=num_sms,
-            A_TRANSPOSED=a_t,
-            B_TRANSPOSED=b_t,
-            FLATTEN=config.flatten,
-            WS=config.ws,
-            PERSISTENT=config.persistent,
-            EPILOGUE_PARTS=config.epilogue_parts,
-            INPUT_PRECISION=input_precision,
-            TF32_SWAP=swap,
-            num_warps=config.num_warps,
-            num_stages=config.num_stages,
-        )
-
-    return launch
-
-
-def launcher(
-    config: Config,
-    m: int,
-    n: int,
-    k: int,
-    input_precision: str,
-    num_sms: int,
-    fallback: Config | None = None,
-) -> Launcher:
-    """The launch closure for ``config``; a persistent config needs the tiled
-    ``fallback`` for operands TMA cannot take."""
-    if config.path == "tiled":
-        return tiled_launcher(config, m, n, k, input_precision)
-    if fallback is None or fallback.path != "tiled":
-        raise ValueError(f"{config.name} needs a tiled fallback config")
-    return persistent_tma_launcher(
-        config,
-        m,
-        n,
-        k,
-        input_precision,
-        num_sms,
-        tiled_launcher(fallback, m, n, k, input_precision),
-    )

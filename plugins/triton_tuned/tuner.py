@@ -27,7 +27,7 @@ from gemmreg_plugins.triton_tuned.configs import Config, smallest
 
 if TYPE_CHECKING:
     import torch
-    from gemmreg_plugins.triton_tuned.kernels import Launcher
+    from gemmreg_plugins.triton_tuned.launchers import Launcher
 
 Run = Callable[[], None]
 

@@ -1,0 +1,145 @@
+"""Launch closures for the kernels of :mod:`.kernels`: ``launch(a, b, out)``,
+the grid and the config fixed when the closure is made, strides, layouts and
+TMA descriptors read per call (the core may hand over any layout)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from gemmreg_plugins.triton_tuned import transpose
+from gemmreg_plugins.triton_tuned.configs import Config
+from gemmreg_plugins.triton_tuned.kernels import persistent_tma_kernel, tiled_kernel
+from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, tf32_swap, tma_refusal
+
+if TYPE_CHECKING:
+    import torch
+
+Launcher = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
+
+
+def tiled_launcher(config: Config, m: int, n: int, k: int, input_precision: str) -> Launcher:
+    """``launch(a, b, out)`` for the tiled path: the grid is fixed here, the
+    strides are read from the operands on every call."""
+    import triton
+
+    kernel = tiled_kernel()
+    grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        kernel[grid](
+            a,
+            b,
+            out,
+            m,
+            n,
+            k,
+            a.stride(0),
+            a.stride(1),
+            b.stride(0),
+            b.stride(1),
+            out.stride(0),
+            out.stride(1),
+            BLOCK_M=config.block_m,
+            BLOCK_N=config.block_n,
+            BLOCK_K=config.block_k,
+            GROUP_M=config.group_m,
+            INPUT_PRECISION=input_precision,
+            num_warps=config.num_warps,
+            num_stages=config.num_stages,
+        )
+
+    return launch
+
+
+def persistent_tma_launcher(
+    config: Config,
+    m: int,
+    n: int,
+    k: int,
+    input_precision: str,
+    num_sms: int,
+    fallback: Launcher,
+) -> Launcher:
+    """``launch(a, b, out)`` for the persistent TMA path. The descriptors are
+    host-side records (no device allocation); operands TMA cannot take go to
+    ``fallback``, the tiled launcher chosen with this config."""
+    import triton
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    kernel = persistent_tma_kernel()
+    bm, bn, bk = config.block_m, config.block_n, config.block_k
+    tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
+    grid = (min(num_sms, tiles) if config.persistent else tiles,)
+    c_block = [bm, bn // config.epilogue_parts]
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        if tma_refusal(a, b, out) is not None:
+            fallback(a, b, out)
+            return
+        a_t, b_t = is_transposed(a), is_transposed(b)
+        swap = tf32_swap(input_precision, a, a_t, b_t)
+        if swap and config.transpose_b:
+            b, b_t, swap = transpose.k_major(b), True, False
+        a_desc = (
+            TensorDescriptor.from_tensor(a.T, [bk, bm])
+            if a_t
+            else TensorDescriptor.from_tensor(a, [bm, bk])
+        )
+        b_desc = (
+            TensorDescriptor.from_tensor(b.T, [bn, bk])
+            if b_t
+            else TensorDescriptor.from_tensor(b, [bk, bn])
+        )
+        c_desc = TensorDescriptor.from_tensor(out, c_block)
+        kernel[grid](
+            a_desc,
+            b_desc,
+            c_desc,
+            m,
+            n,
+            k,
+            BLOCK_M=bm,
+            BLOCK_N=bn,
+            BLOCK_K=bk,
+            GROUP_M=config.group_m,
+            NUM_SMS=num_sms,
+            A_TRANSPOSED=a_t,
+            B_TRANSPOSED=b_t,
+            FLATTEN=config.flatten,
+            WS=config.ws,
+            PERSISTENT=config.persistent,
+            EPILOGUE_PARTS=config.epilogue_parts,
+            INPUT_PRECISION=input_precision,
+            TF32_SWAP=swap,
+            num_warps=config.num_warps,
+            num_stages=config.num_stages,
+        )
+
+    return launch
+
+
+def launcher(
+    config: Config,
+    m: int,
+    n: int,
+    k: int,
+    input_precision: str,
+    num_sms: int,
+    fallback: Config | None = None,
+) -> Launcher:
+    """The launch closure for ``config``; a persistent config needs the tiled
+    ``fallback`` for operands TMA cannot take."""
+    if config.path == "tiled":
+        return tiled_launcher(config, m, n, k, input_precision)
+    if fallback is None or fallback.path != "tiled":
+        raise ValueError(f"{config.name} needs a tiled fallback config")
+    return persistent_tma_launcher(
+        config,
+        m,
+        n,
+        k,
+        input_precision,
+        num_sms,
+        tiled_launcher(fallback, m, n, k, input_precision),
+    )
