@@ -178,11 +178,11 @@ probes``): each of these was best or within 3% of best at some shape.
 A 128x256 fp32 C tile needs its store split to fit beside 3 or 4 stages.
 
 Left out, measured: 256x128 tiles in the swapped form returned wrong results
-with Triton 3.6 (relative error 0.1-0.5, every call; the interpreter computes
-them right), and so did other arrangements of the same swapped loop (B loaded
-before A: wrong on every call; A in two row blocks at 4 stages: wrong on 1 call
-in 4). The four swapped configs here were right on 240 of 240 calls at two
-shapes, and every candidate's result is checked when it is tuned."""
+with Triton 3.6 on every call (the interpreter computes them right), and so
+did other arrangements of the same swapped loop (B loaded before A: every
+call; A in two row blocks at 4 stages: some calls). The four swapped configs
+here were right on every call of that probe (``probes/fp32-probe-5-races.json``),
+and every candidate's result is checked when it is tuned."""
 ROCM_TILED: tuple[Config, ...] = (
     _tiled(128, 128, 64, 2, 8),
     _tiled(128, 128, 32, 2, 4),

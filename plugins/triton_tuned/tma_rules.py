@@ -52,16 +52,17 @@ def tf32_swap(input_precision: str, a: torch.Tensor, a_t: bool, b_t: bool) -> bo
     Why: Hopper's TF32 ``wgmma`` reads shared-memory operands K-major only (the
     transposing forms are 16-bit only). A row-major B is N-major, so Triton
     copied each B tile out of shared memory and back in, transposed, on every
-    K step: on the H200 that kernel lost to the pointer kernel, which ran at
-    0.35x of cuBLAS TF32 (session 7, ``c5/g1/tf32``). ``wgmma``'s first
+    K step: on the H200 that kernel lost even to the pointer kernel (session 7,
+    ``evidence/2026-11-30-h200-session7/c5/g1/tf32``). ``wgmma``'s first
     operand may come from registers instead, in any order: so the kernel
     swaps the operands and loads B^T into registers; A^T, K-major already, is
     read from shared memory as it is. The load goes through registers because
     the kernel truncates B to TF32 there (clears its low 13 mantissa bits),
-    and Triton keeps a computed operand in registers: the tensor cores
-    multiply in TF32 anyway, so the product is the unswapped kernel's up to
-    TF32 rounding, and it is checked against the same TF32 tolerance.
-    Only for row-major A and B: other layouts keep the plain kernel."""
+    and Triton keeps a computed operand in registers. The product does not
+    change: the PTX ISA says ``wgmma`` with ``.tf32`` truncates the low 13 bits
+    of its inputs itself. Only for row-major A and B: other layouts keep the
+    plain kernel. The other route for a row-major B is ``Config.transpose_b``
+    (a K-major copy first), which takes precedence where a config asks for it."""
     import torch
 
     return input_precision == "tf32" and a.dtype == torch.float32 and not (a_t or b_t)

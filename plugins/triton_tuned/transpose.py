@@ -2,11 +2,10 @@
 
 Why: Hopper's TF32 ``wgmma`` reads shared-memory operands K-major only, and
 a row-major B is N-major. The swapped kernel (``tma_rules.tf32_swap``) takes
-B^T through registers instead, which ran at 0.73-1.0x of cuBLAS TF32 on the
-H200; with B already K-major both operands stay in shared memory and the
-same kernel ran at 0.92-1.23x (session 8, ``probes/fp32-probe-6-kmajor.json``).
-Copying B costs one read and one write of it, worth it when K x N is small
-against the product (the tuner measures both forms and keeps the faster).
+B^T through registers instead; with B already K-major both operands stay in
+shared memory. On the H200 the copy plus that kernel beat the swapped
+kernel at issue 16's four shapes (the plugin's README has ``gemmreg
+bench``'s figures). The tuner measures both routes and keeps the faster one.
 
 The copy goes into a fresh buffer from torch's caching allocator on every
 call (no cache of ours to invalidate: after the first call the allocator
