@@ -63,7 +63,8 @@ def splitk_kernel() -> Any:
     import triton
     import triton.language as tl
 
-    global _tree_reduce, _tma_partial  # module globals: the interpreter re-runs the source without closures
+    # module globals: the interpreter re-runs the source without closures
+    global _tree_reduce, _tma_partial
     _tree_reduce = _tree_reduce_fn()
     _tma_partial = _tma_partial_fn()
 

@@ -4,9 +4,10 @@ Why: the flat shapes (64x4096x16384, 32x8192x8192) are memory-bound. B is
 128 MiB, and the pointer path's ``cp.async`` loads (one 16-byte copy per
 thread and instruction, issued by the same 4 warps that run the MMAs) kept
 both it and cuBLAS at about 2.7-2.8 TB/s on an H200, well below its HBM3e's
-4 TB/s and more. A TMA copy moves a whole tile per instruction, issued by one
-thread, completing on an mbarrier: more bytes in flight for the same warps,
-and larger tiles (BLOCK_N 256, BLOCK_K 128) without more address arithmetic.
+4 TB/s and more. A TMA copy moves a whole box (Triton cuts a tile into boxes
+of 128-byte rows) per instruction, issued by one thread, completing on an
+mbarrier: more bytes in flight for the same warps, and larger tiles
+(BLOCK_N 256, BLOCK_K 128) without more address arithmetic.
 
 Only the operand loads change. The kernel's K slice, its hand-over and its
 reductions (serial, tree, atomic) are the pointer path's, byte for byte; C is
