@@ -230,23 +230,26 @@ def main(argv: list[str] | None = None) -> int:
 
     where = gemmreg.where()
     target = tune_grid.target(where)
+    from gemmreg_splitk import tma
+
+    tma_ok = tma.supported(where)  # Hopper or later (or the interpreter): TMA candidates too
     procs = target.processors
     if where.triton_interpreted and "bf16" in dtypes:
         say("bf16 skipped: Triton's interpreter has no bfloat16")
         dtypes = [d for d in dtypes if d != "bf16"] or ["fp16"]
     say(f"{where.device_name} ({procs} SMs), interpreted={where.triton_interpreted}; "
-        f"shapes {shapes}, dtypes {dtypes}, modes {modes}")  # fmt: skip
+        f"shapes {shapes}, dtypes {dtypes}, modes {modes}, TMA candidates {tma_ok}")  # fmt: skip
     ends = [START + share * args.budget_s for share in PHASE_SHARES]
     pool = tune_grid.Compiler(args.jobs, where)
     points = [(s, mo) for s in shapes for mo in modes]
     first = dtypes[0]
     rows: dict[tuple[tuple[int, int, int], str], list[dict[str, Any]]] = {}
-    cands = {p: tune_grid.stage1(*p[0], MODES[p[1]], target, args.quick, args.include_broken)
-             for p in points}  # fmt: skip
+    cands = {p: tune_grid.stage1(*p[0], MODES[p[1]], target, args.quick, args.include_broken,
+                                 tma_ok) for p in points}  # fmt: skip
     for phase, label in ((0, "stage 1"), (1, "stage 2")):
         if phase == 1:
             cands = {p: tune_grid.stage2(tune_grid.best(rows[p], args.top), *p[0], MODES[p[1]],
-                                         args.quick, rows[p]) for p in points}  # fmt: skip
+                                         args.quick, rows[p], tma_ok) for p in points}  # fmt: skip
         say(f"{label}: compiling {sum(map(len, cands.values()))} candidates")
         failed = pool.compile(
             [(p[0], first, MODES[p[1]], c.config) for p in points for c in cands[p]], ends[phase]

@@ -16,6 +16,15 @@ MIN_K_STEPS = 2
 EDGES = (16, 32, 64, 128)
 SMEM_LIMIT = 200 * 1024
 """Pipelined A and B tiles of one program stay under this (an H200 SM has 228 KiB)."""
+STREAMING_CLASSES = ("flat32", "flat64")
+"""Memory-bound shape classes (B is 128 MiB at 64x4096x16384 and 32x8192x8192):
+stage 1 adds wide tiles with deep pipelines there, through TMA too where it runs."""
+STREAMING_BLOCK_N = (128, 256)
+STREAMING_BLOCK_K = (64, 128)
+STREAMING_FILLS = (1.0, 2.0)
+"""Big tiles stream long K slices: about one or two programs per SM."""
+STREAMING_WARPS = 8
+STREAMING_MAX_STAGES = 6
 
 
 class Candidate(NamedTuple):
@@ -31,7 +40,7 @@ def target(where: Any) -> heuristics.Target:
 
 def key(c: heuristics.Config, atomic: bool) -> str:
     text = f"{c.block_m}x{c.block_n}x{c.block_k} split{c.split_k} w{c.num_warps} s{c.num_stages}"
-    text += " swapAB" * c.swap_ab
+    text += " swapAB" * c.swap_ab + " tma" * c.tma
     return text if atomic else f"{text} {c.reduce}"
 
 
@@ -69,8 +78,10 @@ def _dedup(cands: list[Candidate], atomic: bool) -> list[Candidate]:
 
 
 def stage1(m: int, n: int, k: int, atomic: bool, where: heuristics.Target, quick: bool,
-           broken: bool) -> list[Candidate]:  # fmt: skip
-    """The current choice first (always timed), then tiles x splits at default warps/stages."""
+           broken: bool, tma: bool = False) -> list[Candidate]:  # fmt: skip
+    """The current choice first (always timed), then tiles x splits at default
+    warps/stages; for the memory-bound classes, wide streaming tiles (``tma``:
+    each also through TMA, where the TMA path runs)."""
     procs = where.processors
     current = heuristics.choose(m, n, k, where, atomic=atomic)
     cands = [Candidate(current, "current")]
@@ -92,12 +103,39 @@ def stage1(m: int, n: int, k: int, atomic: bool, where: heuristics.Target, quick
                     for swap in (False, True) if _swappable(bm, bn, quick) else (False,):
                         config = _make(m, n, k, bm, bn, bk, split, num_warps=warps, swap_ab=swap)
                         cands.append(Candidate(config, "grid"))
+    if quick and tma:  # the interpreter runs the TMA path too
+        cands += [Candidate(attrs.evolve(c.config, tma=True), "grid") for c in cands[1:3]]
+    if not quick and tuned.shape_class(m, n, k) in STREAMING_CLASSES:
+        cands += _streaming(m, n, k, procs, tma)
     if broken:
         base = next((c.config for c in cands if c.config.split_k >= 2), None)
         if base is not None:  # drops the last half of the K slices: C must come out wrong
             wrong = attrs.evolve(base, split_k=base.split_k // 2)
             cands.append(Candidate(wrong, "broken"))
     return _dedup(cands, atomic)
+
+
+def _streaming(m: int, n: int, k: int, procs: int, tma: bool) -> list[Candidate]:
+    """More bytes in flight per SM for a memory-bound flat problem: BLOCK_N up
+    to 256, BLOCK_K up to 128, 8 warps, as many stages as fit ``SMEM_LIMIT``
+    (at most ``STREAMING_MAX_STAGES``), with and without TMA; a skinny M tile
+    launched swapped (its N tile is then wgmma's M; stage 2 tries it unswapped)."""
+    bm = min(heuristics.MAX_BLOCK_M, max(16, 1 << (m - 1).bit_length()))
+    out = []
+    for bn in STREAMING_BLOCK_N:
+        for bk in STREAMING_BLOCK_K:
+            stages = min(STREAMING_MAX_STAGES, SMEM_LIMIT // ((bm + bn) * bk * 2))
+            tiles = -(-m // bm) * -(-n // bn)
+            most = max(1, k // (MIN_K_STEPS * bk))
+            for split in sorted(
+                {min(most, _pow2_near(f * procs / tiles)) for f in STREAMING_FILLS}
+            ):
+                for with_tma in (False, True) if tma else (False,):
+                    config = _make(m, n, k, bm, bn, bk, split, num_warps=STREAMING_WARPS,
+                                   num_stages=stages, swap_ab=_swappable(bm, bn, False),
+                                   tma=with_tma)  # fmt: skip
+                    out.append(Candidate(config, "grid"))
+    return out
 
 
 def _swappable(bm: int, bn: int, quick: bool) -> bool:
@@ -116,9 +154,9 @@ def _config(row: dict[str, Any]) -> heuristics.Config:
 
 
 def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
-           quick: bool, done: list[dict[str, Any]]) -> list[Candidate]:  # fmt: skip
-    """Around each seed: other BLOCK_K, warps, stages, the tree reduction, and
-    the swapped launch where it applies."""
+           quick: bool, done: list[dict[str, Any]], tma: bool = False) -> list[Candidate]:  # fmt: skip
+    """Around each seed: other BLOCK_K, warps, stages, the tree reduction, the
+    swapped launch where it applies, and (``tma``) the other load path."""
     out = []
     for row in seeds:
         c = _config(row)
@@ -127,6 +165,8 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
             variants.append({"reduce": "tree" if c.reduce == "serial" else "serial"})
         if c.swap_ab or _swappable(c.block_m, c.block_n, quick):
             variants.append({"swap_ab": not c.swap_ab})
+        if tma or c.tma:
+            variants.append({"tma": not c.tma})
         if quick:
             variants.append({"num_stages": 2 if c.num_stages != 2 else 3})
         else:
@@ -143,6 +183,7 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
                 "num_stages": c.num_stages,
                 "reduce": c.reduce,
                 "swap_ab": c.swap_ab,
+                "tma": c.tma,
             }
             fields.update(change)
             bk = fields.pop("block_k", c.block_k)

@@ -58,6 +58,7 @@ def suggest(groups: list[dict[str, Any]], procs: int) -> list[str]:
         pps = tuned.programs_per_sm(row["tiles"], c["split_k"], procs)
         extra = f', reduce="{c["reduce"]}"' if mode == "splitk" else ""
         extra += ", swap_ab=True" if c["swap_ab"] else ""
+        extra += ", tma=True" if c.get("tma") else ""
         geo = math.prod(full[win]) ** (1 / len(full[win]))
         lead = "    " if name else "    # no shape class holds it; add one to tuned.CLASSES: "
         lines.append(

@@ -9,8 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import attrs
 import pytest
-from gemmreg_splitk import heuristics
+from gemmreg_splitk import heuristics, tuned
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 TARGET_SHAPES = [(16, 16, 65536), (128, 128, 32768), (64, 4096, 16384), (32, 8192, 8192)]
@@ -44,7 +45,51 @@ def test_the_h200_grid_is_bounded_covers_k_and_fills_the_device(grid, atomic):
         assert max(programs) >= 3 * 132  # the sweep reaches past two programs per SM
         if m <= 32:  # skinny: small tiles are in the sweep
             assert {c.config.block_m for c in cands} <= {16, 32}
-    assert total <= 120  # stage 1 of one mode: bounded so the whole sweep fits minutes
+    assert total <= STAGE1_BOUND
+
+
+STAGE1_BOUND = 150
+"""Stage 1 of one mode over the four target shapes, TMA twins included: about
+110 before the streaming candidates, whose compiles took 30-50 s on the H200
+(in a pool); bounded so the whole sweep stays within minutes."""
+
+
+@pytest.mark.parametrize("atomic", [False, True])
+def test_the_flat_classes_get_streaming_candidates_with_and_without_tma(grid, atomic):
+    h200 = heuristics.gpu(132)
+    for m, n, k in TARGET_SHAPES:
+        cands = grid.stage1(m, n, k, atomic, h200, quick=False, broken=False, tma=True)
+        configs = [c.config for c in cands]
+        with_tma = [c for c in configs if c.tma]
+        if tuned.shape_class(m, n, k) not in grid.STREAMING_CLASSES:
+            assert not with_tma
+            continue
+        assert {c.block_n for c in with_tma} == {128, 256}
+        assert {c.block_k for c in with_tma} == {64, 128}
+        assert {c.num_warps for c in with_tma} == {8}
+        for c in with_tma:  # each has its pointer twin
+            assert attrs.evolve(c, tma=False) in configs
+            assert c.num_stages * (c.block_m + c.block_n) * c.block_k * 2 <= grid.SMEM_LIMIT
+            assert c.swap_ab == (c.block_m < 64)
+            assert (c.split_k - 1) * c.k_per_split < k <= c.split_k * c.k_per_split
+        assert max(c.num_stages for c in with_tma) >= 5  # more bytes in flight than 4 x 64
+    # without the TMA path (pre-Hopper GPUs) the streaming tiles are pointer-only
+    plain = grid.stage1(64, 4096, 16384, atomic, h200, quick=False, broken=False)
+    assert not any(c.config.tma for c in plain)
+    assert any(c.config.block_n == 256 for c in plain)
+
+
+def test_stage_two_toggles_the_load_path_and_the_key_shows_it(grid):
+    h200 = heuristics.gpu(132)
+    cands = grid.stage1(64, 4096, 16384, False, h200, quick=False, broken=False, tma=True)
+    seed = next(c for c in cands if c.config.tma)
+    row = grid.describe(seed, 64, 4096, 16384, False)
+    assert row["key"].endswith(" tma serial") and row["config"]["tma"] is True
+    more = grid.stage2([row], 64, 4096, 16384, False, False, [row], tma=True)
+    assert sum(not c.config.tma for c in more) == 1
+    plain = grid.stage1(64, 4096, 16384, False, h200, quick=False, broken=False)[0]
+    row = grid.describe(plain, 64, 4096, 16384, False)
+    assert not any(c.config.tma for c in grid.stage2([row], 64, 4096, 16384, False, False, [row]))
 
 
 def test_stage_two_keeps_a_swapped_seed_swapped_and_tries_it_unswapped(grid):
@@ -110,8 +155,40 @@ def test_the_deliberately_wrong_candidate_is_rejected_with_the_reason(report):
     assert stdout.count("rejected 16x16x256") == 2
 
 
+def test_the_interpreted_run_times_tma_candidates_and_suggests_the_knob(report):
+    """The interpreter emulates TMA, so the quick grid runs that path too: its
+    candidates come out correct (checked against torch.mm) and timed."""
+    data, _ = report
+    for group in data["groups"]:
+        timed = [r for r in group["candidates"] if r["status"] == "ok"]
+        assert any(r["config"]["tma"] and r["key"].split()[-2 if group["mode"] == "splitk" else -1]
+                   == "tma" for r in timed)  # fmt: skip
+        assert any(not r["config"]["tma"] for r in timed)
+
+
 def test_deterministic_mode_times_both_reductions(report):
     data, _ = report
     det = next(g for g in data["groups"] if g["mode"] == "splitk")
     timed = {r["config"]["reduce"] for r in det["candidates"] if r["status"] == "ok"}
     assert timed == {"serial", "tree"}
+
+
+def test_a_winning_tma_config_is_suggested_with_the_knob(grid):
+    import tune_report
+
+    h200 = heuristics.gpu(132)
+    cands = grid.stage1(32, 8192, 8192, True, h200, quick=False, broken=False, tma=True)
+    rows = []
+    winner = next(c for c in cands if c.config.tma)
+    for ratio, cand in ((1.2, winner), (1.0, cands[0])):
+        row = grid.describe(cand, 32, 8192, 8192, True)
+        row.update(status="ok", ratio=ratio)
+        rows.append(row)
+    group = {
+        "shape": [32, 8192, 8192],
+        "dtype": "fp16",
+        "mode": "splitk_atomic",
+        "candidates": rows,
+    }
+    (line,) = tune_report.suggest([group], 132)
+    assert '("flat32", True): Tuned(' in line and "tma=True" in line and "swap_ab=True" in line

@@ -34,7 +34,7 @@ CONFIG_ENV = "GEMMREG_SPLITK_CONFIG"
 """Override chosen fields, e.g. ``block_m=32,block_n=128,num_stages=3``: tuning
 on a GPU without editing the package. ``split_k`` here works like SPLIT_K_ENV;
 ``reduce=tree`` picks deterministic mode's tree reduction, ``swap_ab=1`` the
-transposed launch (C^T = B^T A^T)."""
+transposed launch (C^T = B^T A^T), ``tma=1`` the TMA load path (Hopper)."""
 PROGRAMS_PER_SM = 2
 """Aim for this many programs per multiprocessor: one wave, two resident each."""
 MIN_K_PER_SPLIT = 512
@@ -112,6 +112,10 @@ class Config:
     swap_ab: bool = False
     """Launch C^T = B^T A^T, so the MMA's M is N: on Hopper, wgmma (64 rows at least)
     instead of mma.sync for skinny-M tiles."""
+    tma: bool = False
+    """Load A and B through TMA descriptors (:mod:`gemmreg_splitk.tma`): Hopper or
+    later and TMA-able strides only; elsewhere, and per call on other strides,
+    the pointer path runs."""
 
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.block_m) * -(-n // self.block_n)
@@ -196,7 +200,12 @@ def choose(
         block_m, block_n, block_k = entry.block_m, entry.block_n, entry.block_k
         tiles = -(-m // block_m) * -(-n // block_n)
         split = tuned.split_for(entry, tiles, target.processors)
-        fields = {"num_warps": entry.num_warps, "reduce": entry.reduce, "swap_ab": entry.swap_ab}
+        fields = {
+            "num_warps": entry.num_warps,
+            "reduce": entry.reduce,
+            "swap_ab": entry.swap_ab,
+            "tma": entry.tma,
+        }
         if entry.num_stages is not None:
             fields["num_stages"] = entry.num_stages
     else:
@@ -242,7 +251,7 @@ def _overrides() -> dict[str, Any]:
         out["split_k"] = _positive(SPLIT_K_ENV, forced)
     text = os.environ.get(CONFIG_ENV, "").strip()
     allowed = {"block_m", "block_n", "block_k", "split_k", "num_warps", "num_stages", "reduce"}
-    allowed.add("swap_ab")
+    allowed |= {"swap_ab", "tma"}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, _, value = item.partition("=")
         key = key.strip()
@@ -253,9 +262,9 @@ def _overrides() -> dict[str, Any]:
                 raise ValueError(f"{CONFIG_ENV} reduce must be one of {list(tuned.REDUCTIONS)}")
             out[key] = value.strip()
             continue
-        if key == "swap_ab":
+        if key in ("swap_ab", "tma"):
             if value.strip() not in ("0", "1"):
-                raise ValueError(f"{CONFIG_ENV} swap_ab must be 0 or 1")
+                raise ValueError(f"{CONFIG_ENV} {key} must be 0 or 1")
             out[key] = value.strip() == "1"
             continue
         out[key] = _positive(f"{CONFIG_ENV} {key}", value.strip())

@@ -19,6 +19,10 @@ fixed tree), never in arrival order: the result is bit-identical whichever
 program arrives last. Atomic mode adds in L2 as partials arrive: one pass
 fewer, but the last bits can change between runs.
 
+``TMA`` (``tma=1`` in the config, Hopper and TMA-able strides only) loads
+A and B through tensor descriptors instead of pointers: :mod:`gemmreg_splitk.tma`
+says why and when. Everything after the main loop is the same code.
+
 ``TREE`` (deterministic mode, ``reduce=tree`` in the config) replaces the
 serial reduction by a fixed binary tree over the slice index: the slices pair
 up, the second of each pair to arrive adds its sibling's sum and goes up a
@@ -48,6 +52,8 @@ INPUT_PRECISION = "ieee"
 
 _tree_reduce: Any = None
 """The jitted tree reduction the kernel calls, set when the kernel is built."""
+_tma_partial: Any = None
+"""The TMA path's jitted main loop, set likewise."""
 
 
 @functools.cache
@@ -57,8 +63,10 @@ def splitk_kernel() -> Any:
     import triton
     import triton.language as tl
 
-    global _tree_reduce  # a module global: the interpreter re-runs the source without closures
+    # module globals: the interpreter re-runs the source without closures
+    global _tree_reduce, _tma_partial
     _tree_reduce = _tree_reduce_fn()
+    _tma_partial = _tma_partial_fn()
 
     @triton.jit
     def splitk(
@@ -69,6 +77,7 @@ def splitk_kernel() -> Any:
         SPLIT_K: tl.constexpr, ATOMIC: tl.constexpr, EVEN_K: tl.constexpr,
         REDUCE_CHUNK: tl.constexpr, REVERSE_SPLITS: tl.constexpr, PRECISION: tl.constexpr,
         TREE: tl.constexpr = False, LEVELS: tl.constexpr = 0,
+        TMA: tl.constexpr = False, A_T: tl.constexpr = False, B_T: tl.constexpr = False,
     ):  # fmt: skip
         # Programs of one K slice are neighbours, so they share A and B in L2.
         pid = tl.program_id(0)
@@ -80,23 +89,31 @@ def splitk_kernel() -> Any:
             split = SPLIT_K - 1 - split
         offs_m = ((tile // grid_n) * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
         offs_n = ((tile % grid_n) * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
-        offs_k = split.to(tl.int64) * k_per_split + tl.arange(0, BLOCK_K).to(tl.int64)
-        a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
-        b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
         m_ok = offs_m[:, None] < m
         n_ok = offs_n[None, :] < n
-        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for kk in range(0, k_per_split, BLOCK_K):
-            if EVEN_K:
-                a = tl.load(a_ptrs, mask=m_ok, other=0.0)
-                b = tl.load(b_ptrs, mask=n_ok, other=0.0)
-            else:
-                k_ok = (offs_k + kk) < k
-                a = tl.load(a_ptrs, mask=m_ok & k_ok[None, :], other=0.0)
-                b = tl.load(b_ptrs, mask=k_ok[:, None] & n_ok, other=0.0)
-            acc += tl.dot(a, b, input_precision=PRECISION)
-            a_ptrs += BLOCK_K * stride_ak
-            b_ptrs += BLOCK_K * stride_bk
+        if TMA:  # a_ptr and b_ptr are tensor descriptors (gemmreg_splitk.tma): no masks
+            k_start = split * k_per_split
+            k_len = k_per_split
+            if not EVEN_K:  # the last slice stops at K
+                k_len = tl.minimum(k_per_split, k - k_start)
+            acc = _tma_partial(a_ptr, b_ptr, (tile // grid_n) * BLOCK_M, (tile % grid_n) * BLOCK_N,
+                               k_start, k_len, BLOCK_M, BLOCK_N, BLOCK_K, A_T, B_T, PRECISION)  # fmt: skip
+        else:
+            offs_k = split.to(tl.int64) * k_per_split + tl.arange(0, BLOCK_K).to(tl.int64)
+            a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
+            b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+            for kk in range(0, k_per_split, BLOCK_K):
+                if EVEN_K:
+                    a = tl.load(a_ptrs, mask=m_ok, other=0.0)
+                    b = tl.load(b_ptrs, mask=n_ok, other=0.0)
+                else:
+                    k_ok = (offs_k + kk) < k
+                    a = tl.load(a_ptrs, mask=m_ok & k_ok[None, :], other=0.0)
+                    b = tl.load(b_ptrs, mask=k_ok[:, None] & n_ok, other=0.0)
+                acc += tl.dot(a, b, input_precision=PRECISION)
+                a_ptrs += BLOCK_K * stride_ak
+                b_ptrs += BLOCK_K * stride_bk
         mask = m_ok & n_ok
         c_ptrs = c_ptr + offs_m[:, None] * stride_cm + offs_n[None, :] * stride_cn
         if SPLIT_K == 1:
@@ -201,3 +218,38 @@ def _tree_reduce_fn() -> Any:
             tl.store(c_ptrs, total.to(c_ptrs.dtype.element_ty), mask=mask)
 
     return tree_reduce
+
+
+@functools.cache
+def _tma_partial_fn() -> Any:
+    """The TMA path's main loop (:mod:`gemmreg_splitk.tma` says why). Here, not
+    in ``tma``: Triton's interpreter finds ``triton.language`` through this
+    module's globals when the kernel calls it, as for ``_tree_reduce``."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def tma_partial(
+        a_desc, b_desc, off_m, off_n, k_start, k_len,
+        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+        A_T: tl.constexpr, B_T: tl.constexpr, PRECISION: tl.constexpr,
+    ):  # fmt: skip
+        """The fp32 partial of one tile over ``k_len`` elements of K from
+        ``k_start``: one TMA box of A and one of B per step, zero-filled past
+        the tensors' edges; Triton pipelines the loop (``num_stages``) with
+        mbarriers instead of ``cp.async`` groups."""
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for kk in range(0, k_len, BLOCK_K):
+            off_k = k_start + kk
+            if A_T:  # noqa: SIM108 (a constexpr branch, as the compiler sees it)
+                a = a_desc.load([off_k, off_m]).T  # described as A^T, K x M
+            else:
+                a = a_desc.load([off_m, off_k])
+            if B_T:  # noqa: SIM108
+                b = b_desc.load([off_n, off_k]).T  # described as B^T, N x K
+            else:
+                b = b_desc.load([off_k, off_n])
+            acc = tl.dot(a, b, acc, input_precision=PRECISION)
+        return acc
+
+    return tma_partial

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import gemmreg
 
-from gemmreg_splitk import heuristics, kernel, tuned, workspace
+from gemmreg_splitk import heuristics, kernel, tma, tuned, workspace
 
 if TYPE_CHECKING:
     import torch
@@ -135,6 +136,14 @@ def build_launch(
             else workspace.buffers(device, stream(), km, kn, split, counters, atomic)
         )
 
+    if config.tma and tma.supported(where):
+        pointer = build_launch(
+            m, n, k, attrs.evolve(config, tma=False), atomic, where, reverse_splits=reverse_splits
+        )
+        return _tma_launch(
+            splitk, grid, constants, (km, kn, k, k_per_split), swap, buffers, pointer
+        )
+
     if swap:
 
         def launch_swapped(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
@@ -167,9 +176,48 @@ def build_launch(
     return launch_split
 
 
+def _tma_launch(
+    splitk: Any, grid: tuple[int], constants: dict[str, Any], sizes: tuple[int, int, int, int],
+    swap: bool, buffers: Callable[[], Any], pointer: gemmreg.Launch,
+) -> gemmreg.Launch:  # fmt: skip
+    """The launch through TMA descriptors (:mod:`gemmreg_splitk.tma`), built per
+    call from the operands; operands TMA cannot take go to ``pointer``, the same
+    config on the pointer path. ``sizes``: the kernel's M, N, K and K slice
+    (M and N swapped for C^T = B^T A^T)."""
+    km, kn, k, k_per_split = sizes
+    box_a, box_b = (
+        (constants["BLOCK_M"], constants["BLOCK_K"]),
+        (constants["BLOCK_K"], constants["BLOCK_N"]),
+    )
+    variants = {
+        (a_t, b_t): {**constants, "TMA": True, "A_T": a_t, "B_T": b_t}
+        for a_t in (False, True)
+        for b_t in (False, True)
+    }
+
+    def launch(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+        (sam, sak), (sbk, sbn), (scm, scn) = a.stride(), b.stride(), c.stride()
+        if swap:  # the kernel's A is B^T, its B is A^T, its C is C^T
+            x, y, sx, sy, sc = b, a, (sbn, sbk), (sak, sam), (scn, scm)
+        else:
+            x, y, sx, sy, sc = a, b, (sam, sak), (sbk, sbn), (scm, scn)
+        da = tma.describe(x, km, k, *sx, box_a)
+        db = tma.describe(y, k, kn, *sy, box_b) if da is not None else None
+        if da is None or db is None:
+            pointer(a, b, c)
+            return
+        partials, count = buffers() or (c, c)
+        splitk[grid](
+            da[0], db[0], c, partials, count, km, kn, k, k_per_split,
+            *sx, *sy, *sc, **variants[da[1], db[1]],
+        )  # fmt: skip
+
+    return launch
+
+
 SOURCES = (
     __file__,
-    *(str(Path(module.__file__ or "")) for module in (kernel, heuristics, tuned, workspace)),
+    *(str(Path(module.__file__ or "")) for module in (kernel, heuristics, tma, tuned, workspace)),
 )
 """Every file the kernels' behaviour depends on, hashed into a run's manifest."""
 

@@ -53,6 +53,8 @@ class Tuned:
     reduce: str = attrs.field(default="serial", validator=attrs.validators.in_(REDUCTIONS))
     swap_ab: bool = False
     """Launch C^T = B^T A^T (see ``heuristics.Config.swap_ab``)."""
+    tma: bool = False
+    """Load A and B through TMA (see ``heuristics.Config.tma``)."""
 
 
 CLASSES = (
