@@ -39,9 +39,11 @@ for mode in MODES:
     tree, swap, tma = mode == "tree", "swapped" in mode, mode.startswith("tma")
     m, n, k = (32, 8192, 8192) if mode.startswith("skinny") or swap else (64, 4096, 16384)
     c = heuristics.choose(m, n, k, heuristics.gpu(132), atomic=atomic)
+    if mode.startswith("skinny"):  # a 32x128 tile, whatever tuned.TABLE holds for the class
+        c = heuristics._finish(32, 128, 64, 4, k, 2, swap_ab=swap)
     if tma:  # a streaming config tune_grid offers the flat classes (5 stages, <= 200 KiB)
-        c = heuristics._finish(c.block_m, 256, 64, c.split_k, k, 2, num_warps=8, num_stages=5,
-                               swap_ab=swap, tma=True)
+        c = heuristics._finish(32 if swap else 64, 256, 64, 2 if swap else 4, k, 2, num_warps=8,
+                               num_stages=5, swap_ab=swap, tma=True)
     bm, bn = (c.block_n, c.block_m) if swap else (c.block_m, c.block_n)
     constexprs = dict(SWAPPED if swap else UNIT, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=c.block_k,
                       SPLIT_K=c.split_k, ATOMIC=atomic, EVEN_K=k % c.k_per_split == 0,

@@ -81,16 +81,19 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     ("small", True): Tuned(
         block_m=32, block_n=64, block_k=128, programs_per_sm=1.939, num_stages=4, swap_ab=True
     ),  # 128x128x32768 splitk_atomic: 1.025x torch.mm (geomean over 2 dtypes)
-    # measured by scripts/tune.py (c5/tune2, both dtypes, geomean):
+    # flat64 and flat32: scripts/tune.py with L2 flushed and the TMA load path among the
+    # candidates (evidence/2026-11-30-h200-session8/c8/tune-flat); the tuner's "current"
+    # column there is session 7's entries (c5/tune2).
     ("flat64", False): Tuned(
-        block_m=64,
-        block_n=128,
+        block_m=32,
+        block_n=64,
         block_k=64,
-        programs_per_sm=0.97,
+        programs_per_sm=3.879,
         num_warps=4,
         num_stages=4,
         reduce="serial",
-    ),  # 64x4096x16384 splitk: 0.992x torch.mm (geomean over 2 dtypes)
+        swap_ab=True,
+    ),  # 64x4096x16384 splitk: 0.989x torch.mm (geomean over 2 dtypes)
     ("flat64", True): Tuned(
         block_m=32,
         block_n=64,
@@ -99,26 +102,26 @@ TABLE: dict[tuple[str, bool], Tuned] = {
         num_warps=4,
         num_stages=4,
         swap_ab=True,
-    ),  # 64x4096x16384 splitk_atomic: 0.988x torch.mm (geomean over 2 dtypes)
+    ),  # 64x4096x16384 splitk_atomic: 0.975x torch.mm (geomean over 2 dtypes)
     ("flat32", False): Tuned(
         block_m=32,
         block_n=64,
         block_k=64,
         programs_per_sm=1.939,
         num_warps=4,
-        num_stages=4,
+        num_stages=5,
         reduce="tree",
         swap_ab=True,
-    ),  # 32x8192x8192 splitk: 0.953x torch.mm (geomean over 2 dtypes)
+    ),  # 32x8192x8192 splitk: 0.970x torch.mm (geomean over 2 dtypes)
     ("flat32", True): Tuned(
         block_m=32,
-        block_n=128,
-        block_k=64,
-        programs_per_sm=0.97,
+        block_n=32,
+        block_k=128,
+        programs_per_sm=1.939,
         num_warps=4,
         num_stages=4,
-        swap_ab=True,
-    ),  # 32x8192x8192 splitk_atomic: 0.924x torch.mm (geomean over 2 dtypes)
+        tma=True,
+    ),  # 32x8192x8192 splitk_atomic: 0.958x torch.mm (geomean over 2 dtypes)
 }
 
 
