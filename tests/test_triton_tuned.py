@@ -58,9 +58,13 @@ class FakeTrial:
         broken: set[str] = frozenset(),  # type: ignore[assignment]
         crashing: set[str] = frozenset(),  # type: ignore[assignment]
         wrong: set[str] = frozenset(),  # type: ignore[assignment]
+        flaky: dict[str, int] | None = None,
     ):
         self.times_ms = times_ms
         self.broken, self.crashing, self.wrong = broken, crashing, wrong
+        self.flaky = flaky or {}
+        """Configs right on every call but the n-th checked one (a race)."""
+        self.checks: dict[str, int] = {}
         self.built: list[str] = []
         self.benchmarked: list[str] = []
         self.current = ""
@@ -78,6 +82,9 @@ class FakeTrial:
         return run
 
     def verify(self) -> str | None:
+        self.checks[self.current] = self.checks.get(self.current, 0) + 1
+        if self.flaky.get(self.current) == self.checks[self.current]:
+            return "1 element off"
         return "3 elements off" if self.current in self.wrong else None
 
     def benchmark(self, run: tuner.Run) -> float:
@@ -303,9 +310,10 @@ def test_the_tuner_picks_the_fastest_under_a_fake_clock():
 
 def test_compile_time_is_kept_out_of_the_ranking():
     trial = FakeTrial(TIMES)
-    tuner.tune(CANDIDATES, trial)
-    # each candidate's run was called once before its benchmark (the compile)
-    assert trial.built == [c.name for c in CANDIDATES]
+    winner = tuner.tune(CANDIDATES, trial).best.name
+    # each candidate built once, its run called before its benchmark (the
+    # compile); then the winner built again for each re-check
+    assert trial.built == [c.name for c in CANDIDATES] + [winner] * tuner.RECHECK_CALLS
 
 
 def test_the_tuner_skips_configs_that_fail_and_says_why():
@@ -681,3 +689,21 @@ def test_only_row_major_tf32_products_are_swapped(precision, dtype, a_t, b_t, sw
 
     a = torch.empty(8, 8, dtype=torch_dtype(dtype))
     assert tma_rules.tf32_swap(precision, a, a_t, b_t) is swapped
+
+
+def test_a_winner_wrong_on_a_later_call_loses_to_the_next_fastest():
+    """A race shows on some calls only: the fastest config is right when first
+    checked and wrong on its 5th call, so the tuner re-runs the winner, skips
+    it with the reason, and takes the next fastest (re-checked in turn)."""
+    racy, steady, slow = tma(128, 256), tma(128, 128), tiled(64, 64)
+    trial = FakeTrial({racy.name: 1.0, steady.name: 1.5, slow.name: 3.0}, flaky={racy.name: 5})
+    result = tuner.tune([racy, steady, slow], trial)
+    assert result.best == steady
+    assert "re-run" in result.skipped[racy.name] and racy.name not in result.timings_ms
+    assert trial.checks[steady.name] == 1 + tuner.RECHECK_CALLS
+
+
+def test_no_candidate_right_on_every_call_is_a_tuning_failure():
+    only = tiled(128, 128)
+    with pytest.raises(tuner.TuningFailed, match="re-run"):
+        tuner.tune([only], FakeTrial({only.name: 1.0}, flaky={only.name: 2}))
