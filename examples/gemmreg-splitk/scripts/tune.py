@@ -35,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import tune_grid
+import tune_pool
 import tune_report
 
 MODES = {"splitk": False, "splitk_atomic": True}
@@ -240,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     say(f"{where.device_name} ({procs} SMs), interpreted={where.triton_interpreted}; "
         f"shapes {shapes}, dtypes {dtypes}, modes {modes}, TMA candidates {tma_ok}")  # fmt: skip
     ends = [START + share * args.budget_s for share in PHASE_SHARES]
-    pool = tune_grid.Compiler(args.jobs, where)
+    pool = tune_pool.Compiler(args.jobs, where)
     points = [(s, mo) for s in shapes for mo in modes]
     first = dtypes[0]
     rows: dict[tuple[tuple[int, int, int], str], list[dict[str, Any]]] = {}

@@ -1,5 +1,5 @@
-"""The candidates ``tune.py`` sweeps, the pool that compiles them ahead, and
-how the results are summed up (a table and ``tuned.TABLE`` entries)."""
+"""The candidates ``tune.py`` sweeps and how they are picked for re-timing;
+``tune_pool`` compiles them ahead, ``tune_report`` sums the results up."""
 
 from __future__ import annotations
 
@@ -25,6 +25,14 @@ STREAMING_FILLS = (1.0, 2.0)
 """Big tiles stream long K slices: about one or two programs per SM."""
 STREAMING_WARPS = 8
 STREAMING_MAX_STAGES = 6
+FANINS = (4, 8)
+"""Deterministic mode's wide trees: split 32 in 3 or 2 hand-overs instead of 5."""
+FANIN_MIN_SPLIT = 16
+"""Wide trees only from this split up: below it the binary tree has <= 4 levels."""
+FANIN_SPLITS = (0.5, 1.0, 2.0)
+"""Stage 1 tries the wide trees on atomic mode's measured tiles at these
+multiples of its split: atomic mode's split is what deterministic mode could
+not afford with one program reading every partial."""
 
 
 class Candidate(NamedTuple):
@@ -41,7 +49,9 @@ def target(where: Any) -> heuristics.Target:
 def key(c: heuristics.Config, atomic: bool) -> str:
     text = f"{c.block_m}x{c.block_n}x{c.block_k} split{c.split_k} w{c.num_warps} s{c.num_stages}"
     text += " swapAB" * c.swap_ab + " tma" * c.tma
-    return text if atomic else f"{text} {c.reduce}"
+    if atomic:
+        return text
+    return f"{text} {c.reduce}" + f"-f{c.fanin}" * (c.reduce == "tree" and c.fanin != 2)
 
 
 def describe(cand: Candidate, m: int, n: int, k: int, atomic: bool) -> dict[str, Any]:
@@ -107,6 +117,8 @@ def stage1(m: int, n: int, k: int, atomic: bool, where: heuristics.Target, quick
         cands += [Candidate(attrs.evolve(c.config, tma=True), "grid") for c in cands[1:3]]
     if not quick and tuned.shape_class(m, n, k) in STREAMING_CLASSES:
         cands += _streaming(m, n, k, procs, tma)
+    if not quick and not atomic:
+        cands += _wide_trees(m, n, k, procs, tma)
     if broken:
         base = next((c.config for c in cands if c.config.split_k >= 2), None)
         if base is not None:  # drops the last half of the K slices: C must come out wrong
@@ -138,6 +150,32 @@ def _streaming(m: int, n: int, k: int, procs: int, tma: bool) -> list[Candidate]
     return out
 
 
+def _wide_trees(m: int, n: int, k: int, procs: int, tma: bool) -> list[Candidate]:
+    """Deterministic mode on atomic mode's measured tiles (``tuned.TABLE``) at
+    high splits, reduced up fan-in 4 and 8 trees: where atomic mode wins by
+    splitting K many ways, the wide tree keeps that split's reduction to a few
+    hand-overs (128x128x32768: 32x64x128 swapped, split 16, 32, 64)."""
+    entry = tuned.lookup(m, n, k, True)
+    if entry is None:
+        return []
+    bm, bn, bk = entry.block_m, entry.block_n, entry.block_k
+    tiles = -(-m // bm) * -(-n // bn)
+    split = tuned.split_for(entry, tiles, procs)
+    most = max(1, k // (MIN_K_STEPS * bk))
+    splits = sorted({_pow2_near(f * split) for f in FANIN_SPLITS})
+    fields: dict[str, Any] = {"num_warps": entry.num_warps, "swap_ab": entry.swap_ab}
+    if entry.num_stages is not None:
+        fields["num_stages"] = entry.num_stages
+    fields["tma"] = entry.tma and tma
+    out = []
+    for s in splits:
+        if FANIN_MIN_SPLIT <= s <= most:
+            for fanin in FANINS:
+                config = _make(m, n, k, bm, bn, bk, s, reduce="tree", fanin=fanin, **fields)
+                out.append(Candidate(config, "grid"))
+    return out
+
+
 def _swappable(bm: int, bn: int, quick: bool) -> bool:
     """Worth launching as C^T = B^T A^T: the M tile is below wgmma's 64 rows and
     the N tile is not (quick: always, so the interpreter runs that path too)."""
@@ -155,14 +193,19 @@ def _config(row: dict[str, Any]) -> heuristics.Config:
 
 def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
            quick: bool, done: list[dict[str, Any]], tma: bool = False) -> list[Candidate]:  # fmt: skip
-    """Around each seed: other BLOCK_K, warps, stages, the tree reduction, the
-    swapped launch where it applies, and (``tma``) the other load path."""
+    """Around each seed: other BLOCK_K, warps, stages, the other reduction (and
+    at high splits, or quick, the other tree fan-ins), the swapped launch where
+    it applies, and (``tma``) the other load path."""
     out = []
     for row in seeds:
         c = _config(row)
         variants: list[dict[str, Any]] = []
         if not atomic:
-            variants.append({"reduce": "tree" if c.reduce == "serial" else "serial"})
+            wide = FANINS if quick or c.split_k >= FANIN_MIN_SPLIT else ()
+            trees = [f for f in (2, *wide) if c.reduce == "serial" or f != c.fanin]
+            variants += [{"reduce": "tree", "fanin": f} for f in trees]
+            if c.reduce == "tree":
+                variants.append({"reduce": "serial", "fanin": 2})
         if c.swap_ab or _swappable(c.block_m, c.block_n, quick):
             variants.append({"swap_ab": not c.swap_ab})
         if tma or c.tma:
@@ -184,6 +227,7 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
                 "reduce": c.reduce,
                 "swap_ab": c.swap_ab,
                 "tma": c.tma,
+                "fanin": c.fanin,
             }
             fields.update(change)
             bk = fields.pop("block_k", c.block_k)
@@ -198,11 +242,12 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
 
 
 def retime(rows: list[dict[str, Any]], atomic: bool, top: int) -> list[Candidate]:
-    """The first dtype's current choice, its best few, and the best of each reduction."""
+    """The first dtype's current choice, its best few, and the best of each
+    reduction (each tree fan-in apart)."""
     keep = [r for r in rows if r["label"].startswith("current")] + best(rows, top)
     if not atomic:
-        for reduce in tuned.REDUCTIONS:
-            keep += best([r for r in rows if r["config"]["reduce"] == reduce], 1)
+        for reduce in sorted({_reduction(r["config"]) for r in rows}):
+            keep += best([r for r in rows if _reduction(r["config"]) == reduce], 1)
     cands = [
         Candidate(_config(r), r["label"].replace("grid", "retime").replace("stage2", "retime"))
         for r in keep
@@ -210,65 +255,7 @@ def retime(rows: list[dict[str, Any]], atomic: bool, top: int) -> list[Candidate
     return _dedup(cands, atomic)
 
 
-class Compiler:
-    """Processes that run each candidate once, so that Triton's disk cache holds
-    its binary before the timing process needs it (compiling is the slow part)."""
-
-    def __init__(self, jobs: int, where: Any) -> None:
-        import os
-
-        self.pool = None
-        if where.triton_interpreted or jobs == 0:
-            return
-        jobs = jobs if jobs > 0 else max(1, (os.cpu_count() or 4) - 2)
-        import concurrent.futures
-        import multiprocessing
-
-        self.pool = concurrent.futures.ProcessPoolExecutor(
-            jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_worker_init
-        )
-
-    def compile(self, tasks: list[tuple[tuple[int, int, int], str, bool, heuristics.Config]],
-                until: float) -> int:  # fmt: skip
-        """Compile all, waiting at most until ``until`` (time.monotonic); how many failed."""
-        if self.pool is None or not tasks:
-            return 0
-        import concurrent.futures
-        import time
-
-        futures = [self.pool.submit(_compile_one, *task) for task in tasks]
-        done, pending = concurrent.futures.wait(futures, timeout=max(0.0, until - time.monotonic()))
-        for f in pending:
-            f.cancel()
-        return sum(1 for f in done if f.exception() is not None or not f.result())
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-def _worker_init() -> None:
-    import gemmreg
-
-    gemmreg.where()
-
-
-def _compile_one(
-    shape: tuple[int, int, int], dtype: str, atomic: bool, config: heuristics.Config
-) -> bool:
-    import gemmreg
-    import torch
-
-    m, n, k = shape
-    where = gemmreg.where()
-    tdtype = gemmreg.torch_dtype(dtype)  # type: ignore[arg-type]
-    a = torch.zeros(m, k, dtype=tdtype, device=where.device)
-    b = torch.zeros(k, n, dtype=tdtype, device=where.device)
-    c = torch.empty(m, n, dtype=tdtype, device=where.device)
-    try:
-        plugin.build_launch(m, n, k, config, atomic, where)(a, b, c)
-        if where.is_gpu:
-            torch.cuda.synchronize()
-    except Exception:  # the timing process reports it
-        return False
-    return True
+def _reduction(config: dict[str, Any]) -> tuple[str, int]:
+    """(reduce, fan-in): the serial reduction has no fan-in (reports from before
+    the field read as the binary tree)."""
+    return config["reduce"], config.get("fanin", 2) if config["reduce"] == "tree" else 0

@@ -57,6 +57,8 @@ def suggest(groups: list[dict[str, Any]], procs: int) -> list[str]:
         name = tuned.shape_class(m, n, k)
         pps = tuned.programs_per_sm(row["tiles"], c["split_k"], procs)
         extra = f', reduce="{c["reduce"]}"' if mode == "splitk" else ""
+        if mode == "splitk" and c["reduce"] == "tree" and c.get("fanin", 2) != 2:
+            extra += f", fanin={c['fanin']}"
         extra += ", swap_ab=True" if c["swap_ab"] else ""
         extra += ", tma=True" if c.get("tma") else ""
         geo = math.prod(full[win]) ** (1 / len(full[win]))

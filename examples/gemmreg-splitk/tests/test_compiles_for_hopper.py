@@ -26,29 +26,35 @@ os.environ.pop("TRITON_INTERPRET", None)
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from gemmreg_splitk import heuristics, kernel
+from gemmreg_splitk import heuristics, kernel, tuned
 
 fn = kernel.splitk_kernel()
 POINTERS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "ws_ptr": "*fp32", "count_ptr": "*i32"}
 UNIT = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
 SWAPPED = {"stride_am": 1, "stride_bk": 1, "stride_cm": 1}  # B^T and A^T of row-major B, A
 out = {}
-MODES = ("deterministic", "atomic", "tree", "skinny", "skinny_swapped", "tma", "tma_swapped")
+MODES = ("deterministic", "atomic", "tree", "skinny", "skinny_swapped", "tma", "tma_swapped",
+         "tree_fanin4_swapped")
 for mode in MODES:
-    atomic = mode not in ("deterministic", "tree", "tma")
-    tree, swap, tma = mode == "tree", "swapped" in mode, mode.startswith("tma")
+    atomic = mode not in ("deterministic", "tree", "tma", "tree_fanin4_swapped")
+    tree, swap, tma = mode.startswith("tree"), "swapped" in mode, mode.startswith("tma")
     m, n, k = (32, 8192, 8192) if mode.startswith("skinny") or swap else (64, 4096, 16384)
+    if mode == "tree_fanin4_swapped":  # atomic mode's small-class tiles, split 32: 3 levels
+        m, n, k = 128, 128, 32768
     c = heuristics.choose(m, n, k, heuristics.gpu(132), atomic=atomic)
     if mode.startswith("skinny"):  # a 32x128 tile, whatever tuned.TABLE holds for the class
         c = heuristics._finish(32, 128, 64, 4, k, 2, swap_ab=swap)
     if tma:  # a streaming config tune_grid offers the flat classes (5 stages, <= 200 KiB)
         c = heuristics._finish(32 if swap else 64, 256, 64, 2 if swap else 4, k, 2, num_warps=8,
                                num_stages=5, swap_ab=swap, tma=True)
+    if mode == "tree_fanin4_swapped":
+        c = heuristics._finish(32, 64, 128, 32, k, 2, swap_ab=True, reduce="tree", fanin=4)
     bm, bn = (c.block_n, c.block_m) if swap else (c.block_m, c.block_n)
     constexprs = dict(SWAPPED if swap else UNIT, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=c.block_k,
                       SPLIT_K=c.split_k, ATOMIC=atomic, EVEN_K=k % c.k_per_split == 0,
                       REDUCE_CHUNK=c.reduce_chunk, REVERSE_SPLITS=False, PRECISION="ieee",
-                      TREE=tree, LEVELS=(c.split_k - 1).bit_length() if tree else 0,
+                      TREE=tree, LEVELS=tuned.tree_levels(c.split_k, c.fanin) if tree else 0,
+                      FANIN=c.fanin if tree else 2,
                       TMA=tma, A_T=tma and swap, B_T=tma and swap)
     types = dict(POINTERS)
     if tma:  # descriptors of row-major A and B; swapped, B^T and A^T through their transposes
@@ -69,6 +75,7 @@ for mode in MODES:
     out[mode] = {
         "levels": constexprs["LEVELS"],
         "split": c.split_k,
+        "fanin": c.fanin,
         "shared": compiled.metadata.shared,
         "stages": c.num_stages,
         "acq_rel_adds": len(re.findall(r"atom\\.global\\.gpu\\.acq_rel\\.add", ptx)),
@@ -105,7 +112,9 @@ def compiled() -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("mode", ["deterministic", "atomic", "tree", "skinny_swapped"])
+@pytest.mark.parametrize(
+    "mode", ["deterministic", "atomic", "tree", "skinny_swapped", "tree_fanin4_swapped"]
+)
 def test_the_main_loop_is_pipelined(compiled, mode):
     got = compiled[mode]
     assert got["async_copies"] > 0
@@ -158,3 +167,15 @@ def test_the_tma_variant_streams_through_tensor_copies_into_wgmma(compiled, mode
 def test_the_pointer_path_still_copies_asynchronously_without_tma(compiled):
     assert compiled["deterministic"]["cp_async"] > 0
     assert compiled["deterministic"]["tma_loads"] == 0
+
+
+def test_a_fan_in_4_tree_counts_once_per_level_and_reads_its_group_from_l2(compiled):
+    """Split 32 at fan-in 4: 3 levels (4, 4, 2 runs per group), so 3
+    acquire-release arrivals where the binary tree makes 5, each behind a CTA
+    barrier, and the members' sums read with ``.cg``; swapped, into wgmma."""
+    got = compiled["tree_fanin4_swapped"]
+    assert (got["split"], got["fanin"], got["levels"]) == (32, 4, 3)
+    assert got["acq_rel_adds"] == got["levels"]
+    assert got["barriers"] >= 2 * got["levels"]
+    assert got["cg_loads"] >= got["levels"] * (got["fanin"] - 1)
+    assert got["wgmma"] > 0 and got["mma_sync"] == 0

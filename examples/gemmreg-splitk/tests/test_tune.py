@@ -28,12 +28,13 @@ def grid():
         sys.path.remove(str(SCRIPTS))
 
 
+@pytest.mark.parametrize("tma", [False, True])
 @pytest.mark.parametrize("atomic", [False, True])
-def test_the_h200_grid_is_bounded_covers_k_and_fills_the_device(grid, atomic):
+def test_the_h200_grid_is_bounded_covers_k_and_fills_the_device(grid, atomic, tma):
     h200 = heuristics.gpu(132)
     total = 0
     for m, n, k in TARGET_SHAPES:
-        cands = grid.stage1(m, n, k, atomic, h200, quick=False, broken=False)
+        cands = grid.stage1(m, n, k, atomic, h200, quick=False, broken=False, tma=tma)
         assert cands[0].label == "current"
         assert cands[0].config == heuristics.choose(m, n, k, h200, atomic=atomic)
         total += len(cands)
@@ -48,10 +49,12 @@ def test_the_h200_grid_is_bounded_covers_k_and_fills_the_device(grid, atomic):
     assert total <= STAGE1_BOUND
 
 
-STAGE1_BOUND = 150
-"""Stage 1 of one mode over the four target shapes, TMA twins included: about
-110 before the streaming candidates, whose compiles took 30-50 s on the H200
-(in a pool); bounded so the whole sweep stays within minutes."""
+STAGE1_BOUND = 160
+"""Stage 1 of one mode over the four target shapes, TMA twins included (as on
+the H200): about 110 before the streaming candidates, whose compiles took
+30-50 s on the H200 (in a pool), 144 with them; deterministic mode's wide
+trees (fan-in 4 and 8 on atomic mode's tiny and small tiles at three splits)
+add 12, so 152. Bounded so the whole sweep stays within minutes."""
 
 
 @pytest.mark.parametrize("atomic", [False, True])
@@ -117,6 +120,57 @@ def test_stage_two_varies_the_reduction_and_pipeline_around_a_seed(grid):
         assert smem <= grid.SMEM_LIMIT
 
 
+def test_deterministic_mode_tries_wide_trees_on_atomic_modes_tiles_at_high_splits(grid):
+    """128x128x32768: atomic mode's 32x64x128 swapped tile at split 16, 32 and 64,
+    each up a fan-in 4 and 8 tree; atomic mode and the flat classes get none."""
+    h200 = heuristics.gpu(132)
+    cands = grid.stage1(128, 128, 32768, False, h200, quick=False, broken=False)
+    wide = [c.config for c in cands if c.config.fanin != 2]
+    assert {(c.split_k, c.fanin) for c in wide} == {(s, f) for s in (16, 32, 64) for f in (4, 8)}
+    for c in wide:
+        assert (c.block_m, c.block_n, c.block_k, c.swap_ab, c.reduce) == (32, 64, 128, True, "tree")
+        assert grid.key(c, False).endswith(f"swapAB tree-f{c.fanin}")
+    assert not any(
+        c.config.fanin != 2 for c in grid.stage1(128, 128, 32768, True, h200, False, False)
+    )
+    for m, n, k in TARGET_SHAPES[2:]:
+        flat = grid.stage1(m, n, k, False, h200, quick=False, broken=False, tma=True)
+        assert not any(c.config.fanin != 2 for c in flat)
+
+
+def test_stage_two_tries_the_other_fan_ins_at_high_splits_only(grid):
+    h200 = heuristics.gpu(132)
+    cands = grid.stage1(128, 128, 32768, False, h200, quick=False, broken=False)
+    seed = next(c for c in cands if c.config.fanin == 8 and c.config.split_k == 32)
+    row = grid.describe(seed, 128, 128, 32768, False)
+    more = [c.config for c in grid.stage2([row], 128, 128, 32768, False, False, [row])]
+    reductions = {(c.reduce, c.fanin) for c in more if c.block_k == 128 and c.num_warps == 4}
+    assert reductions >= {("tree", 2), ("tree", 4), ("serial", 2)}
+    low = grid.describe(cands[0], 128, 128, 32768, False)  # the current pick: split 8, serial
+    assert cands[0].config.split_k < grid.FANIN_MIN_SPLIT
+    more = grid.stage2([low], 128, 128, 32768, False, False, [low])
+    assert {c.config.fanin for c in more} == {2}
+    assert any(c.config.reduce == "tree" for c in more)
+
+
+def test_a_winning_wide_tree_is_suggested_with_its_fan_in(grid):
+    import tune_report
+
+    h200 = heuristics.gpu(132)
+    cands = grid.stage1(128, 128, 32768, False, h200, quick=False, broken=False)
+    winner = next(c for c in cands if c.config.fanin == 4 and c.config.split_k == 32)
+    rows = []
+    for ratio, cand in ((0.95, winner), (0.73, cands[0])):
+        row = grid.describe(cand, 128, 128, 32768, False)
+        row.update(status="ok", ratio=ratio)
+        rows.append(row)
+    group = {"shape": [128, 128, 32768], "dtype": "fp16", "mode": "splitk", "candidates": rows}
+    (line,) = tune_report.suggest([group], 132)
+    assert '("small", False): Tuned(block_m=32, block_n=64, block_k=128' in line
+    assert 'reduce="tree"' in line and "fanin=4" in line and "swap_ab=True" in line
+    assert "programs_per_sm=1.939" in line  # 8 tiles x split 32 on 132 SMs
+
+
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     out = tmp_path_factory.mktemp("tune")
@@ -167,11 +221,15 @@ def test_the_interpreted_run_times_tma_candidates_and_suggests_the_knob(report):
         assert any(not r["config"]["tma"] for r in timed)
 
 
-def test_deterministic_mode_times_both_reductions(report):
+def test_deterministic_mode_times_both_reductions_and_a_wide_tree(report):
+    """The quick grid's stage 2 tries fan-in 4 at any split, so the interpreter
+    runs it through tune.py's correctness check and timing too."""
     data, _ = report
     det = next(g for g in data["groups"] if g["mode"] == "splitk")
     timed = {r["config"]["reduce"] for r in det["candidates"] if r["status"] == "ok"}
     assert timed == {"serial", "tree"}
+    wide = [r for r in det["candidates"] if r["config"]["fanin"] == 4]
+    assert wide and all(r["status"] == "ok" and r["key"].endswith("tree-f4") for r in wide)
 
 
 def test_a_winning_tma_config_is_suggested_with_the_knob(grid):

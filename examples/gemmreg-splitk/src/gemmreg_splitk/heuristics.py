@@ -34,7 +34,8 @@ CONFIG_ENV = "GEMMREG_SPLITK_CONFIG"
 """Override chosen fields, e.g. ``block_m=32,block_n=128,num_stages=3``: tuning
 on a GPU without editing the package. ``split_k`` here works like SPLIT_K_ENV;
 ``reduce=tree`` picks deterministic mode's tree reduction, ``swap_ab=1`` the
-transposed launch (C^T = B^T A^T), ``tma=1`` the TMA load path (Hopper)."""
+transposed launch (C^T = B^T A^T), ``tma=1`` the TMA load path (Hopper),
+``fanin=4`` the tree's fan-in (a power of two >= 2)."""
 PROGRAMS_PER_SM = 2
 """Aim for this many programs per multiprocessor: one wave, two resident each."""
 MIN_K_PER_SPLIT = 512
@@ -116,6 +117,9 @@ class Config:
     """Load A and B through TMA descriptors (:mod:`gemmreg_splitk.tma`): Hopper or
     later and TMA-able strides only; elsewhere, and per call on other strides,
     the pointer path runs."""
+    fanin: int = tuned.fanin_field()
+    """``reduce=tree``: slices summed per tree node (a power of two >= 2), so
+    ``ceil(log_fanin split)`` levels; 2 is the binary tree."""
 
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.block_m) * -(-n // self.block_n)
@@ -205,6 +209,7 @@ def choose(
             "reduce": entry.reduce,
             "swap_ab": entry.swap_ab,
             "tma": entry.tma,
+            "fanin": entry.fanin,
         }
         if entry.num_stages is not None:
             fields["num_stages"] = entry.num_stages
@@ -251,7 +256,7 @@ def _overrides() -> dict[str, Any]:
         out["split_k"] = _positive(SPLIT_K_ENV, forced)
     text = os.environ.get(CONFIG_ENV, "").strip()
     allowed = {"block_m", "block_n", "block_k", "split_k", "num_warps", "num_stages", "reduce"}
-    allowed |= {"swap_ab", "tma"}
+    allowed |= {"swap_ab", "tma", "fanin"}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, _, value = item.partition("=")
         key = key.strip()
@@ -266,6 +271,12 @@ def _overrides() -> dict[str, Any]:
             if value.strip() not in ("0", "1"):
                 raise ValueError(f"{CONFIG_ENV} {key} must be 0 or 1")
             out[key] = value.strip() == "1"
+            continue
+        if key == "fanin":
+            fanin = int(value.strip()) if value.strip().isdigit() else value.strip()
+            if not tuned.is_fanin(fanin):
+                raise ValueError(f"{CONFIG_ENV} fanin must be a power of two >= 2, got {value!r}")
+            out[key] = fanin
             continue
         out[key] = _positive(f"{CONFIG_ENV} {key}", value.strip())
     for key in ("block_m", "block_n", "block_k"):

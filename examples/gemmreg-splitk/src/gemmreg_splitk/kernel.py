@@ -24,14 +24,17 @@ A and B through tensor descriptors instead of pointers: :mod:`gemmreg_splitk.tma
 says why and when. Everything after the main loop is the same code.
 
 ``TREE`` (deterministic mode, ``reduce=tree`` in the config) replaces the
-serial reduction by a fixed binary tree over the slice index: the slices pair
-up, the second of each pair to arrive adds its sibling's sum and goes up a
-level, so no program reads more than ``LEVELS = ceil(log2(SPLIT_K))``
-partials (the serial reduction has one program read all ``SPLIT_K``, on the
-tile's critical path). The tree's shape never changes and IEEE addition
-commutes, so its result is bit-identical whoever arrives second; it differs
-in the last bits from the serial order's. It counts arrivals per tree node
-(``tiles x SPLIT_K`` counters) and costs one more partial write per node.
+serial reduction by a fixed tree of fan-in ``FANIN`` (``fanin=``, a power of
+two, 2 by default) over the slice index: the slices group by ``FANIN``, the
+last of each group to arrive sums the group's sums in a fixed order and goes
+up a level, so a tile's reduction is ``LEVELS = ceil(log_FANIN(SPLIT_K))``
+hand-overs of at most ``FANIN - 1`` partial reads each (the serial reduction
+has one program read all ``SPLIT_K``, on the tile's critical path; the binary
+tree at split 32 makes 5 sequential atomic hand-overs, fan-in 8 makes 2). The
+tree's shape never changes, so its result is bit-identical whoever arrives
+last; it differs in the last bits from the serial order's, and between
+fan-ins. It counts arrivals per tree node (``tiles x SPLIT_K`` counters) and
+costs one more partial write per node.
 
 Memory ordering: every thread's partial is issued, then a CTA barrier, then
 the counter's ``atomic_add`` with acquire-release semantics at GPU scope, so
@@ -76,7 +79,7 @@ def splitk_kernel() -> Any:
         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
         SPLIT_K: tl.constexpr, ATOMIC: tl.constexpr, EVEN_K: tl.constexpr,
         REDUCE_CHUNK: tl.constexpr, REVERSE_SPLITS: tl.constexpr, PRECISION: tl.constexpr,
-        TREE: tl.constexpr = False, LEVELS: tl.constexpr = 0,
+        TREE: tl.constexpr = False, LEVELS: tl.constexpr = 0, FANIN: tl.constexpr = 2,
         TMA: tl.constexpr = False, A_T: tl.constexpr = False, B_T: tl.constexpr = False,
     ):  # fmt: skip
         # Programs of one K slice are neighbours, so they share A and B in L2.
@@ -122,7 +125,7 @@ def splitk_kernel() -> Any:
             at = offs_m[:, None] * n + offs_n[None, :]  # [M, N] row-major in the fp32 buffers
             if TREE and not ATOMIC:
                 _tree_reduce(acc, ws_ptr, count_ptr, c_ptrs, at, mask, m, n, tile, split,
-                             BLOCK_M, BLOCK_N, SPLIT_K, LEVELS)  # fmt: skip
+                             BLOCK_M, BLOCK_N, SPLIT_K, LEVELS, FANIN)  # fmt: skip
             else:
                 if ATOMIC:
                     tl.atomic_add(ws_ptr + at, acc, mask=mask, sem="relaxed")
@@ -172,47 +175,74 @@ def _tree_reduce_fn() -> Any:
     def tree_reduce(
         acc, ws_ptr, count_ptr, c_ptrs, at, mask, m, n, tile, split,
         BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
-        LEVELS: tl.constexpr,
+        LEVELS: tl.constexpr, FANIN: tl.constexpr,
     ):  # fmt: skip
-        """Sum a tile's K slices up a fixed binary tree over the slice index.
+        """Sum a tile's K slices up a fixed tree of fan-in ``FANIN`` over the slice index.
 
         At level ``lvl`` a program holds the sum of the aligned run of
-        ``2**lvl`` slices that starts at ``first``; the run's sibling starts
-        at ``first ^ 2**lvl``. The pair's node has a counter (at the pair's
-        midpoint, unique per node). Each member writes its sum into the slot
-        of its run's first slice and counts itself in; the second to arrive
-        adds the sibling's sum (IEEE addition commutes, so the bits do not
-        depend on who arrives second) and goes up a level; the first stops.
-        A run with no sibling (SPLIT_K not a power of two) goes up unchanged.
-        So no program reads more than ``LEVELS`` partials, where the serial
-        reduction has one program read all ``SPLIT_K``.
+        ``span = FANIN**lvl`` slices that starts at ``first``. Its group is the
+        ``FANIN`` runs of the enclosing aligned run of ``FANIN * span`` slices
+        (from ``group_first``), cut at ``SPLIT_K``: ``members`` runs. Each
+        member writes its sum into the slot of its run's first slice and counts
+        itself in on the group's counter; the last to arrive reads the members'
+        slots and sums them left to right (member 0, 1, ...), so the bits do
+        not depend on who arrives last, and goes up a level; the others stop.
+        A group of one run (the tail past ``SPLIT_K``) goes up unchanged.
+
+        The counter sits at ``group_first + span`` (the second member's first
+        slice, below ``SPLIT_K`` wherever a group has two members): written in
+        base ``FANIN`` its lowest non-zero digit is a 1 at position ``lvl``, so
+        no two (level, group) pairs share one, within the ``SPLIT_K`` counters
+        of the tile. With ``FANIN = 2`` this is the binary tree (the pair's
+        midpoint; ``s0 + s1`` is the binary's own + sibling, as IEEE addition
+        commutes). So no program waits on more than ``LEVELS = ceil(log_FANIN
+        SPLIT_K)`` hand-overs, nor reads more than ``FANIN - 1`` slots per level.
         """
         total = acc
         alive = True
         for lvl in tl.static_range(LEVELS):
             if alive:
-                half = 1 << lvl
-                first = (split >> lvl) << lvl
-                parent = (split >> (lvl + 1)) << (lvl + 1)
-                mid = parent + half
-                if mid < SPLIT_K:
+                span = FANIN**lvl
+                first = (split // span) * span
+                group_first = (split // (span * FANIN)) * (span * FANIN)
+                members = tl.minimum((SPLIT_K - group_first + span - 1) // span, FANIN)
+                if members > 1:
                     tl.debug_barrier()  # this level's reads are done before the slot is reused
                     tl.store(ws_ptr + first.to(tl.int64) * m * n + at, total, mask=mask)
                     tl.debug_barrier()  # every thread's sum is out before the count says so
-                    node = count_ptr + tile * SPLIT_K + mid
+                    node = count_ptr + tile * SPLIT_K + group_first + span
                     arrived = tl.atomic_add(node, 1, sem="acq_rel")
-                    if arrived == 0:
+                    if arrived < members - 1:
                         alive = False
                     else:
                         tl.debug_barrier()
-                        sibling = first ^ half
-                        other = tl.load(
-                            ws_ptr + sibling.to(tl.int64) * m * n + at,
-                            mask=mask,
-                            other=0.0,
-                            cache_modifier=".cg",
+                        # member 0 first, then 1, 2, ...: a fixed order; the own
+                        # run's slot is not read back (its sum is in registers)
+                        summed = tl.where(
+                            first == group_first,
+                            total,
+                            tl.load(
+                                ws_ptr + group_first.to(tl.int64) * m * n + at,
+                                mask=mask & (first != group_first),
+                                other=0.0,
+                                cache_modifier=".cg",
+                            ),
                         )
-                        total = total + other
+                        for j in tl.static_range(1, FANIN):
+                            slot = group_first + j * span
+                            if j < members:
+                                part = tl.where(
+                                    first == slot,
+                                    total,
+                                    tl.load(
+                                        ws_ptr + slot.to(tl.int64) * m * n + at,
+                                        mask=mask & (first != slot),
+                                        other=0.0,
+                                        cache_modifier=".cg",
+                                    ),
+                                )
+                                summed = summed + part
+                        total = summed
                         tl.atomic_xchg(node, 0, sem="relaxed")
         if alive:
             tl.store(c_ptrs, total.to(c_ptrs.dtype.element_ty), mask=mask)

@@ -119,7 +119,8 @@ def build_launch(
         "REVERSE_SPLITS": reverse_splits,
         "PRECISION": kernel.INPUT_PRECISION,
         "TREE": tree,
-        "LEVELS": (split - 1).bit_length() if tree else 0,
+        "LEVELS": tuned.tree_levels(split, config.fanin) if tree else 0,
+        "FANIN": config.fanin if tree else 2,  # one binary for serial whatever the field says
         "num_warps": config.num_warps,
         "num_stages": config.num_stages,
     }

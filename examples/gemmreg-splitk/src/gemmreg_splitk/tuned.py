@@ -21,8 +21,31 @@ import attrs
 
 REDUCTIONS = ("serial", "tree")
 """Deterministic mode's reductions (:mod:`gemmreg_splitk.kernel`): the last
-program of a tile sums every slot (``serial``), or pairs of K slices sum up a
-fixed binary tree (``tree``). Atomic mode ignores it."""
+program of a tile sums every slot (``serial``), or groups of ``fanin`` K
+slices sum up a fixed tree (``tree``). Atomic mode ignores it."""
+
+
+def is_fanin(value: object) -> bool:
+    """A tree fan-in: a power of two, at least 2."""
+    return type(value) is int and value >= 2 and value & (value - 1) == 0
+
+
+def _check_fanin(_instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not is_fanin(value):
+        raise ValueError(f"{attribute.name} must be a power of two >= 2, got {value!r}")
+
+
+def tree_levels(split: int, fanin: int) -> int:
+    """``ceil(log_fanin(split))``, in integers: the tree reduction's levels."""
+    levels, span = 0, 1
+    while span < split:
+        levels, span = levels + 1, span * fanin
+    return levels
+
+
+def fanin_field() -> int:
+    """The tree's fan-in (``reduce=tree`` only): its levels are ``ceil(log_fanin split)``."""
+    return attrs.field(default=2, validator=_check_fanin)
 
 
 @attrs.frozen(kw_only=True)
@@ -55,6 +78,8 @@ class Tuned:
     """Launch C^T = B^T A^T (see ``heuristics.Config.swap_ab``)."""
     tma: bool = False
     """Load A and B through TMA (see ``heuristics.Config.tma``)."""
+    fanin: int = fanin_field()
+    """The tree reduction's fan-in (see ``heuristics.Config.fanin``)."""
 
 
 CLASSES = (
