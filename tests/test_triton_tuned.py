@@ -644,6 +644,8 @@ def test_tf32_products_take_a_k_major_route_for_b(config, route):
     kernel's result is A times the truncated B, measurably not A times B."""
     import torch
 
+    if interpreter_refuses_byte_aligned_strides():
+        pytest.skip("this Triton's interpreter checks TMA strides in elements, not bytes")
     m, n, k = 65, 68, 40  # rows of 160, 272 and 272 bytes: TMA-able, tails on every axis
     generator = torch.Generator().manual_seed(11)
     a = torch.randn(m, k, generator=generator)
