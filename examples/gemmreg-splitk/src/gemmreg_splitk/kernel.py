@@ -216,14 +216,17 @@ def _tree_reduce_fn() -> Any:
                         alive = False
                     else:
                         tl.debug_barrier()
-                        # member 0 first, then 1, 2, ...: a fixed order; the own
-                        # run's slot is not read back (its sum is in registers)
+                        # member 0 first, then 1, 2, ...: a fixed order. The own
+                        # run's sum is taken from registers; its slot is read too
+                        # (the same bits), as a mask made from a scalar condition
+                        # fails in Triton 3.9's interpreter ("mask has unsupported
+                        # dtype").
                         summed = tl.where(
                             first == group_first,
                             total,
                             tl.load(
                                 ws_ptr + group_first.to(tl.int64) * m * n + at,
-                                mask=mask & (first != group_first),
+                                mask=mask,
                                 other=0.0,
                                 cache_modifier=".cg",
                             ),
@@ -236,7 +239,7 @@ def _tree_reduce_fn() -> Any:
                                     total,
                                     tl.load(
                                         ws_ptr + slot.to(tl.int64) * m * n + at,
-                                        mask=mask & (first != slot),
+                                        mask=mask,
                                         other=0.0,
                                         cache_modifier=".cg",
                                     ),
