@@ -174,15 +174,19 @@ kernel computing C^T = B^T A^T (``kernels``' ``TF32_SWAP``, see
 ``tma_rules.tf32_swap``), or copied K-major first (``transpose_b``, see
 :mod:`.transpose`). From H200 probes (session 8, do_bench medians against
 cuBLAS TF32 at the four shapes above, ``evidence/2026-11-30-h200-session8/
-probes``): each of these was best or within 3% of best at some shape.
-A 128x256 fp32 C tile needs its store split to fit beside 3 or 4 stages.
+probes``): the four swapped configs were each best or within 3% of the best
+swapped one somewhere; the copy route beat all of them at all four shapes
+(``fp32-probe-7-routes.json``), and the swapped ones stay for the shapes where
+a pass over B costs more than it saves. A 128x256 fp32 C tile needs its
+store split to fit beside 3 or 4 stages.
 
 Left out, measured: 256x128 tiles in the swapped form returned wrong results
 with Triton 3.6 on every call (the interpreter computes them right), and so
 did other arrangements of the same swapped loop (B loaded before A: every
 call; A in two row blocks at 4 stages: some calls). The four swapped configs
-here were right on every call of that probe (``probes/fp32-probe-5-races.json``),
-and every candidate's result is checked when it is tuned."""
+here were right on every call of that probe (``probes/fp32-probe-5-races.json``);
+every candidate's result is checked when it is tuned, the winner's on 16 more
+calls (``tuner.RECHECK_CALLS``)."""
 ROCM_TILED: tuple[Config, ...] = (
     _tiled(128, 128, 64, 2, 8),
     _tiled(128, 128, 32, 2, 4),
