@@ -19,7 +19,14 @@ import pytest
 from gemmreg.contract.runtime import CACHE_DIR_ENV
 from gemmreg.deciding.sanitizer_tools import SANITIZING_ENV
 from gemmreg_plugins import triton_tuned
-from gemmreg_plugins.triton_tuned import configs, launchers, tma_rules, tuner, tuning_cache
+from gemmreg_plugins.triton_tuned import (
+    configs,
+    device_trial,
+    launchers,
+    tma_rules,
+    tuner,
+    tuning_cache,
+)
 from gemmreg_plugins.triton_tuned.configs import Config
 
 if TYPE_CHECKING:
@@ -563,7 +570,7 @@ def test_the_real_trial_checks_what_each_candidate_wrote(layout):
 
         return wrong
 
-    trial = tuner.device_trial(m, n, k, torch.float32, layout, make_launch, device="cpu")
+    trial = device_trial.device_trial(m, n, k, torch.float32, layout, make_launch, device="cpu")
     assert trial.a.stride() != (k, 1) or layout == "rowmajor"
     for block_m, verdict in ((32, None), (64, "non-finite"), (16, "1 of")):
         trial.build(attrs.evolve(SMALL_TILED, block_m=block_m))()

@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING
 import attrs
 import gemmreg
 from gemmreg_plugins import triton_seed
-from gemmreg_plugins.triton_tuned import configs, launchers, tma_rules, tuner, tuning_cache
+from gemmreg_plugins.triton_tuned import (
+    configs,
+    device_trial,
+    launchers,
+    tma_rules,
+    tuner,
+    tuning_cache,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -39,6 +46,7 @@ SOURCES = tuple(
     for name in (
         "__init__.py",
         "configs.py",
+        "device_trial.py",
         "kernels.py",
         "launchers.py",
         "tma_rules.py",
@@ -189,7 +197,7 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
         )
 
     def make_trial() -> tuner.Trial:
-        return tuner.device_trial(m, n, k, dtype, problem.layout, make_launch)
+        return device_trial.device_trial(m, n, k, dtype, problem.layout, make_launch)
 
     choice = tuner.choose(
         candidates,
