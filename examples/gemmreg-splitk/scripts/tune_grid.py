@@ -25,6 +25,11 @@ STREAMING_FILLS = (1.0, 2.0)
 """Big tiles stream long K slices: about one or two programs per SM."""
 STREAMING_WARPS = 8
 STREAMING_MAX_STAGES = 6
+ONE_PER_SM_TILES = ((64, 128), (128, 64), (128, 128))
+"""(BLOCK_N, BLOCK_K) of the TMA family with about one program per SM."""
+ONE_PER_SM_STAGES = (4, 5)
+"""Its pipeline depths (each capped by ``SMEM_LIMIT``): one depth apart, the
+same config has run 2.5x slower on the H200 (evidence/2026-12-01-h200-session9)."""
 FANINS = (4, 8)
 """Deterministic mode's wide trees: split 32 in 3 or 2 hand-overs instead of 5."""
 FANIN_MIN_SPLIT = 16
@@ -117,6 +122,7 @@ def stage1(m: int, n: int, k: int, atomic: bool, where: heuristics.Target, quick
         cands += [Candidate(attrs.evolve(c.config, tma=True), "grid") for c in cands[1:3]]
     if not quick and tuned.shape_class(m, n, k) in STREAMING_CLASSES:
         cands += _streaming(m, n, k, procs, tma)
+        cands += _one_per_sm(m, n, k, procs) if tma else []
     if not quick and not atomic:
         cands += _wide_trees(m, n, k, procs, tma)
     if broken:
@@ -147,6 +153,30 @@ def _streaming(m: int, n: int, k: int, procs: int, tma: bool) -> list[Candidate]
                                    num_stages=stages, swap_ab=_swappable(bm, bn, False),
                                    tma=with_tma)  # fmt: skip
                     out.append(Candidate(config, "grid"))
+    return out
+
+
+def _one_per_sm(m: int, n: int, k: int, procs: int) -> list[Candidate]:
+    """TMA tiles covering all of a flat problem's M, with splits that give
+    about one program per SM, 4 warps, both launch orientations. On the H200
+    a bare TMA main loop of this shape out-streamed every config of the grid
+    above (64x4096x16384 fp16: 44.7 us with L2 flushed, against 47.4 us for
+    torch.mm and about 48 us for the tuned split-K), and the plugin's own
+    kernel in this shape came within 1% of torch.mm or passed it (one
+    program per SM, 64x64x128, split 2); a config one pipeline stage
+    deeper or shallower could run 2.5x slower, so the tuner times each
+    (evidence/2026-12-01-h200-session9/probes: stream.json, flatcfg.json)."""
+    bm = min(heuristics.MAX_BLOCK_M, max(16, 1 << (m - 1).bit_length()))
+    out = []
+    for bn, bk in ONE_PER_SM_TILES:
+        tiles = -(-m // bm) * -(-n // bn)
+        split = min(max(1, k // (MIN_K_STEPS * bk)), _pow2_near(procs / tiles))
+        fit = SMEM_LIMIT // ((bm + bn) * bk * 2)
+        for stages in sorted({min(fit, s) for s in ONE_PER_SM_STAGES}):
+            for swap in (False, True):
+                config = _make(m, n, k, bm, bn, bk, split, num_warps=4, num_stages=stages,
+                               swap_ab=swap, tma=True)  # fmt: skip
+                out.append(Candidate(config, "grid"))
     return out
 
 

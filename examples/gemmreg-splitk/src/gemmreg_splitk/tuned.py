@@ -94,15 +94,34 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # (class, atomic). tiny and small: scripts/tune.py with L2 flushed before every sample,
     # as gemmreg times (evidence/2026-11-30-h200-session8/splitk-tune). Session 7's warm-L2
     # picks had lost there under `gemmreg bench` (atomic 1.38 -> 1.17x and 0.92 -> 0.57x).
+    # Deterministic tiny and small: the fan-in trees, measured on the H200 in session 9
+    # (evidence/2026-12-01-h200-session9/tune-small): split 64 up a fan-in 8 tree (2
+    # hand-overs) and split 16 up a fan-in 4 tree, where one program summing every slot
+    # had held the split to 64 and 8.
     ("tiny", False): Tuned(
-        block_m=16, block_n=16, block_k=128, programs_per_sm=0.485, num_stages=5
-    ),  # 16x16x65536 splitk: 0.914x torch.mm (geomean over 2 dtypes)
+        block_m=16,
+        block_n=16,
+        block_k=128,
+        programs_per_sm=0.485,
+        num_warps=2,
+        num_stages=5,
+        reduce="tree",
+        fanin=8,
+    ),  # 16x16x65536 splitk: 0.952x torch.mm (geomean over 2 dtypes; session 9)
     ("tiny", True): Tuned(
         block_m=16, block_n=16, block_k=128, programs_per_sm=0.97, num_warps=2, num_stages=4
     ),  # 16x16x65536 splitk_atomic: 1.375x torch.mm (geomean over 2 dtypes)
     ("small", False): Tuned(
-        block_m=32, block_n=32, block_k=128, programs_per_sm=0.97, num_stages=5
-    ),  # 128x128x32768 splitk: 0.739x torch.mm (geomean over 2 dtypes)
+        block_m=32,
+        block_n=64,
+        block_k=128,
+        programs_per_sm=0.97,
+        num_warps=4,
+        num_stages=5,
+        reduce="tree",
+        fanin=4,
+        swap_ab=True,
+    ),  # 128x128x32768 splitk: 0.849x torch.mm (geomean over 2 dtypes; session 9)
     ("small", True): Tuned(
         block_m=32, block_n=64, block_k=128, programs_per_sm=1.939, num_stages=4, swap_ab=True
     ),  # 128x128x32768 splitk_atomic: 1.025x torch.mm (geomean over 2 dtypes)
