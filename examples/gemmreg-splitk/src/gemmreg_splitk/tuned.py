@@ -125,47 +125,48 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     ("small", True): Tuned(
         block_m=32, block_n=64, block_k=128, programs_per_sm=1.939, num_stages=4, swap_ab=True
     ),  # 128x128x32768 splitk_atomic: 1.025x torch.mm (geomean over 2 dtypes)
-    # flat64 and flat32: scripts/tune.py with L2 flushed and the TMA load path among the
-    # candidates (evidence/2026-11-30-h200-session8/c8/tune-flat); the tuner's "current"
-    # column there is session 7's entries (c5/tune2).
+    # flat64 and flat32: scripts/tune.py with L2 flushed, its grid with the one-program-
+    # per-SM TMA family (evidence/2026-12-01-h200-session9/c4/tune-flat; the "current"
+    # column there is session 8's entries, 0.953-0.988x): a tile covering all of M and
+    # about one program per SM streams B faster than four smaller programs per SM did.
     ("flat64", False): Tuned(
-        block_m=32,
+        block_m=64,
         block_n=64,
-        block_k=64,
-        programs_per_sm=3.879,
+        block_k=128,
+        programs_per_sm=0.97,
         num_warps=4,
-        num_stages=4,
+        num_stages=5,
         reduce="serial",
-        swap_ab=True,
-    ),  # 64x4096x16384 splitk: 0.989x torch.mm (geomean over 2 dtypes)
+        tma=True,
+    ),  # 64x4096x16384 splitk: 1.022x torch.mm (geomean over 2 dtypes)
     ("flat64", True): Tuned(
-        block_m=32,
+        block_m=64,
         block_n=64,
-        block_k=64,
-        programs_per_sm=3.879,
+        block_k=128,
+        programs_per_sm=0.97,
         num_warps=4,
-        num_stages=4,
-        swap_ab=True,
-    ),  # 64x4096x16384 splitk_atomic: 0.975x torch.mm (geomean over 2 dtypes)
+        num_stages=5,
+        tma=True,
+    ),  # 64x4096x16384 splitk_atomic: 0.992x torch.mm (geomean over 2 dtypes)
     ("flat32", False): Tuned(
         block_m=32,
         block_n=64,
-        block_k=64,
-        programs_per_sm=1.939,
+        block_k=128,
+        programs_per_sm=0.97,
         num_warps=4,
         num_stages=5,
-        reduce="tree",
+        reduce="serial",
         swap_ab=True,
-    ),  # 32x8192x8192 splitk: 0.970x torch.mm (geomean over 2 dtypes)
+    ),  # 32x8192x8192 splitk: 1.000x torch.mm (geomean over 2 dtypes; split 1 on an H200)
     ("flat32", True): Tuned(
         block_m=32,
-        block_n=32,
+        block_n=64,
         block_k=128,
-        programs_per_sm=1.939,
+        programs_per_sm=0.97,
         num_warps=4,
-        num_stages=4,
-        tma=True,
-    ),  # 32x8192x8192 splitk_atomic: 0.958x torch.mm (geomean over 2 dtypes)
+        num_stages=5,
+        swap_ab=True,
+    ),  # 32x8192x8192 splitk_atomic: 0.999x torch.mm (geomean over 2 dtypes; split 1 on an H200)
 }
 
 
