@@ -28,8 +28,9 @@ STREAMING_MAX_STAGES = 6
 ONE_PER_SM_TILES = ((64, 128), (128, 64), (128, 128))
 """(BLOCK_N, BLOCK_K) of the TMA family with about one program per SM."""
 ONE_PER_SM_STAGES = (4, 5)
-"""Its pipeline depths (each capped by ``SMEM_LIMIT``): one depth apart, the
-same config has run 2.5x slower on the H200 (evidence/2026-12-01-h200-session9)."""
+"""Its pipeline depths (each capped by ``SMEM_LIMIT``): in one H200 probe the
+same config ran 2.5x slower one depth apart
+(evidence/2026-12-01-h200-session9/c3/flatcfg.json)."""
 FANINS = (4, 8)
 """Deterministic mode's wide trees: split 32 in 3 or 2 hand-overs instead of 5."""
 FANIN_MIN_SPLIT = 16
@@ -162,10 +163,10 @@ def _one_per_sm(m: int, n: int, k: int, procs: int) -> list[Candidate]:
     a bare TMA main loop of this shape out-streamed every config of the grid
     above (64x4096x16384 fp16: 44.7 us with L2 flushed, against 47.4 us for
     torch.mm and about 48 us for the tuned split-K), and the plugin's own
-    kernel in this shape came within 1% of torch.mm or passed it (one
-    program per SM, 64x64x128, split 2); a config one pipeline stage
-    deeper or shallower could run 2.5x slower, so the tuner times each
-    (evidence/2026-12-01-h200-session9/probes: stream.json, flatcfg.json)."""
+    kernel in this shape ran at 0.99-1.03x torch.mm (one program per SM,
+    64x64x128, split 2); a config one pipeline stage deeper or shallower
+    could run 2.5x slower, so the tuner times each
+    (evidence/2026-12-01-h200-session9: c2/stream.json, c3/flatcfg.json)."""
     bm = min(heuristics.MAX_BLOCK_M, max(16, 1 << (m - 1).bit_length()))
     out = []
     for bn, bk in ONE_PER_SM_TILES:

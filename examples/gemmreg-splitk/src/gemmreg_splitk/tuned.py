@@ -95,9 +95,9 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # as gemmreg times (evidence/2026-11-30-h200-session8/splitk-tune). Session 7's warm-L2
     # picks had lost there under `gemmreg bench` (atomic 1.38 -> 1.17x and 0.92 -> 0.57x).
     # Deterministic tiny and small: the fan-in trees, measured on the H200 in session 9
-    # (evidence/2026-12-01-h200-session9/tune-small): split 64 up a fan-in 8 tree (2
-    # hand-overs) and split 16 up a fan-in 4 tree, where one program summing every slot
-    # had held the split to 64 and 8.
+    # (evidence/2026-12-01-h200-session9/c1/tune-small), replace one program summing every
+    # slot: at 16x16x65536 the same split 64 now reduces in 2 hand-overs (fan-in 8); at
+    # 128x128x32768 the split rises from 8 to 16 on atomic mode's tiles (fan-in 4).
     ("tiny", False): Tuned(
         block_m=16,
         block_n=16,
