@@ -47,6 +47,8 @@ for mode in MODES:
     if tma:  # a streaming config tune_grid offers the flat classes (5 stages, <= 200 KiB)
         c = heuristics._finish(32 if swap else 64, 256, 64, 2 if swap else 4, k, 2, num_warps=8,
                                num_stages=5, swap_ab=swap, tma=True)
+    if mode == "tree":  # a binary tree of split 4 (2 levels), whatever tuned.TABLE holds
+        c = heuristics._finish(64, 64, 64, 4, k, 2, reduce="tree")
     if mode == "tree_fanin4_swapped":
         c = heuristics._finish(32, 64, 128, 32, k, 2, swap_ab=True, reduce="tree", fanin=4)
     bm, bn = (c.block_n, c.block_m) if swap else (c.block_m, c.block_n)
@@ -138,8 +140,8 @@ def test_the_tree_reduction_counts_once_per_level_and_reads_from_l2(compiled):
     """One acquire-release arrival per tree level (unrolled), the sibling's sum
     read with ``.cg``, and no serial reduction compiled in beside it."""
     got = compiled["tree"]
-    # 64x4096x16384 on an H200 splits as tuned.TABLE says (4 ways: 2 levels, in 2f88004's table)
-    assert got["split"] >= 4 and got["levels"] == (got["split"] - 1).bit_length()
+    # 64x4096x16384 split 4 ways: 2 levels
+    assert got["split"] == 4 and got["levels"] == (got["split"] - 1).bit_length() == 2
     assert got["acq_rel_adds"] == got["levels"]
     assert got["cg_loads"] > 0
     assert got["barriers"] >= 2 * got["levels"]
