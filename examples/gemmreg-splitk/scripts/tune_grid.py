@@ -56,7 +56,7 @@ def key(c: heuristics.Config, atomic: bool) -> str:
     text = f"{c.block_m}x{c.block_n}x{c.block_k} split{c.split_k} w{c.num_warps} s{c.num_stages}"
     text += " swapAB" * c.swap_ab + " tma" * c.tma
     if atomic:
-        return text
+        return text + f" fixed-order {c.reduce}" * c.fixed_order
     return f"{text} {c.reduce}" + f"-f{c.fanin}" * (c.reduce == "tree" and c.fanin != 2)
 
 
@@ -237,6 +237,8 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
             variants += [{"reduce": "tree", "fanin": f} for f in trees]
             if c.reduce == "tree":
                 variants.append({"reduce": "serial", "fanin": 2})
+        else:  # atomic mode may sum in deterministic mode's fixed order where that is faster
+            variants.append({"fixed_order": not c.fixed_order, "reduce": "serial", "fanin": 2})
         if c.swap_ab or _swappable(c.block_m, c.block_n, quick):
             variants.append({"swap_ab": not c.swap_ab})
         if tma or c.tma:
@@ -259,6 +261,7 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
                 "swap_ab": c.swap_ab,
                 "tma": c.tma,
                 "fanin": c.fanin,
+                "fixed_order": c.fixed_order,
             }
             fields.update(change)
             bk = fields.pop("block_k", c.block_k)

@@ -56,8 +56,10 @@ def suggest(groups: list[dict[str, Any]], procs: int) -> list[str]:
         m, n, k = shape
         name = tuned.shape_class(m, n, k)
         pps = tuned.programs_per_sm(row["tiles"], c["split_k"], procs)
-        extra = f', reduce="{c["reduce"]}"' if mode == "splitk" else ""
-        if mode == "splitk" and c["reduce"] == "tree" and c.get("fanin", 2) != 2:
+        fixed = mode == "splitk_atomic" and c.get("fixed_order", False)
+        extra = f', reduce="{c["reduce"]}"' if mode == "splitk" or fixed else ""
+        extra += ", fixed_order=True" if fixed else ""
+        if (mode == "splitk" or fixed) and c["reduce"] == "tree" and c.get("fanin", 2) != 2:
             extra += f", fanin={c['fanin']}"
         extra += ", swap_ab=True" if c["swap_ab"] else ""
         extra += ", tma=True" if c.get("tma") else ""

@@ -74,6 +74,10 @@ tree_backward = run(False, True, 2)
 os.environ["GEMMREG_SPLITK_CONFIG"] = "swap_ab=1,split_k=4"
 swapped = run(False, False, 1) + run(False, True, 1)
 swapped_atomic = run(True, False, 1)
+os.environ["GEMMREG_SPLITK_CONFIG"] = "block_m=16,block_n=16,split_k=4"
+pinned = run(False, False, 1)
+os.environ["GEMMREG_SPLITK_CONFIG"] = "block_m=16,block_n=16,split_k=4,fixed_order=1"
+fixed_atomic = run(True, False, 2) + run(True, True, 1)
 del os.environ["GEMMREG_SPLITK_CONFIG"]
 print(json.dumps({
     "made": made,
@@ -88,6 +92,8 @@ print(json.dumps({
     "tree_error": max(float((o.double() - ref).abs().max()) for o in tree_forward + tree_backward),
     "swapped_bits": [bits(o) for o in swapped],
     "swapped_error": max(float((o.double() - ref).abs().max()) for o in swapped + swapped_atomic),
+    "pinned_bits": bits(pinned[0]),
+    "fixed_atomic_bits": [bits(o) for o in fixed_atomic],
     "half_dtype": str(half[0].dtype),
     "half_error": float((half[0].double() - ref).abs().max()),
     "buffers": [
@@ -161,3 +167,12 @@ def test_atomic_mode_and_fp16_output_are_correct(result):
     assert result["atomic_error"] < 1e-3
     assert result["half_dtype"] == "torch.float16"
     assert result["half_error"] < 0.05
+
+
+def test_atomic_mode_in_a_fixed_order_is_deterministic_modes_kernel(result):
+    """``fixed_order`` (what a tuned entry sets where that measured faster) makes
+    atomic mode launch deterministic mode's kernel: the same bits as
+    deterministic mode with the same tiles and split, call after call and
+    whichever program reduces, so no atomics ran."""
+    assert all(bits == result["pinned_bits"] for bits in result["fixed_atomic_bits"])
+    assert result["pinned_bits"] != result["forward_bits"][0]  # another split: other bits

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from gemmreg_splitk import heuristics, tuned
 
@@ -191,3 +192,20 @@ def test_a_measured_config_is_stored_as_programs_per_sm_and_comes_back():
         pps = tuned.programs_per_sm(tiles, split, 132)
         entry = tuned.Tuned(block_m=16, block_n=16, block_k=64, programs_per_sm=pps)
         assert tuned.split_for(entry, tiles, 132) == split
+
+
+def test_atomic_mode_takes_a_fixed_order_from_its_entry_or_the_environment(monkeypatch):
+    entry = tuned.Tuned(
+        block_m=64, block_n=64, block_k=128, programs_per_sm=0.97, num_stages=5, fixed_order=True
+    )
+    monkeypatch.setitem(tuned.TABLE, ("flat64", True), entry)
+    config = heuristics.choose(64, 4096, 16384, H200, atomic=True)
+    assert (config.fixed_order, config.reduce, config.split_k) == (True, "serial", 2)
+    monkeypatch.setitem(tuned.TABLE, ("flat64", True), attrs.evolve(entry, fixed_order=False))
+    assert heuristics.choose(64, 4096, 16384, H200, atomic=True).fixed_order is False
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "fixed_order=1,reduce=tree")
+    config = heuristics.choose(64, 4096, 16384, H200, atomic=True)
+    assert (config.fixed_order, config.reduce) == (True, "tree")
+    monkeypatch.setenv(heuristics.CONFIG_ENV, "fixed_order=yes")
+    with pytest.raises(ValueError, match="fixed_order must be 0 or 1"):
+        heuristics.choose(64, 4096, 16384, H200, atomic=True)

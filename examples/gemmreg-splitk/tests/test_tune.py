@@ -264,3 +264,26 @@ def test_a_winning_tma_config_is_suggested_with_the_knob(grid):
     }
     (line,) = tune_report.suggest([group], 132)
     assert '("flat32", True): Tuned(' in line and "tma=True" in line and "swap_ab=True" in line
+
+
+def test_atomic_mode_tries_the_fixed_order_and_a_winner_is_suggested_with_it(grid):
+    import tune_report
+
+    h200 = heuristics.gpu(132)
+    seed = grid.stage1(64, 4096, 16384, True, h200, quick=False, broken=False, tma=True)[1]
+    row = grid.describe(seed, 64, 4096, 16384, True)
+    more = grid.stage2([row], 64, 4096, 16384, True, False, [row], tma=True)
+    fixed = [c for c in more if c.config.fixed_order]
+    assert len(fixed) == 1 and fixed[0].config.reduce == "serial"
+    assert attrs.evolve(fixed[0].config, fixed_order=False) == seed.config
+    winner = grid.describe(fixed[0], 64, 4096, 16384, True)
+    assert winner["key"] == row["key"] + " fixed-order serial"
+    back = grid.stage2([winner], 64, 4096, 16384, True, False, [winner], tma=True)
+    assert sum(not c.config.fixed_order for c in back) == 1  # and from it, atomics again
+    for r, ratio in ((winner, 1.02), (row, 0.99)):
+        r.update(status="ok", ratio=ratio)
+    group = {"shape": [64, 4096, 16384], "dtype": "fp16", "mode": "splitk_atomic",
+             "candidates": [winner, row]}  # fmt: skip
+    (line,) = tune_report.suggest([group], 132)
+    assert line.startswith('    ("flat64", True): Tuned(')
+    assert 'reduce="serial", fixed_order=True' in line

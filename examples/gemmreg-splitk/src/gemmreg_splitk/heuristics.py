@@ -120,6 +120,11 @@ class Config:
     fanin: int = tuned.fanin_field()
     """``reduce=tree``: slices summed per tree node (a power of two >= 2), so
     ``ceil(log_fanin split)`` levels; 2 is the binary tree."""
+    fixed_order: bool = False
+    """Atomic mode only: sum the partials as deterministic mode does (``reduce``,
+    through per-slice slots) instead of by atomic adds, where the GPU measured
+    that faster. Atomic mode promises speed, not atomics; deterministic mode
+    ignores the field (it always sums in a fixed order)."""
 
     def tiles(self, m: int, n: int) -> int:
         return -(-m // self.block_m) * -(-n // self.block_n)
@@ -210,6 +215,7 @@ def choose(
             "swap_ab": entry.swap_ab,
             "tma": entry.tma,
             "fanin": entry.fanin,
+            "fixed_order": entry.fixed_order,
         }
         if entry.num_stages is not None:
             fields["num_stages"] = entry.num_stages
@@ -256,7 +262,7 @@ def _overrides() -> dict[str, Any]:
         out["split_k"] = _positive(SPLIT_K_ENV, forced)
     text = os.environ.get(CONFIG_ENV, "").strip()
     allowed = {"block_m", "block_n", "block_k", "split_k", "num_warps", "num_stages", "reduce"}
-    allowed |= {"swap_ab", "tma", "fanin"}
+    allowed |= {"swap_ab", "tma", "fanin", "fixed_order"}
     for item in filter(None, (part.strip() for part in text.split(","))):
         key, _, value = item.partition("=")
         key = key.strip()
@@ -267,7 +273,7 @@ def _overrides() -> dict[str, Any]:
                 raise ValueError(f"{CONFIG_ENV} reduce must be one of {list(tuned.REDUCTIONS)}")
             out[key] = value.strip()
             continue
-        if key in ("swap_ab", "tma"):
+        if key in ("swap_ab", "tma", "fixed_order"):
             if value.strip() not in ("0", "1"):
                 raise ValueError(f"{CONFIG_ENV} {key} must be 0 or 1")
             out[key] = value.strip() == "1"

@@ -100,7 +100,9 @@ def build_launch(
     where: gemmreg.Environment, *, reverse_splits: bool = False,
 ) -> gemmreg.Launch:  # fmt: skip
     """One launch for ``config`` as given: what ``prepare`` runs, and what
-    ``scripts/tune.py`` sweeps its candidates through."""
+    ``scripts/tune.py`` sweeps its candidates through. Atomic mode with
+    ``config.fixed_order`` is deterministic mode's launch."""
+    atomic = atomic and not config.fixed_order
     splitk = kernel.splitk_kernel()
     split, tiles, k_per_split = config.split_k, config.tiles(m, n), config.k_per_split
     tree = config.reduce == "tree" and not atomic and split > 1
@@ -244,5 +246,10 @@ def gemmreg_register_kernels(register):
         )
     )
     register(
-        _spec("splitk_atomic", True, "Triton split-K GEMM, one launch: fp32 atomic-add partials")
+        _spec(
+            "splitk_atomic",
+            True,
+            "Triton split-K GEMM, one launch: fp32 partials summed by atomic adds (in a fixed "
+            "order where the GPU measured that faster); no reproducibility promised",
+        )
     )
