@@ -139,7 +139,7 @@ def _streaming(m: int, n: int, k: int, procs: int, tma: bool) -> list[Candidate]
     to 256, BLOCK_K up to 128, 8 warps, as many stages as fit ``SMEM_LIMIT``
     (at most ``STREAMING_MAX_STAGES``), with and without TMA; a skinny M tile
     launched swapped (its N tile is then wgmma's M; stage 2 tries it unswapped)."""
-    bm = min(heuristics.MAX_BLOCK_M, max(16, 1 << (m - 1).bit_length()))
+    bm = heuristics._edges(m, heuristics.MAX_BLOCK_M)[0]  # the widest M tile the plugin uses
     out = []
     for bn in STREAMING_BLOCK_N:
         for bk in STREAMING_BLOCK_K:
@@ -167,7 +167,7 @@ def _one_per_sm(m: int, n: int, k: int, procs: int) -> list[Candidate]:
     64x64x128, split 2); a config one pipeline stage deeper or shallower
     could run 2.5x slower, so the tuner times each
     (evidence/2026-12-01-h200-session9: c2/stream.json, c3/flatcfg.json)."""
-    bm = min(heuristics.MAX_BLOCK_M, max(16, 1 << (m - 1).bit_length()))
+    bm = heuristics._edges(m, heuristics.MAX_BLOCK_M)[0]  # the widest M tile the plugin uses
     out = []
     for bn, bk in ONE_PER_SM_TILES:
         tiles = -(-m // bm) * -(-n // bn)
