@@ -12,10 +12,7 @@ target shapes (16-byte aligned, every stride but the unit ones a multiple of
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -103,15 +100,11 @@ def _ptxas_ships_with_triton() -> bool:
 
 
 @pytest.fixture(scope="module")
-def compiled() -> dict:
+def compiled(run_fresh) -> dict:
     if not _ptxas_ships_with_triton():
         pytest.skip("this Triton has no NVIDIA backend with ptxas")
     env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=False, env=env
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_fresh(SCRIPT, env=env)
 
 
 @pytest.mark.parametrize(

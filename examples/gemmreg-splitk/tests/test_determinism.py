@@ -10,10 +10,6 @@ each tile to another program, with the partials arriving in the other order.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 SCRIPT = """
@@ -106,12 +102,8 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def result(run_fresh) -> dict:
+    return run_fresh(SCRIPT)
 
 
 def test_deterministic_mode_is_bit_identical_across_calls(result):

@@ -13,10 +13,6 @@ program-id order, so ``reverse_splits`` hands each node to another program.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import attrs
 import pytest
 from gemmreg_splitk import heuristics, tuned
@@ -108,12 +104,8 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def result(run_fresh) -> dict:
+    return run_fresh(SCRIPT)
 
 
 @pytest.mark.parametrize("split", [6, 11])

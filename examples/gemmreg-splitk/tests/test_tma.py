@@ -10,10 +10,6 @@ triton is imported), as in ``test_determinism``.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import attrs
 import gemmreg
 import pytest
@@ -104,14 +100,10 @@ def interpreter_checks_strides_in_elements() -> bool:
 
 
 @pytest.fixture(scope="module")
-def result() -> dict:
+def result(run_fresh) -> dict:
     if interpreter_checks_strides_in_elements():
         pytest.skip("this Triton's interpreter checks TMA strides in elements, not bytes")
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, check=False, timeout=600
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_fresh(SCRIPT, timeout=600)
 
 
 RUNS = ["serial", "tree", "swapped", "serial_atomic", "tree_atomic", "swapped_atomic"]
