@@ -16,6 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
+from fresh_run import run_fresh
 
 SCRIPT = """
 import json, os, re
@@ -100,7 +101,7 @@ def _ptxas_ships_with_triton() -> bool:
 
 
 @pytest.fixture(scope="module")
-def compiled(run_fresh) -> dict:
+def compiled() -> dict:
     if not _ptxas_ships_with_triton():
         pytest.skip("this Triton has no NVIDIA backend with ptxas")
     env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}

@@ -11,6 +11,7 @@ each tile to another program, with the partials arriving in the other order.
 from __future__ import annotations
 
 import pytest
+from fresh_run import run_fresh
 
 SCRIPT = """
 import json, os
@@ -102,7 +103,7 @@ print(json.dumps({
 
 
 @pytest.fixture(scope="module")
-def result(run_fresh) -> dict:
+def result() -> dict:
     return run_fresh(SCRIPT)
 
 

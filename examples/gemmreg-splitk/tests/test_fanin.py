@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
+from fresh_run import run_fresh
 from gemmreg_splitk import heuristics, tuned
 
 SCRIPT = """
@@ -104,7 +105,7 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def result(run_fresh) -> dict:
+def result() -> dict:
     return run_fresh(SCRIPT)
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import attrs
 import gemmreg
 import pytest
+from fresh_run import run_fresh
 from gemmreg_splitk import heuristics, plugin, tma, tuned
 
 SCRIPT = """
@@ -100,7 +101,7 @@ def interpreter_checks_strides_in_elements() -> bool:
 
 
 @pytest.fixture(scope="module")
-def result(run_fresh) -> dict:
+def result() -> dict:
     if interpreter_checks_strides_in_elements():
         pytest.skip("this Triton's interpreter checks TMA strides in elements, not bytes")
     return run_fresh(SCRIPT, timeout=600)

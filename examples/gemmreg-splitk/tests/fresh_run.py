@@ -1,17 +1,17 @@
-"""What several of the split-K test modules share."""
+"""Running a script in a fresh Python, as several split-K test modules do.
+
+A plain module, not a conftest.py: gemmreg's own tests import their
+conftest by name, and one pytest process runs both suites (scripts/test.sh)."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
-from collections.abc import Callable
 from typing import Any
 
-import pytest
 
-
-def _run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | None = None) -> Any:
+def run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | None = None) -> Any:
     """Run ``script`` in a fresh Python and return the JSON its last line prints.
 
     Fresh, so that gemmreg decides the backend (and, with no GPU, switches
@@ -27,9 +27,3 @@ def _run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | 
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="session")
-def run_fresh() -> Callable[..., Any]:
-    """:func:`_run_fresh`, for the modules' own fixtures."""
-    return _run_fresh
