@@ -3,48 +3,26 @@
 
 from __future__ import annotations
 
-import math
-from typing import Any, NamedTuple
+from typing import Any
 
 import attrs
+import tune_families
 from gemmreg_splitk import heuristics, plugin, tuned
+from tune_families import (
+    EDGES,
+    FANIN_MIN_SPLIT,
+    FANINS,
+    MIN_K_STEPS,
+    SMEM_LIMIT,
+    STREAMING_CLASSES,
+    Candidate,
+    make,
+    pow2_near,
+    swappable,
+)
 
 FILLS = (0.5, 1.0, 2.0, 3.0, 4.0)
 """Stage 1's splits: ``tiles x split`` about this many times the SM count."""
-MIN_K_STEPS = 2
-"""Every K slice spans at least this many BLOCK_K steps."""
-EDGES = (16, 32, 64, 128)
-SMEM_LIMIT = 200 * 1024
-"""Pipelined A and B tiles of one program stay under this (an H200 SM has 228 KiB)."""
-STREAMING_CLASSES = ("flat32", "flat64")
-"""Memory-bound shape classes (B is 128 MiB at 64x4096x16384 and 32x8192x8192):
-stage 1 adds wide tiles with deep pipelines there, through TMA too where it runs."""
-STREAMING_BLOCK_N = (128, 256)
-STREAMING_BLOCK_K = (64, 128)
-STREAMING_FILLS = (1.0, 2.0)
-"""Big tiles stream long K slices: about one or two programs per SM."""
-STREAMING_WARPS = 8
-STREAMING_MAX_STAGES = 6
-ONE_PER_SM_TILES = ((64, 128), (128, 64), (128, 128))
-"""(BLOCK_N, BLOCK_K) of the TMA family with about one program per SM."""
-ONE_PER_SM_STAGES = (4, 5)
-"""Its pipeline depths (each capped by ``SMEM_LIMIT``): in one H200 probe the
-same config ran 2.5x slower one depth apart
-(evidence/2026-12-01-h200-session9/c3/flatcfg.json)."""
-FANINS = (4, 8)
-"""Deterministic mode's wide trees: split 32 in 3 or 2 hand-overs instead of 5."""
-FANIN_MIN_SPLIT = 16
-"""Wide trees only from this split up: below it the binary tree has <= 4 levels."""
-FANIN_SPLITS = (0.5, 1.0, 2.0)
-"""Stage 1 tries the wide trees on atomic mode's measured tiles at these
-multiples of its split: atomic mode's split is what deterministic mode could
-not afford with one program reading every partial."""
-
-
-class Candidate(NamedTuple):
-    config: heuristics.Config
-    label: str
-    """``current`` (what the plugin picks today), ``grid``, ``stage2``, ``retime``, ``broken``."""
 
 
 def target(where: Any) -> heuristics.Target:
@@ -69,17 +47,6 @@ def describe(cand: Candidate, m: int, n: int, k: int, atomic: bool) -> dict[str,
         "tiles": c.tiles(m, n),
         "programs": c.tiles(m, n) * c.split_k,
     }
-
-
-def _pow2_near(x: float) -> int:
-    return 1 if x <= 1 else 1 << round(math.log2(x))
-
-
-def _make(
-    m: int, n: int, k: int, bm: int, bn: int, bk: int, split: int, **fields: Any
-) -> heuristics.Config:
-    """A config like the plugin's (``heuristics._finish`` sizes stages and reduce chunks)."""
-    return heuristics._finish(bm, bn, bk, split, k, 2, **fields)
 
 
 def _dedup(cands: list[Candidate], atomic: bool) -> list[Candidate]:
@@ -114,103 +81,26 @@ def stage1(m: int, n: int, k: int, atomic: bool, where: heuristics.Target, quick
             warps = 8 if bm * bn >= 128 * 128 else 4
             for bk in bks:
                 most = max(1, k // (MIN_K_STEPS * bk))
-                splits = sorted({min(most, _pow2_near(f * procs / tiles)) for f in fills})
+                splits = sorted({min(most, pow2_near(f * procs / tiles)) for f in fills})
                 for split in splits:
-                    for swap in (False, True) if _swappable(bm, bn, quick) else (False,):
-                        config = _make(m, n, k, bm, bn, bk, split, num_warps=warps, swap_ab=swap)
+                    for swap in (False, True) if swappable(bm, bn, quick) else (False,):
+                        config = make(m, n, k, bm, bn, bk, split, num_warps=warps, swap_ab=swap)
                         cands.append(Candidate(config, "grid"))
     if quick and tma:  # the interpreter runs the TMA path too
         cands += [Candidate(attrs.evolve(c.config, tma=True), "grid") for c in cands[1:3]]
     if not quick and tuned.shape_class(m, n, k) in STREAMING_CLASSES:
-        cands += _streaming(m, n, k, procs, tma)
-        cands += _one_per_sm(m, n, k, procs) if tma else []
+        cands += tune_families.streaming(m, n, k, procs, tma)
+        cands += tune_families.one_per_sm(m, n, k, procs) if tma else []
     if not quick and not atomic:
-        cands += _wide_trees(m, n, k, procs, tma)
+        cands += tune_families.wide_trees(m, n, k, procs, tma)
+    if not quick:
+        cands += tune_families.scatters(m, n, k, procs, atomic)
     if broken:
         base = next((c.config for c in cands if c.config.split_k >= 2), None)
         if base is not None:  # drops the last half of the K slices: C must come out wrong
             wrong = attrs.evolve(base, split_k=base.split_k // 2)
             cands.append(Candidate(wrong, "broken"))
     return _dedup(cands, atomic)
-
-
-def _streaming(m: int, n: int, k: int, procs: int, tma: bool) -> list[Candidate]:
-    """More bytes in flight per SM for a memory-bound flat problem: BLOCK_N up
-    to 256, BLOCK_K up to 128, 8 warps, as many stages as fit ``SMEM_LIMIT``
-    (at most ``STREAMING_MAX_STAGES``), with and without TMA; a skinny M tile
-    launched swapped (its N tile is then wgmma's M; stage 2 tries it unswapped)."""
-    bm = heuristics._edges(m, heuristics.MAX_BLOCK_M)[0]  # the widest M tile the plugin uses
-    out = []
-    for bn in STREAMING_BLOCK_N:
-        for bk in STREAMING_BLOCK_K:
-            stages = min(STREAMING_MAX_STAGES, SMEM_LIMIT // ((bm + bn) * bk * 2))
-            tiles = -(-m // bm) * -(-n // bn)
-            most = max(1, k // (MIN_K_STEPS * bk))
-            for split in sorted(
-                {min(most, _pow2_near(f * procs / tiles)) for f in STREAMING_FILLS}
-            ):
-                for with_tma in (False, True) if tma else (False,):
-                    config = _make(m, n, k, bm, bn, bk, split, num_warps=STREAMING_WARPS,
-                                   num_stages=stages, swap_ab=_swappable(bm, bn, False),
-                                   tma=with_tma)  # fmt: skip
-                    out.append(Candidate(config, "grid"))
-    return out
-
-
-def _one_per_sm(m: int, n: int, k: int, procs: int) -> list[Candidate]:
-    """TMA tiles covering all of a flat problem's M, with splits that give
-    about one program per SM, 4 warps, both launch orientations. On the H200
-    a bare TMA main loop of this shape out-streamed every config of the grid
-    above (64x4096x16384 fp16: 44.7 us with L2 flushed, against 47.4 us for
-    torch.mm and about 48 us for the tuned split-K), and the plugin's own
-    kernel in this shape ran at 0.99-1.03x torch.mm (one program per SM,
-    64x64x128, split 2); a config one pipeline stage deeper or shallower
-    could run 2.5x slower, so the tuner times each
-    (evidence/2026-12-01-h200-session9: c2/stream.json, c3/flatcfg.json)."""
-    bm = heuristics._edges(m, heuristics.MAX_BLOCK_M)[0]  # the widest M tile the plugin uses
-    out = []
-    for bn, bk in ONE_PER_SM_TILES:
-        tiles = -(-m // bm) * -(-n // bn)
-        split = min(max(1, k // (MIN_K_STEPS * bk)), _pow2_near(procs / tiles))
-        fit = SMEM_LIMIT // ((bm + bn) * bk * 2)
-        for stages in sorted({min(fit, s) for s in ONE_PER_SM_STAGES}):
-            for swap in (False, True):
-                config = _make(m, n, k, bm, bn, bk, split, num_warps=4, num_stages=stages,
-                               swap_ab=swap, tma=True)  # fmt: skip
-                out.append(Candidate(config, "grid"))
-    return out
-
-
-def _wide_trees(m: int, n: int, k: int, procs: int, tma: bool) -> list[Candidate]:
-    """Deterministic mode on atomic mode's measured tiles (``tuned.TABLE``) at
-    high splits, reduced up fan-in 4 and 8 trees: where atomic mode wins by
-    splitting K many ways, the wide tree keeps that split's reduction to a few
-    hand-overs (128x128x32768: 32x64x128 swapped, split 16, 32, 64)."""
-    entry = tuned.lookup(m, n, k, True)
-    if entry is None:
-        return []
-    bm, bn, bk = entry.block_m, entry.block_n, entry.block_k
-    tiles = -(-m // bm) * -(-n // bn)
-    split = tuned.split_for(entry, tiles, procs)
-    most = max(1, k // (MIN_K_STEPS * bk))
-    splits = sorted({_pow2_near(f * split) for f in FANIN_SPLITS})
-    fields: dict[str, Any] = {"num_warps": entry.num_warps, "swap_ab": entry.swap_ab}
-    if entry.num_stages is not None:
-        fields["num_stages"] = entry.num_stages
-    fields["tma"] = entry.tma and tma
-    out = []
-    for s in splits:
-        if FANIN_MIN_SPLIT <= s <= most:
-            for fanin in FANINS:
-                config = _make(m, n, k, bm, bn, bk, s, reduce="tree", fanin=fanin, **fields)
-                out.append(Candidate(config, "grid"))
-    return out
-
-
-def _swappable(bm: int, bn: int, quick: bool) -> bool:
-    """Worth launching as C^T = B^T A^T: the M tile is below wgmma's 64 rows and
-    the N tile is not (quick: always, so the interpreter runs that path too)."""
-    return quick or bm < 64 <= bn
 
 
 def best(rows: list[dict[str, Any]], top: int) -> list[dict[str, Any]]:
@@ -224,8 +114,9 @@ def _config(row: dict[str, Any]) -> heuristics.Config:
 
 def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
            quick: bool, done: list[dict[str, Any]], tma: bool = False) -> list[Candidate]:  # fmt: skip
-    """Around each seed: other BLOCK_K, warps, stages, the other reduction (and
-    at high splits, or quick, the other tree fan-ins), the swapped launch where
+    """Around each seed: other BLOCK_K, warps, stages, the other reductions (and
+    at high splits, or quick, the other tree fan-ins; atomic mode: atomic adds
+    or either fixed order), the swapped launch where
     it applies, and (``tma``) the other load path."""
     out = []
     for row in seeds:
@@ -233,13 +124,18 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
         variants: list[dict[str, Any]] = []
         if not atomic:
             wide = FANINS if quick or c.split_k >= FANIN_MIN_SPLIT else ()
-            trees = [f for f in (2, *wide) if c.reduce == "serial" or f != c.fanin]
+            trees = [f for f in (2, *wide) if c.reduce != "tree" or f != c.fanin]
             variants += [{"reduce": "tree", "fanin": f} for f in trees]
-            if c.reduce == "tree":
-                variants.append({"reduce": "serial", "fanin": 2})
+            flat = ("serial", "scatter") if c.split_k > 1 else ("serial",)  # nothing to scatter
+            variants += [{"reduce": r, "fanin": 2} for r in flat if r != c.reduce]
         else:  # atomic mode may sum in deterministic mode's fixed order where that is faster
-            variants.append({"fixed_order": not c.fixed_order, "reduce": "serial", "fanin": 2})
-        if c.swap_ab or _swappable(c.block_m, c.block_n, quick):
+            orders = ("serial", "scatter")[: 2 if c.split_k > 1 else 1] * (not c.fixed_order)
+            variants += [{"fixed_order": True, "reduce": r, "fanin": 2} for r in orders]
+            if c.fixed_order:
+                other = "serial" if c.reduce == "scatter" else "scatter"
+                variants += [{"fixed_order": False, "reduce": "serial", "fanin": 2},
+                             {"reduce": other, "fanin": 2}]  # fmt: skip
+        if c.swap_ab or swappable(c.block_m, c.block_n, quick):
             variants.append({"swap_ab": not c.swap_ab})
         if tma or c.tma:
             variants.append({"tma": not c.tma})
@@ -267,7 +163,7 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
             bk = fields.pop("block_k", c.block_k)
             if "block_k" in change:
                 fields.pop("num_stages")  # sized for the new BLOCK_K
-            config = _make(m, n, k, c.block_m, c.block_n, bk, c.split_k, **fields)
+            config = make(m, n, k, c.block_m, c.block_n, bk, c.split_k, **fields)
             if config.num_stages * (c.block_m + c.block_n) * bk * 2 > SMEM_LIMIT:
                 continue
             out.append(Candidate(config, "stage2"))

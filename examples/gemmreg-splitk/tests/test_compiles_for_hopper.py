@@ -25,6 +25,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from gemmreg_splitk import heuristics, kernel, tuned
+from gemmreg_splitk import scatter as scatter_mod
 
 fn = kernel.splitk_kernel()
 POINTERS = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16", "ws_ptr": "*fp32", "count_ptr": "*i32"}
@@ -32,12 +33,13 @@ UNIT = {"stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
 SWAPPED = {"stride_am": 1, "stride_bk": 1, "stride_cm": 1}  # B^T and A^T of row-major B, A
 out = {}
 MODES = ("deterministic", "atomic", "tree", "skinny", "skinny_swapped", "tma", "tma_swapped",
-         "tree_fanin4_swapped")
+         "tree_fanin4_swapped", "scatter_spin", "scatter")
 for mode in MODES:
-    atomic = mode not in ("deterministic", "tree", "tma", "tree_fanin4_swapped")
+    atomic = mode not in ("deterministic", "tree", "tma", "tree_fanin4_swapped", "scatter_spin",
+                          "scatter")
     tree, swap, tma = mode.startswith("tree"), "swapped" in mode, mode.startswith("tma")
     m, n, k = (32, 8192, 8192) if mode.startswith("skinny") or swap else (64, 4096, 16384)
-    if mode == "tree_fanin4_swapped":  # atomic mode's small-class tiles, split 32: 3 levels
+    if mode == "tree_fanin4_swapped" or mode.startswith("scatter"):
         m, n, k = 128, 128, 32768
     c = heuristics.choose(m, n, k, heuristics.gpu(132), atomic=atomic)
     if mode.startswith("skinny"):  # a 32x128 tile, whatever tuned.TABLE holds for the class
@@ -49,13 +51,18 @@ for mode in MODES:
         c = heuristics._finish(64, 64, 64, 4, k, 2, reduce="tree")
     if mode == "tree_fanin4_swapped":
         c = heuristics._finish(32, 64, 128, 32, k, 2, swap_ab=True, reduce="tree", fanin=4)
+    scatter, spin = mode.startswith("scatter"), mode == "scatter_spin"
+    if scatter:  # 8 tiles x split 16: 128 programs, all resident on 132 SMs when it spins
+        c = heuristics._finish(32, 64, 128, 16, k, 2, swap_ab=swap, reduce="scatter")
     bm, bn = (c.block_n, c.block_m) if swap else (c.block_m, c.block_n)
     constexprs = dict(SWAPPED if swap else UNIT, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=c.block_k,
                       SPLIT_K=c.split_k, ATOMIC=atomic, EVEN_K=k % c.k_per_split == 0,
                       REDUCE_CHUNK=c.reduce_chunk, REVERSE_SPLITS=False, PRECISION="ieee",
                       TREE=tree, LEVELS=tuned.tree_levels(c.split_k, c.fanin) if tree else 0,
                       FANIN=c.fanin if tree else 2,
-                      TMA=tma, A_T=tma and swap, B_T=tma and swap)
+                      TMA=tma, A_T=tma and swap, B_T=tma and swap,
+                      SCATTER=scatter, SPIN=spin, SLOTS=scatter_mod.slots(c.split_k),
+                      PER=scatter_mod.share_size(bm, bn, c.split_k))
     types = dict(POINTERS)
     if tma:  # descriptors of row-major A and B; swapped, B^T and A^T through their transposes
         box_a = (c.block_k, bm) if swap else (bm, c.block_k)
@@ -69,7 +76,8 @@ for mode in MODES:
     compiled = triton.compile(
         ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
         target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": c.num_warps, "num_stages": c.num_stages},
+        options={"num_warps": c.num_warps, "num_stages": c.num_stages,
+                 "launch_cooperative_grid": spin},
     )
     ptx = compiled.asm["ptx"]
     out[mode] = {
@@ -79,6 +87,10 @@ for mode in MODES:
         "shared": compiled.metadata.shared,
         "stages": c.num_stages,
         "acq_rel_adds": len(re.findall(r"atom\\.global\\.gpu\\.acq_rel\\.add", ptx)),
+        # Triton lowers an acquire atomic_add of 0 to an acquire load
+        "acquire_reads": len(re.findall(r"(atom|ld)\\.global\\.gpu\\.acquire", ptx)),
+        "release_adds": len(re.findall(r"atom\\.global\\.gpu\\.release\\.add", ptx)),
+        "cooperative": bool(compiled.metadata.launch_cooperative_grid),
         "cg_loads": len(re.findall(r"ld\\.global\\.cg", ptx)),
         "exchanges": len(re.findall(r"atom\\.global\\S*\\.exch", ptx)),
         "wgmma": len(re.findall(r"wgmma\\.mma_async", ptx)),
@@ -109,7 +121,8 @@ def compiled() -> dict:
 
 
 @pytest.mark.parametrize(
-    "mode", ["deterministic", "atomic", "tree", "skinny_swapped", "tree_fanin4_swapped"]
+    "mode",
+    ["deterministic", "atomic", "tree", "skinny_swapped", "tree_fanin4_swapped", "scatter_spin"],
 )
 def test_the_main_loop_is_pipelined(compiled, mode):
     got = compiled[mode]
@@ -175,3 +188,17 @@ def test_a_fan_in_4_tree_counts_once_per_level_and_reads_its_group_from_l2(compi
     assert got["barriers"] >= 2 * got["levels"]
     assert got["cg_loads"] >= got["levels"] * (got["fanin"] - 1)
     assert got["wgmma"] > 0 and got["mma_sync"] == 0
+
+
+def test_the_reduce_scatter_spins_only_when_launched_cooperatively(compiled):
+    """Spinning: one acquire-release arrival, one release that opens the gate,
+    the spin's acquire reads of it (``ld.acquire``: Triton lowers an acquire
+    ``atomic_add`` of 0 to a load), the shares read from L2, and the kernel
+    flagged for a cooperative launch (every program resident, or the driver
+    refuses). Not spinning: no gate at all, an ordinary launch."""
+    spin, plain = compiled["scatter_spin"], compiled["scatter"]
+    assert spin["acq_rel_adds"] == 1 and spin["release_adds"] == 1
+    assert spin["acquire_reads"] >= 1
+    assert spin["cg_loads"] > 0 and spin["cooperative"]
+    assert plain["acq_rel_adds"] == 1 and plain["release_adds"] == plain["acquire_reads"] == 0
+    assert plain["cg_loads"] > 0 and not plain["cooperative"]

@@ -33,7 +33,7 @@ SPLIT_K_ENV = "GEMMREG_SPLITK_SPLIT_K"
 CONFIG_ENV = "GEMMREG_SPLITK_CONFIG"
 """Override chosen fields, e.g. ``block_m=32,block_n=128,num_stages=3``: tuning
 on a GPU without editing the package. ``split_k`` here works like SPLIT_K_ENV;
-``reduce=tree`` picks deterministic mode's tree reduction, ``swap_ab=1`` the
+``reduce=tree`` (or ``scatter``) picks deterministic mode's reduction, ``swap_ab=1`` the
 transposed launch (C^T = B^T A^T), ``tma=1`` the TMA load path (Hopper),
 ``fanin=4`` the tree's fan-in (a power of two >= 2)."""
 PROGRAMS_PER_SM = 2
@@ -109,7 +109,8 @@ class Config:
     reduce_chunk: int = 1
     """Deterministic mode: partials the last program loads at once (a power of two)."""
     reduce: str = attrs.field(default="serial", validator=attrs.validators.in_(tuned.REDUCTIONS))
-    """Deterministic mode: ``serial`` (the last program sums every slot) or ``tree``."""
+    """Deterministic mode: ``serial`` (the last program sums every slot), ``tree``
+    or ``scatter`` (see ``tuned.REDUCTIONS``)."""
     swap_ab: bool = False
     """Launch C^T = B^T A^T, so the MMA's M is N: on Hopper, wgmma (64 rows at least)
     instead of mma.sync for skinny-M tiles."""

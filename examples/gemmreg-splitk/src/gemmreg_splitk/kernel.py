@@ -11,7 +11,8 @@ dtype, writes C, and puts back what it used: the counter to 0 and, in atomic
 mode, the accumulator tile to 0. The cached buffers are then clean for the
 next call, with no memset launch. This is CUTLASS's serial split-K ("the last
 CTA reduces"). Nobody waits for anybody: no spin loop (Triton's interpreter
-runs programs one at a time, where a spin-wait would never end).
+runs programs one at a time, where a spin-wait would never end), except in
+the reduce-scatter below, and there only where the launch guarantees it ends.
 
 Deterministic mode sums the ``SPLIT_K`` partials of a tile from the workspace
 in a fixed order (chunks of ``REDUCE_CHUNK`` slots, 0 upwards, each chunk a
@@ -36,6 +37,14 @@ last; it differs in the last bits from the serial order's, and between
 fan-ins. It counts arrivals per tree node (``tiles x SPLIT_K`` counters) and
 costs one more partial write per node.
 
+``SCATTER`` (deterministic mode, ``reduce=scatter``) spreads the tile's sum
+over its ``SPLIT_K`` programs instead: each sums ``PER`` of its elements over
+all ``SLOTS``, once every partial is in. With ``SPIN`` the programs wait for
+that on the tile's generation word (``tiles`` more counters), which needs
+every program resident at once (a cooperative launch of at most one program
+per SM); without it the last to arrive sums every share itself, the same
+bits. :mod:`gemmreg_splitk.scatter` says why.
+
 Memory ordering: every thread's partial is issued, then a CTA barrier, then
 the counter's ``atomic_add`` with acquire-release semantics at GPU scope, so
 a program that sees the count complete also sees every partial; it reads
@@ -54,7 +63,10 @@ INPUT_PRECISION = "ieee"
 
 
 _tree_reduce: Any = None
-"""The jitted tree reduction the kernel calls, set when the kernel is built."""
+"""The jitted tree reduction the kernel calls (:mod:`gemmreg_splitk.tree`), set
+when the kernel is built."""
+_share_sum: Any = None
+"""The reduce-scatter's share (:mod:`gemmreg_splitk.scatter`), likewise."""
 _tma_partial: Any = None
 """The TMA path's jitted main loop, set likewise."""
 
@@ -67,8 +79,10 @@ def splitk_kernel() -> Any:
     import triton.language as tl
 
     # module globals: the interpreter re-runs the source without closures
-    global _tree_reduce, _tma_partial
-    _tree_reduce = _tree_reduce_fn()
+    global _tree_reduce, _share_sum, _tma_partial
+    from gemmreg_splitk import scatter, tree
+
+    _tree_reduce, _share_sum = tree.tree_reduce, scatter.share_sum
     _tma_partial = _tma_partial_fn()
 
     @triton.jit
@@ -81,6 +95,8 @@ def splitk_kernel() -> Any:
         REDUCE_CHUNK: tl.constexpr, REVERSE_SPLITS: tl.constexpr, PRECISION: tl.constexpr,
         TREE: tl.constexpr = False, LEVELS: tl.constexpr = 0, FANIN: tl.constexpr = 2,
         TMA: tl.constexpr = False, A_T: tl.constexpr = False, B_T: tl.constexpr = False,
+        SCATTER: tl.constexpr = False, SPIN: tl.constexpr = False,
+        SLOTS: tl.constexpr = 1, PER: tl.constexpr = 1,
     ):  # fmt: skip
         # Programs of one K slice are neighbours, so they share A and B in L2.
         pid = tl.program_id(0)
@@ -94,6 +110,8 @@ def splitk_kernel() -> Any:
         offs_n = ((tile % grid_n) * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
         m_ok = offs_m[:, None] < m
         n_ok = offs_n[None, :] < n
+        if SPIN:  # the tile's generation before this call's arrivals (scatter.py)
+            gen = tl.load(count_ptr + tiles + tile, cache_modifier=".cg")
         if TMA:  # a_ptr and b_ptr are tensor descriptors (gemmreg_splitk.tma): no masks
             k_start = split * k_per_split
             k_len = k_per_split
@@ -126,6 +144,27 @@ def splitk_kernel() -> Any:
             if TREE and not ATOMIC:
                 _tree_reduce(acc, ws_ptr, count_ptr, c_ptrs, at, mask, m, n, tile, split,
                              BLOCK_M, BLOCK_N, SPLIT_K, LEVELS, FANIN)  # fmt: skip
+            elif SCATTER and not ATOMIC:
+                tl.store(ws_ptr + split.to(tl.int64) * m * n + at, acc, mask=mask)
+                tl.debug_barrier()
+                arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
+                if SPIN:  # every program sums its own share once all have arrived
+                    if arrived == SPLIT_K - 1:  # the last: reset the count, open the gate
+                        tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")
+                        tl.atomic_add(count_ptr + tiles + tile, 1, sem="release")
+                    else:
+                        now = tl.atomic_add(count_ptr + tiles + tile, 0, sem="acquire")
+                        while now == gen:
+                            now = tl.atomic_add(count_ptr + tiles + tile, 0, sem="acquire")
+                    tl.debug_barrier()  # the acquire (one thread's) before every thread's loads
+                    _share_sum(ws_ptr, c_ptr, m, n, stride_cm, stride_cn, tile, grid_n, split,
+                               BLOCK_M, BLOCK_N, SPLIT_K, SLOTS, PER)  # fmt: skip
+                elif arrived == SPLIT_K - 1:  # the last sums every share, in turn
+                    tl.debug_barrier()
+                    for each in range(0, SPLIT_K):
+                        _share_sum(ws_ptr, c_ptr, m, n, stride_cm, stride_cn, tile, grid_n, each,
+                                   BLOCK_M, BLOCK_N, SPLIT_K, SLOTS, PER)  # fmt: skip
+                    tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")
             else:
                 if ATOMIC:
                     tl.atomic_add(ws_ptr + at, acc, mask=mask, sem="relaxed")
@@ -167,97 +206,11 @@ def splitk_kernel() -> Any:
 
 
 @functools.cache
-def _tree_reduce_fn() -> Any:
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def tree_reduce(
-        acc, ws_ptr, count_ptr, c_ptrs, at, mask, m, n, tile, split,
-        BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
-        LEVELS: tl.constexpr, FANIN: tl.constexpr,
-    ):  # fmt: skip
-        """Sum a tile's K slices up a fixed tree of fan-in ``FANIN`` over the slice index.
-
-        At level ``lvl`` a program holds the sum of the aligned run of
-        ``span = FANIN**lvl`` slices that starts at ``first``. Its group is the
-        ``FANIN`` runs of the enclosing aligned run of ``FANIN * span`` slices
-        (from ``group_first``), cut at ``SPLIT_K``: ``members`` runs. Each
-        member writes its sum into the slot of its run's first slice and counts
-        itself in on the group's counter; the last to arrive reads the members'
-        slots and sums them left to right (member 0, 1, ...), so the bits do
-        not depend on who arrives last, and goes up a level; the others stop.
-        A group of one run (the tail past ``SPLIT_K``) goes up unchanged.
-
-        The counter sits at ``group_first + span`` (the second member's first
-        slice, below ``SPLIT_K`` wherever a group has two members): written in
-        base ``FANIN`` its lowest non-zero digit is a 1 at position ``lvl``, so
-        no two (level, group) pairs share one, within the ``SPLIT_K`` counters
-        of the tile. With ``FANIN = 2`` this is the binary tree (the pair's
-        midpoint; ``s0 + s1`` is the binary's own + sibling, as IEEE addition
-        commutes). So no program waits on more than ``LEVELS = ceil(log_FANIN
-        SPLIT_K)`` hand-overs, nor reads more than ``FANIN - 1`` slots per level.
-        """
-        total = acc
-        alive = True
-        for lvl in tl.static_range(LEVELS):
-            if alive:
-                span = FANIN**lvl
-                first = (split // span) * span
-                group_first = (split // (span * FANIN)) * (span * FANIN)
-                members = tl.minimum((SPLIT_K - group_first + span - 1) // span, FANIN)
-                if members > 1:
-                    tl.debug_barrier()  # this level's reads are done before the slot is reused
-                    tl.store(ws_ptr + first.to(tl.int64) * m * n + at, total, mask=mask)
-                    tl.debug_barrier()  # every thread's sum is out before the count says so
-                    node = count_ptr + tile * SPLIT_K + group_first + span
-                    arrived = tl.atomic_add(node, 1, sem="acq_rel")
-                    if arrived < members - 1:
-                        alive = False
-                    else:
-                        tl.debug_barrier()
-                        # member 0 first, then 1, 2, ...: a fixed order. The own
-                        # run's sum is taken from registers; its slot is read too
-                        # (the same bits), as a mask made from a scalar condition
-                        # fails in Triton 3.9's interpreter ("mask has unsupported
-                        # dtype").
-                        summed = tl.where(
-                            first == group_first,
-                            total,
-                            tl.load(
-                                ws_ptr + group_first.to(tl.int64) * m * n + at,
-                                mask=mask,
-                                other=0.0,
-                                cache_modifier=".cg",
-                            ),
-                        )
-                        for j in tl.static_range(1, FANIN):
-                            slot = group_first + j * span
-                            if j < members:
-                                part = tl.where(
-                                    first == slot,
-                                    total,
-                                    tl.load(
-                                        ws_ptr + slot.to(tl.int64) * m * n + at,
-                                        mask=mask,
-                                        other=0.0,
-                                        cache_modifier=".cg",
-                                    ),
-                                )
-                                summed = summed + part
-                        total = summed
-                        tl.atomic_xchg(node, 0, sem="relaxed")
-        if alive:
-            tl.store(c_ptrs, total.to(c_ptrs.dtype.element_ty), mask=mask)
-
-    return tree_reduce
-
-
-@functools.cache
 def _tma_partial_fn() -> Any:
-    """The TMA path's main loop (:mod:`gemmreg_splitk.tma` says why). Here, not
-    in ``tma``: Triton's interpreter finds ``triton.language`` through this
-    module's globals when the kernel calls it, as for ``_tree_reduce``."""
+    """The TMA path's main loop (:mod:`gemmreg_splitk.tma` says why). Built
+    here, not in ``tma``, which the plugin imports before the host has decided
+    whether Triton runs interpreted (``tree`` and ``scatter`` import Triton at
+    their top, so only ``splitk_kernel`` imports them)."""
     import triton
     import triton.language as tl
 

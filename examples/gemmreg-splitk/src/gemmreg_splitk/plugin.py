@@ -106,6 +106,8 @@ def build_launch(
     splitk = kernel.splitk_kernel()
     split, tiles, k_per_split = config.split_k, config.tiles(m, n), config.k_per_split
     tree = config.reduce == "tree" and not atomic and split > 1
+    scatter = config.reduce == "scatter" and not atomic and split > 1
+    spin = scatter and _all_resident(tiles * split, where)
     swap = config.swap_ab
     grid = (tiles * split,)
     constants = {
@@ -123,12 +125,25 @@ def build_launch(
         "TREE": tree,
         "LEVELS": tuned.tree_levels(split, config.fanin) if tree else 0,
         "FANIN": config.fanin if tree else 2,  # one binary for serial whatever the field says
+        "SCATTER": scatter,
+        "SPIN": spin,
         "num_warps": config.num_warps,
         "num_stages": config.num_stages,
     }
+    if scatter:
+        from gemmreg_splitk import scatter as shares  # imports Triton: decided by now
+
+        constants["SLOTS"] = shares.slots(split)
+        tile_m, tile_n = (
+            (config.block_n, config.block_m) if swap else (config.block_m, config.block_n)
+        )
+        constants["PER"] = shares.share_size(tile_m, tile_n, split)
     km, kn = (n, m) if swap else (m, n)
     device, stream = where.device, _stream_handle(where)
-    counters = tiles * split if tree else tiles  # the tree counts per node, not per tile
+    if spin:  # every program at once, or the driver refuses the launch (never a hang)
+        constants["launch_cooperative_grid"] = True
+    # the tree counts per node; the scatter per tile, plus its generation word
+    counters = tiles * split if tree else 2 * tiles if scatter else tiles
     if split > 1:
         workspace.buffers(device, stream(), km, kn, split, counters, atomic)  # made here, not timed
 
@@ -179,6 +194,15 @@ def build_launch(
     return launch_split
 
 
+def _all_resident(programs: int, where: gemmreg.Environment) -> bool:
+    """Whether the reduce-scatter may spin: on a GPU, at most one program per
+    multiprocessor (one always fits), so a cooperative launch runs them all at
+    once. Elsewhere the last program sums every share
+    (:mod:`gemmreg_splitk.scatter`)."""
+    processors = where.multiprocessors
+    return not where.triton_interpreted and processors is not None and programs <= processors
+
+
 def _tma_launch(
     splitk: Any, grid: tuple[int], constants: dict[str, Any], sizes: tuple[int, int, int, int],
     swap: bool, buffers: Callable[[], Any], pointer: gemmreg.Launch,
@@ -221,6 +245,7 @@ def _tma_launch(
 SOURCES = (
     __file__,
     *(str(Path(module.__file__ or "")) for module in (kernel, heuristics, tma, tuned, workspace)),
+    *(str(Path(kernel.__file__ or "").with_name(name)) for name in ("tree.py", "scatter.py")),
 )
 """Every file the kernels' behaviour depends on, hashed into a run's manifest."""
 

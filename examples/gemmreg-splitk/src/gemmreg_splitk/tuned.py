@@ -19,11 +19,12 @@ import math
 
 import attrs
 
-REDUCTIONS = ("serial", "tree")
+REDUCTIONS = ("serial", "tree", "scatter")
 """Deterministic mode's reductions (:mod:`gemmreg_splitk.kernel`): the last
-program of a tile sums every slot (``serial``), or groups of ``fanin`` K
-slices sum up a fixed tree (``tree``). Atomic mode ignores it unless its
-entry sets ``fixed_order``."""
+program of a tile sums every slot (``serial``), groups of ``fanin`` K
+slices sum up a fixed tree (``tree``), or every program of the tile sums a
+share of it (``scatter``). Atomic mode ignores it unless its entry sets
+``fixed_order``."""
 
 
 def is_fanin(value: object) -> bool:
