@@ -141,10 +141,10 @@ def test_one_launch_per_call_and_buffers_made_once_per_problem(result):
 
 def test_every_cached_buffer_is_left_clean(result):
     modes = {key[-1] for key in (b["key"] for b in result["buffers"])}
-    assert modes == {False, True}
-    assert {tuple(b["key"][-2:]) for b in result["buffers"]} >= {(1, False), (8, False)}
+    assert modes == {"slots", "atomic"}
+    assert {tuple(b["key"][-2:]) for b in result["buffers"]} >= {(1, "slots"), (8, "slots")}
     for buf in result["buffers"]:
-        atomic = buf["key"][-1]
+        atomic = buf["key"][-1] == "atomic"
         assert buf["counters"] == [0] * len(buf["counters"])
         swapped = buf["key"][2:4] == [24, 20]  # the transposed launch's [N, M] layout
         expected = [1, 24, 20] if swapped else [1, 20, 24]

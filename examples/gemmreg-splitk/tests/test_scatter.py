@@ -59,7 +59,11 @@ for name, config in [("split 6", f"{TILES},split_k=6,reduce=scatter"),
         "error": max(float((c.double() - ref).abs().max()) for c in runs),
     }
 call(f"{TILES},split_k=6")  # the serial reduction's buffers, for comparison
+# 64x32 tiles (3), split 6 up a tree: 18 counters, as many as split 6's scatter
+tree = call("block_m=64,block_n=32,block_k=16,split_k=6,reduce=tree")
+out["tree_error"] = float((tree.double() - ref).abs().max())
 out["counters"] = [bufs.counters.cpu().tolist() for bufs in workspace.cached().values()]
+out["keys"] = [list(key[2:]) for key in workspace.cached()]
 print(json.dumps(out))
 """
 
@@ -86,6 +90,16 @@ def test_the_scatter_launch_keeps_a_generation_word_per_tile(result):
     counters are the 9 tiles' arrival counts plus their 9 generation words
     (the serial reduction's set has 9)."""
     assert sorted({len(c) for c in result["counters"]}) == [9, 18]
+
+
+def test_a_scatter_set_is_never_handed_to_another_reduction(result):
+    """The generation words count calls and are never reset (on a GPU), so a
+    serial or tree launch reading them as arrival counts would skip tiles: the
+    tree of split 6 over 3 tiles has as many counters as the scatter's, and
+    still gets a set of its own."""
+    assert [40, 72, 6, 18, "scatter"] in result["keys"]
+    assert [40, 72, 6, 18, "slots"] in result["keys"]
+    assert result["tree_error"] < 1e-3
 
 
 def test_every_counter_is_back_at_zero(result):

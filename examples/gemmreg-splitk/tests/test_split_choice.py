@@ -209,3 +209,18 @@ def test_atomic_mode_takes_a_fixed_order_from_its_entry_or_the_environment(monke
     monkeypatch.setenv(heuristics.CONFIG_ENV, "fixed_order=yes")
     with pytest.raises(ValueError, match="fixed_order must be 0 or 1"):
         heuristics.choose(64, 4096, 16384, H200, atomic=True)
+
+
+def test_a_reduce_scatter_split_keeps_one_program_per_sm_on_any_gpu():
+    """It spins only with every program resident (one per SM): its split
+    rounds down where the others' round to the nearest power of two (108 SMs:
+    0.97 x 108 would round up to 128, one program past the SM count)."""
+    scatter = tuned.Tuned(
+        block_m=16, block_n=16, block_k=128, programs_per_sm=0.97, reduce="scatter"
+    )
+    serial = attrs.evolve(scatter, reduce="serial")
+    assert tuned.split_for(serial, 1, 108) == 128
+    for processors, tiles, split in [(132, 1, 128), (108, 1, 64), (132, 4, 32), (108, 4, 16),
+                                     (304, 4, 64), (16, 32, 1)]:  # fmt: skip
+        assert tuned.split_for(scatter, tiles, processors) == split
+        assert tiles * split <= processors or split == 1

@@ -144,14 +144,15 @@ def build_launch(
         constants["launch_cooperative_grid"] = True
     # the tree counts per node; the scatter per tile, plus its generation word
     counters = tiles * split if tree else 2 * tiles if scatter else tiles
+    kind = "atomic" if atomic else "scatter" if scatter else "slots"
     if split > 1:
-        workspace.buffers(device, stream(), km, kn, split, counters, atomic)  # made here, not timed
+        workspace.buffers(device, stream(), km, kn, split, counters, kind)  # made here, not timed
 
     def buffers() -> tuple[torch.Tensor, torch.Tensor] | None:
         return (
             None
             if split == 1
-            else workspace.buffers(device, stream(), km, kn, split, counters, atomic)
+            else workspace.buffers(device, stream(), km, kn, split, counters, kind)
         )
 
     if config.tma and tma.supported(where):
@@ -185,7 +186,7 @@ def build_launch(
         return launch
 
     def launch_split(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
-        partials, count = workspace.buffers(device, stream(), m, n, split, counters, atomic)
+        partials, count = workspace.buffers(device, stream(), m, n, split, counters, kind)
         splitk[grid](
             a, b, c, partials, count, m, n, k, k_per_split,
             *a.stride(), *b.stride(), *c.stride(), **constants,

@@ -98,37 +98,43 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # (class, atomic). tiny and small: scripts/tune.py with L2 flushed before every sample,
     # as gemmreg times (evidence/2026-11-30-h200-session8/splitk-tune). Session 7's warm-L2
     # picks had lost there under `gemmreg bench` (atomic 1.38 -> 1.17x and 0.92 -> 0.57x).
-    # Deterministic tiny and small: the fan-in trees, measured on the H200 in session 9
-    # (evidence/2026-12-01-h200-session9/c1/tune-small), replace one program summing every
-    # slot: at 16x16x65536 the same split 64 now reduces in 2 hand-overs (fan-in 8); at
-    # 128x128x32768 the split rises from 8 to 16 on atomic mode's tiles (fan-in 4).
+    # Deterministic tiny and small: the reduce-scatter (reduce="scatter"), measured on the
+    # H200 in session 10 (evidence/2026-12-01-h200-session10/c1/tune-small): every program
+    # of a tile sums a share of it, one program per SM. It replaces session 9's fan-in trees
+    # (0.935-0.965x and 0.859-0.862x torch.mm in the same run), where one program summed the tile
+    # at the end. Atomic mode at small sums the same way (fixed_order): 1.022x/1.007x there
+    # against 1.010x/0.999x by atomic adds (fp16/bf16).
     ("tiny", False): Tuned(
         block_m=16,
         block_n=16,
         block_k=128,
-        programs_per_sm=0.485,
+        programs_per_sm=0.97,
         num_warps=2,
-        num_stages=5,
-        reduce="tree",
-        fanin=8,
-    ),  # 16x16x65536 splitk: 0.952x torch.mm (geomean over 2 dtypes; session 9)
+        num_stages=4,
+        reduce="scatter",
+    ),  # 16x16x65536 splitk: 1.230x torch.mm (geomean over 2 dtypes; session 10)
     ("tiny", True): Tuned(
         block_m=16, block_n=16, block_k=128, programs_per_sm=0.97, num_warps=2, num_stages=4
     ),  # 16x16x65536 splitk_atomic: 1.375x torch.mm (geomean over 2 dtypes)
     ("small", False): Tuned(
-        block_m=32,
+        block_m=64,
         block_n=64,
         block_k=128,
         programs_per_sm=0.97,
         num_warps=4,
-        num_stages=5,
-        reduce="tree",
-        fanin=4,
-        swap_ab=True,
-    ),  # 128x128x32768 splitk: 0.849x torch.mm (geomean over 2 dtypes; session 9)
+        num_stages=4,
+        reduce="scatter",
+    ),  # 128x128x32768 splitk: 1.005x torch.mm (geomean over 2 dtypes; session 10)
     ("small", True): Tuned(
-        block_m=32, block_n=64, block_k=128, programs_per_sm=1.939, num_stages=4, swap_ab=True
-    ),  # 128x128x32768 splitk_atomic: 1.025x torch.mm (geomean over 2 dtypes)
+        block_m=64,
+        block_n=64,
+        block_k=128,
+        programs_per_sm=0.97,
+        num_warps=4,
+        num_stages=4,
+        reduce="scatter",
+        fixed_order=True,
+    ),  # 128x128x32768 splitk_atomic: 1.015x torch.mm in the fixed order (geomean, 2 dtypes)
     # flat64 and flat32: scripts/tune.py with L2 flushed, its grid with the one-program-
     # per-SM TMA family (evidence/2026-12-01-h200-session9/c4/tune-flat; the "current"
     # column there is session 8's entries, 0.953-0.988x): a tile covering all of M and
@@ -199,8 +205,15 @@ def lookup(m: int, n: int, k: int, atomic: bool, element_bytes: int = 2) -> Tune
 
 def split_for(entry: Tuned, tiles: int, processors: int) -> int:
     """The power of two nearest (in log scale) to ``programs_per_sm x SMs / tiles``:
-    powers of two keep K's slices whole on the power-of-two K of the target shapes."""
+    powers of two keep K's slices whole on the power-of-two K of the target shapes.
+    The reduce-scatter's split rounds down instead, to at most one program per
+    SM: only then does it spin (its measured entries are one program per SM;
+    a GPU with 108 SMs would round 0.97 x 108 up to 128, where the last program
+    would sum every share alone, several times slower)."""
     wanted = entry.programs_per_sm * processors / max(1, tiles)
+    if entry.reduce == "scatter":
+        wanted = min(wanted, processors / max(1, tiles))
+        return 1 << max(0, math.floor(math.log2(wanted))) if wanted >= 1 else 1
     if wanted <= 1:
         return 1
     return 1 << round(math.log2(wanted))

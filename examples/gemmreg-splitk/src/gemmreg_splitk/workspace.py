@@ -2,7 +2,11 @@
 
 They are zeroed once, when first made; every call leaves them zero again
 (the program that reduces a tile resets its counter and, in atomic mode, its
-accumulator tile), so no call pays for a memset.
+accumulator tile), so no call pays for a memset. The one exception: the
+reduce-scatter's generation words (:mod:`gemmreg_splitk.scatter`) count its
+calls and are never reset, so sets are kept apart by ``kind`` as well as by
+size: a serial launch handed a scatter set would read a generation word as
+an arrival count (the H200 tuner caught exactly that: half of C unwritten).
 
 **One set per stream.** Two calls on different streams using one set at once
 would race: each would count the other's arrivals. So the key holds the
@@ -14,7 +18,8 @@ buffers clean. A second graph captured later on the same capture stream
 shares that set, so it needs the first replayed once before it runs
 (gemmreg's timing replays each graph right after capturing it). Sets are
 never freed (a captured graph keeps using their addresses); they are small:
-at most ``SPLIT_K x M x N`` fp32 values plus one int32 per tile.
+at most ``SPLIT_K x M x N`` fp32 values plus one int32 per tile (two for
+the scatter, one per tree node for the tree).
 """
 
 from __future__ import annotations
@@ -33,20 +38,28 @@ class Buffers(NamedTuple):
     reduction): how many K slices of the tile (or node) have arrived."""
 
 
-Key = tuple[str, int, int, int, int, int, bool]
-"""(device, stream handle, M, N, SPLIT_K, counters, atomic)"""
+KINDS = ("atomic", "slots", "scatter")
+"""What a set is laid out for: atomic mode's accumulator, deterministic mode's
+per-slice slots (serial and tree reductions, counters left at zero), or the
+slots plus the reduce-scatter's generation words."""
+
+Key = tuple[str, int, int, int, int, int, str]
+"""(device, stream handle, M, N, SPLIT_K, counters, kind)"""
 
 _CACHE: dict[Key, Buffers] = {}
 
 
 def buffers(
-    device: str, stream: int, m: int, n: int, split_k: int, counters: int, atomic: bool
+    device: str, stream: int, m: int, n: int, split_k: int, counters: int, kind: str
 ) -> Buffers:
-    """The set for this stream and problem, made (zeroed) on first use."""
-    key = (device, stream, m, n, split_k, counters, atomic)
+    """The set for this stream, problem and ``kind`` (one of ``KINDS``), made
+    (zeroed) on first use."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    key = (device, stream, m, n, split_k, counters, kind)
     found = _CACHE.get(key)
     if found is None:
-        found = _make(device, m, n, split_k, counters, atomic)
+        found = _make(device, m, n, split_k, counters, kind == "atomic")
         _CACHE[key] = found
     return found
 
