@@ -103,7 +103,10 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # of a tile sums a share of it, one program per SM. It replaces session 9's fan-in trees
     # (0.935-0.965x and 0.859-0.862x torch.mm in the same run), where one program summed the tile
     # at the end. Atomic mode at small sums the same way (fixed_order): 1.022x/1.007x there
-    # against 1.010x/0.999x by atomic adds (fp16/bf16).
+    # against 1.010x/0.999x by atomic adds (fp16/bf16). Small with 5 stages instead of the
+    # tuner's 4 (stage 2 tries one depth either side of a seed, and its seed had 3): in a
+    # probe of the same commit (c4/smallcfg.json, L2 flushed) 1.035x/1.016x against
+    # 1.020x/0.993x.
     ("tiny", False): Tuned(
         block_m=16,
         block_n=16,
@@ -122,19 +125,19 @@ TABLE: dict[tuple[str, bool], Tuned] = {
         block_k=128,
         programs_per_sm=0.97,
         num_warps=4,
-        num_stages=4,
+        num_stages=5,
         reduce="scatter",
-    ),  # 128x128x32768 splitk: 1.005x torch.mm (geomean over 2 dtypes; session 10)
+    ),  # 128x128x32768 splitk: 1.025x torch.mm (geomean over 2 dtypes; session 10, c4)
     ("small", True): Tuned(
         block_m=64,
         block_n=64,
         block_k=128,
         programs_per_sm=0.97,
         num_warps=4,
-        num_stages=4,
+        num_stages=5,
         reduce="scatter",
         fixed_order=True,
-    ),  # 128x128x32768 splitk_atomic: 1.015x torch.mm in the fixed order (geomean, 2 dtypes)
+    ),  # 128x128x32768 splitk_atomic: deterministic mode's entry, in its fixed order
     # flat64 and flat32: scripts/tune.py with L2 flushed, its grid with the one-program-
     # per-SM TMA family (evidence/2026-12-01-h200-session9/c4/tune-flat; the "current"
     # column there is session 8's entries, 0.953-0.988x): a tile covering all of M and
