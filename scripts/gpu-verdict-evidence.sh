@@ -224,7 +224,7 @@ PY
 import gemmreg, torch
 from gemmreg import Problem
 from gemmreg_splitk import heuristics, plugin
-for m, n, k in [(64, 4096, 16384), (16, 16, 65536)]:
+for m, n, k in [(64, 4096, 16384), (16, 16, 65536), (128, 128, 32768)]:
     torch.manual_seed(0)
     a = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(k, n, device="cuda", dtype=torch.bfloat16)
