@@ -40,7 +40,8 @@ costs one more partial write per node.
 ``SCATTER`` (deterministic mode, ``reduce=scatter``) spreads the tile's sum
 over its ``SPLIT_K`` programs instead: each sums ``PER`` of its elements over
 all ``SLOTS``, once every partial is in. With ``SPIN`` the programs wait for
-that on the tile's generation word (``tiles`` more counters), which needs
+that on the tile's arrival count (64-bit, never reset: a call's programs
+wait for the next multiple of ``SPLIT_K``), which needs
 every program resident at once (a cooperative launch of at most one program
 per SM); without it the last to arrive sums every share itself, the same
 bits. :mod:`gemmreg_splitk.scatter` says why.
@@ -110,8 +111,6 @@ def splitk_kernel() -> Any:
         offs_n = ((tile % grid_n) * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
         m_ok = offs_m[:, None] < m
         n_ok = offs_n[None, :] < n
-        if SPIN:  # the tile's generation before this call's arrivals (scatter.py)
-            gen = tl.load(count_ptr + tiles + tile, cache_modifier=".cg")
         if TMA:  # a_ptr and b_ptr are tensor descriptors (gemmreg_splitk.tma): no masks
             k_start = split * k_per_split
             k_len = k_per_split
@@ -147,24 +146,23 @@ def splitk_kernel() -> Any:
             elif SCATTER and not ATOMIC:
                 tl.store(ws_ptr + split.to(tl.int64) * m * n + at, acc, mask=mask)
                 tl.debug_barrier()
+                # the count only grows: this call's arrivals end at the next multiple
                 arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
+                last = arrived % SPLIT_K == SPLIT_K - 1
                 if SPIN:  # every program sums its own share once all have arrived
-                    if arrived == SPLIT_K - 1:  # the last: reset the count, open the gate
-                        tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")
-                        tl.atomic_add(count_ptr + tiles + tile, 1, sem="release")
-                    else:
-                        now = tl.atomic_add(count_ptr + tiles + tile, 0, sem="acquire")
-                        while now == gen:
-                            now = tl.atomic_add(count_ptr + tiles + tile, 0, sem="acquire")
+                    if not last:
+                        target = arrived - arrived % SPLIT_K + SPLIT_K
+                        now = tl.atomic_add(count_ptr + tile, 0, sem="acquire")
+                        while now < target:
+                            now = tl.atomic_add(count_ptr + tile, 0, sem="acquire")
                     tl.debug_barrier()  # the acquire (one thread's) before every thread's loads
                     _share_sum(ws_ptr, c_ptr, m, n, stride_cm, stride_cn, tile, grid_n, split,
                                BLOCK_M, BLOCK_N, SPLIT_K, SLOTS, PER)  # fmt: skip
-                elif arrived == SPLIT_K - 1:  # the last sums every share, in turn
+                elif last:  # the last sums every share, in turn
                     tl.debug_barrier()
                     for each in range(0, SPLIT_K):
                         _share_sum(ws_ptr, c_ptr, m, n, stride_cm, stride_cn, tile, grid_n, each,
                                    BLOCK_M, BLOCK_N, SPLIT_K, SLOTS, PER)  # fmt: skip
-                    tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")
             else:
                 if ATOMIC:
                     tl.atomic_add(ws_ptr + at, acc, mask=mask, sem="relaxed")

@@ -142,8 +142,7 @@ def build_launch(
     device, stream = where.device, _stream_handle(where)
     if spin:  # every program at once, or the driver refuses the launch (never a hang)
         constants["launch_cooperative_grid"] = True
-    # the tree counts per node; the scatter per tile, plus its generation word
-    counters = tiles * split if tree else 2 * tiles if scatter else tiles
+    counters = tiles * split if tree else tiles  # the tree counts per node, not per tile
     kind = "atomic" if atomic else "scatter" if scatter else "slots"
     if split > 1:
         workspace.buffers(device, stream(), km, kn, split, counters, kind)  # made here, not timed

@@ -11,7 +11,9 @@ deterministic mode about 3 µs of 13 against atomic mode's single hand-over
 arrival is one round of loads, spread over the tile's programs.
 
 That needs every program of the tile to wait until all have written their
-partials: a spin on a per-tile generation word. A spin can only end if the
+partials: a spin on the tile's arrival count, which only ever grows (64-bit),
+so each call's programs wait for the next multiple of ``SPLIT_K`` and nobody
+has to reset it while others may still be reading it. A spin can only end if the
 programs it waits for are running, so the kernel spins (``SPIN``) only when
 the whole grid fits on the GPU at once, and is then launched cooperatively
 (``launch_cooperative_grid``): the driver runs every program at once, or

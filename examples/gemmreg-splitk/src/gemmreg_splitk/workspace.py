@@ -3,10 +3,11 @@
 They are zeroed once, when first made; every call leaves them zero again
 (the program that reduces a tile resets its counter and, in atomic mode, its
 accumulator tile), so no call pays for a memset. The one exception: the
-reduce-scatter's generation words (:mod:`gemmreg_splitk.scatter`) count its
-calls and are never reset, so sets are kept apart by ``kind`` as well as by
-size: a serial launch handed a scatter set would read a generation word as
-an arrival count (the H200 tuner caught exactly that: half of C unwritten).
+reduce-scatter's arrival counts (:mod:`gemmreg_splitk.scatter`) only grow,
+call after call (64-bit), so sets are kept apart by ``kind`` as well as by
+size: a serial launch handed a scatter set would misread them (the H200
+tuner caught exactly that with an earlier scatter, whose never-reset words
+sat where a serial launch counted: half of C unwritten).
 
 **One set per stream.** Two calls on different streams using one set at once
 would race: each would count the other's arrivals. So the key holds the
@@ -18,8 +19,8 @@ buffers clean. A second graph captured later on the same capture stream
 shares that set, so it needs the first replayed once before it runs
 (gemmreg's timing replays each graph right after capturing it). Sets are
 never freed (a captured graph keeps using their addresses); they are small:
-at most ``SPLIT_K x M x N`` fp32 values plus one int32 per tile (two for
-the scatter, one per tree node for the tree).
+at most ``SPLIT_K x M x N`` fp32 values plus one int32 per tile (an int64
+for the scatter, one int32 per tree node for the tree).
 """
 
 from __future__ import annotations
@@ -35,13 +36,14 @@ class Buffers(NamedTuple):
     """Deterministic: ``[SPLIT_K, M, N]`` fp32, one slot per K slice. Atomic: ``[M, N]`` fp32."""
     counters: torch.Tensor
     """int32, one per output tile (one per tree node and tile with the tree
-    reduction): how many K slices of the tile (or node) have arrived."""
+    reduction): how many K slices of the tile (or node) have arrived. The
+    scatter's are int64 and count every call's arrivals."""
 
 
 KINDS = ("atomic", "slots", "scatter")
 """What a set is laid out for: atomic mode's accumulator, deterministic mode's
 per-slice slots (serial and tree reductions, counters left at zero), or the
-slots plus the reduce-scatter's generation words."""
+slots with the reduce-scatter's ever-growing 64-bit counts."""
 
 Key = tuple[str, int, int, int, int, int, str]
 """(device, stream handle, M, N, SPLIT_K, counters, kind)"""
@@ -59,22 +61,23 @@ def buffers(
     key = (device, stream, m, n, split_k, counters, kind)
     found = _CACHE.get(key)
     if found is None:
-        found = _make(device, m, n, split_k, counters, kind == "atomic")
+        found = _make(device, m, n, split_k, counters, kind)
         _CACHE[key] = found
     return found
 
 
-def _make(device: str, m: int, n: int, split_k: int, counters: int, atomic: bool) -> Buffers:
+def _make(device: str, m: int, n: int, split_k: int, counters: int, kind: str) -> Buffers:
     """One zero fill per set (a single memset where a graph captures it): the
     deterministic slots are always written before they are read, so only the
     counters start at zero; the atomic accumulator and its counters share one
     zeroed allocation."""
     import torch
 
-    if not atomic:
+    if kind != "atomic":
+        count = torch.int64 if kind == "scatter" else torch.int32
         return Buffers(
             partials=torch.empty((split_k, m, n), dtype=torch.float32, device=device),
-            counters=torch.zeros(counters, dtype=torch.int32, device=device),
+            counters=torch.zeros(counters, dtype=count, device=device),
         )
     flat = torch.zeros(m * n + counters, dtype=torch.float32, device=device)
     return Buffers(partials=flat[: m * n].view(1, m, n), counters=flat[m * n :].view(torch.int32))
