@@ -102,7 +102,8 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # H200 in session 10 (evidence/2026-12-01-h200-session10/c1/tune-small): every program
     # of a tile sums a share of it, one program per SM. It replaces session 9's fan-in trees
     # (0.935-0.965x and 0.859-0.862x torch.mm in the same run), where one program summed the tile
-    # at the end. Atomic mode at small sums the same way (fixed_order): 1.022x/1.007x there
+    # at the end. The figures below are the tuner's, with the scatter's first form; waiting on
+    # the count itself (cd7cba8), `gemmreg bench` gives 1.33-1.34x and 1.05-1.08x (c9, c10). Atomic mode at small sums the same way (fixed_order): 1.022x/1.007x there
     # against 1.010x/0.999x by atomic adds (fp16/bf16). Small with 5 stages instead of the
     # tuner's 4 (stage 2 tries one depth either side of a seed, and its seed had 3): in a
     # probe of the same commit (c4/smallcfg.json, L2 flushed) 1.035x/1.016x against
