@@ -3,8 +3,8 @@ a tile sums one share of it.
 
 Why: the serial and tree reductions put the whole tile's sum on one program
 at the end (the last to arrive reads every slot, or ``FANIN - 1`` slots per
-level, one level after another). At 16x16x65536 on the H200 that tail cost
-deterministic mode about 3 µs of 13 against atomic mode's single hand-over
+level, one level after another). At 16x16x65536 on the H200 that cost
+deterministic mode 2.7 µs of 12.8 against atomic mode at the same split
 (evidence/2026-12-01-h200-session9/c1/tune-small). Here the tile's
 ``SPLIT_K`` programs, all done with their main loops, each sum
 ``PER`` elements of the tile over every slot, so the reduction after the last
@@ -13,8 +13,9 @@ arrival is one round of loads, spread over the tile's programs.
 That needs every program of the tile to wait until all have written their
 partials: a spin on the tile's arrival count, which only ever grows (64-bit),
 so each call's programs wait for the next multiple of ``SPLIT_K`` and nobody
-has to reset it while others may still be reading it. A spin can only end if the
-programs it waits for are running, so the kernel spins (``SPIN``) only when
+has to reset it while others may still be reading it (an earlier form had the
+last program bump a separate word: one more hand-over, 0.5-1 µs a call on the
+H200). A spin can only end if the programs it waits for are running, so the kernel spins (``SPIN``) only when
 the whole grid fits on the GPU at once, and is then launched cooperatively
 (``launch_cooperative_grid``): the driver runs every program at once, or
 refuses the launch, instead of leaving a program waiting for one that never
