@@ -114,7 +114,8 @@ def _config(row: dict[str, Any]) -> heuristics.Config:
 
 def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
            quick: bool, done: list[dict[str, Any]], tma: bool = False) -> list[Candidate]:  # fmt: skip
-    """Around each seed: other BLOCK_K, warps, stages, the other reductions (and
+    """Around each seed: other BLOCK_K, warps, stages (one shallower, one and two
+    deeper, within ``SMEM_LIMIT``), the other reductions (and
     at high splits, or quick, the other tree fan-ins; atomic mode: atomic adds
     or either fixed order), the swapped launch where
     it applies, and (``tma``) the other load path."""
@@ -146,9 +147,10 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
                 if bk != c.block_k and c.k_per_split >= MIN_K_STEPS * bk:
                     variants.append({"block_k": bk})
             variants += [{"num_warps": w} for w in (2, 4, 8) if w != c.num_warps]
-            variants += [
-                {"num_stages": s} for s in (c.num_stages - 1, c.num_stages + 1) if 2 <= s <= 6
-            ]
+            # two deeper too: on the H200 the small shape's best (5 stages) was two
+            # past its seed's 3 (evidence/2026-12-01-h200-session10/c4/smallcfg.json)
+            depths = (c.num_stages - 1, c.num_stages + 1, c.num_stages + 2)
+            variants += [{"num_stages": s} for s in depths if 2 <= s <= 6]
         for change in variants:
             fields: dict[str, Any] = {
                 "num_warps": c.num_warps,

@@ -328,3 +328,22 @@ def test_both_modes_try_the_reduce_scatter_on_the_tiny_grids_at_one_program_per_
         assert len(scatter_keys) == 1 and scatter_keys.pop().endswith(
             "fixed-order scatter" if atomic else " scatter"
         )
+
+
+def test_stage_two_tries_one_shallower_and_two_deeper_pipelines_that_fit(grid):
+    """128x128x32768 from a 64x64x128 scatter seed at 3 stages (32 KiB each):
+    2, 4 and 5 stages; from a 128x128x128 seed at 2 (64 KiB each), only 3, as
+    4 would pass ``SMEM_LIMIT``."""
+    for (bm, bn, split, stages), depths in [
+        ((64, 64, 32, 3), {2, 4, 5}),
+        ((128, 128, 128, 2), {3}),
+    ]:
+        seed = heuristics._finish(bm, bn, 128, split, 32768, 2, num_stages=stages, reduce="scatter")
+        row = grid.describe(grid.Candidate(seed, "grid"), 128, 128, 32768, False)
+        more = grid.stage2([row], 128, 128, 32768, False, False, [row])
+        tried = {
+            c.config.num_stages
+            for c in more
+            if attrs.evolve(c.config, num_stages=stages, reduce_chunk=seed.reduce_chunk) == seed
+        }
+        assert tried == depths
