@@ -50,6 +50,12 @@ class Candidate(NamedTuple):
     """``current`` (what the plugin picks today), ``grid``, ``stage2``, ``retime``, ``broken``."""
 
 
+def edges(size: int) -> list[int]:
+    """The ``EDGES`` a tile may take along an axis of ``size``: up to the first
+    power of two covering it (16 at least)."""
+    return [e for e in EDGES if e <= max(16, 1 << (size - 1).bit_length())]
+
+
 def pow2_near(x: float) -> int:
     return 1 if x <= 1 else 1 << round(math.log2(x))
 
@@ -147,14 +153,14 @@ def scatters(m: int, n: int, k: int, procs: int, atomic: bool) -> list[Candidate
     for atomic adds at the same split, evidence/2026-12-01-h200-session9/c1/
     tune-small), every program of the tile sums a share of it instead."""
     out = []
-    for bm in (e for e in EDGES if e <= max(16, 1 << (m - 1).bit_length())):
-        for bn in (e for e in EDGES if e <= max(16, 1 << (n - 1).bit_length())):
+    for bm in edges(m):
+        for bn in edges(n):
             tiles = -(-m // bm) * -(-n // bn)
             if tiles > SCATTER_MAX_TILES or max(bm, bn) > 2 * min(bm, bn):
                 continue
             warps = 2 if bm * bn <= 16 * 16 else 8 if bm * bn >= 128 * 128 else 4
             bk = 128  # stage 2 tries the others
-            split = min(1 << (procs // tiles).bit_length() - 1, k // (MIN_K_STEPS * bk))
+            split = min(tuned.resident_split(tiles, procs), k // (MIN_K_STEPS * bk))
             if split < 2:
                 continue
             for swap in (False, True) if swappable(bm, bn, False) else (False,):

@@ -9,13 +9,13 @@ import attrs
 import tune_families
 from gemmreg_splitk import heuristics, plugin, tuned
 from tune_families import (
-    EDGES,
     FANIN_MIN_SPLIT,
     FANINS,
     MIN_K_STEPS,
     SMEM_LIMIT,
     STREAMING_CLASSES,
     Candidate,
+    edges,
     make,
     pow2_near,
     swappable,
@@ -68,8 +68,8 @@ def stage1(m: int, n: int, k: int, atomic: bool, where: heuristics.Target, quick
     procs = where.processors
     current = heuristics.choose(m, n, k, where, atomic=atomic)
     cands = [Candidate(current, "current")]
-    edges_m = [16] if quick else [e for e in EDGES if e <= max(16, 1 << (m - 1).bit_length())]
-    edges_n = [16] if quick else [e for e in EDGES if e <= max(16, 1 << (n - 1).bit_length())]
+    edges_m = [16] if quick else edges(m)
+    edges_n = [16] if quick else edges(n)
     for bm in edges_m:
         for bn in edges_n:
             if max(bm, bn) > 2 * min(bm, bn) and not (m < n and bm >= m):
@@ -123,16 +123,16 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
     for row in seeds:
         c = _config(row)
         variants: list[dict[str, Any]] = []
+        flat = ("serial", "scatter") if c.split_k > 1 else ("serial",)  # nothing to scatter
         if not atomic:
             wide = FANINS if quick or c.split_k >= FANIN_MIN_SPLIT else ()
             trees = [f for f in (2, *wide) if c.reduce != "tree" or f != c.fanin]
             variants += [{"reduce": "tree", "fanin": f} for f in trees]
-            flat = ("serial", "scatter") if c.split_k > 1 else ("serial",)  # nothing to scatter
             variants += [{"reduce": r, "fanin": 2} for r in flat if r != c.reduce]
         else:  # atomic mode may sum in deterministic mode's fixed order where that is faster
-            orders = ("serial", "scatter")[: 2 if c.split_k > 1 else 1] * (not c.fixed_order)
-            variants += [{"fixed_order": True, "reduce": r, "fanin": 2} for r in orders]
-            if c.fixed_order:
+            if not c.fixed_order:
+                variants += [{"fixed_order": True, "reduce": r, "fanin": 2} for r in flat]
+            else:
                 other = "serial" if c.reduce == "scatter" else "scatter"
                 variants += [{"fixed_order": False, "reduce": "serial", "fanin": 2},
                              {"reduce": other, "fanin": 2}]  # fmt: skip

@@ -131,18 +131,10 @@ class Config:
         return -(-m // self.block_m) * -(-n // self.block_n)
 
 
-def _pow2_floor(x: float) -> int:
-    return 1 << max(0, math.floor(math.log2(x))) if x >= 1 else 1
-
-
-def _pow2_ceil(x: int) -> int:
-    return 1 << max(0, (x - 1).bit_length())
-
-
 def _edges(size: int, cap: int) -> list[int]:
     """Tile edges to try on one axis: the smallest power of two >= 16 that
     covers ``size`` (at most ``cap``), then halvings down to 16."""
-    top = min(cap, max(MIN_BLOCK, _pow2_ceil(size)))
+    top = min(cap, max(MIN_BLOCK, tuned.pow2_ceil(size)))
     return [e for e in (128, 64, 32, 16) if e <= top]
 
 
@@ -159,15 +151,15 @@ def split_for(
 ) -> int:  # fmt: skip
     """The wanted split (a power of two) for one tile shape, before rounding to K."""
     tiles = -(-m // block_m) * -(-n // block_n)
-    wanted = _pow2_floor(PROGRAMS_PER_SM * target.processors / tiles)
-    by_k = _pow2_floor(k / max(target.min_k_per_split, block_k))
+    wanted = tuned.pow2_floor(PROGRAMS_PER_SM * target.processors / tiles)
+    by_k = tuned.pow2_floor(k / max(target.min_k_per_split, block_k))
     wanted = min(wanted, by_k)
     if atomic:
         return min(wanted, MAX_SPLIT_K)
     # split * BM * BN * 4 <= ratio * (k / split) * (BM + BN) * element_bytes
     bound = target.max_reduce_to_load * k * (block_m + block_n) * element_bytes
     if math.isfinite(bound):
-        wanted = min(wanted, _pow2_floor(math.sqrt(bound / (4 * block_m * block_n))))
+        wanted = min(wanted, tuned.pow2_floor(math.sqrt(bound / (4 * block_m * block_n))))
     return wanted
 
 
@@ -182,7 +174,7 @@ def _finish(block_m: int, block_n: int, block_k: int, wanted: int, k: int, eleme
     stages = max(MIN_STAGES, min(MAX_STAGES, SMEM_BUDGET_BYTES // per_stage))
     num_warps = fields.get("num_warps", 4)
     chunk = REDUCE_VALUES_PER_THREAD * 32 * num_warps // (block_m * block_n)
-    chunk = max(1, min(_pow2_floor(chunk), _pow2_ceil(split_k)))
+    chunk = max(1, min(tuned.pow2_floor(chunk), tuned.pow2_ceil(split_k)))
     values: dict[str, Any] = {
         "block_m": block_m,
         "block_n": block_n,

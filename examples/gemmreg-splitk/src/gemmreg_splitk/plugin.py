@@ -110,11 +110,12 @@ def build_launch(
     spin = scatter and _all_resident(tiles * split, where)
     swap = config.swap_ab
     grid = (tiles * split,)
+    # swap_ab: the kernel computes C^T = B^T A^T, an N x M problem whose M
+    # tile is the config's BLOCK_N (Hopper's wgmma wants 64 rows or more)
+    tile_m, tile_n = (config.block_n, config.block_m) if swap else (config.block_m, config.block_n)
     constants = {
-        # swap_ab: the kernel computes C^T = B^T A^T, an N x M problem whose M
-        # tile is the config's BLOCK_N (Hopper's wgmma wants 64 rows or more)
-        "BLOCK_M": config.block_n if swap else config.block_m,
-        "BLOCK_N": config.block_m if swap else config.block_n,
+        "BLOCK_M": tile_m,
+        "BLOCK_N": tile_n,
         "BLOCK_K": config.block_k,
         "SPLIT_K": split,
         "ATOMIC": atomic,
@@ -134,9 +135,6 @@ def build_launch(
         from gemmreg_splitk import scatter as shares  # imports Triton: decided by now
 
         constants["SLOTS"] = shares.slots(split)
-        tile_m, tile_n = (
-            (config.block_n, config.block_m) if swap else (config.block_m, config.block_n)
-        )
         constants["PER"] = shares.share_size(tile_m, tile_n, split)
     km, kn = (n, m) if swap else (m, n)
     device, stream = where.device, _stream_handle(where)

@@ -39,17 +39,18 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
+from gemmreg_splitk import tuned
+
 
 def share_size(block_m: int, block_n: int, split_k: int) -> int:
     """Elements per share: the tile over ``split_k`` programs, rounded up to a
     power of two (``tl.arange``'s lengths), so the shares cover the tile."""
-    per = -(-block_m * block_n // split_k)
-    return 1 << max(0, (per - 1).bit_length())
+    return tuned.pow2_ceil(-(-block_m * block_n // split_k))
 
 
 def slots(split_k: int) -> int:
     """The slot axis loaded at once: ``split_k`` rounded up to a power of two."""
-    return 1 << max(0, (split_k - 1).bit_length())
+    return tuned.pow2_ceil(split_k)
 
 
 @triton.jit

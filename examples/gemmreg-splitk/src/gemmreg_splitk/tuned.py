@@ -216,11 +216,27 @@ def split_for(entry: Tuned, tiles: int, processors: int) -> int:
     would sum every share alone, several times slower)."""
     wanted = entry.programs_per_sm * processors / max(1, tiles)
     if entry.reduce == "scatter":
-        wanted = min(wanted, processors / max(1, tiles))
-        return 1 << max(0, math.floor(math.log2(wanted))) if wanted >= 1 else 1
+        return min(resident_split(tiles, processors), pow2_floor(wanted))
     if wanted <= 1:
         return 1
     return 1 << round(math.log2(wanted))
+
+
+def resident_split(tiles: int, processors: int) -> int:
+    """The highest power-of-two split with ``tiles x split`` at most one
+    program per SM (1 where the tiles alone outnumber the SMs): the
+    reduce-scatter spins only then."""
+    return pow2_floor(processors / max(1, tiles))
+
+
+def pow2_floor(x: float) -> int:
+    """The highest power of two at most ``x`` (1 below 1); the heuristic's too."""
+    return 1 << math.floor(math.log2(x)) if x >= 1 else 1
+
+
+def pow2_ceil(x: int) -> int:
+    """The lowest power of two at least ``x`` (1 below 1)."""
+    return 1 << max(0, (x - 1).bit_length())
 
 
 def programs_per_sm(tiles: int, split_k: int, processors: int) -> float:
