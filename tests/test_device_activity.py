@@ -283,13 +283,28 @@ def test_device_events_become_activities_and_host_events_are_skipped():
         kineto_event("my_range", activity_type="gpu_user_annotation"),
         kineto_event("cudaStreamSynchronize", activity_type="cuda_sync"),
     ]
-    found = activities_from_events(events)
+    found = activities_from_events(events)  # times count from the first device activity (1000 ns)
     assert [(a.name, a.kind) for a in found] == [
         (GEMM, "kernel"),
         ("Memcpy DtoD (Device -> Device)", "memcpy"),
         ("Memset (Device)", "memset"),
     ]
-    assert found[0] == Activity(name=GEMM, kind="kernel", stream=9, start_us=2.0, end_us=5.5)
+    assert found[0] == Activity(name=GEMM, kind="kernel", stream=9, start_us=1.0, end_us=4.5)
+
+
+def test_epoch_timestamps_keep_every_nanosecond():
+    """Kineto counts ns since the Unix epoch; as float us those step by 0.25 us."""
+    epoch_2026 = 1_764_565_200_000_000_000
+    events = [
+        kineto_event(MARKER, start_ns=epoch_2026 + 1, end_ns=epoch_2026 + 1_000_001),
+        kineto_event(GEMM, start_ns=epoch_2026 + 1_000_333, end_ns=epoch_2026 + 1_007_826),
+    ]
+    marker, gemm = activities_from_events(events)
+    assert (marker.start_us, marker.end_us) == (0.0, 1000.0)
+    assert gemm.duration_us == pytest.approx(7.493, abs=1e-9)
+    assert gemm.start_us == pytest.approx(1000.332, abs=1e-9)
+    naive = (epoch_2026 + 1_007_826) / 1000.0 - (epoch_2026 + 1_000_333) / 1000.0
+    assert abs(naive - 7.493) > 0.05, "the float-of-epoch reading this guards against"
 
 
 def test_without_activity_type_kinds_come_from_kineto_names():
@@ -317,7 +332,7 @@ def test_older_clock_accessors_are_read():
         duration_us=lambda: 2,
     )
     found = activities_from_events([by_duration, in_us])
-    assert [(a.start_us, a.end_us) for a in found] == [(4.0, 5.5), (4.0, 6.0)]
+    assert [(a.start_us, a.end_us) for a in found] == [(0.0, 1.5), (0.0, 2.0)]
 
 
 # --- the GPU-only checks, on the CPU ----------------------------------------
