@@ -5,6 +5,7 @@ behaviour on the CPU. Nothing here is timed."""
 from __future__ import annotations
 
 import json
+import statistics
 from types import SimpleNamespace
 
 import attrs
@@ -18,6 +19,7 @@ from gemmreg.running.device_activity import (
     activities_from_events,
     analyse,
     profile_calls,
+    profile_interleaved,
     sync_escape,
     sync_verdict,
 )
@@ -353,7 +355,7 @@ def pretend_gpu(monkeypatch):
 def test_profile_calls_turns_any_exception_into_a_reason(monkeypatch):
     pretend_gpu(monkeypatch)
 
-    def broken(call, calls):
+    def broken(sequence):
         raise RuntimeError("CUPTI_ERROR_NOT_INITIALIZED")
 
     monkeypatch.setattr(device_activity, "_record", broken)
@@ -364,9 +366,9 @@ def test_profile_calls_turns_any_exception_into_a_reason(monkeypatch):
 
 def test_profile_calls_reports_an_empty_or_unreadable_trace(monkeypatch):
     pretend_gpu(monkeypatch)
-    monkeypatch.setattr(device_activity, "_record", lambda call, calls: [])
+    monkeypatch.setattr(device_activity, "_record", lambda sequence: [])
     assert "recorded no device activity" in profile_calls(lambda: None)
-    monkeypatch.setattr(device_activity, "_record", lambda call, calls: [in_call(0, 15, 55)])
+    monkeypatch.setattr(device_activity, "_record", lambda sequence: [in_call(0, 15, 55)])
     assert profile_calls(lambda: None, calls=1) == (
         f"device profile unavailable: no marker kernel {MARKER_NAME!r} in the device trace "
         "(1 other activities)"
@@ -376,10 +378,69 @@ def test_profile_calls_reports_an_empty_or_unreadable_trace(monkeypatch):
 def test_profile_calls_returns_the_analysis_of_the_recorded_trace(monkeypatch):
     pretend_gpu(monkeypatch)
     trace = markers(5) + [in_call(i, 5, 45, stream=SIDE) for i in range(5)]
-    monkeypatch.setattr(device_activity, "_record", lambda call, calls: trace)
+    monkeypatch.setattr(device_activity, "_record", lambda sequence: trace)
     result = profile_calls(lambda: None, calls=5)
     assert isinstance(result, DeviceProfile)
     assert result.escaped is not None and "5 of 5 calls" in result.escaped
+
+
+def test_interleaved_profiles_pair_calls_by_round(monkeypatch):
+    """Three kernels, four rounds, the order rotated each round: each kernel's
+    call_ms are its own calls' times in round order, whatever its place in the round."""
+    pretend_gpu(monkeypatch)
+    took = {"a": 10.0, "b": 20.0, "c": 40.0}
+    seen = []
+
+    def record(sequence):
+        seen.extend(sequence)
+        return markers(len(sequence)) + [
+            in_call(i, 15, 15 + took[call()] + i) for i, call in enumerate(sequence)
+        ]
+
+    monkeypatch.setattr(device_activity, "_record", record)
+    result = profile_interleaved({name: (lambda n=name: n) for name in took}, rounds=4)
+    assert isinstance(result, dict), result
+    assert [call() for call in seen] == list("abcbcacababc")
+    assert set(result) == {"a", "b", "c"}
+    for name, p in result.items():
+        assert p.interleaved and p.calls == 4 and p.escaped is None
+        places = [i for i, call in enumerate(seen) if call() == name]
+        assert p.call_ms == pytest.approx([(took[name] + i) / 1000.0 for i in places])
+        assert p.kernel_ms_per_call == pytest.approx(statistics.median(p.call_ms))
+
+
+def test_interleaved_escapes_are_charged_to_their_own_kernel(monkeypatch):
+    pretend_gpu(monkeypatch)
+
+    def record(sequence):
+        side = [in_call(i, 5, 45, stream=SIDE) for i, call in enumerate(sequence) if call() == "b"]
+        return (
+            markers(len(sequence))
+            + side
+            + [in_call(i, 15, 30) for i, call in enumerate(sequence) if call() == "a"]
+        )
+
+    monkeypatch.setattr(device_activity, "_record", record)
+    result = profile_interleaved({"a": lambda: "a", "b": lambda: "b"}, rounds=3)
+    assert isinstance(result, dict)
+    assert result["a"].escaped is None
+    assert result["b"].escaped is not None and "3 of 3 calls" in result["b"].escaped
+
+
+def test_interleaved_profile_gives_reasons_like_profile_calls(monkeypatch):
+    assert profile_interleaved({"a": lambda: None}, rounds=2).startswith(
+        "device profile unavailable: no GPU"
+    )
+    pretend_gpu(monkeypatch)
+    monkeypatch.setattr(device_activity, "_record", lambda sequence: markers(3))
+    assert "expected 7 marker kernels" in profile_interleaved({"a": None, "b": None}, rounds=3)
+
+
+def test_a_saved_profile_without_call_times_still_reads():
+    saved = profile(markers(2) + [in_call(i, 15, 55) for i in range(2)], 2).to_dict()
+    del saved["call_ms"], saved["interleaved"]
+    old = DeviceProfile.from_dict(saved)
+    assert old.call_ms == () and old.interleaved is False
 
 
 def test_sync_escape_on_the_cpu_is_none_and_never_calls():

@@ -169,6 +169,45 @@ def test_a_device_kernel_ratio_on_the_other_side_of_one_is_stated():
     assert any(n.startswith("regimes disagree") for n in v.notes)
 
 
+def test_interleaved_device_calls_give_the_paired_ratio_not_the_ratio_of_medians():
+    """The clock drifts by 30% over ten rounds and the kernel slows by 20% in
+    the later half; the two medians (given equal here) say 1.0x, the rounds
+    say otherwise, and the figure is what the rounds say."""
+    drift = [1.0 + 0.3 * r / 9 for r in range(10)]
+    base_calls = tuple(0.011 * d for d in drift)
+    new_calls = tuple(0.010 * d for d in drift[:5]) + tuple(0.010 * d * 1.2 for d in drift[5:])
+    paired = {"device_interleaved": True}
+    base = summary("base", device_kernel_ms=0.0125, device_call_ms=base_calls, **paired)
+    new = summary("new", device_kernel_ms=0.0125, device_call_ms=new_calls, **paired)
+    regime = verdict([math.log(1.05)] * 5, base=base, new=new).regimes[-1]
+    logs = sorted(math.log(b / n) for b, n in zip(base_calls, new_calls, strict=True))
+    assert regime.estimate == pytest.approx(math.exp(sum(logs[2:8]) / 6))  # trimmed 20% each end
+    assert regime.estimate != pytest.approx(1.0)  # the medians' ratio
+    assert "10 interleaved rounds" in regime.reason and regime.word == "one process"
+
+
+@pytest.mark.parametrize(
+    "base_extra, new_extra",
+    [
+        ({"device_call_ms": (0.01,) * 6}, {"device_call_ms": (0.02,) * 6}),  # not interleaved
+        (
+            {"device_call_ms": (0.01,) * 6, "device_interleaved": True},
+            {"device_call_ms": (0.02,) * 5, "device_interleaved": True},  # unequal rounds
+        ),
+        (
+            {"device_call_ms": (0.01,) * 4, "device_interleaved": True},
+            {"device_call_ms": (0.02,) * 4, "device_interleaved": True},  # too few rounds
+        ),
+    ],
+)
+def test_without_paired_rounds_the_device_ratio_is_the_ratio_of_medians(base_extra, new_extra):
+    base = summary("base", device_kernel_ms=0.03, **base_extra)
+    new = summary("new", device_kernel_ms=0.01, **new_extra)
+    regime = verdict([0.0] * 5, base=base, new=new).regimes[-1]
+    assert regime.estimate == pytest.approx(3.0)
+    assert "interleaved" not in regime.reason
+
+
 def test_work_that_escaped_in_any_process_or_the_profile_makes_the_kernel_invalid(fake_plugins):
     from fake_plugins import fp32_spec
     from gemmreg.contract.records import Problem
@@ -196,6 +235,10 @@ def test_work_that_escaped_in_any_process_or_the_profile_makes_the_kernel_invali
     profiled = summarize(kernel, problem, runs(), None, "cpu", profile)
     assert profiled.invalid == ("device profile: x",)
     assert profiled.device_kernel_ms == 0.2 and profiled.launches_per_call == 2.0
+    assert profiled.device_call_ms == () and profiled.device_interleaved is False
+    profile["profile"].update(escaped=None, call_ms=[0.1, 0.3], interleaved=True)
+    paired = summarize(kernel, problem, runs(), None, "cpu", profile)
+    assert paired.device_call_ms == (0.1, 0.3) and paired.device_interleaved is True
 
 
 def test_an_interpreted_and_a_native_kernel_get_no_speed_claim():

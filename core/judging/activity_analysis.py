@@ -61,6 +61,10 @@ def _str_tuple(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(str(v) for v in values)
 
 
+def _float_tuple(values: Iterable[float]) -> tuple[float, ...]:
+    return tuple(float(v) for v in values)
+
+
 @attrs.frozen(kw_only=True)
 class DeviceProfile:
     """What the device did per call, and whether any of it escaped the call."""
@@ -81,6 +85,12 @@ class DeviceProfile:
     """The names of the device kernels the calls launched, distinct and sorted
     (at most :data:`KERNEL_NAMES_KEPT`): which code the timing ran, so a
     profiler's capture can be checked to be of the same kernels."""
+    call_ms: tuple[float, ...] = attrs.field(default=(), converter=_float_tuple)
+    """Each call's summed device time, in call order (empty in runs saved before it was kept)."""
+    interleaved: bool = False
+    """True when the calls alternated, round by round, with those of the other
+    kernels profiled in the same trace (:func:`analyse_interleaved`): call ``i``
+    of every such kernel ran in round ``i``, so their ratios pair by round."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +101,8 @@ class DeviceProfile:
             "streams": list(self.streams),
             "escaped": self.escaped,
             "kernels": list(self.kernels),
+            "call_ms": list(self.call_ms),
+            "interleaved": self.interleaved,
         }
 
     @classmethod
@@ -103,6 +115,8 @@ class DeviceProfile:
             streams=data["streams"],
             escaped=data.get("escaped"),
             kernels=data.get("kernels", ()),
+            call_ms=data.get("call_ms", ()),
+            interleaved=bool(data.get("interleaved", False)),
         )
 
 
@@ -228,6 +242,42 @@ def analyse(activities: Sequence[Activity], marker_name: str, calls: int) -> Dev
     """
     if calls < 1:
         return f"cannot analyse {calls} calls: need at least one"
+    charged = _charge(activities, marker_name, calls)
+    if isinstance(charged, str):
+        return charged
+    return _profile(*charged, calls=list(range(calls)), interleaved=False)
+
+
+def analyse_interleaved(
+    activities: Sequence[Activity], marker_name: str, owners: Sequence[str]
+) -> dict[str, DeviceProfile] | str:
+    """Per-kernel profiles from one trace whose calls belong to several kernels.
+
+    ``owners[i]`` names the kernel of call ``i``; the calls went round by
+    round, every kernel once per round. Why interleave: clocks on a
+    power-limited GPU move over a second, and two kernels profiled one after
+    the other would each see their own clock; call ``i`` of every kernel here
+    ran in the same round, so their per-call ratios pair (``call_ms``). Each
+    profile's ``escaped`` names only its own calls' escaped work.
+    """
+    if not owners:
+        return "cannot analyse 0 calls: need at least one"
+    charged = _charge(activities, marker_name, len(owners))
+    if isinstance(charged, str):
+        return charged
+    calls_of: dict[str, list[int]] = {}
+    for index, owner in enumerate(owners):
+        calls_of.setdefault(owner, []).append(index)
+    return {
+        owner: _profile(*charged, calls=indices, interleaved=True)
+        for owner, indices in calls_of.items()
+    }
+
+
+def _charge(
+    activities: Sequence[Activity], marker_name: str, calls: int
+) -> tuple[list[list[Activity]], list[_Escape]] | str:
+    """Each call's activities, and the escaped ones (see :func:`analyse`)."""
     split = _markers(activities, marker_name, calls)
     if isinstance(split, str):
         return split
@@ -241,14 +291,27 @@ def analyse(activities: Sequence[Activity], marker_name: str, calls: int) -> Dev
         escape = _escape_of(activity, markers, call)
         if escape is not None:
             escapes.append(escape)
-    summed = [sum(a.duration_us for a in acts) for acts in per_call]
-    busy = [_union_us([(a.start_us, a.end_us) for a in acts]) for acts in per_call]
+    return per_call, escapes
+
+
+def _profile(
+    per_call: list[list[Activity]], escapes: list[_Escape], *, calls: list[int], interleaved: bool
+) -> DeviceProfile:
+    """The profile of the given calls (indices into ``per_call``). Escaped
+    activities outside the whole sequence count against every profile."""
+    chosen = set(calls)
+    work = [a for i in calls for a in per_call[i]]
+    summed = [sum(a.duration_us for a in per_call[i]) for i in calls]
+    busy = [_union_us([(a.start_us, a.end_us) for a in per_call[i]]) for i in calls]
+    mine = [e for e in escapes if e.call is None or e.call in chosen]
     return DeviceProfile(
-        calls=calls,
+        calls=len(calls),
         kernel_ms_per_call=statistics.median(summed) / 1000.0,
         busy_ms_per_call=statistics.median(busy) / 1000.0,
-        launches_per_call=len(work) / calls,
+        launches_per_call=len(work) / len(calls),
         streams=sorted({a.stream for a in work}),
-        escaped=_escape_reason(escapes, calls),
+        escaped=_escape_reason(mine, len(calls)),
         kernels=sorted({a.name for a in work if a.kind == "kernel"})[:KERNEL_NAMES_KEPT],
+        call_ms=[t / 1000.0 for t in summed],
+        interleaved=interleaved,
     )

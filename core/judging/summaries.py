@@ -114,6 +114,8 @@ def summarize(
         device_kernel_ms=device.get("kernel_ms_per_call"),
         launches_per_call=device.get("launches_per_call"),
         device_kernels=device.get("kernels", ()),
+        device_call_ms=device.get("call_ms", ()),
+        device_interleaved=bool(device.get("interleaved", False)),
         launch_bound=graph is not None
         and center < LAUNCH_BOUND_MAX_MS
         and graph < LAUNCH_BOUND_RATIO * center,

@@ -150,6 +150,11 @@ class KernelSummary:
     """The device kernels the profiled calls launched (names as the profiler
     reports them): which code path was timed. Empty without a device profile,
     and in runs saved before it was recorded."""
+    device_call_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
+    """Each profiled call's device time, in call order (``DeviceProfile.call_ms``)."""
+    device_interleaved: bool = False
+    """The profiled calls alternated round by round with the other kernels'
+    (``DeviceProfile.interleaved``): ``device_call_ms`` pair by round."""
     launch_bound: bool = False
     tile_efficiency: float | None = None
     """Useful 2MNK over the work of the padded tiles (1.0: no tail waste)."""

@@ -19,11 +19,17 @@ independent checks catch that:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from gemmreg.contract import backend
-from gemmreg.judging.activity_analysis import ACTIVITY_KINDS, Activity, DeviceProfile, analyse
+from gemmreg.judging.activity_analysis import (
+    ACTIVITY_KINDS,
+    Activity,
+    DeviceProfile,
+    analyse,
+    analyse_interleaved,
+)
 from gemmreg.running.sync_check import (
     SYNC_BUDGET_S,
     SYNC_CHECK_CALLS,
@@ -146,7 +152,7 @@ def activities_from_events(events: Iterable[Any]) -> list[Activity]:
     ]
 
 
-def _record(call: Callable[[], None], calls: int) -> list[Activity]:
+def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
     """Run ``M c1 M c2 ... cN M`` under torch's profiler and return the device activities.
 
     Private torch API, kept here: ``torch.cuda._sleep`` (the marker) and the
@@ -170,7 +176,7 @@ def _record(call: Callable[[], None], calls: int) -> list[Activity]:
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         torch.cuda._sleep(MARKER_CYCLES)
-        for _ in range(calls):
+        for call in sequence:
             call()
             call_done = torch.cuda.Event()
             call_done.record()
@@ -179,6 +185,9 @@ def _record(call: Callable[[], None], calls: int) -> list[Activity]:
         time.sleep(PROFILE_GRACE_S)
         torch.cuda.synchronize()
     return activities_from_events(prof.profiler.kineto_results.events())
+
+
+_UNAVAILABLE = "device profile unavailable: "
 
 
 def profile_calls(call: Callable[[], None], calls: int = PROFILE_CALLS) -> DeviceProfile | str:
@@ -192,17 +201,41 @@ def profile_calls(call: Callable[[], None], calls: int = PROFILE_CALLS) -> Devic
     sequence. Never raises: an exception, including one from ``call``, becomes
     ``device profile unavailable: <ExceptionType>: <message>``.
     """
-    prefix = "device profile unavailable: "
+    result = _traced([call] * calls, lambda trace: analyse(trace, MARKER_NAME, calls))
+    return _UNAVAILABLE + result if isinstance(result, str) else result
+
+
+def profile_interleaved(
+    calls: Mapping[str, Callable[[], None]], rounds: int
+) -> dict[str, DeviceProfile] | str:
+    """:func:`profile_calls` of several kernels in one trace, round by round.
+
+    Each round calls every kernel once, the order rotated by one kernel per
+    round (no kernel always follows the same one), so call ``i`` of each
+    kernel ran in round ``i`` and their ratios pair round by round
+    (:func:`gemmreg.judging.activity_analysis.analyse_interleaved`). Returns
+    why not (as :func:`profile_calls` does) instead of raising.
+    """
+    names = list(calls)
+    owners = [names[(r + i) % len(names)] for r in range(rounds) for i in range(len(names))]
+    result = _traced(
+        [calls[name] for name in owners],
+        lambda trace: analyse_interleaved(trace, MARKER_NAME, owners),
+    )
+    return _UNAVAILABLE + result if isinstance(result, str) else result
+
+
+def _traced(sequence: Sequence[Callable[[], None]], read: Callable[[list[Activity]], Any]) -> Any:
+    """``read`` of the trace of ``sequence``, or why there is none (a string)."""
     try:
         if not backend.current().is_gpu:
-            return prefix + "no GPU (kernels run on the CPU, where launches are synchronous)"
-        activities = _record(call, calls)
+            return "no GPU (kernels run on the CPU, where launches are synchronous)"
+        activities = _record(sequence)
         if not activities:
-            return prefix + "the profiler recorded no device activity (CUPTI / roctracer missing?)"
-        result = analyse(activities, MARKER_NAME, calls)
+            return "the profiler recorded no device activity (CUPTI / roctracer missing?)"
+        return read(activities)
     except Exception as error:
-        return f"{prefix}{type(error).__name__}: {error}"
-    return prefix + result if isinstance(result, str) else result
+        return f"{type(error).__name__}: {error}"
 
 
 __all__ = [
@@ -221,8 +254,10 @@ __all__ = [
     "DeviceProfile",
     "activities_from_events",
     "analyse",
+    "analyse_interleaved",
     "calls_for_budget",
     "profile_calls",
+    "profile_interleaved",
     "sync_escape",
     "sync_verdict",
 ]

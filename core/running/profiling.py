@@ -43,6 +43,12 @@ def device_profiles(
                 out[name] = KernelProfile(unavailable=kernel.result.reason)
         except Exception as error:
             out[name] = KernelProfile(unavailable=f"{type(error).__name__}: {error}")
+    if len(ready) > 1:
+        note(f"profiling {', '.join(k.name for k in ready)}'s device work, interleaved")
+        together = _interleaved(ready)
+        if together is not None:
+            out.update(together)
+            return ProfileResult(kernels=out)
     for kernel in ready:
         note(f"profiling {kernel.name}'s device work")
         kernel.pin()  # each kernel's calls under its own pin (TF32 where declared)
@@ -107,6 +113,41 @@ def _profiler_range(cuda: bool) -> Iterator[None]:
         yield
     finally:
         torch.cuda.profiler.stop()
+
+
+def _interleaved(kernels: list[_Kernel]) -> dict[str, KernelProfile] | None:
+    """Every kernel's profile from one trace, their calls alternating round by
+    round (:func:`~gemmreg.running.device_activity.profile_interleaved`), or
+    ``None`` when that trace fails or any kernel's work escaped its calls: then
+    each kernel is profiled alone, so that one kernel's stray work (running
+    beside the next kernel's call) or a broken trace costs the others nothing.
+
+    Why: the H200's clocks move with load and heat over a second, and a kernel
+    profiled after another saw other clocks; one round's calls share them.
+    """
+    from gemmreg.running import device_activity
+
+    def pinned(kernel: _Kernel) -> Callable[[], None]:
+        def call() -> None:
+            kernel.pin()  # each call under its own kernel's pin (TF32 where declared)
+            kernel.call()
+
+        return call
+
+    one_round_s = 0.0
+    for kernel in kernels:
+        kernel.pin()
+        one_round_s += _one_call_s(kernel.call)
+    rounds = device_activity.calls_for_budget(
+        one_round_s,
+        device_activity.PROFILE_BUDGET_S * len(kernels),
+        device_activity.PROFILE_CALLS,
+        device_activity.PROFILE_MAX_CALLS,
+    )
+    found = device_activity.profile_interleaved({k.name: pinned(k) for k in kernels}, rounds)
+    if isinstance(found, str) or any(p.escaped for p in found.values()):
+        return None
+    return {name: KernelProfile(profile=p) for name, p in found.items()}
 
 
 def _one_call_s(call: Callable[[], None]) -> float:
