@@ -18,6 +18,7 @@ from gemmreg.running.device_activity import (
     DeviceProfile,
     activities_from_events,
     analyse,
+    analyse_interleaved,
     profile_calls,
     profile_interleaved,
     sync_escape,
@@ -385,46 +386,60 @@ def test_profile_calls_returns_the_analysis_of_the_recorded_trace(monkeypatch):
 
 
 def test_interleaved_profiles_pair_calls_by_round(monkeypatch):
-    """Three kernels, four rounds, the order rotated each round: each kernel's
-    call_ms are its own calls' times in round order, whatever its place in the round."""
+    """Three kernels, four rounds, the order rotated each round, each kernel
+    called twice in a row: each kernel's call_ms are its second calls' times,
+    in round order, whatever its place in the round."""
     pretend_gpu(monkeypatch)
+    assert device_activity.WARM_CALLS == 1
     took = {"a": 10.0, "b": 20.0, "c": 40.0}
     seen = []
 
     def record(sequence):
-        seen.extend(sequence)
+        seen.extend(call() for call in sequence)
         return markers(len(sequence)) + [
-            in_call(i, 15, 15 + took[call()] + i) for i, call in enumerate(sequence)
+            in_call(i, 15, 15 + took[name] + i) for i, name in enumerate(seen)
         ]
 
     monkeypatch.setattr(device_activity, "_record", record)
     result = profile_interleaved({name: (lambda n=name: n) for name in took}, rounds=4)
     assert isinstance(result, dict), result
-    assert [call() for call in seen] == list("abcbcacababc")
+    assert "".join(seen) == "aabbccbbccaaccaabbaabbcc"
     assert set(result) == {"a", "b", "c"}
     for name, p in result.items():
         assert p.interleaved and p.calls == 4 and p.escaped is None
-        places = [i for i, call in enumerate(seen) if call() == name]
-        assert p.call_ms == pytest.approx([(took[name] + i) / 1000.0 for i in places])
+        timed = [i for i, n in enumerate(seen) if n == name][1::2]
+        assert p.call_ms == pytest.approx([(took[name] + i) / 1000.0 for i in timed])
         assert p.kernel_ms_per_call == pytest.approx(statistics.median(p.call_ms))
 
 
-def test_interleaved_escapes_are_charged_to_their_own_kernel(monkeypatch):
+def test_interleaved_escapes_are_charged_to_their_own_kernel_warm_up_calls_too(monkeypatch):
     pretend_gpu(monkeypatch)
 
     def record(sequence):
-        side = [in_call(i, 5, 45, stream=SIDE) for i, call in enumerate(sequence) if call() == "b"]
+        names = [call() for call in sequence]
+        side = [in_call(i, 5, 45, stream=SIDE) for i, n in enumerate(names) if n == "b"]
         return (
-            markers(len(sequence))
+            markers(len(names))
             + side
-            + [in_call(i, 15, 30) for i, call in enumerate(sequence) if call() == "a"]
+            + [in_call(i, 15, 30) for i, n in enumerate(names) if n == "a"]
         )
 
     monkeypatch.setattr(device_activity, "_record", record)
     result = profile_interleaved({"a": lambda: "a", "b": lambda: "b"}, rounds=3)
     assert isinstance(result, dict)
     assert result["a"].escaped is None
-    assert result["b"].escaped is not None and "3 of 3 calls" in result["b"].escaped
+    assert result["b"].escaped is not None and "6 of 6 calls" in result["b"].escaped
+
+
+def test_warm_up_calls_are_watched_but_not_timed():
+    warm, timed = in_call(0, 15, 95), in_call(1, 15, 25)
+    trace = [*markers(4), warm, timed, in_call(2, 15, 95), in_call(3, 15, 25)]
+    trace.append(in_call(2, 5, 25, stream=SIDE))  # the second warm-up call's work escapes
+    found = analyse_interleaved(trace, MARKER_NAME, ["a", "a", "a", "a"], [False, True] * 2)
+    assert isinstance(found, dict)
+    (only,) = found.values()
+    assert only.calls == 2 and only.call_ms == pytest.approx([0.010, 0.010])
+    assert only.escaped is not None and "1 of 4 calls" in only.escaped
 
 
 def test_interleaved_profile_gives_reasons_like_profile_calls(monkeypatch):
@@ -433,7 +448,7 @@ def test_interleaved_profile_gives_reasons_like_profile_calls(monkeypatch):
     )
     pretend_gpu(monkeypatch)
     monkeypatch.setattr(device_activity, "_record", lambda sequence: markers(3))
-    assert "expected 7 marker kernels" in profile_interleaved({"a": None, "b": None}, rounds=3)
+    assert "expected 13 marker kernels" in profile_interleaved({"a": None, "b": None}, rounds=3)
 
 
 def test_a_saved_profile_without_call_times_still_reads():

@@ -245,23 +245,31 @@ def analyse(activities: Sequence[Activity], marker_name: str, calls: int) -> Dev
     charged = _charge(activities, marker_name, calls)
     if isinstance(charged, str):
         return charged
-    return _profile(*charged, calls=list(range(calls)), interleaved=False)
+    every = list(range(calls))
+    return _profile(*charged, calls=every, watched=every, interleaved=False)
 
 
 def analyse_interleaved(
-    activities: Sequence[Activity], marker_name: str, owners: Sequence[str]
+    activities: Sequence[Activity],
+    marker_name: str,
+    owners: Sequence[str],
+    timed: Sequence[bool] | None = None,
 ) -> dict[str, DeviceProfile] | str:
     """Per-kernel profiles from one trace whose calls belong to several kernels.
 
     ``owners[i]`` names the kernel of call ``i``; the calls went round by
-    round, every kernel once per round. Why interleave: clocks on a
-    power-limited GPU move over a second, and two kernels profiled one after
-    the other would each see their own clock; call ``i`` of every kernel here
-    ran in the same round, so their per-call ratios pair (``call_ms``). Each
-    profile's ``escaped`` names only its own calls' escaped work.
+    round, every kernel once (or, with warm-up calls, a few times in a row)
+    per round. ``timed[i]`` False makes call ``i`` a warm-up: its work is
+    checked for escapes but not counted in the figures. Why interleave:
+    clocks on a power-limited GPU move over a second, and two kernels
+    profiled one after the other would each see their own clock; the timed
+    call of every kernel in round ``i`` ran in that round, so their per-call
+    ratios pair (``call_ms``). Each profile's ``escaped`` names only its own
+    calls' escaped work.
     """
     if not owners:
         return "cannot analyse 0 calls: need at least one"
+    counted = [True] * len(owners) if timed is None else list(timed)
     charged = _charge(activities, marker_name, len(owners))
     if isinstance(charged, str):
         return charged
@@ -269,7 +277,9 @@ def analyse_interleaved(
     for index, owner in enumerate(owners):
         calls_of.setdefault(owner, []).append(index)
     return {
-        owner: _profile(*charged, calls=indices, interleaved=True)
+        owner: _profile(
+            *charged, calls=[i for i in indices if counted[i]], watched=indices, interleaved=True
+        )
         for owner, indices in calls_of.items()
     }
 
@@ -295,11 +305,17 @@ def _charge(
 
 
 def _profile(
-    per_call: list[list[Activity]], escapes: list[_Escape], *, calls: list[int], interleaved: bool
+    per_call: list[list[Activity]],
+    escapes: list[_Escape],
+    *,
+    calls: list[int],
+    watched: list[int],
+    interleaved: bool,
 ) -> DeviceProfile:
-    """The profile of the given calls (indices into ``per_call``). Escaped
-    activities outside the whole sequence count against every profile."""
-    chosen = set(calls)
+    """The figures of the given calls and the escapes of the watched ones
+    (indices into ``per_call``). Escaped activities outside the whole
+    sequence count against every profile."""
+    chosen = set(watched)
     work = [a for i in calls for a in per_call[i]]
     summed = [sum(a.duration_us for a in per_call[i]) for i in calls]
     busy = [_union_us([(a.start_us, a.end_us) for a in per_call[i]]) for i in calls]
@@ -310,7 +326,7 @@ def _profile(
         busy_ms_per_call=statistics.median(busy) / 1000.0,
         launches_per_call=len(work) / len(calls),
         streams=sorted({a.stream for a in work}),
-        escaped=_escape_reason(mine, len(calls)),
+        escaped=_escape_reason(mine, len(watched)),
         kernels=sorted({a.name for a in work if a.kind == "kernel"})[:KERNEL_NAMES_KEPT],
         call_ms=[t / 1000.0 for t in summed],
         interleaved=interleaved,

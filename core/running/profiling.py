@@ -139,7 +139,7 @@ def _interleaved(kernels: list[_Kernel]) -> dict[str, KernelProfile] | None:
         kernel.pin()
         one_round_s += _one_call_s(kernel.call)
     rounds = device_activity.calls_for_budget(
-        one_round_s,
+        one_round_s * (device_activity.WARM_CALLS + 1),
         device_activity.PROFILE_BUDGET_S * len(kernels),
         device_activity.PROFILE_CALLS,
         device_activity.PROFILE_MAX_CALLS,
