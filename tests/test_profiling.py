@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 from gemmreg.contract.records import Problem
-from gemmreg.judging.activity_analysis import DeviceProfile
+from gemmreg.judging.device_profile import DeviceProfile
 from gemmreg.running import device_activity, profiling
 
 

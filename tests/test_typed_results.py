@@ -14,7 +14,7 @@ from conftest import REPO
 from gemmreg.contract.records import Problem, Tolerance
 from gemmreg.contract.task_kinds import CASE_KINDS, REFUSAL, TASK_KINDS, VALUES
 from gemmreg.deciding.matrix import Case
-from gemmreg.judging.activity_analysis import DeviceProfile
+from gemmreg.judging.device_profile import DeviceProfile
 from gemmreg.judging.rounds import Round
 from gemmreg.judging.task_results import (
     Comparison,

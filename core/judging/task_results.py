@@ -14,7 +14,7 @@ from typing import Any, Literal
 import attrs
 from gemmreg.contract.records import Tolerance
 from gemmreg.contract.serialization import plain
-from gemmreg.judging.activity_analysis import DeviceProfile
+from gemmreg.judging.device_profile import DeviceProfile
 from gemmreg.judging.rounds import Round
 
 
