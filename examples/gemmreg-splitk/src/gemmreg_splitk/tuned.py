@@ -104,10 +104,11 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # (0.935-0.965x and 0.859-0.862x torch.mm in the same run), where one program summed the tile
     # at the end. The figures below are the tuner's, with the scatter's first form; waiting on
     # the count itself (cd7cba8), `gemmreg bench` gives 1.33-1.34x and 1.05-1.08x (c9, c10). Atomic mode at small sums the same way (fixed_order): 1.022x/1.007x there
-    # against 1.010x/0.999x by atomic adds (fp16/bf16). Small with 5 stages instead of the
-    # tuner's 4 (stage 2 tries one depth either side of a seed, and its seed had 3): in a
-    # probe of the same commit (c4/smallcfg.json, L2 flushed) 1.035x/1.016x against
-    # 1.020x/0.993x.
+    # against 1.010x/0.999x by atomic adds (fp16/bf16). Small has 4 stages, the tuner's pick:
+    # session 10 shipped 5 (1.035x/1.016x against 1.020x/0.993x with L2 flushed, its
+    # c4/smallcfg.json), but session 11's interleaved device-kernel profile put 5 stages at
+    # 0.968-0.978x cuBLAS in bf16 against 0.999-1.003x for 4; end to end both were FASTER
+    # (`gemmreg bench`, two runs each, alternated; evidence/2026-12-01-h200-session11/p8).
     ("tiny", False): Tuned(
         block_m=16,
         block_n=16,
@@ -126,16 +127,16 @@ TABLE: dict[tuple[str, bool], Tuned] = {
         block_k=128,
         programs_per_sm=0.97,
         num_warps=4,
-        num_stages=5,
+        num_stages=4,
         reduce="scatter",
-    ),  # 128x128x32768 splitk: 1.025x torch.mm (geomean over 2 dtypes; session 10, c4)
+    ),  # 128x128x32768 splitk: 1.061-1.077x torch.mm end to end (session 11, p8)
     ("small", True): Tuned(
         block_m=64,
         block_n=64,
         block_k=128,
         programs_per_sm=0.97,
         num_warps=4,
-        num_stages=5,
+        num_stages=4,
         reduce="scatter",
         fixed_order=True,
     ),  # 128x128x32768 splitk_atomic: deterministic mode's entry, in its fixed order
