@@ -186,6 +186,37 @@ def test_interleaved_device_calls_give_the_paired_ratio_not_the_ratio_of_medians
     assert "10 interleaved rounds" in regime.reason and regime.word == "one process"
 
 
+def paired_device(ratios):
+    """Summaries whose interleaved device calls give these per-round ratios base/new."""
+    base_calls = tuple(0.01 * r for r in ratios)
+    new_calls = (0.01,) * len(ratios)
+    common = {"device_interleaved": True, "device_kernel_ms": 0.01}
+    return (
+        summary("base", device_call_ms=base_calls, **common),
+        summary("new", device_call_ms=new_calls, **common),
+    )
+
+
+def test_a_device_figure_its_own_rounds_cannot_tell_from_one_contradicts_nothing():
+    """FASTER end to end beside a 0.999x device figure whose rounds spread
+    +-4%: no "regimes disagree" note; the rounds' own range is in the reason."""
+    noisy = [0.999 * (1.04 if r % 2 else 1 / 1.04) for r in range(40)]
+    base, new = paired_device(noisy)
+    v = verdict([math.log(1.05)] * 5, base=base, new=new)
+    device = v.regimes[-1]
+    assert device.estimate == pytest.approx(0.999, abs=0.002)
+    assert not device.settled and "its rounds alone span" in device.reason
+    assert v.verdict == "faster" and not any(n.startswith("regimes disagree") for n in v.notes)
+
+
+def test_a_device_figure_its_rounds_put_below_one_still_contradicts_faster():
+    tight = [0.97 * (1.005 if r % 2 else 1 / 1.005) for r in range(40)]
+    base, new = paired_device(tight)
+    v = verdict([math.log(1.05)] * 5, base=base, new=new)
+    assert v.regimes[-1].settled
+    assert any(n.startswith("regimes disagree") and "0.97x" in n for n in v.notes)
+
+
 @pytest.mark.parametrize(
     "base_extra, new_extra",
     [

@@ -196,6 +196,10 @@ class RegimeResult:
     interval: Interval | None = None
     estimate: float | None = None
     reason: str = ""
+    settled: bool = True
+    """False for a one-process figure that its own paired rounds cannot tell
+    from 1 (the device kernels' interleaved rounds): it neither contradicts
+    a verdict nor supports one."""
 
 
 @attrs.frozen(kw_only=True)

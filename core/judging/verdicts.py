@@ -123,7 +123,7 @@ def judge(
             )
             for name in PROCESS_REGIMES
         ),
-        _device_regime(baseline, other),
+        _device_regime(baseline, other, confidence),
     )
     primary = regimes[0]
     interval = primary.interval
@@ -177,26 +177,34 @@ estimate; below that (or in runs saved before the calls were kept) it is the
 ratio of the two medians."""
 
 
-def _device_regime(baseline: KernelSummary, other: KernelSummary) -> RegimeResult:
+def _device_regime(
+    baseline: KernelSummary, other: KernelSummary, confidence: float
+) -> RegimeResult:
     """The device-kernel ratio: CUPTI runs in one process (its set-up is slow,
     and it must not touch the timed processes), so it is a figure without an
     interval, shown beside the verdict and checked against it. Where the two
     kernels' calls were interleaved, it is the trimmed mean of their per-round
     log-ratios (one round's calls saw the same clocks), as a process's
-    estimate is in the timed regimes."""
+    estimate is in the timed regimes; and when those rounds alone cannot tell
+    it from 1 (Yuen's interval of the trimmed mean includes 1), it is not
+    *settled*: a 0.999x beside a FASTER verdict is no contradiction."""
     b, o = baseline.device_kernel_ms, other.device_kernel_ms
     if not (b and o):
         return RegimeResult(regime="device kernels", word="not measured", reason="no profile")
     paired = _paired_log_ratios(baseline, other)
     if paired:
+        centre = stats.trimmed_mean(paired)
+        half = stats.trimmed_halfwidth(paired, confidence)
+        low, high = math.exp(centre - half), math.exp(centre + half)
         return RegimeResult(
             regime="device kernels",
             word="one process",
-            estimate=math.exp(stats.trimmed_mean(paired)),
+            estimate=math.exp(centre),
             reason=(
-                f"{len(paired)} interleaved rounds in one process (CUPTI), paired: "
-                "a figure, not an interval"
+                f"{len(paired)} interleaved rounds in one process (CUPTI), paired: one "
+                f"process's figure, not a verdict; its rounds alone span {numbers.span(low, high)}"
             ),
+            settled=low > 1.0 or high < 1.0,
         )
     return RegimeResult(
         regime="device kernels",
@@ -219,7 +227,8 @@ def _paired_log_ratios(baseline: KernelSummary, other: KernelSummary) -> list[fl
 
 def _disagree(regimes: Sequence[RegimeResult]) -> bool:
     """A claim in one regime that another regime contradicts: the opposite
-    claim, no claim at all, or (one-process figures) a ratio on the other side of 1."""
+    claim, no claim at all, or (one-process figures) a ratio on the other side
+    of 1 that the figure's own rounds do not leave in doubt."""
     claims = {r.word for r in regimes if r.word in ("faster", "slower")}
     if not claims:
         return False
@@ -229,7 +238,7 @@ def _disagree(regimes: Sequence[RegimeResult]) -> bool:
         opposite = r.estimate is not None and (
             ("faster" in claims and r.estimate < 1) or ("slower" in claims and r.estimate > 1)
         )
-        if r.interval is None and opposite:
+        if r.interval is None and opposite and r.settled:
             return True
     return False
 
