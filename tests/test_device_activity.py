@@ -442,6 +442,17 @@ def test_warm_up_calls_are_watched_but_not_timed():
     assert only.escaped is not None and "1 of 4 calls" in only.escaped
 
 
+@pytest.mark.parametrize(
+    "owners, timed",
+    [([], None), (["a", "b"], [True]), (["a", "a", "b"], [True, True, False])],
+)
+def test_interleaved_analysis_refuses_a_sequence_it_cannot_read(owners, timed):
+    """No calls, a timing flag per call missing, a kernel with no timed call:
+    a reason, never an exception (the profiling process reports it)."""
+    reason = analyse_interleaved(markers(len(owners)), MARKER_NAME, owners, timed)
+    assert isinstance(reason, str) and reason.startswith("cannot analyse")
+
+
 def test_interleaved_profile_gives_reasons_like_profile_calls(monkeypatch):
     assert profile_interleaved({"a": lambda: None}, rounds=2).startswith(
         "device profile unavailable: no GPU"

@@ -200,15 +200,16 @@ def analyse_interleaved(
     ratios pair (``call_ms``). Each profile's ``escaped`` names only its own
     calls' escaped work.
     """
-    if not owners:
-        return "cannot analyse 0 calls: need at least one"
     counted = [True] * len(owners) if timed is None else list(timed)
-    charged = _charge(activities, marker_name, len(owners))
-    if isinstance(charged, str):
-        return charged
     calls_of: dict[str, list[int]] = {}
     for index, owner in enumerate(owners):
         calls_of.setdefault(owner, []).append(index)
+    readable = bool(owners) and len(counted) == len(owners)
+    if not readable or not all(any(counted[i] for i in ix) for ix in calls_of.values()):
+        return f"cannot analyse {len(owners)} calls, {sum(counted)} timed: every kernel needs one"
+    charged = _charge(activities, marker_name, len(owners))
+    if isinstance(charged, str):
+        return charged
     return {
         owner: _profile(
             *charged, calls=[i for i in indices if counted[i]], watched=indices, interleaved=True
