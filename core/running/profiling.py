@@ -43,17 +43,21 @@ def device_profiles(
                 out[name] = KernelProfile(unavailable=kernel.result.reason)
         except Exception as error:
             out[name] = KernelProfile(unavailable=f"{type(error).__name__}: {error}")
+    call_s = {}
+    for kernel in ready:
+        kernel.pin()  # each kernel's calls under its own pin (TF32 where declared)
+        call_s[kernel.name] = _one_call_s(kernel.call)
     if len(ready) > 1:
         note(f"profiling {', '.join(k.name for k in ready)}'s device work, interleaved")
-        together = _interleaved(ready)
+        together = _interleaved(ready, sum(call_s.values()))
         if together is not None:
             out.update(together)
             return ProfileResult(kernels=out)
     for kernel in ready:
         note(f"profiling {kernel.name}'s device work")
-        kernel.pin()  # each kernel's calls under its own pin (TF32 where declared)
+        kernel.pin()
         calls = device_activity.calls_for_budget(
-            _one_call_s(kernel.call),
+            call_s[kernel.name],
             device_activity.PROFILE_BUDGET_S,
             device_activity.PROFILE_CALLS,
             device_activity.PROFILE_MAX_CALLS,
@@ -115,7 +119,7 @@ def _profiler_range(cuda: bool) -> Iterator[None]:
         torch.cuda.profiler.stop()
 
 
-def _interleaved(kernels: list[_Kernel]) -> dict[str, KernelProfile] | None:
+def _interleaved(kernels: list[_Kernel], one_round_s: float) -> dict[str, KernelProfile] | None:
     """Every kernel's profile from one trace, their calls alternating round by
     round (:func:`~gemmreg.running.device_activity.profile_interleaved`), or
     ``None`` when that trace fails or any kernel's work escaped its calls: then
@@ -124,6 +128,7 @@ def _interleaved(kernels: list[_Kernel]) -> dict[str, KernelProfile] | None:
 
     Why: the H200's clocks move with load and heat over a second, and a kernel
     profiled after another saw other clocks; one round's calls share them.
+    ``one_round_s``: one synchronised call of every kernel, in seconds.
     """
     from gemmreg.running import device_activity
 
@@ -134,10 +139,6 @@ def _interleaved(kernels: list[_Kernel]) -> dict[str, KernelProfile] | None:
 
         return call
 
-    one_round_s = 0.0
-    for kernel in kernels:
-        kernel.pin()
-        one_round_s += _one_call_s(kernel.call)
     rounds = device_activity.calls_for_budget(
         one_round_s * (device_activity.WARM_CALLS + 1),
         device_activity.PROFILE_BUDGET_S * len(kernels),
