@@ -15,11 +15,11 @@ partials: a spin on the tile's arrival count, which only ever grows (64-bit),
 so each call's programs wait for the next multiple of ``SPLIT_K`` and nobody
 has to reset it while others may still be reading it (an earlier form had the
 last program bump a separate word: one more hand-over, 0.5-1 µs a call on the
-H200). A spin can only end if the programs it waits for are running, so the kernel spins (``SPIN``) only when
-the whole grid fits on the GPU at once, and is then launched cooperatively
-(``launch_cooperative_grid``): the driver runs every program at once, or
-refuses the launch, instead of leaving a program waiting for one that never
-gets a multiprocessor. Everywhere else (a grid larger than the SM count, an
+H200). A spin can only end if the programs it waits for are running, so the
+kernel spins (``SPIN``) only when the whole grid fits on the GPU at once, and
+is then launched cooperatively (``launch_cooperative_grid``): the driver runs
+every program at once, or refuses the launch, instead of leaving a program
+waiting for one that never gets a multiprocessor. Everywhere else (a grid larger than the SM count, an
 unknown SM count, Triton's interpreter, which runs programs one at a time),
 the last program to arrive sums every share itself, through the same
 function: the same bits, only slower.

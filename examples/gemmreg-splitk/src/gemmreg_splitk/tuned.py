@@ -103,8 +103,9 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # of a tile sums a share of it, one program per SM. It replaces session 9's fan-in trees
     # (0.935-0.965x and 0.859-0.862x torch.mm in the same run), where one program summed the tile
     # at the end. The figures below are the tuner's, with the scatter's first form; waiting on
-    # the count itself (cd7cba8), `gemmreg bench` gives 1.33-1.34x and 1.05-1.08x (c9, c10). Atomic mode at small sums the same way (fixed_order): 1.022x/1.007x there
-    # against 1.010x/0.999x by atomic adds (fp16/bf16). Small has 4 stages, the tuner's pick:
+    # the count itself (cd7cba8), `gemmreg bench` gives 1.33-1.34x and 1.05-1.08x (c9, c10).
+    # Atomic mode at small sums the same way (fixed_order): 1.022x/1.007x there against
+    # 1.010x/0.999x by atomic adds (fp16/bf16). Small has 4 stages, the tuner's pick:
     # session 10 shipped 5 (1.035x/1.016x against 1.020x/0.993x with L2 flushed, its
     # c4/smallcfg.json), but session 11's interleaved device-kernel profile put 5 stages at
     # 0.968-0.978x cuBLAS in bf16 against 0.999-1.003x for 4; end to end both were FASTER
