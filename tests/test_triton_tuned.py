@@ -519,11 +519,30 @@ def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_abl
     out = buffer[32 : 32 + m * n].view(m, n)
     out.fill_(float("nan"))
     assert (tma_rules.tma_refusal(a, b, out) is None) == tma_able
-    launch = launchers.launcher(config, m, n, k, "ieee", 3, fallback=SMALL_TILED)
+    # 4 "SMs": 9 or 6 tiles take 3 or 2 rounds, so 3 programs each step by 3
+    launch = launchers.launcher(config, m, n, k, "ieee", 4, fallback=SMALL_TILED)
     launch(a, b, out)
     scale = (a.double().abs() @ b.double().abs()).max()
     assert float((out.double() - expected).abs().max() / scale) < 2e-3
     assert bool((buffer[:32] == -1280).all() and (buffer[-32:] == -1280).all())
+
+
+@pytest.mark.parametrize(
+    "tiles, sms, programs",
+    [
+        (512, 132, 128),  # 4096^3 in 128x256 tiles on an H200: 4 rounds either way
+        (3584, 132, 128),  # 8192x14336x4096: 28 rounds
+        (1024, 132, 128),  # 8192x4096x14336: 8 rounds
+        (133, 132, 67),  # one tile over: 2 rounds, split evenly
+        (264, 132, 132),  # already even
+        (100, 132, 100),  # fewer tiles than SMs: one program each
+        (1, 132, 1),
+    ],
+)
+def test_a_persistent_launch_starts_the_fewest_programs_for_its_rounds(tiles, sms, programs):
+    assert launchers.persistent_programs(tiles, sms) == programs
+    rounds = -(-tiles // sms)
+    assert programs <= sms and -(-tiles // programs) == rounds
 
 
 def test_prepare_on_the_cpu_uses_the_fixed_config_and_touches_no_cache(cache_file):

@@ -4,10 +4,10 @@
 strides (any layout, padded rows included), offsets in int64 before they meet
 a stride, grouped tile order, masks on every axis of every load and store.
 
-``persistent_tma``: grid = min(#SMs, #tiles), each program loops over tiles
-``pid, pid + NUM_SMS, ...`` in grouped order (or, for a config with
-``persistent=False``, one program per tile: on the H200 neither form won on
-every shape); A, B and C move through TMA
+``persistent_tma``: grid = at most #SMs (``launchers.persistent_programs``),
+each program loops over tiles ``pid, pid + PROGRAMS, ...`` in grouped order
+(or, for a config with ``persistent=False``, one program per tile: on the
+H200 neither form won on every shape); A, B and C move through TMA
 tensor descriptors built on the host per launch. TMA zero-fills boxes that
 cross the tensor's edge on load and clips them on store, so tails need no
 masks. A transposed operand is described through its contiguous transpose and
@@ -99,7 +99,7 @@ def persistent_tma_kernel() -> Any:
         BLOCK_N: tl.constexpr,
         BLOCK_K: tl.constexpr,
         GROUP_M: tl.constexpr,
-        NUM_SMS: tl.constexpr,
+        PROGRAMS: tl.constexpr,
         A_TRANSPOSED: tl.constexpr,
         B_TRANSPOSED: tl.constexpr,
         FLATTEN: tl.constexpr,
@@ -119,7 +119,7 @@ def persistent_tma_kernel() -> Any:
         # persistent tutorial does: with FLATTEN the compiler pipelines the
         # flattened loop, and nothing from the prologue needs to live that long.
         # One tile per program (not PERSISTENT) is the same body, a loop of one.
-        step: tl.constexpr = NUM_SMS if PERSISTENT else 1
+        step: tl.constexpr = PROGRAMS if PERSISTENT else 1
         end = num_tiles if PERSISTENT else pid + 1
         store_tile = pid - step
         for tile in tl.range(pid, end, step, flatten=FLATTEN, warp_specialize=WS):
