@@ -489,16 +489,18 @@ def interpreter_refuses_byte_aligned_strides() -> bool:
 
 
 @pytest.mark.parametrize(
-    "layout, shape, dtype, tma_able",
+    "layout, shape, dtype, tma_able, sms",
     [
-        ("rowmajor", (65, 40, 72), "fp16", True),  # tails on M and K, through TMA
-        ("transposedA", (72, 40, 33), "fp16", True),  # A^T through TMA, transposed in-kernel
-        ("transposedB", (40, 36, 72), "fp32", True),  # B^T through TMA, N tail
-        ("padded", (33, 61, 65), "fp32", False),  # rows 68 and 64 wide, C 61: the tiled fallback
+        # 4 "SMs": 9 or 6 tiles take 3 or 2 rounds, so 3 programs each step by 3
+        ("rowmajor", (65, 40, 72), "fp16", True, 4),  # tails on M and K, through TMA
+        ("rowmajor", (65, 40, 72), "fp16", True, 16),  # 9 programs of one tile, step 16
+        ("transposedA", (72, 40, 33), "fp16", True, 4),  # A^T through TMA, transposed in-kernel
+        ("transposedB", (40, 36, 72), "fp32", True, 4),  # B^T through TMA, N tail
+        ("padded", (33, 61, 65), "fp32", False, 4),  # rows 68 and 64 wide: the tiled fallback
     ],
 )
 @pytest.mark.parametrize("config", SMALL_TMA_VARIANTS, ids=lambda c: c.name)
-def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_able, config):
+def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_able, sms, config):
     """Grouped persistent tile loop, TMA zero-fill and clipping, in-kernel
     transposes and the per-launch fallback, checked in float64 (the interpreter
     multiplies in fp32, so the GPU's TF32 is not exercised here)."""
@@ -519,8 +521,7 @@ def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_abl
     out = buffer[32 : 32 + m * n].view(m, n)
     out.fill_(float("nan"))
     assert (tma_rules.tma_refusal(a, b, out) is None) == tma_able
-    # 4 "SMs": 9 or 6 tiles take 3 or 2 rounds, so 3 programs each step by 3
-    launch = launchers.launcher(config, m, n, k, "ieee", 4, fallback=SMALL_TILED)
+    launch = launchers.launcher(config, m, n, k, "ieee", sms, fallback=SMALL_TILED)
     launch(a, b, out)
     scale = (a.double().abs() @ b.double().abs()).max()
     assert float((out.double() - expected).abs().max() / scale) < 2e-3

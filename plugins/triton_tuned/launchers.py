@@ -88,6 +88,10 @@ def persistent_tma_launcher(
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     programs = persistent_programs(tiles, num_sms) if config.persistent else tiles
     grid = (programs,)
+    # The kernel's step between one program's tiles, a constexpr: where every
+    # program has one tile any step past the grid will do, and the SM count
+    # keeps those launches on one compiled kernel whatever their tile count.
+    step = programs if config.persistent and tiles > num_sms else num_sms
     c_block = [bm, bn // config.epilogue_parts]
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
@@ -120,7 +124,7 @@ def persistent_tma_launcher(
             BLOCK_N=bn,
             BLOCK_K=bk,
             GROUP_M=config.group_m,
-            PROGRAMS=programs if config.persistent else 1,
+            PROGRAMS=step,
             A_TRANSPOSED=a_t,
             B_TRANSPOSED=b_t,
             FLATTEN=config.flatten,
