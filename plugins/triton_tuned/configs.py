@@ -152,10 +152,15 @@ CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
     _tma(128, 256, 64, 3, 8, persistent=False),
     _tma(128, 256, 64, 3, 8, persistent=False, group_m=16),
     _tma(128, 128, 64, 4, 8, flatten=True),
+    _tma(128, 256, 64, 3, 8, flatten=True, group_m=16),
+    _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, group_m=16),
 )
 """Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
 fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
 config won everywhere; each of these was best or within 2% of best somewhere.
+The two with ``group_m=16`` came from session 12's interleaved probes
+(``evidence/2026-12-01-h200-session12/p6``): with the balanced grid they were
+among the best at the two long shapes, where the shipped list lost to cuBLAS.
 Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6; a
 4-stage 128x256x64 tile fits the 227 KB of shared memory only with the split
 epilogue."""
