@@ -22,6 +22,7 @@ from gemmreg_plugins import triton_tuned
 from gemmreg_plugins.triton_tuned import (
     configs,
     device_trial,
+    interleaving,
     launchers,
     tma_rules,
     tuner,
@@ -250,7 +251,7 @@ def test_a_cache_hit_benchmarks_nothing(cache_file):
     first = FakeTrial(TIMES)
     choice = tuner.choose(CANDIDATES, key(), lambda: first, volume=BIG)
     assert choice.origin == "tuned"
-    assert len(first.benchmarked) == len(CANDIDATES)
+    assert len(first.benchmarked) == len(CANDIDATES) * interleaving.ROUNDS
 
     def no_trial() -> tuner.Trial:
         raise AssertionError("a cache hit must not make operands or benchmark")
@@ -264,12 +265,12 @@ def test_a_different_key_or_a_forced_retune_benchmarks_again(cache_file, monkeyp
     tuner.choose(CANDIDATES, key(), lambda: FakeTrial(TIMES), volume=BIG)
     other = FakeTrial(TIMES)
     tuner.choose(CANDIDATES, key(triton="3.7.0"), lambda: other, volume=BIG)
-    assert len(other.benchmarked) == len(CANDIDATES)
+    assert len(other.benchmarked) == len(CANDIDATES) * interleaving.ROUNDS
 
     monkeypatch.setenv(tuning_cache.RETUNE_ENV, "1")
     forced = FakeTrial({**TIMES, tiled(32, 32).name: 0.1})
     choice = tuner.choose(CANDIDATES, key(), lambda: forced, volume=BIG)
-    assert len(forced.benchmarked) == len(CANDIDATES)
+    assert len(forced.benchmarked) == len(CANDIDATES) * interleaving.ROUNDS
     assert choice.best == tiled(32, 32)
     monkeypatch.delenv(tuning_cache.RETUNE_ENV)
     assert tuner.choose(CANDIDATES, key(), lambda: FakeTrial({}), volume=BIG).best == tiled(32, 32)
@@ -310,7 +311,7 @@ def test_small_problems_are_chosen_by_rule_without_operands(cache_file):
 def test_the_tuner_picks_the_fastest_under_a_fake_clock():
     result = tuner.tune(CANDIDATES, FakeTrial(TIMES))
     assert result.best == tiled(64, 64)
-    assert result.timings_ms == TIMES
+    assert result.timings_ms == pytest.approx(TIMES)
     faster_tma = FakeTrial({**TIMES, tma(128, 256).name: 0.25})
     assert tuner.tune(CANDIDATES, faster_tma).best == tma(128, 256)
 
@@ -602,7 +603,7 @@ def test_a_forced_path_tunes_that_path_alone(cache_file, monkeypatch):
     trial = FakeTrial(TIMES)  # the tiled 64x64 is fastest overall
     choice = tuner.choose(CANDIDATES, key(), lambda: trial, volume=BIG, only="persistent_tma")
     assert choice.best == tma(128, 256)
-    assert trial.benchmarked == [tma(128, 256).name]
+    assert trial.benchmarked == [tma(128, 256).name] * interleaving.ROUNDS
     assert choice.fallback == tiled(32, 32)  # no tiled config was timed: the rule's
     # a path with no candidate for the problem leaves the choice to all of them
     assert tuner.choose(
@@ -736,3 +737,82 @@ def test_no_candidate_right_on_every_call_is_a_tuning_failure():
     only = tiled(128, 128)
     with pytest.raises(tuner.TuningFailed, match="re-run"):
         tuner.tune([only], FakeTrial({only.name: 1.0}, flaky={only.name: 2}))
+
+
+# ---------------------------------------------------------------------------
+# interleaved timing: clocks that move while the tuner runs
+# ---------------------------------------------------------------------------
+
+
+class DriftingTrial(FakeTrial):
+    """A trial on a GPU whose clocks move: the n-th benchmark call (from 0)
+    takes the config's time times ``clock(n)``."""
+
+    def __init__(self, times_ms: dict[str, float], clock):
+        super().__init__(times_ms)
+        self.clock = clock
+
+    def benchmark(self, run: tuner.Run) -> float:
+        calls = len(self.benchmarked)
+        return super().benchmark(run) * self.clock(calls)
+
+
+def sequential_pick(candidates: list[Config], trial: DriftingTrial) -> Config:
+    """What timing each candidate once, one after the other, would choose."""
+    timed = []
+    for config in candidates:
+        run = trial.build(config)
+        timed.append((trial.benchmark(run), config.name, config))
+    return min(timed)[2]
+
+
+@pytest.mark.parametrize(
+    "clock, why",
+    [
+        (lambda n: 1 + 0.03 * n, "clocks falling steadily as the GPU heats"),
+        (lambda n: 1.0 if n < 2 else 1.08, "a sudden drop to a lower clock"),
+        (lambda n: 1.08 if 2 <= n < 5 else 1.0, "a dip inside one pair of rounds"),
+    ],
+)
+def test_interleaved_rounds_pick_the_fastest_where_a_sequential_tuner_does_not(clock, why):
+    fast, close, slow = tma(128, 256), tiled(128, 128), tiled(64, 64)
+    times = {fast.name: 1.00, close.name: 1.01, slow.name: 1.03}
+    order = [slow, close, fast]  # the fastest timed last: where the clocks have fallen
+    assert sequential_pick(order, DriftingTrial(times, clock)) != fast, why
+    result = tuner.tune(order, DriftingTrial(times, clock))
+    assert result.best == fast, why
+    assert min(result.timings_ms, key=result.timings_ms.__getitem__) == fast.name
+
+
+def test_every_round_times_every_candidate_once_and_pairs_balance_positions():
+    for count in (1, 2, 3, 7, 20):
+        orders = interleaving.schedule(count)
+        assert len(orders) == interleaving.ROUNDS
+        assert all(sorted(order) == list(range(count)) for order in orders)
+        for forward, backward in zip(orders[::2], orders[1::2], strict=True):
+            position_sums = {forward.index(i) + backward.index(i) for i in range(count)}
+            assert position_sums == {count - 1}  # the same mean position for all
+        if count >= 3:  # each pair starts elsewhere: no fixed first candidate
+            assert len({order[0] for order in orders[::2]}) == len(orders[::2])
+
+
+def test_a_candidate_failing_in_a_later_round_is_skipped_and_the_rest_still_ranked():
+    fast, slow = tma(128, 256), tiled(64, 64)
+
+    class FailsLater(FakeTrial):
+        def benchmark(self, run: tuner.Run) -> float:
+            ms = super().benchmark(run)
+            if self.current == fast.name and self.benchmarked.count(fast.name) == 3:
+                raise RuntimeError("unspecified launch failure")
+            return ms
+
+    result = tuner.tune([fast, slow], FailsLater({fast.name: 1.0, slow.name: 2.0}))
+    assert result.best == slow
+    assert "launch failure" in result.skipped[fast.name]
+    assert set(result.timings_ms) == {slow.name}
+
+
+def test_scores_refuse_samples_of_unequal_rounds():
+    with pytest.raises(ValueError, match="one time per round"):
+        interleaving.scores({"a": [1.0, 1.0], "b": [1.0]})
+    assert interleaving.scores({}) == {}

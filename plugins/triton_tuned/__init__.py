@@ -47,6 +47,7 @@ SOURCES = tuple(
         "__init__.py",
         "configs.py",
         "device_trial.py",
+        "interleaving.py",
         "kernels.py",
         "launchers.py",
         "tma_rules.py",
@@ -129,9 +130,13 @@ def capabilities_for(kind: gemmreg.Backend) -> gemmreg.Capabilities:
 
 @functools.cache
 def source_hash() -> str:
-    """The kernel source and the candidate lists, for the cache key."""
+    """The kernel source, the candidate lists and how they are timed, for the
+    cache key: a choice made by another kernel or another way of timing is
+    made again."""
+    sources = ("kernels.py", "launchers.py", "transpose.py", "configs.py")
+    timing = ("tuner.py", "interleaving.py", "device_trial.py")
     return tuning_cache.source_hash(
-        [HERE / name for name in ("kernels.py", "launchers.py", "transpose.py", "configs.py")],
+        [HERE / name for name in (*sources, *timing)],
         configs.describe_lists(),
     )
 

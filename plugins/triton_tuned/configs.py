@@ -158,9 +158,14 @@ CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
 """Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
 fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
 config won everywhere; each of these was best or within 2% of best somewhere.
-The two with ``group_m=16`` came from session 12's interleaved probes
-(``evidence/2026-12-01-h200-session12/p6``): with the balanced grid they were
-among the best at the two long shapes, where the shipped list lost to cuBLAS.
+The two with ``group_m=16`` were added in session 12 from a probe whose
+output was not kept. Session 13's interleaved probe of this list
+(``evidence/2026-12-01-h200-session13/c2/interleave.log``, L2 flushed, the
+same four shapes) ranked them within 0.5% of the best flat config everywhere;
+it put the flat 128x256 configs ahead at all eight points, the non-flat and
+one-program-per-tile ones 1-5% behind them, and 128x128 tiles 8-12% behind.
+Those stay for shapes not probed; the tuner times every candidate in
+interleaved rounds (:mod:`.interleaving`), where a 1% gap is told apart.
 Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6; a
 4-stage 128x256x64 tile fits the 227 KB of shared memory only with the split
 epilogue."""

@@ -2,7 +2,8 @@
 a candidate (the tests drive ``tune`` with fakes instead).
 
 A candidate's C is checked on a spread of rows against a float64 reference
-made once per problem; timing is ``triton.testing.do_bench`` with L2 flushed.
+made once per problem; timing is ``triton.testing.do_bench`` with L2 flushed,
+one short measurement per round of the tuner's interleaved rounds.
 """
 
 from __future__ import annotations
@@ -25,8 +26,12 @@ last included): enough to catch a miscompiled tile, cheap at any M."""
 VERIFY_RTOL = 1e-2
 """Of |A|@|B|: above every dtype's honest rounding (TF32 ~2e-3, bf16 C ~4e-3),
 far below what a wrong tile gives."""
-BENCH_WARMUP_MS = 25
-BENCH_REP_MS = 100
+BENCH_WARMUP_MS = 5
+BENCH_REP_MS = 20
+"""One round's measurement of one candidate (``triton.testing.do_bench``'s
+milliseconds; the tuner runs ``interleaving.ROUNDS`` of them): short, so that a
+round of twenty candidates passes before the clocks move far. The candidate's
+first call, its compile and check, has warmed it up already."""
 
 
 @attrs.frozen(kw_only=True)

@@ -7,9 +7,11 @@ tests can drive it with fake kernels and a fake clock; ``device_trial`` makes
 the real ones for a GPU (:mod:`.device_trial`).
 
 For every candidate the tuner builds the launch, calls it once (Triton compiles
-on that call, so compile time never enters the ranking), checks what it wrote,
-then benchmarks it. A candidate that fails to compile, raises, or writes a
-wrong C is skipped, with the reason kept in the cache entry.
+on that call, so compile time never enters the ranking) and checks what it
+wrote. A candidate that fails to compile, raises, or writes a wrong C is
+skipped, with the reason kept in the cache entry. The rest are timed in
+interleaved rounds (:mod:`.interleaving`): each round times every one of them
+once, so a clock that moves while the tuner runs moves every candidate's time.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 import attrs
-from gemmreg_plugins.triton_tuned import tuning_cache
+from gemmreg_plugins.triton_tuned import interleaving, tuning_cache
 from gemmreg_plugins.triton_tuned.configs import Config, smallest
 
 Run = Callable[[], None]
@@ -96,29 +98,44 @@ def _describe(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def tune(candidates: Sequence[Config], trial: Trial) -> Result:
-    """Benchmark every candidate; the fastest that runs and is right wins (ties
-    go to the earlier candidate)."""
-    timings: dict[str, float] = {}
+def tune(candidates: Sequence[Config], trial: Trial, rounds: int = interleaving.ROUNDS) -> Result:
+    """Check every candidate, time the right ones in ``rounds`` interleaved
+    rounds; the fastest under the rounds' common conditions wins (ties go to
+    the earlier candidate). ``timings_ms`` holds those times
+    (:func:`interleaving.scores`)."""
     skipped: dict[str, str] = {}
-    best: Config | None = None
+    runs: dict[str, Run] = {}
     for config in candidates:
         try:
             run = trial.build(config)
             run()  # compiles: kept out of the timing below
             wrong = trial.verify()
-            if wrong:
-                skipped[config.name] = f"wrong result: {wrong}"
-                continue
-            ms = float(trial.benchmark(run))
         except Exception as error:
             skipped[config.name] = _describe(error)
             continue
-        if not math.isfinite(ms) or ms <= 0:
-            skipped[config.name] = f"benchmark returned {ms!r} ms"
+        if wrong:
+            skipped[config.name] = f"wrong result: {wrong}"
             continue
-        timings[config.name] = ms
-        if best is None or ms < timings[best.name]:
+        runs[config.name] = run
+    names = list(runs)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for order in interleaving.schedule(len(names), rounds):
+        for name in (names[i] for i in order):
+            if name in skipped:
+                continue
+            try:
+                ms = float(trial.benchmark(runs[name]))
+            except Exception as error:
+                skipped[name] = _describe(error)
+                continue
+            if not math.isfinite(ms) or ms <= 0:
+                skipped[name] = f"benchmark returned {ms!r} ms"
+                continue
+            samples[name].append(ms)
+    timings = interleaving.scores({n: t for n, t in samples.items() if n not in skipped})
+    best: Config | None = None
+    for config in candidates:  # the earlier of equal times wins
+        if config.name in timings and (best is None or timings[config.name] < timings[best.name]):
             best = config
     by_name = {config.name: config for config in candidates}
     while best is not None and (wrong := _recheck(best, trial)):
