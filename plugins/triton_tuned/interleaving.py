@@ -1,13 +1,16 @@
 """How the tuner times its candidates: in interleaved rounds, never one after
 another.
 
-Why: on a power-limited GPU (the H200) the clocks move by several percent
-over a second, while the best candidates differ by one or two. Timed one
-after the other, each candidate sees its own clocks and the ranking follows
-them: session 13's tuner picked configs 2.5-4% behind the best one, which an
-interleaved probe of the same list put level with cuBLAS or ahead of it
-(``evidence/2026-12-01-h200-session13/c2/interleave.log``). gemmreg's own
-verdicts rest on the same rule: only samples taken side by side compare.
+Why: on a power-limited GPU (the H200) a kernel's time moves by 10-18% from
+one moment to the next, while the best candidates differ by one or two
+percent. Timed one after the other, each candidate sees its own clocks and
+the ranking follows them. At 8e21403 the tuner, timing each candidate once
+for 100 ms, picked configs that ``gemmreg bench`` put 2.5% behind cuBLAS at
+4096^3 fp16; an interleaved probe of the same list ran other configs level
+with cuBLAS there (``evidence/2026-12-01-h200-session13/c2/interleave.log``),
+and with this tuner the verdict became EQUIVALENT, twice (``c3``, ``c5``).
+gemmreg's own verdicts rest on the same rule: only samples taken side by
+side compare.
 
 So every round times every candidate once, and a candidate's score is its
 time against the round's average. The rounds come in pairs, forward then
