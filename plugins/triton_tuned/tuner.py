@@ -132,16 +132,18 @@ def tune(candidates: Sequence[Config], trial: Trial, rounds: int = interleaving.
                 skipped[name] = f"benchmark returned {ms!r} ms"
                 continue
             samples[name].append(ms)
+    # In the candidates' order, so ``min`` gives ties to the earlier candidate.
     timings = interleaving.scores({n: t for n, t in samples.items() if n not in skipped})
-    best: Config | None = None
-    for config in candidates:  # the earlier of equal times wins
-        if config.name in timings and (best is None or timings[config.name] < timings[best.name]):
-            best = config
     by_name = {config.name: config for config in candidates}
+
+    def fastest() -> Config | None:
+        return by_name[min(timings, key=timings.__getitem__)] if timings else None
+
+    best = fastest()
     while best is not None and (wrong := _recheck(best, trial)):
         skipped[best.name] = f"wrong result on a re-run: {wrong}"
         del timings[best.name]
-        best = by_name[min(timings, key=timings.__getitem__)] if timings else None
+        best = fastest()
     if best is None:
         reasons = "; ".join(f"{name}: {why}" for name, why in skipped.items())
         raise TuningFailed(f"no candidate config ran: {reasons or 'no candidates'}")
