@@ -816,3 +816,10 @@ def test_scores_refuse_samples_of_unequal_rounds():
     with pytest.raises(ValueError, match="one time per round"):
         interleaving.scores({"a": [1.0, 1.0], "b": [1.0]})
     assert interleaving.scores({}) == {}
+
+
+def test_equal_times_go_to_the_earlier_candidate():
+    first, second = tma(128, 256), tiled(64, 64)
+    times = {first.name: 1.0, second.name: 1.0}
+    assert tuner.tune([first, second], FakeTrial(times)).best == first
+    assert tuner.tune([second, first], FakeTrial(times)).best == second
