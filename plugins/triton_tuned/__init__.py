@@ -50,6 +50,7 @@ SOURCES = tuple(
         "interleaving.py",
         "kernels.py",
         "launchers.py",
+        "stream_k.py",
         "tma_rules.py",
         "transpose.py",
         "tuner.py",
@@ -133,7 +134,7 @@ def source_hash() -> str:
     """The kernel source, the candidate lists and how they are timed, for the
     cache key: a choice made by another kernel or another way of timing is
     made again."""
-    sources = ("kernels.py", "launchers.py", "transpose.py", "configs.py")
+    sources = ("kernels.py", "launchers.py", "stream_k.py", "transpose.py", "configs.py")
     timing = ("tuner.py", "interleaving.py", "device_trial.py")
     return tuning_cache.source_hash(
         [HERE / name for name in (*sources, *timing)],

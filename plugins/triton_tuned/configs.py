@@ -53,6 +53,9 @@ class Config:
     transpose_b: bool = False
     """TMA path, fp32 as TF32 with a row-major B: copy B K-major first
     (:mod:`.transpose`) instead of taking B^T through registers."""
+    stream_k: bool = False
+    """TMA path, persistent: one program per SM, the last rounds' tiles shared
+    out by K steps (:mod:`.stream_k`) instead of fewer programs in whole rounds."""
 
     @property
     def name(self) -> str:
@@ -65,6 +68,7 @@ class Config:
                 {1: "", 2: "-split"}.get(self.epilogue_parts, f"-split{self.epilogue_parts}"),
                 "" if self.persistent or self.path == "tiled" else "-pertile",
                 "-tb" if self.transpose_b else "",
+                "-sk" if self.stream_k else "",
             ]
         )
         return (
@@ -91,6 +95,8 @@ class Config:
             raise ValueError(f"group_m must be positive: {config}")
         if config.epilogue_parts not in (1, 2, 4):
             raise ValueError(f"epilogue_parts must be 1, 2 or 4: {config}")
+        if config.stream_k and not (config.path == "persistent_tma" and config.persistent):
+            raise ValueError(f"stream_k needs the persistent TMA path: {config}")
         return config
 
 
@@ -112,6 +118,7 @@ def _tma(
     persistent: bool = True,
     group_m: int = GROUP_M,
     transpose_b: bool = False,
+    stream_k: bool = False,
 ) -> Config:
     return Config(
         path="persistent_tma",
@@ -126,6 +133,7 @@ def _tma(
         persistent=persistent,
         group_m=group_m,
         transpose_b=transpose_b,
+        stream_k=stream_k,
     )
 
 
@@ -154,6 +162,10 @@ CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
     _tma(128, 128, 64, 4, 8, flatten=True),
     _tma(128, 256, 64, 3, 8, flatten=True, group_m=16),
     _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, group_m=16),
+    _tma(128, 256, 64, 3, 8, flatten=True, stream_k=True),
+    _tma(128, 256, 64, 4, 8, flatten=True, split=2, stream_k=True),
+    _tma(128, 256, 64, 3, 8, flatten=True, group_m=16, stream_k=True),
+    _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, stream_k=True),
 )
 """Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
 fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
@@ -177,6 +189,8 @@ CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2, transpose_b=True),
     _tma(128, 256, 32, 4, 8, split=4, transpose_b=True),
     _tma(128, 256, 32, 3, 8, split=2, flatten=True, transpose_b=True),
+    _tma(128, 256, 32, 3, 8, split=2, flatten=True, transpose_b=True, stream_k=True),
+    _tma(128, 256, 32, 4, 8, split=4, transpose_b=True, stream_k=True),
 )
 """Hopper, fp32 inputs as TF32. TF32 ``wgmma`` reads shared memory K-major
 only, so a row-major B takes one of two routes: through registers, the

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from gemmreg_plugins.triton_tuned import transpose
+from gemmreg_plugins.triton_tuned import stream_k, transpose
 from gemmreg_plugins.triton_tuned.configs import Config
 from gemmreg_plugins.triton_tuned.kernels import persistent_tma_kernel, tiled_kernel
 from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, tf32_swap, tma_refusal
@@ -88,12 +88,18 @@ def persistent_tma_launcher(
     kernel = persistent_tma_kernel()
     bm, bn, bk = config.block_m, config.block_n, config.block_k
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
-    programs = persistent_programs(tiles, num_sms) if config.persistent else tiles
+    if not config.persistent:
+        programs = tiles
+    elif config.stream_k:  # every SM, the last rounds cut by K steps
+        programs = min(tiles, num_sms)
+    else:
+        programs = persistent_programs(tiles, num_sms)
     grid = (programs,)
     # The kernel's step between one program's tiles, a constexpr: where every
     # program has one tile any step past the grid will do, and the SM count
     # keeps those launches on one compiled kernel whatever their tile count.
     step = programs if config.persistent and tiles > num_sms else num_sms
+    tail = stream_k.tail_tiles(tiles, programs) if config.stream_k else 0
     c_block = [bm, bn // config.epilogue_parts]
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
@@ -115,13 +121,19 @@ def persistent_tma_launcher(
             else TensorDescriptor.from_tensor(b, [bk, bn])
         )
         c_desc = TensorDescriptor.from_tensor(out, c_block)
+        pieces = counters = None
+        if tail:
+            pieces, counters = stream_k.buffers(out, tail, bm * bn)
         kernel[grid](
             a_desc,
             b_desc,
             c_desc,
+            pieces,
+            counters,
             m,
             n,
             k,
+            tiles - tail,
             BLOCK_M=bm,
             BLOCK_N=bn,
             BLOCK_K=bk,
@@ -135,6 +147,8 @@ def persistent_tma_launcher(
             EPILOGUE_PARTS=config.epilogue_parts,
             INPUT_PRECISION=input_precision,
             TF32_SWAP=swap,
+            STREAM_K=tail > 0,
+            SK_REVERSED=stream_k.REVERSED,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
         )
