@@ -162,9 +162,8 @@ CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
     _tma(128, 128, 64, 4, 8, flatten=True),
     _tma(128, 256, 64, 3, 8, flatten=True, group_m=16),
     _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, group_m=16),
-    _tma(128, 256, 64, 3, 8, flatten=True, stream_k=True),
-    _tma(128, 256, 64, 4, 8, flatten=True, split=2, stream_k=True),
     _tma(128, 256, 64, 3, 8, flatten=True, group_m=16, stream_k=True),
+    _tma(128, 256, 64, 3, 8, flatten=True, stream_k=True),
     _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, stream_k=True),
 )
 """Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
@@ -180,7 +179,16 @@ Those stay for shapes not probed; the tuner times every candidate in
 interleaved rounds (:mod:`.interleaving`), where a 1% gap is told apart.
 Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6; a
 4-stage 128x256x64 tile fits the 227 KB of shared memory only with the split
-epilogue."""
+epilogue.
+
+The three ``stream_k`` configs (:mod:`.stream_k`) are from session 14's
+interleaved probe (``evidence/2026-12-01-h200-session14/s1/sk_probe.log``,
+each against the same config in whole rounds of 128 programs): ahead at
+8192x14336x4096 (by 1.0-1.7%, level with cuBLAS) and at 8192^3 (0.7-1.0%),
+far behind at 4096^3 and 8192x4096x14336 (7-16%: the tail there is a
+quarter to a half of the work, and its K steps ran 1.5-1.8x slower than the
+rounds' ones), so the tuner has both kinds to choose from. A fourth, the
+4-stage split-epilogue form, was never the best of them and is left out."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),
@@ -189,8 +197,6 @@ CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2, transpose_b=True),
     _tma(128, 256, 32, 4, 8, split=4, transpose_b=True),
     _tma(128, 256, 32, 3, 8, split=2, flatten=True, transpose_b=True),
-    _tma(128, 256, 32, 3, 8, split=2, flatten=True, transpose_b=True, stream_k=True),
-    _tma(128, 256, 32, 4, 8, split=4, transpose_b=True, stream_k=True),
 )
 """Hopper, fp32 inputs as TF32. TF32 ``wgmma`` reads shared memory K-major
 only, so a row-major B takes one of two routes: through registers, the
@@ -202,7 +208,9 @@ probes``): the four swapped configs were each best or within 3% of the best
 swapped one somewhere; the copy route beat all of them at all four shapes
 (``fp32-probe-7-routes.json``), and the swapped ones stay for the shapes where
 a pass over B costs more than it saves. A 128x256 fp32 C tile needs its
-store split to fit beside 3 or 4 stages.
+store split to fit beside 3 or 4 stages. No ``stream_k`` config: in session
+14's probe (``s1/sk_probe.log``) the two tried were behind their whole-round
+forms at all four shapes (by 0.4-26%).
 
 Left out, measured: 256x128 tiles in the swapped form returned wrong results
 with Triton 3.6 on every call (the interpreter computes them right), and so

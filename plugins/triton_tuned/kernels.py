@@ -262,9 +262,10 @@ def _stream_k_fn() -> Any:
         start = pid.to(tl.int64) * total // PROGRAMS
         stop = (pid.to(tl.int64) + 1) * total // PROGRAMS
         first = start // k_tiles
-        rows = tl.arange(0, BLOCK_M).to(tl.int64)
-        cols = tl.arange(0, BLOCK_N).to(tl.int64)
-        at = rows[:, None] * BLOCK_N + cols[None, :]
+        # Offsets inside a slot fit 32 bits (a tile is at most 2^16 elements);
+        # the slot's base is a 64-bit scalar. 64-bit offsets here cost a tile's
+        # worth of register pairs.
+        at = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
         for j in tl.static_range(3):
             t = first + j
             lo = tl.maximum(start, t * k_tiles)

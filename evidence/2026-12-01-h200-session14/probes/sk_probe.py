@@ -58,7 +58,7 @@ def operands(m, n, k, dt, layout, seed=0):
 check_shapes = [
     (4096, 4096, 4096, "rowmajor"),
     (8192, 14336, 4096, "rowmajor"),
-    (4224, 4096, 1000, "rowmajor"),  # 33x16 = 528 tiles, K tail of 40
+    (4224, 4096, 1000, "rowmajor"),  # 33x16 = 528 tiles: 4 whole rounds of 132, K tail of 40
     (3000, 5000, 776, "rowmajor"),  # tails on M and N
     (4096, 4608, 64, "rowmajor"),  # one K step: no tile is cut
     (4096, 4096, 2056, "transposedA"),
