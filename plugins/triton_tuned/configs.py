@@ -163,8 +163,6 @@ CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
     _tma(128, 256, 64, 3, 8, flatten=True, group_m=16),
     _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, group_m=16),
     _tma(128, 256, 64, 3, 8, flatten=True, group_m=16, stream_k=True),
-    _tma(128, 256, 64, 3, 8, flatten=True, stream_k=True),
-    _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, stream_k=True),
 )
 """Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
 fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
@@ -181,14 +179,19 @@ Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6; a
 4-stage 128x256x64 tile fits the 227 KB of shared memory only with the split
 epilogue.
 
-The three ``stream_k`` configs (:mod:`.stream_k`) are from session 14's
-interleaved probe (``evidence/2026-12-01-h200-session14/s1/sk_probe.log``,
-each against the same config in whole rounds of 128 programs): ahead at
-8192x14336x4096 (by 1.0-1.7%, level with cuBLAS) and at 8192^3 (0.7-1.0%),
-far behind at 4096^3 and 8192x4096x14336 (7-16%: the tail there is a
-quarter to a half of the work, and its K steps ran 1.5-1.8x slower than the
-rounds' ones), so the tuner has both kinds to choose from. A fourth, the
-4-stage split-epilogue form, was never the best of them and is left out."""
+The ``stream_k`` config (:mod:`.stream_k`) is the best of four in session
+14's interleaved probe (``evidence/2026-12-01-h200-session14/s1/sk_probe.log``:
+one call per variant per round, L2 flushed), where each stream-K form led
+its whole-round form at 8192x14336x4096 (by 0.6-1.7%, level with cuBLAS)
+and at 8192^3 (0.4-1.0%), and was far behind at 4096^3 and 8192x4096x14336
+(7-16%: the tail there is a quarter to a half of the work, and its K steps
+ran 1.5-1.8x slower than the rounds' ones). The tuner's own bursts
+(``s3/choices.txt``) ranked every stream-K form behind the best whole-round
+one at all eight points, and ``gemmreg bench`` with it forced (``s4``) had it
+faster under graph replay (8192^3 1.031-1.033x of cuBLAS, against about
+1.02x without it; 8192x14336x4096 bf16 1.006x, against 0.98x) but behind
+end to end (0.945-0.983x); so one form stays, for the tuner
+to weigh, and three are left out."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),
