@@ -1,0 +1,115 @@
+"""triton_tuned's persistent kernel compiled natively for an H200 (sm_90), with
+no GPU here: Triton's compiler and ptxas run on the CPU.
+
+The interpreter tests check the arithmetic; this checks what only native
+code has. The plain form and the stream-K form fit in shared memory; every
+main loop of the stream-K tail is software-pipelined like the rounds' loop
+(TMA copies issued ahead, asynchronous ``wgmma``); a cut tile's arrival is
+one acquire-release atomic at GPU scope, behind a CTA barrier; the other
+piece is read back from L2 (``ld.global.cg``); and the plain form has no
+atomics at all.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = """
+import json, os, re
+import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
+os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from gemmreg_plugins.triton_tuned import kernels
+
+fn = kernels.persistent_tma_kernel()
+out = {}
+for form in ("plain", "stream_k"):
+    sk = form == "stream_k"
+    constexprs = dict(BLOCK_M=128, BLOCK_N=256, BLOCK_K=64, GROUP_M=16, PROGRAMS=132,
+                      A_TRANSPOSED=False, B_TRANSPOSED=False, FLATTEN=True, WS=False,
+                      PERSISTENT=True, EPILOGUE_PARTS=1, INPUT_PRECISION="ieee",
+                      TF32_SWAP=False, STREAM_K=sk, SK_REVERSED=False)
+    types = {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[64, 256]>",
+             "c_desc": "tensordesc<fp16[128, 256]>", "ws_ptr": "*fp32", "count_ptr": "*i32"}
+    if not sk:
+        constexprs.update(ws_ptr=None, count_ptr=None)
+    signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
+                 for name in fn.arg_names}
+    aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
+               if sk and name in ("ws_ptr", "count_ptr")}
+    compiled = triton.compile(
+        ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
+        target=GPUTarget("cuda", 90, 32),
+        options={"num_warps": 8, "num_stages": 3},
+    )
+    ttgir, ptx = compiled.asm["ttgir"], compiled.asm["ptx"]
+    out[form] = {
+        "shared": compiled.metadata.shared,
+        # a pipelined loop's operand buffers: one allocation of 3 stages per operand
+        "staged_buffers": len(re.findall(r"local_alloc : \\(\\) -> !ttg.memdesc<3x", ttgir)),
+        "async_dots": ttgir.count("warp_group_dot ") - ttgir.count("isAsync = false"),
+        "acq_rel_adds": len(re.findall(r"atom\\.global\\.gpu\\.acq_rel\\.add", ptx)),
+        "atomics": len(re.findall(r"\\batom\\.", ptx)),
+        "cg_loads": len(re.findall(r"ld\\.global\\.cg", ptx)),
+        "barriers": len(re.findall(r"bar\\.sync", ptx)),
+    }
+print(json.dumps(out))
+"""
+
+SHARED_MEMORY = 227 * 1024
+"""An H200 block's shared memory (232448 bytes)."""
+TAIL_PIECES = 3
+"""``stream_k_tail`` unrolls three pieces (a range touches three tiles at most)."""
+
+
+def _ptxas_ships_with_triton() -> bool:
+    spec = importlib.util.find_spec("triton")
+    if spec is None or spec.origin is None:
+        return False
+    return (Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "ptxas").exists()
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict:
+    if not _ptxas_ships_with_triton():
+        pytest.skip("this Triton has no NVIDIA backend with ptxas")
+    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("form", ["plain", "stream_k"])
+def test_both_forms_fit_in_shared_memory(compiled, form):
+    assert 0 < compiled[form]["shared"] <= SHARED_MEMORY
+
+
+def test_every_loop_of_the_tail_is_pipelined_like_the_rounds(compiled):
+    plain, sk = compiled["plain"], compiled["stream_k"]
+    assert plain["staged_buffers"] >= 2  # the rounds' loop: A's, B's (and their barriers') stages
+    # ... and the same again for each of the tail's unrolled pieces
+    assert sk["staged_buffers"] == plain["staged_buffers"] * (1 + TAIL_PIECES)
+    assert sk["async_dots"] >= (1 + TAIL_PIECES) * max(1, plain["async_dots"])
+
+
+def test_a_cut_tile_hands_over_through_one_acq_rel_atomic_and_l2(compiled):
+    sk = compiled["stream_k"]
+    assert sk["acq_rel_adds"] == TAIL_PIECES  # one per piece that may be cut
+    assert sk["barriers"] >= 2 * TAIL_PIECES  # before the count, and before the reads
+    assert sk["cg_loads"] > 0
+
+
+def test_the_plain_form_has_no_atomics(compiled):
+    assert compiled["plain"]["atomics"] == 0
+    assert compiled["plain"]["cg_loads"] == 0
