@@ -15,7 +15,8 @@ cuBLAS's while its wall time per sample varies far less, and the tuner
 (``do_bench``: one synchronisation per 20 ms) sees no such gap.
 
 What this measures, at 8192x14336x4096 and 8192x4096x14336 in fp16:
-1. each kernel's host time per launch (no synchronisation, GPU kept busy);
+1. each kernel's host time per launch (no synchronisation, GPU kept busy),
+   and of triton_tuned's own parts of it (the TMA checks, the descriptors);
 2. event times in batches of 1, 2, 4 and 8 samples, each batch after a
    synchronisation: the first sample of a batch against the others;
 3. the same with a ~200 us GPU sleep queued before each batch, so the host
@@ -61,6 +62,24 @@ for m, n, k in [(8192, 14336, 4096), (8192, 4096, 14336)]:
             host.append((time.perf_counter() - t0) * 1e6)
         torch.cuda.synchronize()
         row[name] = {"host_us": statistics.median(host)}
+    # the parts of triton_tuned's host path that are ours, not Triton's dispatch
+    from gemmreg_plugins.triton_tuned import tma_rules
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    for part, work in {
+        "tma_refusal": lambda: tma_rules.tma_refusal(a, b, c),
+        "three_descriptors": lambda: (
+            TensorDescriptor.from_tensor(a, [128, 64]),
+            TensorDescriptor.from_tensor(b, [64, 256]),
+            TensorDescriptor.from_tensor(c, [128, 256]),
+        ),
+    }.items():
+        spent = []
+        for _ in range(200):
+            t0 = time.perf_counter()
+            work()
+            spent.append((time.perf_counter() - t0) * 1e6)
+        row["triton_tuned"][f"{part}_us"] = statistics.median(spent)
     for primed in (False, True):
         for batch in (1, 2, 4, 8):
             for name, call in calls.items():
