@@ -179,9 +179,10 @@ Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6; a
 4-stage 128x256x64 tile fits the 227 KB of shared memory only with the split
 epilogue.
 
-The ``stream_k`` config (:mod:`.stream_k`) is the best of four in session
-14's interleaved probe (``evidence/2026-12-01-h200-session14/s1/sk_probe.log``:
-one call per variant per round, L2 flushed), where each stream-K form led
+The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
+8192x14336x4096 in session 14's interleaved probe
+(``evidence/2026-12-01-h200-session14/s1/sk_probe.log``: one call per
+variant per round, L2 flushed), where each stream-K form led
 its whole-round form at 8192x14336x4096 (by 0.6-1.7%, level with cuBLAS)
 and at 8192^3 (0.4-1.0%), and was far behind at 4096^3 and 8192x4096x14336
 (7-16%: the tail there is a quarter to a half of the work, and its K steps
