@@ -85,7 +85,7 @@ def tiled_kernel() -> Any:
     return gemm_tiled
 
 
-_k_step: Any = None
+_tile_acc: Any = None
 _tile_origin: Any = None
 _store_tile: Any = None
 _stream_k_tail: Any = None
@@ -98,8 +98,8 @@ def persistent_tma_kernel() -> Any:
     import triton
     import triton.language as tl
 
-    global _k_step, _tile_origin, _store_tile, _stream_k_tail
-    _k_step, _tile_origin, _store_tile = _tile_parts()
+    global _tile_acc, _tile_origin, _store_tile, _stream_k_tail
+    _tile_acc, _tile_origin, _store_tile = _tile_parts()
     _stream_k_tail = _stream_k_fn()
 
     @triton.jit
@@ -142,23 +142,16 @@ def persistent_tma_kernel() -> Any:
         step: tl.constexpr = PROGRAMS if PERSISTENT else 1
         end = num_tiles if PERSISTENT else pid + 1
         if STREAM_K:  # tiles from dp_tiles on are shared out by K steps first
-            _stream_k_tail(a_desc, b_desc, c_desc, ws_ptr, count_ptr, pid, m, n, k, dp_tiles,
-                           BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M, PROGRAMS, A_TRANSPOSED,
-                           B_TRANSPOSED, EPILOGUE_PARTS, INPUT_PRECISION, TF32_SWAP,
-                           SK_REVERSED)  # fmt: skip
+            _stream_k_tail(a_desc, b_desc, c_desc, ws_ptr, count_ptr, pid, tiles_m,
+                           tiles_per_group, k_tiles, num_tiles - dp_tiles, dp_tiles, BLOCK_M,
+                           BLOCK_N, BLOCK_K, GROUP_M, PROGRAMS, A_TRANSPOSED, B_TRANSPOSED,
+                           EPILOGUE_PARTS, INPUT_PRECISION, TF32_SWAP, SK_REVERSED)  # fmt: skip
             end = dp_tiles
         store_tile = pid - step
         for tile in tl.range(pid, end, step, flatten=FLATTEN, warp_specialize=WS):
             off_m, off_n = _tile_origin(tile, tiles_m, tiles_per_group, GROUP_M, BLOCK_M, BLOCK_N)
-            if TF32_SWAP:
-                acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # C^T
-            else:
-                acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for kk in range(k_tiles):
-                acc = _k_step(a_desc, b_desc, acc, off_m, off_n, kk * BLOCK_K, A_TRANSPOSED,
-                              B_TRANSPOSED, TF32_SWAP, INPUT_PRECISION)  # fmt: skip
-            if TF32_SWAP:
-                acc = acc.T
+            acc = _tile_acc(a_desc, b_desc, off_m, off_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                            A_TRANSPOSED, B_TRANSPOSED, TF32_SWAP, INPUT_PRECISION)  # fmt: skip
             store_tile += step
             store_m, store_n = _tile_origin(
                 store_tile, tiles_m, tiles_per_group, GROUP_M, BLOCK_M, BLOCK_N
@@ -170,30 +163,42 @@ def persistent_tma_kernel() -> Any:
 
 @functools.cache
 def _tile_parts() -> tuple[Any, Any, Any]:
-    """One K step, a tile's origin, and the epilogue: the persistent loop's
-    body, shared with the stream-K tail so the two cannot drift apart."""
+    """A tile's product over a range of K, its origin, and the epilogue: the
+    persistent loop's body, shared with the stream-K tail so the two cannot
+    drift apart."""
     import triton
     import triton.language as tl
 
     @triton.jit
-    def k_step(a_desc, b_desc, acc, off_m, off_n, off_k, A_TRANSPOSED: tl.constexpr,
-               B_TRANSPOSED: tl.constexpr, TF32_SWAP: tl.constexpr,
-               INPUT_PRECISION: tl.constexpr):  # fmt: skip
-        if A_TRANSPOSED:  # noqa: SIM108 (a constexpr branch, as the compiler sees it)
-            a = a_desc.load([off_k, off_m]).T  # A^T is K x M, contiguous
-        else:
-            a = a_desc.load([off_m, off_k])
-        if B_TRANSPOSED:  # noqa: SIM108
-            b = b_desc.load([off_n, off_k]).T  # B^T is N x K, contiguous
-        else:
-            b = b_desc.load([off_k, off_n])
+    def tile_acc(a_desc, b_desc, off_m, off_n, k_first, k_end, BLOCK_M: tl.constexpr,
+                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_TRANSPOSED: tl.constexpr,
+                 B_TRANSPOSED: tl.constexpr, TF32_SWAP: tl.constexpr,
+                 INPUT_PRECISION: tl.constexpr):  # fmt: skip
+        """The fp32 product of the tile at (off_m, off_n) over K steps
+        ``k_first`` to ``k_end``, as a BLOCK_M x BLOCK_N tile."""
         if TF32_SWAP:
-            # C^T = B^T A^T with B^T from registers: see ``tf32_swap``.
-            bits = b.to(tl.uint32, bitcast=True) & 0xFFFFE000  # TF32: 10 mantissa bits
-            b_t = bits.to(tl.float32, bitcast=True).T
-            acc = tl.dot(b_t, a.T, acc, input_precision=INPUT_PRECISION)
+            acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # C^T
         else:
-            acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for kk in range(k_first, k_end):
+            off_k = kk * BLOCK_K
+            if A_TRANSPOSED:  # noqa: SIM108 (a constexpr branch, as the compiler sees it)
+                a = a_desc.load([off_k, off_m]).T  # A^T is K x M, contiguous
+            else:
+                a = a_desc.load([off_m, off_k])
+            if B_TRANSPOSED:  # noqa: SIM108
+                b = b_desc.load([off_n, off_k]).T  # B^T is N x K, contiguous
+            else:
+                b = b_desc.load([off_k, off_n])
+            if TF32_SWAP:
+                # C^T = B^T A^T with B^T from registers: see ``tf32_swap``.
+                bits = b.to(tl.uint32, bitcast=True) & 0xFFFFE000  # TF32: 10 mantissa bits
+                b_t = bits.to(tl.float32, bitcast=True).T
+                acc = tl.dot(b_t, a.T, acc, input_precision=INPUT_PRECISION)
+            else:
+                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
+        if TF32_SWAP:
+            acc = acc.T
         return acc
 
     @triton.jit
@@ -228,7 +233,7 @@ def _tile_parts() -> tuple[Any, Any, Any]:
                 c_desc.store([store_m, store_n + half], q2.to(c_desc.dtype))
                 c_desc.store([store_m, store_n + half + quarter], q3.to(c_desc.dtype))
 
-    return k_step, tile_origin, store_tile
+    return tile_acc, tile_origin, store_tile
 
 
 @functools.cache
@@ -238,8 +243,8 @@ def _stream_k_fn() -> Any:
     import triton.language as tl
 
     @triton.jit
-    def stream_k_tail(a_desc, b_desc, c_desc, ws_ptr, count_ptr, pid, m, n, k, dp_tiles,
-                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    def stream_k_tail(a_desc, b_desc, c_desc, ws_ptr, count_ptr, pid, tiles_m,
+                      tiles_per_group, k_tiles, tail_tiles, dp_tiles, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
                       GROUP_M: tl.constexpr, PROGRAMS: tl.constexpr,
                       A_TRANSPOSED: tl.constexpr, B_TRANSPOSED: tl.constexpr,
                       EPILOGUE_PARTS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
@@ -254,11 +259,7 @@ def _stream_k_fn() -> Any:
         piece is the one to arrive second."""
         if REVERSED:
             pid = PROGRAMS - 1 - pid
-        tiles_m = tl.cdiv(m, BLOCK_M)
-        tiles_n = tl.cdiv(n, BLOCK_N)
-        k_tiles = tl.cdiv(k, BLOCK_K)
-        tiles_per_group = GROUP_M * tiles_n
-        total = (tiles_m * tiles_n - dp_tiles).to(tl.int64) * k_tiles
+        total = tail_tiles.to(tl.int64) * k_tiles
         start = pid.to(tl.int64) * total // PROGRAMS
         stop = (pid.to(tl.int64) + 1) * total // PROGRAMS
         first = start // k_tiles
@@ -273,15 +274,9 @@ def _stream_k_fn() -> Any:
             if lo < hi:
                 off_m, off_n = _tile_origin((dp_tiles + t).to(tl.int32), tiles_m,
                                             tiles_per_group, GROUP_M, BLOCK_M, BLOCK_N)  # fmt: skip
-                if TF32_SWAP:
-                    acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # C^T
-                else:
-                    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-                for kk in range((lo - t * k_tiles).to(tl.int32), (hi - t * k_tiles).to(tl.int32)):
-                    acc = _k_step(a_desc, b_desc, acc, off_m, off_n, kk * BLOCK_K, A_TRANSPOSED,
-                                  B_TRANSPOSED, TF32_SWAP, INPUT_PRECISION)  # fmt: skip
-                if TF32_SWAP:
-                    acc = acc.T
+                acc = _tile_acc(a_desc, b_desc, off_m, off_n, (lo - t * k_tiles).to(tl.int32),
+                                (hi - t * k_tiles).to(tl.int32), BLOCK_M, BLOCK_N, BLOCK_K,
+                                A_TRANSPOSED, B_TRANSPOSED, TF32_SWAP, INPUT_PRECISION)  # fmt: skip
                 if hi - lo == k_tiles:
                     _store_tile(c_desc, acc, off_m, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
                 else:
