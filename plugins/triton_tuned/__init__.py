@@ -131,15 +131,12 @@ def capabilities_for(kind: gemmreg.Backend) -> gemmreg.Capabilities:
 
 @functools.cache
 def source_hash() -> str:
-    """The kernel source, the candidate lists and how they are timed, for the
-    cache key: a choice made by another kernel or another way of timing is
-    made again."""
-    sources = ("kernels.py", "launchers.py", "stream_k.py", "transpose.py", "configs.py")
-    timing = ("tuner.py", "interleaving.py", "device_trial.py")
-    return tuning_cache.source_hash(
-        [HERE / name for name in (*sources, *timing)],
-        configs.describe_lists(),
-    )
+    """Every source file of the plugin (``SOURCES``: the kernels, the
+    candidate lists, the routes and precision chosen, how candidates are
+    timed) and the lists as text, for the cache key: a choice made by another
+    kernel or another way of choosing is made again. One list of files, so a
+    new module cannot be left out of the key."""
+    return tuning_cache.source_hash(SOURCES, configs.describe_lists())
 
 
 def _meta_operands(problem: gemmreg.Problem, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
