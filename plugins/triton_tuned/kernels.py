@@ -89,18 +89,20 @@ _tile_acc: Any = None
 _tile_origin: Any = None
 _store_tile: Any = None
 _stream_k_tail: Any = None
-"""The persistent kernel's jitted parts, set when it is built: module globals,
-because Triton's interpreter re-runs a kernel's source without its closures."""
+"""The persistent kernel's jitted parts (:mod:`.tile_parts`, the stream-K tail
+of :mod:`.stream_k_tail`), set when it is built: module globals, because Triton's
+interpreter re-runs a kernel's source without its closures."""
 
 
 @functools.cache
 def persistent_tma_kernel() -> Any:
     import triton
     import triton.language as tl
+    from gemmreg_plugins.triton_tuned import stream_k_tail, tile_parts
 
     global _tile_acc, _tile_origin, _store_tile, _stream_k_tail
-    _tile_acc, _tile_origin, _store_tile = _tile_parts()
-    _stream_k_tail = _stream_k_fn()
+    _tile_acc, _tile_origin = tile_parts.tile_acc, tile_parts.tile_origin
+    _store_tile, _stream_k_tail = tile_parts.store_tile, stream_k_tail.stream_k_tail
 
     @triton.jit
     def gemm_persistent_tma(
@@ -159,142 +161,3 @@ def persistent_tma_kernel() -> Any:
             _store_tile(c_desc, acc, store_m, store_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
 
     return gemm_persistent_tma
-
-
-@functools.cache
-def _tile_parts() -> tuple[Any, Any, Any]:
-    """A tile's product over a range of K, its origin, and the epilogue: the
-    persistent loop's body, shared with the stream-K tail so the two cannot
-    drift apart."""
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def tile_acc(a_desc, b_desc, off_m, off_n, k_first, k_end, BLOCK_M: tl.constexpr,
-                 BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, A_TRANSPOSED: tl.constexpr,
-                 B_TRANSPOSED: tl.constexpr, TF32_SWAP: tl.constexpr,
-                 INPUT_PRECISION: tl.constexpr):  # fmt: skip
-        """The fp32 product of the tile at (off_m, off_n) over K steps
-        ``k_first`` to ``k_end``, as a BLOCK_M x BLOCK_N tile."""
-        if TF32_SWAP:
-            acc = tl.zeros((BLOCK_N, BLOCK_M), dtype=tl.float32)  # C^T
-        else:
-            acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for kk in range(k_first, k_end):
-            off_k = kk * BLOCK_K
-            if A_TRANSPOSED:  # noqa: SIM108 (a constexpr branch, as the compiler sees it)
-                a = a_desc.load([off_k, off_m]).T  # A^T is K x M, contiguous
-            else:
-                a = a_desc.load([off_m, off_k])
-            if B_TRANSPOSED:  # noqa: SIM108
-                b = b_desc.load([off_n, off_k]).T  # B^T is N x K, contiguous
-            else:
-                b = b_desc.load([off_k, off_n])
-            if TF32_SWAP:
-                # C^T = B^T A^T with B^T from registers: see ``tf32_swap``.
-                bits = b.to(tl.uint32, bitcast=True) & 0xFFFFE000  # TF32: 10 mantissa bits
-                b_t = bits.to(tl.float32, bitcast=True).T
-                acc = tl.dot(b_t, a.T, acc, input_precision=INPUT_PRECISION)
-            else:
-                acc = tl.dot(a, b, acc, input_precision=INPUT_PRECISION)
-        if TF32_SWAP:
-            acc = acc.T
-        return acc
-
-    @triton.jit
-    def tile_origin(tile, tiles_m, tiles_per_group, GROUP_M: tl.constexpr,
-                    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
-        """Grouped order: ``GROUP_M`` tile rows walk down one column of B."""
-        first_m = (tile // tiles_per_group) * GROUP_M
-        group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
-        off_m = (first_m + (tile % tiles_per_group) % group_rows) * BLOCK_M
-        off_n = ((tile % tiles_per_group) // group_rows) * BLOCK_N
-        return off_m, off_n
-
-    @triton.jit
-    def store_tile(c_desc, acc, store_m, store_n, BLOCK_M: tl.constexpr,
-                   BLOCK_N: tl.constexpr, EPILOGUE_PARTS: tl.constexpr):  # fmt: skip
-        if EPILOGUE_PARTS == 1:
-            c_desc.store([store_m, store_n], acc.to(c_desc.dtype))
-        else:
-            # Stores of half (or quarter) width: the epilogue's staging buffer
-            # shrinks with them, which leaves shared memory for one more stage.
-            half: tl.constexpr = BLOCK_N // 2
-            left, right = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, half)), (0, 2, 1)))
-            if EPILOGUE_PARTS == 2:
-                c_desc.store([store_m, store_n], left.to(c_desc.dtype))
-                c_desc.store([store_m, store_n + half], right.to(c_desc.dtype))
-            else:
-                quarter: tl.constexpr = BLOCK_N // 4
-                q0, q1 = tl.split(tl.permute(tl.reshape(left, (BLOCK_M, 2, quarter)), (0, 2, 1)))
-                q2, q3 = tl.split(tl.permute(tl.reshape(right, (BLOCK_M, 2, quarter)), (0, 2, 1)))
-                c_desc.store([store_m, store_n], q0.to(c_desc.dtype))
-                c_desc.store([store_m, store_n + quarter], q1.to(c_desc.dtype))
-                c_desc.store([store_m, store_n + half], q2.to(c_desc.dtype))
-                c_desc.store([store_m, store_n + half + quarter], q3.to(c_desc.dtype))
-
-    return tile_acc, tile_origin, store_tile
-
-
-@functools.cache
-def _stream_k_fn() -> Any:
-    """The stream-K tail (:mod:`.stream_k` says why and how it is split)."""
-    import triton
-    import triton.language as tl
-
-    @triton.jit
-    def stream_k_tail(a_desc, b_desc, c_desc, ws_ptr, count_ptr, pid, tiles_m,
-                      tiles_per_group, k_tiles, tail_tiles, dp_tiles, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-                      GROUP_M: tl.constexpr, PROGRAMS: tl.constexpr,
-                      A_TRANSPOSED: tl.constexpr, B_TRANSPOSED: tl.constexpr,
-                      EPILOGUE_PARTS: tl.constexpr, INPUT_PRECISION: tl.constexpr,
-                      TF32_SWAP: tl.constexpr, REVERSED: tl.constexpr):  # fmt: skip
-        """The K steps of tiles ``dp_tiles`` on, cut into ``PROGRAMS`` equal
-        ranges; this program's range covers the end of one tile, maybe a whole
-        one, and the start of another (at most three). A whole tile is stored
-        at once; a tile cut in two has each piece written to its slot, and the
-        second piece to arrive adds the other to its own and stores C.
-        ``REVERSED`` (tests only) hands the ranges out last to first, so that
-        under the interpreter, which runs programs in order, a tile's first
-        piece is the one to arrive second."""
-        if REVERSED:
-            pid = PROGRAMS - 1 - pid
-        total = tail_tiles.to(tl.int64) * k_tiles
-        start = pid.to(tl.int64) * total // PROGRAMS
-        stop = (pid.to(tl.int64) + 1) * total // PROGRAMS
-        first = start // k_tiles
-        # Offsets inside a slot fit 32 bits (a tile is at most 2^16 elements);
-        # the slot's base is a 64-bit scalar. 64-bit offsets here cost a tile's
-        # worth of register pairs.
-        at = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-        for j in tl.static_range(3):
-            t = first + j
-            lo = tl.maximum(start, t * k_tiles)
-            hi = tl.minimum(stop, (t + 1) * k_tiles)
-            if lo < hi:
-                off_m, off_n = _tile_origin((dp_tiles + t).to(tl.int32), tiles_m,
-                                            tiles_per_group, GROUP_M, BLOCK_M, BLOCK_N)  # fmt: skip
-                acc = _tile_acc(a_desc, b_desc, off_m, off_n, (lo - t * k_tiles).to(tl.int32),
-                                (hi - t * k_tiles).to(tl.int32), BLOCK_M, BLOCK_N, BLOCK_K,
-                                A_TRANSPOSED, B_TRANSPOSED, TF32_SWAP, INPUT_PRECISION)  # fmt: skip
-                if hi - lo == k_tiles:
-                    _store_tile(c_desc, acc, off_m, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
-                else:
-                    # Slot 0 holds the piece with the tile's first K step. The sum of
-                    # two pieces is the same whichever adds (a + b == b + a exactly),
-                    # so C is the same bits whoever arrives second.
-                    piece = (lo != t * k_tiles).to(tl.int64)
-                    slots = ws_ptr + t * (2 * BLOCK_M * BLOCK_N)
-                    tl.store(slots + piece * (BLOCK_M * BLOCK_N) + at, acc)
-                    tl.debug_barrier()  # every thread's piece is out before the count says so
-                    arrived = tl.atomic_add(count_ptr + t, 1, sem="acq_rel")
-                    if arrived == 1:
-                        tl.debug_barrier()  # the acquire (one thread's) before every load
-                        other = tl.load(slots + (1 - piece) * (BLOCK_M * BLOCK_N) + at,
-                                        cache_modifier=".cg")  # fmt: skip
-                        total_acc = acc + other
-                        _store_tile(c_desc, total_acc, off_m, off_n, BLOCK_M, BLOCK_N,
-                                    EPILOGUE_PARTS)  # fmt: skip
-                        tl.atomic_xchg(count_ptr + t, 0, sem="relaxed")  # clean for the next call
-
-    return stream_k_tail

@@ -1,0 +1,89 @@
+"""One launch configuration of triton_tuned's kernels (:class:`Config`): its
+fields, its short name (the key of timings and skip reasons in the tuning
+cache) and the checks a config read back from that cache must pass.
+Which configs are candidates, and for which shapes, is :mod:`.configs`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import attrs
+
+KernelPath = Literal["tiled", "persistent_tma"]
+PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma")
+
+GROUP_M = 8
+"""Tile rows walked down one column of B before moving on: L2 reuse of B."""
+MIN_BLOCK = 16
+"""``tl.dot`` needs every block edge >= 16."""
+
+
+@attrs.frozen(kw_only=True, order=True)
+class Config:
+    """One launch configuration. ``ws`` (warp specialisation of the tile loop)
+    and ``flatten`` only mean something on the persistent path."""
+
+    path: KernelPath
+    block_m: int
+    block_n: int
+    block_k: int
+    num_stages: int
+    num_warps: int
+    group_m: int = GROUP_M
+    flatten: bool = False
+    ws: bool = False
+    epilogue_parts: int = 1
+    """TMA path: store C in this many boxes of ``block_n / epilogue_parts``
+    columns (1, 2 or 4): the epilogue's shared memory shrinks with the box."""
+    persistent: bool = True
+    """TMA path only: False launches one program per tile instead of one per SM."""
+    transpose_b: bool = False
+    """TMA path, fp32 as TF32 with a row-major B: copy B K-major first
+    (:mod:`.transpose`) instead of taking B^T through registers."""
+    stream_k: bool = False
+    """TMA path, persistent: one program per SM, the last rounds' tiles shared
+    out by K steps (:mod:`.stream_k`) instead of fewer programs in whole rounds."""
+
+    @property
+    def name(self) -> str:
+        """A short, stable label: the key of timings and skip reasons in the cache."""
+        extras = "".join(
+            [
+                f"g{self.group_m}",
+                "-flat" if self.flatten else "",
+                "-ws" if self.ws else "",
+                {1: "", 2: "-split"}.get(self.epilogue_parts, f"-split{self.epilogue_parts}"),
+                "" if self.persistent or self.path == "tiled" else "-pertile",
+                "-tb" if self.transpose_b else "",
+                "-sk" if self.stream_k else "",
+            ]
+        )
+        return (
+            f"{self.path}:{self.block_m}x{self.block_n}x{self.block_k}"
+            f"-s{self.num_stages}-w{self.num_warps}-{extras}"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Config:
+        """Rebuild a config read from the cache; raises ``ValueError`` (or
+        ``TypeError``) on anything that is not one, so a foreign entry is a miss."""
+        config = cls(**dict(data))
+        if config.path not in PATHS:
+            raise ValueError(f"unknown kernel path {config.path!r}")
+        for size in (config.block_m, config.block_n, config.block_k):
+            if not isinstance(size, int) or size < MIN_BLOCK or size & (size - 1):
+                raise ValueError(f"block sizes must be powers of two >= {MIN_BLOCK}: {config}")
+        if not all(isinstance(v, int) and v >= 1 for v in (config.num_stages, config.num_warps)):
+            raise ValueError(f"num_stages and num_warps must be positive: {config}")
+        if not isinstance(config.group_m, int) or config.group_m < 1:
+            raise ValueError(f"group_m must be positive: {config}")
+        if config.epilogue_parts not in (1, 2, 4):
+            raise ValueError(f"epilogue_parts must be 1, 2 or 4: {config}")
+        if config.stream_k and not (config.path == "persistent_tma" and config.persistent):
+            raise ValueError(f"stream_k needs the persistent TMA path: {config}")
+        return config
