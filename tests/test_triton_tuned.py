@@ -505,15 +505,34 @@ def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_abl
     """Grouped persistent tile loop, TMA zero-fill and clipping, in-kernel
     transposes and the per-launch fallback, checked in float64 (the interpreter
     multiplies in fp32, so the GPU's TF32 is not exercised here)."""
-    import torch
     from gemmreg.contract import backend
-    from gemmreg.contract.inputs import apply_layout, torch_dtype
 
     assert backend.current().triton_interpreter
     if tma_able and interpreter_refuses_byte_aligned_strides():
         pytest.skip("this Triton's interpreter checks TMA strides in elements, not bytes")
+    assert launch_guarded(config, shape, dtype, layout, sms, seed=7, tma_able=tma_able) < 2e-3
+
+
+def launch_guarded(
+    config: Config,
+    shape: tuple[int, int, int],
+    dtype: str,
+    layout: str,
+    sms: int,
+    *,
+    seed: int,
+    tma_able: bool = True,
+    precision: str = "ieee",
+) -> float:
+    """One launch of ``config`` on random operands laid out as ``layout``, into
+    a C inside guard words: asserts that TMA takes (or refuses) the operands
+    as ``tma_able`` says and that the guards are untouched, and returns the
+    largest error against the float64 product, relative to max |A|@|B|."""
+    import torch
+    from gemmreg.contract.inputs import apply_layout, torch_dtype
+
     m, n, k = shape
-    generator = torch.Generator().manual_seed(7)
+    generator = torch.Generator().manual_seed(seed)
     a = torch.randn(m, k, generator=generator).to(torch_dtype(dtype))
     b = torch.randn(k, n, generator=generator).to(torch_dtype(dtype))
     expected = a.double() @ b.double()
@@ -522,11 +541,11 @@ def test_the_persistent_path_under_the_interpreter(layout, shape, dtype, tma_abl
     out = buffer[32 : 32 + m * n].view(m, n)
     out.fill_(float("nan"))
     assert (tma_rules.tma_refusal(a, b, out) is None) == tma_able
-    launch = launchers.launcher(config, m, n, k, "ieee", sms, fallback=SMALL_TILED)
+    launch = launchers.launcher(config, m, n, k, precision, sms, fallback=SMALL_TILED)
     launch(a, b, out)
     scale = (a.double().abs() @ b.double().abs()).max()
-    assert float((out.double() - expected).abs().max() / scale) < 2e-3
     assert bool((buffer[:32] == -1280).all() and (buffer[-32:] == -1280).all())
+    return float((out.double() - expected).abs().max() / scale)
 
 
 @pytest.mark.parametrize(

@@ -18,10 +18,12 @@ pieces add the same whichever is added to which, so C is the same bits on
 every call. The tail runs before the rounds, so its hand-overs overlap the
 work every program still has.
 
-The buffers are cached per stream and left clean by every call (the program
-that stores a cut tile puts its counter back to 0), so no call pays for a
-memset: the arrangement, and its reasons, are those of the split-K package's
-workspace (``examples/gemmreg-splitk``).
+The kernel side is :mod:`.stream_k_tail`; this module is the host's: which
+tiles form the tail, and the buffers. The buffers are cached per stream and
+left clean by every call (the program that stores a cut tile puts its
+counter back to 0), so no call pays for a memset: the arrangement, and its
+reasons, are those of the split-K package's workspace
+(``examples/gemmreg-splitk``).
 """
 
 from __future__ import annotations
