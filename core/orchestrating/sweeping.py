@@ -37,7 +37,8 @@ def clock_description(info: BackendInfo, device_name: str = "") -> str:
     """How this backend's figures are timed, as a report states it."""
     if info.is_gpu:
         return (
-            f"GPU events on {device_name or info.device_name}, L2 flushed before every sample; "
+            f"GPU events on {device_name or info.device_name}, L2 flushed (read, left clean) "
+            "before every sample, each batch of samples queued behind a spin; "
             "clocks, power and throttle reasons read around every slot (NVML)"
         )
     return f"perf_counter on the CPU ({info.device_name}), no L2 flush, Triton interpreted"

@@ -1,9 +1,9 @@
 """The clocks a worker times kernels with.
 
 On a GPU a sample is one pair of events on the launch stream around one call,
-with L2 flushed (a buffer of ``L2_FLUSH_MULTIPLE`` x L2) before each pair,
-outside it; the samples of one slot are queued together and read after one
-synchronisation. Events time one stream only: whether a call's work stayed
+with L2 flushed (a buffer of ``L2_FLUSH_MULTIPLE`` x L2 read) before each pair,
+outside it; the samples of one slot are queued in batches, each behind a
+short spin and read after one synchronisation. Events time one stream only: whether a call's work stayed
 inside that interval is checked apart (:mod:`gemmreg.running.device_activity`). On
 the CPU (torch's CPU ops and Triton's interpreter, both synchronous)
 ``time.perf_counter`` brackets the call, with no flush.
@@ -16,7 +16,36 @@ from collections.abc import Callable
 from typing import Any
 
 L2_FLUSH_MULTIPLE = 4
-"""The flush buffer is this many times the device's L2, so nothing of A, B or C survives."""
+"""The flush buffer is this many times the device's L2, so nothing of A, B or C survives.
+
+The flush *reads* the buffer, so the L2 it leaves holds clean lines only.
+Zeroing it instead (as ``triton.testing.do_bench`` does, and gemmreg did up
+to session 14) leaves an L2 full of dirty lines that the timed kernel must
+write back, and on the H200 that cost moved from process to process and from
+kernel to kernel. In ``evidence/2026-12-02-h200-session15/`` (``t1``, ``t2``:
+two processes, 60 samples each, device kernel times from CUPTI) cuBLAS's
+kernel at 8192x4096x14336 took 1210 and 1228 us after a read and 1210 and
+1313 us after a zeroing; triton_tuned's 1213 and 1225 us after a read, 1338
+and 1357 us after a zeroing; at 8192x14336x4096 in ``t1`` cuBLAS's took
+1250 us after a read and 1372 us after a zeroing (triton_tuned's 1253 and
+1337 us). After a read the two kernels
+were within 0.4% of each other at both shapes in both processes. A penalty
+drawn once per process (the verdict's unit) widened every interval at large
+shapes, and a kernel could lose a verdict to where the flush buffer lay."""
+BATCH_LEAD_CYCLES = 500_000
+"""Each batch of samples is queued behind a GPU spin of this many cycles
+(0.25-0.36 ms at 1.4-2 GHz), so that the host has queued the first call
+before the GPU reaches it, as it has for every later sample of the batch.
+Without it the first sample after a synchronisation started on an idle GPU:
+its flush (about 80 us on the H200) was all that hid the host's launch path,
+and a launch path longer than that landed inside the events of that sample
+only. In session 15's trace (``t2``, two samples per batch) triton_tuned's
+GEMM began 44 us after the flush ended in the first sample of a batch at
+8192x14336x4096 and 2.4 us after it in the second, cuBLAS's 4.5 us after in
+both; the first samples' events were 3.9% longer than the second ones', a
+handicap of one kernel decided by batch position. Host time still shows
+where it holds the stream up (a launch path longer than a sample's flush
+and device work)."""
 DEFAULT_L2_BYTES = 64 * 2**20
 """Assumed L2 size where the device does not report one."""
 GRAPH_TARGET_MS = 2.0
@@ -27,18 +56,34 @@ GRAPH_MAX_CALLS = 200
 Call = Callable[[], None]
 
 
+def gpu_spin(torch: Any, cycles: int) -> None:
+    """Queue a one-thread kernel that spins ``cycles`` GPU clock cycles on the
+    current stream. Private torch API (``torch.cuda._sleep``), kept behind
+    this one function."""
+    torch.cuda._sleep(cycles)
+
+
 class GpuClock:
     name = "cuda-events"
 
-    def __init__(self, flush: bool):
-        import torch
-
+    def __init__(self, flush: bool, torch: Any = None):
+        """:param torch: the torch module (a stand-in in tests)."""
+        if torch is None:
+            import torch
         self.torch = torch
         self.buffer: Any = None
+        self.sink: Any = None
         if flush:
             props = torch.cuda.get_device_properties(torch.cuda.current_device())
             l2_bytes = getattr(props, "L2_cache_size", 0) or DEFAULT_L2_BYTES
-            self.buffer = torch.empty(L2_FLUSH_MULTIPLE * l2_bytes, dtype=torch.int8, device="cuda")
+            words = L2_FLUSH_MULTIPLE * l2_bytes // 8
+            self.buffer = torch.zeros(words, dtype=torch.int64, device="cuda")
+            self.sink = torch.zeros((), dtype=torch.int64, device="cuda")
+
+    def flush_l2(self) -> None:
+        """Read the whole flush buffer (its sum into ``sink``): A, B and C are
+        evicted and the lines left behind are clean (``L2_FLUSH_MULTIPLE``)."""
+        self.torch.sum(self.buffer, dim=0, out=self.sink)
 
     def samples(self, call: Call, count: int) -> list[float]:
         torch = self.torch
@@ -47,9 +92,10 @@ class GpuClock:
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             for _ in range(count)
         ]
+        gpu_spin(torch, BATCH_LEAD_CYCLES)  # the host gets ahead: BATCH_LEAD_CYCLES
         for start, end in pairs:
             if self.buffer is not None:
-                self.buffer.zero_()  # evicts A, B and C from L2; outside the events
+                self.flush_l2()  # outside the events
             start.record(stream)
             call()
             end.record(stream)

@@ -30,6 +30,7 @@ from gemmreg.judging.activity_analysis import (
     analyse,
     analyse_interleaved,
 )
+from gemmreg.running.clocks import gpu_spin
 from gemmreg.running.sync_check import (
     SYNC_BUDGET_S,
     SYNC_CHECK_CALLS,
@@ -155,8 +156,8 @@ def activities_from_events(events: Iterable[Any]) -> list[Activity]:
 def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
     """Run ``M c1 M c2 ... cN M`` under torch's profiler and return the device activities.
 
-    Private torch API, kept here: ``torch.cuda._sleep`` (the marker) and the
-    profiler's kineto results (``prof.profiler.kineto_results.events()``), the
+    Private torch API: ``torch.cuda._sleep`` (the marker, behind
+    :func:`gemmreg.running.clocks.gpu_spin`) and, kept here, the profiler's kineto results (``prof.profiler.kineto_results.events()``), the
     only place where device timestamps and stream ids of every activity are
     exposed.
 
@@ -175,12 +176,12 @@ def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
 
     torch.cuda.synchronize()
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        torch.cuda._sleep(MARKER_CYCLES)
+        gpu_spin(torch, MARKER_CYCLES)
         for call in sequence:
             call()
             call_done = torch.cuda.Event()
             call_done.record()
-            torch.cuda._sleep(MARKER_CYCLES)
+            gpu_spin(torch, MARKER_CYCLES)
             call_done.synchronize()
         time.sleep(PROFILE_GRACE_S)
         torch.cuda.synchronize()
