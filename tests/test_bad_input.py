@@ -76,6 +76,8 @@ def cli_offline(monkeypatch, capsys, tmp_path):
         (["report", ""], "argument runs: is empty"),
         (["report", "a", "b", "c"], "a: no such run directory"),
         (["frobnicate"], "invalid choice: 'frobnicate'"),
+        ([*PAIR, "--l2", "warm"], "argument --l2: invalid choice: 'warm'"),
+        (["bench", "torch_ref", "--l2", ""], "argument --l2: invalid choice: ''"),
     ],
 )
 def test_malformed_options_are_one_line_and_exit_2(cli_offline, argv, message):

@@ -1,12 +1,14 @@
 """GpuClock's sample protocol, on a stand-in torch that records what is
 queued: a batch is a lead spin, then per sample a flush that reads the
-buffer (never writes it), the start event, the call, the end event; one
-synchronisation reads the batch."""
+buffer (``clean``, the default: never writes it) or zeroes it (``dirty``),
+the start event, the call, the end event; one synchronisation reads the
+batch."""
 
 from __future__ import annotations
 
 from types import SimpleNamespace
 
+import pytest
 from gemmreg.running import clocks
 
 L2 = 1 << 20
@@ -54,7 +56,7 @@ class FakeTorch:
 
 def test_a_batch_is_a_lead_spin_then_read_flush_events_and_call_per_sample() -> None:
     torch = FakeTorch()
-    clock = clocks.GpuClock(flush=True, torch=torch)
+    clock = clocks.GpuClock(l2="clean", torch=torch)
     assert torch.tensors[0].shape == (clocks.L2_FLUSH_MULTIPLE * L2 // 8,)
     torch.log.clear()
     calls = []
@@ -68,8 +70,20 @@ def test_a_batch_is_a_lead_spin_then_read_flush_events_and_call_per_sample() -> 
 
 def test_without_flush_a_batch_still_starts_behind_the_spin() -> None:
     torch = FakeTorch()
-    clock = clocks.GpuClock(flush=False, torch=torch)
+    clock = clocks.GpuClock(l2=None, torch=torch)
     values = clock.samples(lambda: torch.log.append(("call",)), 2)
     assert values == [1.0, 1.0]
     kinds = [entry[0] for entry in torch.log]
     assert kinds == ["spin", "record", "call", "record", "record", "call", "record", "synchronize"]
+
+
+def test_dirty_zeroes_the_buffer_and_an_unknown_state_is_refused() -> None:
+    torch = FakeTorch()
+    zeroed = []
+    clock = clocks.GpuClock(l2="dirty", torch=torch)
+    clock.buffer.zero_ = lambda: zeroed.append(1)
+    torch.log.clear()
+    clock.samples(lambda: None, 2)
+    assert len(zeroed) == 2 and not any(entry[0] == "read" for entry in torch.log)
+    with pytest.raises(ValueError, match="unknown L2 state 'warm'"):
+        clocks.GpuClock(l2="warm", torch=FakeTorch())

@@ -47,7 +47,7 @@ TASKS = [
     RefusalTask(kernel="k", problem=PROBLEM),
     ColdTask(kernel="k", problem=PROBLEM, seed=3),
     RoundsTask(
-        kernels=["a", "b"], problem=PROBLEM, seed=3, order_seed=9, gpu=True, repeats=4, flush=False
+        kernels=["a", "b"], problem=PROBLEM, seed=3, order_seed=9, gpu=True, repeats=4, l2="dirty"
     ),
     ProfileTask(kernels=["a"], problem=PROBLEM, seed=3),
 ]
@@ -120,7 +120,7 @@ def test_timing_results_come_back_typed():
     taken = Round(order=("a",), slot_ms={"a": 1.0}, slot_wall_s={"a": 0.02}, samples={"a": 3})
     rounds = RoundsResult(
         clock="cpu",
-        l2_flush=False,
+        l2=None,
         policy={"slot_s": 0.02},
         kernels={"a": timed, "b": KernelTiming(status="error", reason="RuntimeError: x")},
         soak=Soak(s=1.0, calls={"a": 2}, steady=True, sample_cost_s={"a": 0.01}),

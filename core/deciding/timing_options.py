@@ -16,6 +16,19 @@ from gemmreg.contract import inputs
 from gemmreg.judging import stats
 from gemmreg.judging.rounds import StopRule
 
+L2_STATES = ("clean", "dirty")
+"""What the flush before each sample leaves in L2 (``compare --l2``, ``bench --l2``):
+``clean`` reads the flush buffer (the default, ``L2_FLUSH_MULTIPLE``);
+``dirty`` zeroes it, as ``triton.testing.do_bench`` and gemmreg before
+session 15 did, so each call starts on an L2 full of someone else's dirty
+lines, as after a kernel that wrote a large output. Both evict A, B and C.
+A kernel that suffers more than another from the dirty start shows it there
+(``evidence/2026-12-02-h200-session15/p2``: a persistent Triton kernel 2-5%
+behind cuBLAS at two long shapes dirty, 0.3-0.8% clean); the default is the
+state whose cost does not depend on where the flush buffer lies
+(:data:`gemmreg.running.clocks.L2_FLUSH_MULTIPLE`)."""
+DEFAULT_L2 = "clean"
+
 GPU_DEFAULT_PROCESSES = 5
 CPU_DEFAULT_PROCESSES = 3
 """Independent processes: at least the seed's 3; 5 on a GPU by default."""
@@ -108,6 +121,9 @@ class TimingOptions:
     margin: float
     """The equivalence margin, as a fraction (0.01 for +-1%)."""
     task_timeout: float | None
+    l2: str = "clean"
+    """What the L2 flush before each sample leaves on a GPU
+    (:data:`gemmreg.deciding.timing_options.L2_STATES`, ``--l2``)."""
 
 
 def timing_options(
@@ -121,6 +137,7 @@ def timing_options(
     max_time_s: float | None = None,
     margin_pct: float | None = None,
     task_timeout: float | None = None,
+    l2: str | None = None,
 ) -> TimingOptions:
     """The options of ``compare`` (or of ``bench``: ``sweep``), defaults filled in."""
     if max_time_s is None and sweep and gpu:
@@ -133,4 +150,5 @@ def timing_options(
         max_time_s=max_time_s,
         margin=stats.DEFAULT_MARGIN if margin_pct is None else margin_pct / 100,
         task_timeout=task_timeout,
+        l2=DEFAULT_L2 if l2 is None else l2,
     )

@@ -145,4 +145,13 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         help="equivalence margin in percent: an interval inside +-MARGIN%% is EQUIVALENT "
         f"(above 0 up to {MAX_MARGIN_PCT:g}; default {100 * stats.DEFAULT_MARGIN:g})",
     )
+    parser.add_argument(
+        "--l2",
+        choices=defaults.L2_STATES,
+        default=None,
+        help="what the L2 flush before every GPU sample leaves: clean (it reads a buffer of "
+        "4x L2) or dirty (it zeroes one, as triton.testing.do_bench does: each call then "
+        f"writes back someone else's lines first); default {defaults.DEFAULT_L2}. "
+        "Both evict A, B and C (docs/timing.md)",
+    )
     seed_option(parser)

@@ -43,6 +43,7 @@ def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False) -> Any:
         max_time_s=args.max_time,
         margin_pct=args.margin,
         task_timeout=_timeout(args.timeout),
+        l2=args.l2,
     )
 
 

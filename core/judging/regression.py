@@ -43,8 +43,24 @@ class Change:
     '' where the caller paired reports without asking."""
 
 
-def _notes(old: KernelSummary, new: KernelSummary) -> tuple[str, ...]:
+def l2_state(report: CompareReport) -> str:
+    """What the flush before each sample left in L2: the run's record, or for
+    a GPU run saved before it was recorded (session 15) ``dirty``, as that
+    flush zeroed its buffer; '' on the CPU."""
+    if report.l2:
+        return report.l2
+    return "dirty" if report.clock.startswith("GPU") else ""
+
+
+def _notes(
+    old: KernelSummary, new: KernelSummary, before: CompareReport, after: CompareReport
+) -> tuple[str, ...]:
     notes = []
+    if l2_state(before) != l2_state(after):
+        notes.append(
+            f"UNLIKE L2 STATE: before timed after a flush that left L2 {l2_state(before) or 'alone'}, "
+            f"after one that left it {l2_state(after) or 'alone'} (--l2)"
+        )
     if old.math != new.math:
         notes.append(
             f"UNLIKE PRECISION: before computes {old.precision}, after computes {new.precision}"
@@ -128,7 +144,7 @@ def compare_runs(
                     interval_pct=span,
                     regression=word == "slower" and change is not None and change > threshold_pct,
                     explanation=why,
-                    notes=_notes(old, summary),
+                    notes=_notes(old, summary, old_report, report),
                 )
             )
     return changes

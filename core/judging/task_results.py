@@ -114,7 +114,10 @@ class RoundsResult:
     comparison (:func:`gemmreg.running.timing.measure_group`), filled in as it goes."""
 
     clock: str
-    l2_flush: bool
+    l2: str | None
+    """What the flush before each sample left in L2
+    (``gemmreg.deciding.timing_options.L2_STATES``), None where nothing was
+    flushed (the CPU)."""
     policy: dict[str, Any]
     """The process's budgets (``gemmreg.running.timing.Policy``), as it applied them."""
     kernels: dict[str, KernelTiming] = attrs.field(factory=dict)

@@ -69,8 +69,9 @@ class RoundsTask:
     repeats: int | None = None
     warmup: int | None = None
     max_time_s: float | None = None
-    flush: bool = True
-    """Flush the L2 cache before each timed call (on a GPU)."""
+    l2: str | None = "clean"
+    """What the L2 flush before each timed call leaves (on a GPU): one of
+    :data:`gemmreg.deciding.timing_options.L2_STATES`, or None for no flush."""
 
 
 @attrs.frozen(kw_only=True)

@@ -246,6 +246,10 @@ class CompareReport:
     ``weight``: how often a model calls the shape); None when none was given."""
     schema: int = SCHEMA
     """The layout of these records; runs saved before it existed are schema 1."""
+    l2: str = ""
+    """What the flush before each sample left in L2 on a GPU, ``clean`` or
+    ``dirty`` (``--l2``); '' on the CPU and in runs saved before session 15,
+    whose GPU flush zeroed its buffer (left it dirty)."""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:

@@ -227,7 +227,7 @@ def _asked(
         problem=problem,
         processes=timing.processes,
         seed=timing.seed,
-        clock=clock_description(info, device_name),
+        clock=clock_description(info, device_name, timing.l2),
         device_name=device_name,
         gpu=info.is_gpu,
         repeats=timing.repeats,
@@ -235,4 +235,5 @@ def _asked(
         max_time_s=timing.max_time_s,
         margin=timing.margin,
         confidence=stats.CONFIDENCE,
+        l2=timing.l2,
     )

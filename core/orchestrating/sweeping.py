@@ -33,11 +33,15 @@ Progress = Callable[[str], None]
 """Where the progress lines go (the command line's stderr)."""
 
 
-def clock_description(info: BackendInfo, device_name: str = "") -> str:
+L2_WORDS = {"clean": "read, left clean", "dirty": "zeroed, left dirty"}
+"""How a report's clock line says what the flush left (``--l2``)."""
+
+
+def clock_description(info: BackendInfo, device_name: str = "", l2: str = "clean") -> str:
     """How this backend's figures are timed, as a report states it."""
     if info.is_gpu:
         return (
-            f"GPU events on {device_name or info.device_name}, L2 flushed (read, left clean) "
+            f"GPU events on {device_name or info.device_name}, L2 flushed ({L2_WORDS[l2]}) "
             "before every sample, each batch of samples queued behind a spin; "
             "clocks, power and throttle reasons read around every slot (NVML)"
         )
@@ -77,12 +81,13 @@ def time_point(
         problem,
         processes=timing.processes,
         seed=timing.seed,
-        clock=clock_description(info, device_name),
+        clock=clock_description(info, device_name, timing.l2),
         device_name=device_name,
         repeats=timing.repeats,
         warmup=timing.warmup,
         max_time_s=timing.max_time_s,
         margin=timing.margin,
+        l2=timing.l2,
         gpu=info.is_gpu,
         on_run=on_run,
         on_cold=on_cold,

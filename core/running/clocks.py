@@ -15,23 +15,26 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from gemmreg.deciding.timing_options import DEFAULT_L2, L2_STATES
+
 L2_FLUSH_MULTIPLE = 4
 """The flush buffer is this many times the device's L2, so nothing of A, B or C survives.
 
 The flush *reads* the buffer, so the L2 it leaves holds clean lines only.
 Zeroing it instead (as ``triton.testing.do_bench`` does, and gemmreg did up
 to session 14) leaves an L2 full of dirty lines that the timed kernel must
-write back, and on the H200 that cost moved from process to process and from
-kernel to kernel. In ``evidence/2026-12-02-h200-session15/`` (``t1``, ``t2``:
-two processes, 60 samples each, device kernel times from CUPTI) cuBLAS's
-kernel at 8192x4096x14336 took 1210 and 1228 us after a read and 1210 and
-1313 us after a zeroing; triton_tuned's 1213 and 1225 us after a read, 1338
-and 1357 us after a zeroing; at 8192x14336x4096 in ``t1`` cuBLAS's took
-1250 us after a read and 1372 us after a zeroing (triton_tuned's 1253 and
-1337 us). After a read the two kernels
-were within 0.4% of each other at both shapes in both processes. A penalty
-drawn once per process (the verdict's unit) widened every interval at large
-shapes, and a kernel could lose a verdict to where the flush buffer lay."""
+write back first, and on the H200 what that cost was drawn per process. In
+``evidence/2026-12-02-h200-session15/`` (``t1``, ``t2``: two processes, 60
+samples each, device kernel times from CUPTI) cuBLAS's kernel took, after a
+read and after a zeroing, 1210 and 1210 us, 1228 and 1313 us at
+8192x4096x14336, and 1250 and 1372 us, 1258 and 1262 us at 8192x14336x4096:
+hit in one process of two at each shape. A persistent Triton kernel beside
+it was hit in all four (1213 against 1338 us, 1225 against 1357, 1253
+against 1337, 1263 against 1385). After a read the two kernels were within
+0.4% of each other in every one. A penalty drawn once per process (the
+verdict's unit) widened every interval at large shapes and made a verdict
+depend on where the flush buffer lay; ``--l2 dirty`` keeps the zeroing for
+whoever wants that start (:data:`gemmreg.deciding.timing_options.L2_STATES`)."""
 BATCH_LEAD_CYCLES = 500_000
 """Each batch of samples is queued behind a GPU spin of this many cycles
 (0.25-0.36 ms at 1.4-2 GHz), so that the host has queued the first call
@@ -39,8 +42,8 @@ before the GPU reaches it, as it has for every later sample of the batch.
 Without it the first sample after a synchronisation started on an idle GPU:
 its flush (about 80 us on the H200) was all that hid the host's launch path,
 and a launch path longer than that landed inside the events of that sample
-only. In session 15's trace (``t2``, two samples per batch) triton_tuned's
-GEMM began 44 us after the flush ended in the first sample of a batch at
+only. In session 15's trace (``t2``, two samples per batch) a persistent
+Triton GEMM began 44 us after the flush ended in the first sample of a batch at
 8192x14336x4096 and 2.4 us after it in the second, cuBLAS's 4.5 us after in
 both; the first samples' events were 3.9% longer than the second ones', a
 handicap of one kernel decided by batch position. Host time still shows
@@ -52,6 +55,7 @@ GRAPH_TARGET_MS = 2.0
 """A captured graph holds enough calls to run about this long per replay, so
 one replay's launch cost is small beside its work."""
 GRAPH_MAX_CALLS = 200
+
 
 Call = Callable[[], None]
 
@@ -66,14 +70,18 @@ def gpu_spin(torch: Any, cycles: int) -> None:
 class GpuClock:
     name = "cuda-events"
 
-    def __init__(self, flush: bool, torch: Any = None):
-        """:param torch: the torch module (a stand-in in tests)."""
+    def __init__(self, l2: str | None = DEFAULT_L2, torch: Any = None):
+        """:param l2: one of ``L2_STATES``, or None for no flush.
+        :param torch: the torch module (a stand-in in tests)."""
+        if l2 is not None and l2 not in L2_STATES:
+            raise ValueError(f"unknown L2 state {l2!r}: expected one of {', '.join(L2_STATES)}")
         if torch is None:
             import torch
         self.torch = torch
+        self.l2 = l2
         self.buffer: Any = None
         self.sink: Any = None
-        if flush:
+        if l2 is not None:
             props = torch.cuda.get_device_properties(torch.cuda.current_device())
             l2_bytes = getattr(props, "L2_cache_size", 0) or DEFAULT_L2_BYTES
             words = L2_FLUSH_MULTIPLE * l2_bytes // 8
@@ -81,9 +89,12 @@ class GpuClock:
             self.sink = torch.zeros((), dtype=torch.int64, device="cuda")
 
     def flush_l2(self) -> None:
-        """Read the whole flush buffer (its sum into ``sink``): A, B and C are
-        evicted and the lines left behind are clean (``L2_FLUSH_MULTIPLE``)."""
-        self.torch.sum(self.buffer, dim=0, out=self.sink)
+        """Evict A, B and C: read the whole flush buffer (its sum into ``sink``),
+        leaving clean lines, or zero it for ``dirty`` (``L2_STATES``)."""
+        if self.l2 == "dirty":
+            self.buffer.zero_()
+        else:
+            self.torch.sum(self.buffer, dim=0, out=self.sink)
 
     def samples(self, call: Call, count: int) -> list[float]:
         torch = self.torch

@@ -39,6 +39,8 @@ class Asked:
     max_time_s: float | None = None
     margin: float
     confidence: float
+    l2: str = "clean"
+    """What the flush before each sample leaves in L2 (a GPU's; ``compare --l2``)."""
 
     def rounds_task(self, process: int, names: list[str]) -> RoundsTask:
         """Process ``process``'s task: the same for every process but its order seed."""
@@ -51,6 +53,7 @@ class Asked:
             repeats=self.repeats,
             warmup=self.warmup,
             max_time_s=self.max_time_s,
+            l2=self.l2,
         )
 
 
@@ -156,4 +159,5 @@ def build_report(
         confidence=asked.confidence,
         partial=partial,
         device_index=device_index,
+        l2=asked.l2 if asked.gpu else "",
     )

@@ -79,6 +79,7 @@ def run_compare(
     max_time_s: float | None = None,
     margin: float = stats.DEFAULT_MARGIN,
     confidence: float = stats.CONFIDENCE,
+    l2: str = "clean",
     on_run: Callable[[ProcessRun], None] | None = None,
     task_timeout: float | None = None,
     pool: Pool | None = None,
@@ -131,6 +132,7 @@ def run_compare(
         max_time_s=max_time_s,
         margin=margin,
         confidence=confidence,
+        l2=l2,
     )
     records: list[ProcessRecord] = []
     profiles: dict[str, Any] = {}

@@ -149,18 +149,20 @@ def measure_group(
     seed: int,
     order_seed: int,
     policy: Policy,
-    flush: bool = True,
+    l2: str | None = "clean",
     note: Callable[[str], None] = lambda text: None,
 ) -> RoundsResult:
     """Everything one process learns about every kernel of a comparison.
 
+    :param l2: what the flush before each sample leaves in L2
+        (:data:`gemmreg.deciding.timing_options.L2_STATES`), None for no flush; a GPU only.
     :param note: told what is about to run, so that a crash that takes the
         process down can be blamed on the right kernel.
     """
     info = backend.current()
-    clock: Any = GpuClock(flush) if info.is_gpu else CpuClock()
+    clock: Any = GpuClock(l2) if info.is_gpu else CpuClock()
     result = RoundsResult(
-        clock=clock.name, l2_flush=bool(flush and info.is_gpu), policy=attrs.asdict(policy)
+        clock=clock.name, l2=l2 if info.is_gpu else None, policy=attrs.asdict(policy)
     )
     ready: list[_Kernel] = []
     for name in rounds.round_orders(list(specs), 1, order_seed)[0]:

@@ -71,7 +71,7 @@ def _rounds(registry: Any, task: RoundsTask, note: Any) -> TaskResult:
     specs = {name: registry.get(name).spec for name in task.kernels}
     policy = timing.policy_for(task.gpu, task.repeats, task.warmup, task.max_time_s)
     return timing.measure_group(
-        specs, task.problem, task.seed, task.order_seed, policy, task.flush, note
+        specs, task.problem, task.seed, task.order_seed, policy, task.l2, note
     )
 
 

@@ -20,7 +20,10 @@ In one process, per shape (fp16): SETS fresh allocations of A, B, C.
    buffer (clean lines left in L2), and with no flush at all.
 Kernels: cuBLAS, and triton_tuned's configs ``flat`` (the tuner's usual
 pick), ``flat-sk`` (stream-K), ``pertile`` (one program per tile), built
-as the plugin builds them.
+as the plugin builds them. (As it ran in ``p1``: the three labels never
+matched, candidates' names carry their path, ``persistent_tma:...``, so
+only cuBLAS and the tuner's pick, which is ``flat`` at both shapes, were
+timed. ``processes.py`` times the others.)
 
   python3 placement.py OUT
 """
@@ -81,8 +84,8 @@ for m, n, k in [(8192, 4096, 14336), (8192, 14336, 4096)]:
     choice, precision, _ = triton_tuned.choose(problem, gemmreg.where())
     cands = configs.candidates("cuda", "fp16", m, n, k, True)
     fallback = tuner.fallback_of(cands, {})
-    by_name = {c.name.split(":", 1)[1]: c for c in cands}
-    wanted = {"tuned": choice.best.name.split(":", 1)[1], "flat": "128x256x64-s3-w8-g8-flat",
+    by_name = {c.name: c for c in cands}
+    wanted = {"tuned": choice.best.name, "flat": "128x256x64-s3-w8-g8-flat",
               "flat-sk": "128x256x64-s3-w8-g16-flat-sk", "pertile": "128x256x64-s3-w8-g8-pertile"}
     launches = {"cublas": None}
     for label, name in wanted.items():

@@ -11,6 +11,10 @@ descriptors memoised per operand set, as in ``host_gap.py``), the gap from the f
 (the events lie in it), and the median event time, also for the first and
 the second sample of each batch apart.
 
+``t1`` ran this before ``triton_tuned_lean`` and the per-position rows were
+added (its rows are the cuBLAS and triton_tuned ones without them); ``t2``
+ran it as it is.
+
   python3 trace.py OUT M N K
 """
 
