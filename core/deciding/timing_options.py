@@ -121,7 +121,7 @@ class TimingOptions:
     margin: float
     """The equivalence margin, as a fraction (0.01 for +-1%)."""
     task_timeout: float | None
-    l2: str = "clean"
+    l2: str = DEFAULT_L2
     """What the L2 flush before each sample leaves on a GPU
     (:data:`gemmreg.deciding.timing_options.L2_STATES`, ``--l2``)."""
 

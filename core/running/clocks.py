@@ -1,10 +1,11 @@
 """The clocks a worker times kernels with.
 
 On a GPU a sample is one pair of events on the launch stream around one call,
-with L2 flushed (a buffer of ``L2_FLUSH_MULTIPLE`` x L2 read) before each pair,
-outside it; the samples of one slot are queued in batches, each behind a
-short spin and read after one synchronisation. Events time one stream only: whether a call's work stayed
-inside that interval is checked apart (:mod:`gemmreg.running.device_activity`). On
+with L2 flushed (a buffer of ``L2_FLUSH_MULTIPLE`` x L2 read, or zeroed for
+``--l2 dirty``) before each pair, outside it; the samples of one slot are
+queued in batches, each behind a short spin (``BATCH_LEAD_CYCLES``) and read
+after one synchronisation. Events time one stream only: whether a call's work
+stayed inside that interval is checked apart (:mod:`gemmreg.running.device_activity`). On
 the CPU (torch's CPU ops and Triton's interpreter, both synchronous)
 ``time.perf_counter`` brackets the call, with no flush.
 """
@@ -20,8 +21,8 @@ from gemmreg.deciding.timing_options import DEFAULT_L2, L2_STATES
 L2_FLUSH_MULTIPLE = 4
 """The flush buffer is this many times the device's L2, so nothing of A, B or C survives.
 
-The flush *reads* the buffer, so the L2 it leaves holds clean lines only.
-Zeroing it instead (as ``triton.testing.do_bench`` does, and gemmreg did up
+By default the flush *reads* the buffer, so the L2 it leaves holds clean
+lines only. Zeroing it instead (as ``triton.testing.do_bench`` does, and gemmreg did up
 to session 14) leaves an L2 full of dirty lines that the timed kernel must
 write back first, and on the H200 what that cost was drawn per process. In
 ``evidence/2026-12-02-h200-session15/`` (``t1``, ``t2``: two processes, 60
@@ -55,7 +56,6 @@ GRAPH_TARGET_MS = 2.0
 """A captured graph holds enough calls to run about this long per replay, so
 one replay's launch cost is small beside its work."""
 GRAPH_MAX_CALLS = 200
-
 
 Call = Callable[[], None]
 

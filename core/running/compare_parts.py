@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 from gemmreg.contract.records import Problem
+from gemmreg.deciding.timing_options import DEFAULT_L2
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds
@@ -39,7 +40,7 @@ class Asked:
     max_time_s: float | None = None
     margin: float
     confidence: float
-    l2: str = "clean"
+    l2: str = DEFAULT_L2
     """What the flush before each sample leaves in L2 (a GPU's; ``compare --l2``)."""
 
     def rounds_task(self, process: int, names: list[str]) -> RoundsTask:

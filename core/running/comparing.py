@@ -29,7 +29,7 @@ from typing import Any
 
 from gemmreg.contract.records import Problem
 from gemmreg.deciding import timeouts
-from gemmreg.deciding.timing_options import policy_for
+from gemmreg.deciding.timing_options import DEFAULT_L2, policy_for
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds, stats
 from gemmreg.judging.summaries import tile_efficiency
@@ -79,7 +79,7 @@ def run_compare(
     max_time_s: float | None = None,
     margin: float = stats.DEFAULT_MARGIN,
     confidence: float = stats.CONFIDENCE,
-    l2: str = "clean",
+    l2: str = DEFAULT_L2,
     on_run: Callable[[ProcessRun], None] | None = None,
     task_timeout: float | None = None,
     pool: Pool | None = None,

@@ -157,8 +157,9 @@ def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
     """Run ``M c1 M c2 ... cN M`` under torch's profiler and return the device activities.
 
     Private torch API: ``torch.cuda._sleep`` (the marker, behind
-    :func:`gemmreg.running.clocks.gpu_spin`) and, kept here, the profiler's kineto results (``prof.profiler.kineto_results.events()``), the
-    only place where device timestamps and stream ids of every activity are
+    :func:`gemmreg.running.clocks.gpu_spin`) and, kept here, the profiler's
+    kineto results (``prof.profiler.kineto_results.events()``), the only
+    place where device timestamps and stream ids of every activity are
     exposed.
 
     Pacing: marker ``i+1`` is enqueued right after call ``i``, and the host

@@ -34,6 +34,7 @@ import attrs
 from gemmreg.contract import backend
 from gemmreg.contract.records import KernelSpec, Problem
 from gemmreg.deciding.timing_options import CPU_POLICY as CPU_POLICY  # re-exported: decided there
+from gemmreg.deciding.timing_options import DEFAULT_L2
 from gemmreg.deciding.timing_options import GPU_POLICY as GPU_POLICY
 from gemmreg.deciding.timing_options import Policy as Policy
 from gemmreg.deciding.timing_options import policy_for as policy_for
@@ -149,7 +150,7 @@ def measure_group(
     seed: int,
     order_seed: int,
     policy: Policy,
-    l2: str | None = "clean",
+    l2: str | None = DEFAULT_L2,
     note: Callable[[str], None] = lambda text: None,
 ) -> RoundsResult:
     """Everything one process learns about every kernel of a comparison.
