@@ -56,10 +56,11 @@ def _notes(
     old: KernelSummary, new: KernelSummary, before: CompareReport, after: CompareReport
 ) -> tuple[str, ...]:
     notes = []
-    if l2_state(before) != l2_state(after):
+    was, now = l2_state(before), l2_state(after)
+    if was != now:
         notes.append(
-            f"UNLIKE L2 STATE: before timed after a flush that left L2 {l2_state(before) or 'alone'}, "
-            f"after one that left it {l2_state(after) or 'alone'} (--l2)"
+            f"UNLIKE L2 STATE: before timed after a flush that left L2 {was or 'alone'}, "
+            f"after one that left it {now or 'alone'} (--l2)"
         )
     if old.math != new.math:
         notes.append(

@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 from gemmreg.contract.backend import BackendInfo
 from gemmreg.contract.records import Problem
-from gemmreg.deciding.timing_options import TimingOptions
+from gemmreg.deciding.timing_options import DEFAULT_L2, TimingOptions
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rejudging
 from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRun
@@ -37,7 +37,7 @@ L2_WORDS = {"clean": "read, left clean", "dirty": "zeroed, left dirty"}
 """How a report's clock line says what the flush left (``--l2``)."""
 
 
-def clock_description(info: BackendInfo, device_name: str = "", l2: str = "clean") -> str:
+def clock_description(info: BackendInfo, device_name: str = "", l2: str = DEFAULT_L2) -> str:
     """How this backend's figures are timed, as a report states it."""
     if info.is_gpu:
         return (
