@@ -7,7 +7,10 @@ cached buffers being left clean) with the plugin's own tolerance, and only
 then timed: a pair of CUDA events around each of ``--reps`` calls with L2
 flushed before each, as gemmreg samples (``--warm``: back-to-back calls), ``--trials``
 times, interleaved with ``torch.mm`` on the same inputs; the median trial
-counts. Wrong or failing candidates are kept in the JSON with the reason.
+counts. As gemmreg's clock does, the flush reads its buffer (clean lines
+left; ``--l2 dirty`` zeroes it, as gemmreg did before session 15 and as
+``triton.testing.do_bench`` does), and each batch of calls is queued behind a
+GPU spin, so no call's launch path shows on an idle GPU. Wrong or failing candidates are kept in the JSON with the reason.
 
 The search is staged to fit a few minutes: stage 1 sweeps tiles and splits
 (``tiles x split`` about 0.5-4 x the SM count) at default warps and stages;
@@ -46,6 +49,12 @@ FLUSH_L2_TIMES = 4
 tiny problem's time is then its cold reads and its launch, as gemmreg's
 end-to-end verdict sees it (a warm-L2 ranking picked configs that lost
 there: evidence/2026-11-30-h200-session7/README.md)."""
+LEAD_SPIN_CYCLES = 500_000
+"""GPU clock cycles of the spin each batch of calls is queued behind, as gemmreg's
+clock has it: the host is ahead before the first call (session 15 found the first
+call after a synchronisation otherwise carried its whole launch path)."""
+L2_STATES = ("clean", "dirty")
+"""What the flush before each call leaves in L2, as ``gemmreg compare --l2``."""
 
 
 def say(text: str) -> None:
@@ -67,6 +76,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--warm", action="store_true",
                    help="time back-to-back calls with L2 warm (default: flush L2 before each "
                         "call and take the median call, as gemmreg's end-to-end samples)")  # fmt: skip
+    p.add_argument("--l2", choices=L2_STATES, default="clean",
+                   help="what the flush leaves: clean (read the buffer, gemmreg's default) or "
+                        "dirty (zero it)")  # fmt: skip
     p.add_argument("--include-broken", action="store_true",
                    help="add a candidate that drops half of K, to show it is rejected")  # fmt: skip
     return p.parse_args(argv)
@@ -106,7 +118,8 @@ class Bench:
         self.flush = None
         if self.gpu and not args.warm:  # gemmreg's flush: 4x L2, nothing of A, B, C survives
             l2 = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0) or 2**26
-            self.flush = torch.empty(FLUSH_L2_TIMES * l2, dtype=torch.int8, device=device)
+            self.flush = torch.empty(FLUSH_L2_TIMES * l2 // 8, dtype=torch.int64, device=device)
+            self.sink = torch.empty((), dtype=torch.int64, device=device)
 
     def check(self, config: Any, atomic: bool) -> tuple[Any, str]:
         """The launch, or None and why not."""
@@ -147,13 +160,21 @@ class Bench:
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             for _ in range(reps)
         ]
+        torch.cuda._sleep(LEAD_SPIN_CYCLES)  # private torch API: the host gets ahead
         for begin, end in pairs:
-            self.flush.zero_()
+            self._flush_l2()
             begin.record()
             fn()
             end.record()
         torch.cuda.synchronize()
         return _median([begin.elapsed_time(end) for begin, end in pairs])
+
+    def _flush_l2(self) -> None:
+        """Evict A, B and C: read the buffer (its sum into ``sink``), or zero it (``--l2 dirty``)."""
+        if self.args.l2 == "dirty":
+            self.flush.zero_()
+        else:
+            self.torch.sum(self.flush, dim=0, out=self.sink)
 
     def time(self, launch: Any) -> tuple[float, float]:
         """Median ms per call of the candidate and of torch.mm, interleaved."""
