@@ -125,7 +125,7 @@ for m, n, k in [(64, 4096, 16384), (32, 8192, 8192), (128, 128, 32768)]:
             for _ in range(50):
                 call(label, a0, b0, c0)()
             torch.cuda.synchronize()
-            assert (c0.float() - ref).abs().max().item() < 1.0, label
+            assert ((c0.float() - ref).abs().max() / ref.abs().max()).item() < 2e-2, label
         key = f"{m}x{n}x{k} {dtype}"
         row = {"addresses": [[hex(t.data_ptr()) for t in s] for s in sets]}
         cells = {f"{label}|{i}": call(label, *s) for label in launches for i, s in enumerate(sets)}
