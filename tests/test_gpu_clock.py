@@ -1,8 +1,8 @@
 """GpuClock's sample protocol, on a stand-in torch that records what is
-queued: a batch is a lead spin, then per sample a flush that reads the
-buffer (``clean``, the default: never writes it) or zeroes it (``dirty``),
-the start event, the call, the end event; one synchronisation reads the
-batch."""
+queued: a batch is held (or, without a hold, led by a spin), then per sample
+a flush that reads the buffer (``clean``, the default: never writes it) or
+zeroes it (``dirty``), the start event, the call, the end event; then the
+hold is released and one synchronisation reads the batch."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ class FakeTorch:
 
 def test_a_batch_is_a_lead_spin_then_read_flush_events_and_call_per_sample() -> None:
     torch = FakeTorch()
-    clock = clocks.GpuClock(l2="clean", torch=torch)
+    clock = clocks.GpuClock(l2="clean", torch=torch, hold=None)
     assert torch.tensors[0].shape == (clocks.L2_FLUSH_MULTIPLE * L2 // 8,)
     torch.log.clear()
     calls = []
@@ -70,7 +70,7 @@ def test_a_batch_is_a_lead_spin_then_read_flush_events_and_call_per_sample() -> 
 
 def test_without_flush_a_batch_still_starts_behind_the_spin() -> None:
     torch = FakeTorch()
-    clock = clocks.GpuClock(l2=None, torch=torch)
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=None)
     values = clock.samples(lambda: torch.log.append(("call",)), 2)
     assert values == [1.0, 1.0]
     kinds = [entry[0] for entry in torch.log]
@@ -80,10 +80,10 @@ def test_without_flush_a_batch_still_starts_behind_the_spin() -> None:
 def test_dirty_zeroes_the_buffer_and_an_unknown_state_is_refused() -> None:
     torch = FakeTorch()
     zeroed = []
-    clock = clocks.GpuClock(l2="dirty", torch=torch)
+    clock = clocks.GpuClock(l2="dirty", torch=torch, hold=None)
     clock.buffer.zero_ = lambda: zeroed.append(1)
     torch.log.clear()
     clock.samples(lambda: None, 2)
     assert len(zeroed) == 2 and not any(entry[0] == "read" for entry in torch.log)
     with pytest.raises(ValueError, match="unknown L2 state 'warm'"):
-        clocks.GpuClock(l2="warm", torch=FakeTorch())
+        clocks.GpuClock(l2="warm", torch=FakeTorch(), hold=None)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import attrs
 from gemmreg.judging import stats
-from gemmreg.judging.timing_records import CompareReport, KernelSummary
+from gemmreg.judging.timing_records import HELD_WORDS, CompareReport, KernelSummary
 
 DEFAULT_THRESHOLD_PCT = 5.0
 """Slowdowns smaller than this are not called regressions, even when real."""
@@ -52,6 +52,24 @@ def l2_state(report: CompareReport) -> str:
     return "dirty" if report.clock.startswith("GPU") else ""
 
 
+_QUEUED = {
+    "held": "held until queued",
+    "spin": "led by a spin (the host could show)",
+    "": "on the CPU",
+}
+
+
+def queueing(report: CompareReport) -> str:
+    """How a GPU run queued its samples: ``held`` (every batch queued in full
+    before the GPU ran it, :mod:`gemmreg.running.stream_hold`) or ``spin``
+    (led by a spin: runs saved before session 16, or a process that could not
+    hold its stream, whose slow host could show in short calls); '' on the CPU."""
+    if not report.clock.startswith("GPU"):
+        return ""
+    unheld = any(r.queued for r in report.records)
+    return "held" if HELD_WORDS in report.clock and not unheld else "spin"
+
+
 def _notes(
     old: KernelSummary, new: KernelSummary, before: CompareReport, after: CompareReport
 ) -> tuple[str, ...]:
@@ -61,6 +79,11 @@ def _notes(
         notes.append(
             f"UNLIKE L2 STATE: before timed after a flush that left L2 {was or 'alone'}, "
             f"after one that left it {now or 'alone'} (--l2)"
+        )
+    was, now = queueing(before), queueing(after)
+    if was != now:
+        notes.append(
+            f"UNLIKE QUEUEING: before's batches of samples were {_QUEUED[was]}, after's {_QUEUED[now]}"
         )
     if old.math != new.math:
         notes.append(

@@ -123,6 +123,9 @@ class RoundsResult:
     kernels: dict[str, KernelTiming] = attrs.field(factory=dict)
     monitor: str = ""
     """Why no clock readings were taken, or ''."""
+    queued: str = ""
+    """Why some batches of samples were led by a spin instead of held until
+    queued (:mod:`gemmreg.running.stream_hold`), or '' (and on the CPU)."""
     soak: Soak | None = None
     stop_reason: str = ""
     rounds: tuple[Round, ...] = ()

@@ -57,6 +57,12 @@ class ColdStart:
     reason: str = ""
 
 
+HELD_WORDS = "each batch of samples queued in full before the GPU runs it"
+"""What a GPU report's clock line says from session 16 on, where each batch's
+stream was held until the host had queued it (:mod:`gemmreg.running.stream_hold`);
+earlier lines say "queued behind a spin"."""
+
+
 @attrs.frozen(kw_only=True)
 class ProcessRun:
     """One kernel, timed in one worker process."""
@@ -112,6 +118,11 @@ class ProcessRecord:
     one device there was, or a run saved before it was recorded."""
     host: str = ""
     """The node it ran on, for a comparison on a Ray cluster; '' on this host."""
+    queued: str = ""
+    """Why its batches of samples were (from some point on) led by a spin
+    instead of held until queued (:mod:`gemmreg.running.stream_hold`); ''
+    where every batch was held, on the CPU, and in runs saved before session 16
+    (whose batches were all led by a spin: their clock line says so)."""
 
 
 @attrs.frozen(kw_only=True)

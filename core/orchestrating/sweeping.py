@@ -21,7 +21,7 @@ from gemmreg.contract.records import Problem
 from gemmreg.deciding.timing_options import DEFAULT_L2, TimingOptions
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rejudging
-from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRun
+from gemmreg.judging.timing_records import HELD_WORDS, ColdStart, CompareReport, ProcessRun
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.rendering import render_compare
 from gemmreg.running import comparing, devices, environment, worker_pool
@@ -42,7 +42,7 @@ def clock_description(info: BackendInfo, device_name: str = "", l2: str = DEFAUL
     if info.is_gpu:
         return (
             f"GPU events on {device_name or info.device_name}, L2 flushed ({L2_WORDS[l2]}) "
-            "before every sample, each batch of samples queued behind a spin; "
+            f"before every sample, {HELD_WORDS} (stream held); "
             "clocks, power and throttle reasons read around every slot (NVML)"
         )
     return f"perf_counter on the CPU ({info.device_name}), no L2 flush, Triton interpreted"

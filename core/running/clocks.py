@@ -3,8 +3,9 @@
 On a GPU a sample is one pair of events on the launch stream around one call,
 with L2 flushed (a buffer of ``L2_FLUSH_MULTIPLE`` x L2 read, or zeroed for
 ``--l2 dirty``) before each pair, outside it; the samples of one slot are
-queued in batches, each behind a short spin (``BATCH_LEAD_CYCLES``) and read
-after one synchronisation. Events time one stream only: whether a call's work
+queued in batches, each queued in full before the GPU runs it (the stream is
+held by :mod:`gemmreg.running.stream_hold`; where it cannot be, behind a short
+spin, ``BATCH_LEAD_CYCLES``) and read after one synchronisation. Events time one stream only: whether a call's work
 stayed inside that interval is checked apart (:mod:`gemmreg.running.device_activity`). On
 the CPU (torch's CPU ops and Triton's interpreter, both synchronous)
 ``time.perf_counter`` brackets the call, with no flush.
@@ -37,7 +38,8 @@ verdict's unit) widened every interval at large shapes and made a verdict
 depend on where the flush buffer lay; ``--l2 dirty`` keeps the zeroing for
 whoever wants that start (:data:`gemmreg.deciding.timing_options.L2_STATES`)."""
 BATCH_LEAD_CYCLES = 500_000
-"""Each batch of samples is queued behind a GPU spin of this many cycles
+"""Where the stream cannot be held (:mod:`gemmreg.running.stream_hold`), each
+batch of samples is queued behind a GPU spin of this many cycles
 (0.25-0.36 ms at 1.4-2 GHz), so that the host has queued the first call
 before the GPU reaches it, as it has for every later sample of the batch.
 Without it the first sample after a synchronisation started on an idle GPU:
@@ -49,7 +51,7 @@ Triton GEMM began 44 us after the flush ended in the first sample of a batch at
 both; the first samples' events were 3.9% longer than the second ones', a
 handicap of one kernel decided by batch position. Host time still shows
 where it holds the stream up (a launch path longer than a sample's flush
-and device work)."""
+and device work): the stream hold took that out in session 16."""
 DEFAULT_L2_BYTES = 64 * 2**20
 """Assumed L2 size where the device does not report one."""
 GRAPH_TARGET_MS = 2.0
@@ -70,9 +72,12 @@ def gpu_spin(torch: Any, cycles: int) -> None:
 class GpuClock:
     name = "cuda-events"
 
-    def __init__(self, l2: str | None = DEFAULT_L2, torch: Any = None):
+    def __init__(self, l2: str | None = DEFAULT_L2, torch: Any = None, hold: Any = "make"):
         """:param l2: one of ``L2_STATES``, or None for no flush.
-        :param torch: the torch module (a stand-in in tests)."""
+        :param torch: the torch module (a stand-in in tests).
+        :param hold: a :class:`gemmreg.running.stream_hold.StreamHold`, None
+            for the lead spin, or ``"make"`` to build one here (falling back
+            to the spin, with the reason in :attr:`queued`)."""
         if l2 is not None and l2 not in L2_STATES:
             raise ValueError(f"unknown L2 state {l2!r}: expected one of {', '.join(L2_STATES)}")
         if torch is None:
@@ -87,6 +92,15 @@ class GpuClock:
             words = L2_FLUSH_MULTIPLE * l2_bytes // 8
             self.buffer = torch.zeros(words, dtype=torch.int64, device="cuda")
             self.sink = torch.zeros((), dtype=torch.int64, device="cuda")
+        self.queued = ""
+        """'' while every batch is held until queued; else why batches are led by a spin."""
+        if isinstance(hold, str):
+            from gemmreg.running import stream_hold
+
+            hold, self.queued = stream_hold.make(torch)
+        elif hold is None:
+            self.queued = "no stream hold (none asked for)"
+        self.hold = hold
 
     def flush_l2(self) -> None:
         """Evict A, B and C: read the whole flush buffer (its sum into ``sink``),
@@ -103,15 +117,40 @@ class GpuClock:
             (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
             for _ in range(count)
         ]
-        gpu_spin(torch, BATCH_LEAD_CYCLES)  # the host gets ahead: BATCH_LEAD_CYCLES
-        for start, end in pairs:
-            if self.buffer is not None:
-                self.flush_l2()  # outside the events
-            start.record(stream)
-            call()
-            end.record(stream)
+        hold = self.hold
+        chunk = stream_hold_chunk(hold, count)
+        for first in range(0, count, chunk):
+            if hold is not None:
+                hold.hold()  # the GPU waits here until the chunk is queued
+            else:
+                gpu_spin(torch, BATCH_LEAD_CYCLES)  # the host gets ahead: BATCH_LEAD_CYCLES
+            try:
+                for start, end in pairs[first : first + chunk]:
+                    if self.buffer is not None:
+                        self.flush_l2()  # outside the events
+                    start.record(stream)
+                    call()
+                    end.record(stream)
+            finally:  # a call that raises must not leave the GPU waiting on the hold
+                if hold is not None:
+                    hold.release()
         torch.cuda.synchronize()
+        if hold is not None and hold.timed_out():
+            self.hold = None  # the host could not queue a chunk while held: spin from now on
+            self.queued = (
+                "stream hold gave up (the host did not queue a held batch in time: "
+                "a call that waits on the GPU?); later batches led by a spin"
+            )
         return [start.elapsed_time(end) for start, end in pairs]
+
+
+def stream_hold_chunk(hold: Any, count: int) -> int:
+    """Samples queued behind one hold (all of them behind the lead spin)."""
+    if hold is None:
+        return max(1, count)
+    from gemmreg.running.stream_hold import MAX_SAMPLES
+
+    return max(1, min(count, MAX_SAMPLES))
 
 
 class CpuClock:

@@ -112,6 +112,17 @@ def from_outcome(
     return read_process(names, process, outcome.result)
 
 
+def unheld_note(records: Sequence[ProcessRecord]) -> str:
+    """What the clock line adds where some process could not hold its stream
+    (:mod:`gemmreg.running.stream_hold`): those batches were led by a spin, so
+    a slow host could show in their samples."""
+    unheld = [r for r in records if r.queued]
+    if not unheld:
+        return ""
+    which = ", ".join(str(r.process) for r in unheld)
+    return f"; process {which}: {unheld[0].queued}"
+
+
 def build_report(
     asked: Asked,
     kernels: Sequence[RegisteredKernel],
@@ -148,7 +159,7 @@ def build_report(
         repeats=asked.repeats,
         warmup=asked.warmup,
         seed=asked.seed,
-        clock=asked.clock,
+        clock=asked.clock + unheld_note(records),
         device_name=asked.device_name,
         summaries=summaries,
         verdicts=verdicts,

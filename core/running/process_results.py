@@ -57,6 +57,7 @@ def read_process(
         soak_s=soak.s if soak is not None else None,
         soak_steady=soak.steady if soak is not None else None,
         monitor=result.monitor,
+        queued=result.queued,
         clock_trace=_clock_trace(taken),
         log_ratios=verdicts.process_log_ratios(
             timed, {"end-to-end": taken, "graph replay": graphed}

@@ -213,7 +213,9 @@ def measure_group(
         torch_state.pin()
         if monitor is not None:
             monitor.close()
+        result.queued = getattr(clock, "queued", "")
         return result
+    result.queued = getattr(clock, "queued", "")
     result.rounds = tuple(taken)
     for kernel in ready:
         kernel.result.round_ms = tuple(r.slot_ms[kernel.name] for r in rounds.kept(taken))

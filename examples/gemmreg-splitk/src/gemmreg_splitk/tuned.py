@@ -145,16 +145,21 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # per-SM TMA family (evidence/2026-12-01-h200-session9/c4/tune-flat; the "current"
     # column there is session 8's entries, 0.953-0.988x): a tile covering all of M and
     # about one program per SM streams B faster than four smaller programs per SM did.
+    # Session 16 took a stage off both flat64 entries (evidence/2026-12-02-h200-session16):
+    # the tuner under gemmreg's read flush (r1/tune-flat) put 64x64x128 split 2 TMA at
+    # 1.060x/1.079x torch.mm (fp16/bf16) with 4 stages, and the same call replayed from a
+    # graph behind a flush (r2/skmodes) ran 38.10/37.92 us with 4 stages against 38.61/40.65
+    # us with 5 (cuBLAS 38.8-39.5 us).
     ("flat64", False): Tuned(
         block_m=64,
         block_n=64,
         block_k=128,
         programs_per_sm=0.97,
         num_warps=4,
-        num_stages=5,
+        num_stages=4,
         reduce="serial",
         tma=True,
-    ),  # 64x4096x16384 splitk: 1.022x torch.mm (geomean over 2 dtypes)
+    ),  # 64x4096x16384 splitk: 1.060-1.079x torch.mm (session 16's tuner, r1)
     # Atomic mode at flat64 sums in the fixed order: in the same tuner run this config
     # gave 1.020x/1.023x torch.mm that way (the splitk rows) and 0.991x/0.992x by atomic
     # adds (fp16/bf16), and gemmreg bench agreed (c5, c6: 1.014-1.016x against 0.981-0.985x).
@@ -164,11 +169,11 @@ TABLE: dict[tuple[str, bool], Tuned] = {
         block_k=128,
         programs_per_sm=0.97,
         num_warps=4,
-        num_stages=5,
+        num_stages=4,
         reduce="serial",
         tma=True,
         fixed_order=True,
-    ),  # 64x4096x16384 splitk_atomic: 1.022x torch.mm in the fixed order (geomean, 2 dtypes)
+    ),  # 64x4096x16384 splitk_atomic: deterministic mode's entry, in its fixed order
     ("flat32", False): Tuned(
         block_m=32,
         block_n=64,

@@ -1,0 +1,102 @@
+"""Hold the launch stream until the host has queued a whole batch of samples.
+
+Why: a sample is a flush, a start event, the call and an end event. If the
+host queues them more slowly than the GPU runs them, the GPU waits inside
+the events for the next launch, and the sample times the host. In session
+16's ``r2`` probe on the H200 host, queueing one sample of a split-K call
+took 58-119 us (the flush's and the events' launches and the call's Python
+launch path), against 65 us of flush plus 11-38 us of kernel on the GPU: up
+to a third of the batches ran queue-bound, at up to twice the kernel's time,
+whenever the host slowed; the same call replayed from a CUDA graph never
+did, nor did cuBLAS (a shorter launch path). Which processes and rounds
+the host slowed in was luck, so it widened intervals and could turn a
+verdict. The spin that led each batch (``BATCH_LEAD_CYCLES``) covered only
+its first samples.
+
+So, as nvbench does with its blocking kernel: before a batch, one thread
+of one block spins on a word of pinned host memory (:data:`SOURCE`); the
+host queues the batch, then writes the word, and the GPU runs the batch
+with every launch of it already queued. The spin gives up after
+:data:`TIMEOUT_KCYCLES` and says so (a call that synchronises the host, or a
+batch too long for the launch queue, would otherwise wait on it), and the
+clock then falls back to the lead spin for the rest of the process, with
+the reason recorded. A batch is held in chunks of at most
+:data:`MAX_SAMPLES`, so that one chunk's launches fit the queue.
+
+What this leaves out of an end-to-end sample is the host's own launch
+path: the figure is the GPU's time from the start event to the end event
+with the call's work queued. (The graph-replay regime removes launch cost
+the same way, without the flush.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+SOURCE = r"""
+extern "C" __global__ void gemmreg_hold_stream(volatile int* gate, int target,
+                                               volatile int* gave_up, int timeout_kcycles) {
+    long long start = clock64();
+    long long limit = (long long)timeout_kcycles * 1024;
+    while (*gate < target) {
+        if (clock64() - start > limit) {
+            *gave_up = 1;
+            return;
+        }
+    }
+}
+"""
+"""Kernel-only source (NVRTC and hiprtc have no standard headers): spin until
+the host has released ``target`` batches, or give up after the timeout."""
+NAME = "gemmreg_hold_stream"
+TIMEOUT_KCYCLES = 1 << 18
+"""2^28 GPU cycles: about 0.14 s at the H200's 1.98 GHz, 0.8 s at 345 MHz.
+A batch is queued in well under a millisecond; only a host that waits on
+the GPU (or on a full launch queue) gets near it."""
+MAX_SAMPLES = 64
+"""Samples queued behind one hold: four launches each plus the call's, far
+below the launch queue's depth (about a thousand entries on CUDA)."""
+
+
+class StreamHold:
+    """One pinned gate word (the count of released batches) and one give-up word."""
+
+    def __init__(self, torch: Any, kernel: Any) -> None:
+        """:param kernel: the compiled :data:`SOURCE`, launched as ``kernel.launch(grid, block, args)``."""
+        self.torch = torch
+        self.kernel = kernel
+        words = torch.zeros(2, dtype=torch.int32, pin_memory=True)
+        self.words = words
+        self.gate, self.gave_up = words[0:1], words[1:2]
+        self.released = 0
+
+    def hold(self) -> None:
+        """Queue the spin that holds the current stream until the next :meth:`release`."""
+        self.kernel.launch((1, 1, 1), (1, 1, 1), [self.gate, self.released + 1, self.gave_up,
+                                                  TIMEOUT_KCYCLES])  # fmt: skip
+
+    def release(self) -> None:
+        """The host has queued the batch: let the GPU run it."""
+        self.released += 1
+        self.gate.fill_(self.released)
+
+    def timed_out(self) -> bool:
+        """Whether a hold gave up waiting (read after a synchronisation)."""
+        return bool(int(self.gave_up.item()))
+
+
+def make(torch: Any) -> tuple[StreamHold | None, str]:
+    """A hold for this process's GPU, or None and why not (the clock then
+    leads each batch with a spin instead)."""
+    from gemmreg.contract.gpu_compile import compile_kernel
+
+    try:
+        hold = StreamHold(torch, compile_kernel(SOURCE, NAME))
+        hold.hold()  # one launch, released at once: pinned words reachable, kernel runs
+        hold.release()
+        torch.cuda.synchronize()
+    except Exception as error:  # no run-time compiler, no pinned memory, a refused launch
+        return None, f"no stream hold ({type(error).__name__}: {str(error).splitlines()[0][:160]})"
+    if hold.timed_out():
+        return None, "no stream hold (its first spin never saw the host's release)"
+    return hold, ""

@@ -1,0 +1,171 @@
+"""The stream hold (``gemmreg.running.stream_hold``): every batch of GPU
+samples is queued in full before the GPU runs it, in chunks the launch queue
+holds; a hold that gives up, or one that cannot be made, leaves the clock on
+the lead spin with the reason recorded, and the report says so."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from gemmreg.contract.backend import BackendInfo
+from gemmreg.judging import regression
+from gemmreg.judging.timing_records import ProcessRecord
+from gemmreg.orchestrating.sweeping import clock_description
+from gemmreg.running import clocks, compare_parts, stream_hold
+from test_gpu_clock import FakeTorch
+from test_unlike_execution import unlike_report
+
+
+class FakeHold:
+    """Records where the holds and releases fall among the queued work."""
+
+    def __init__(self, log: list[tuple], gives_up: bool = False) -> None:
+        self.log, self.gives_up = log, gives_up
+
+    def hold(self) -> None:
+        self.log.append(("hold",))
+
+    def release(self) -> None:
+        self.log.append(("release",))
+
+    def timed_out(self) -> bool:
+        return self.gives_up
+
+
+def kinds(torch: FakeTorch) -> list[str]:
+    return [entry[0] for entry in torch.log]
+
+
+def test_a_held_batch_is_queued_in_full_then_released_and_read_once() -> None:
+    torch = FakeTorch()
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log))
+    values = clock.samples(lambda: torch.log.append(("call",)), 2)
+    assert values == [1.0, 1.0] and clock.queued == ""
+    sample = ["record", "call", "record"]
+    assert kinds(torch) == ["hold", *sample * 2, "release", "synchronize"]
+
+
+def test_a_long_batch_is_held_in_chunks_the_launch_queue_holds() -> None:
+    torch = FakeTorch()
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log))
+    count = stream_hold.MAX_SAMPLES * 2 + 3
+    assert len(clock.samples(lambda: torch.log.append(("call",)), count)) == count
+    log = kinds(torch)
+    assert log.count("hold") == log.count("release") == 3 and log[-1] == "synchronize"
+    first_release = log.index("release")
+    assert log[:first_release].count("call") == stream_hold.MAX_SAMPLES
+    assert log.count("synchronize") == 1  # the chunks run back to back, read once
+
+
+def test_a_call_that_raises_still_releases_the_hold() -> None:
+    torch = FakeTorch()
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log))
+
+    def broken() -> None:
+        raise RuntimeError("launch failed")
+
+    with pytest.raises(RuntimeError, match="launch failed"):
+        clock.samples(broken, 3)
+    assert kinds(torch)[-1] == "release"  # the GPU is not left waiting on the gate
+
+
+def test_a_hold_that_gave_up_leaves_the_spin_for_later_batches_and_says_why() -> None:
+    torch = FakeTorch()
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log, gives_up=True))
+    clock.samples(lambda: None, 2)
+    assert clock.hold is None and "stream hold gave up" in clock.queued
+    torch.log.clear()
+    clock.samples(lambda: None, 2)
+    assert kinds(torch)[0] == "spin"
+
+
+def test_without_a_run_time_compiler_the_clock_spins_and_records_why() -> None:
+    torch = FakeTorch()  # no GPU here: compile_kernel refuses
+    clock = clocks.GpuClock(l2=None, torch=torch)
+    assert clock.hold is None and clock.queued.startswith("no stream hold (")
+    clock.samples(lambda: None, 1)
+    assert kinds(torch)[0] == "spin"
+
+
+class FakePinnedTorch:
+    """Enough of torch for StreamHold: pinned int32 words, as plain lists."""
+
+    int32 = "int32"
+
+    class Words:
+        def __init__(self, values: list[int], start: int = 0, stop: int | None = None) -> None:
+            self.values, self.start = values, start
+            self.stop = len(values) if stop is None else stop
+
+        def __getitem__(self, part: slice) -> FakePinnedTorch.Words:
+            return FakePinnedTorch.Words(
+                self.values, self.start + part.start, self.start + part.stop
+            )
+
+        def fill_(self, value: int) -> None:
+            for i in range(self.start, self.stop):
+                self.values[i] = value
+
+        def item(self) -> int:
+            return self.values[self.start]
+
+    def zeros(self, size: int, dtype: str, pin_memory: bool) -> Words:
+        assert pin_memory and dtype == "int32"
+        return FakePinnedTorch.Words([0] * size)
+
+
+def test_each_hold_waits_for_the_next_release_count() -> None:
+    launches: list[list] = []
+    kernel = type("K", (), {"launch": lambda self, grid, block, args: launches.append(args)})()
+    hold = stream_hold.StreamHold(FakePinnedTorch(), kernel)
+    hold.hold()
+    hold.release()
+    hold.hold()
+    assert [args[1] for args in launches] == [1, 2]  # the gate count each waits for
+    assert launches[0][3] == stream_hold.TIMEOUT_KCYCLES
+    assert hold.gate.item() == 1 and not hold.timed_out()
+    hold.gave_up.fill_(1)  # what the kernel writes when it gives up
+    assert hold.timed_out()
+
+
+GPU = BackendInfo(kind="cuda", device="cuda", device_name="H200", triton_interpreter=False)
+
+
+def held_report(queued: tuple[str, ...] = ()):
+    report = attrs.evolve(
+        unlike_report(), clock=clock_description(GPU, "H200", "clean"), l2="clean"
+    )
+    records = tuple(ProcessRecord(process=i, status="ok", queued=q) for i, q in enumerate(queued))
+    return attrs.evolve(report, records=records)
+
+
+def test_the_clock_line_says_held_and_names_a_process_that_was_not() -> None:
+    assert "queued in full before the GPU runs it" in clock_description(GPU, "H200", "clean")
+    records = [
+        ProcessRecord(process=0, status="ok"),
+        ProcessRecord(process=1, status="ok", queued="no stream hold (X)"),
+    ]
+    assert compare_parts.unheld_note(records) == "; process 1: no stream hold (X)"
+    assert compare_parts.unheld_note(records[:1]) == ""
+
+
+def test_runs_queued_differently_are_not_compared_silently() -> None:
+    held, unheld = held_report(("", "")), held_report(("", "no stream hold (X)"))
+    old = attrs.evolve(
+        held,
+        clock=held.clock.replace("queued in full before the GPU runs it", "queued behind a spin"),
+    )
+    assert regression.queueing(held) == "held"
+    assert regression.queueing(unheld) == regression.queueing(old) == "spin"
+    assert regression.queueing(unlike_report()) == ""  # the CPU
+
+    def notes(before, after):
+        changes = regression.compare_runs([before], [after], threshold_pct=5)
+        return {n for c in changes for n in c.notes if n.startswith("UNLIKE QUEUEING")}
+
+    (note,) = notes(old, held)
+    assert note == (
+        "UNLIKE QUEUEING: before's batches of samples were led by a spin (the host could show), "
+        "after's held until queued"
+    )
+    assert notes(held, held) == set() and notes(old, unheld) == set()
