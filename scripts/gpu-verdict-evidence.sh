@@ -26,6 +26,8 @@
 #              regime per pair, and a bit-for-bit check of deterministic splitk
 #              on the GPU (splitk-determinism.txt); needs gemmreg-splitk
 #              installed too (`pip wheel --no-deps -w .whl examples/gemmreg-splitk`)
+#   splitkpairs the split-K goals as pairs only (torch_ref, splitk, splitk_atomic) over
+#              10 processes: fewer pairs and more processes narrow every interval
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
 #              its wall time, phase by phase (trace:2 twice: the first on a
 #              fresh machine also pays for a cold page cache)
@@ -199,6 +201,19 @@ PY
           --dtype bf16 --max-time 3 --seed "$i" --out "$out/knownbench-$i"
         gemmreg "knownbench-$i-verdicts" report "$out/knownbench-$i" --verdicts
         grep " vs " "$out/knownbench-$i-verdicts.console.txt"
+      done
+      ;;
+    splitkpairs)
+      # issue 16's split-K goals as pairs only: torch_ref, splitk and splitk_atomic (3 pairs,
+      # so a narrower Bonferroni interval than splitk's 6) over 10 processes; the ratio to
+      # triton_grouped is splitk's part
+      for i in $(range "$count" 1); do
+        gemmreg "splitkpairs-$i" bench torch_ref splitk splitk_atomic --processes 10 \
+          --shape 16x16x65536,128x128x32768,64x4096x16384,32x8192x8192 \
+          --dtype fp16,bf16 --seed "$i" --out "$out/splitkpairs-$i"
+        gemmreg "splitkpairs-$i-verdicts" report "$out/splitkpairs-$i" --verdicts
+        grep " vs " "$out/splitkpairs-$i-verdicts.console.txt"
+        gemmreg "splitkpairs-$i-report" report "$out/splitkpairs-$i"
       done
       ;;
     splitk)

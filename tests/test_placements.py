@@ -16,6 +16,18 @@ def test_small_problems_get_every_placement_and_large_ones_one():
     assert placements.placement_count(middle) == 2
 
 
+def test_a_device_with_more_memory_gives_large_problems_more_placements():
+    h200 = 150_109_880_320  # bytes, as torch reports it
+    skinny = Problem(m=64, n=4096, k=16384, dtype="bf16")  # 130 MiB a set: memory-bound
+    assert placements.placement_count(skinny) == 1
+    assert placements.placement_count(skinny, h200) == placements.PLACEMENTS
+    large = Problem(m=8192, n=8192, k=8192, dtype="bf16")  # 384 MiB a set
+    assert placements.placement_count(large, h200) == placements.PLACEMENTS
+    assert placements.placement_count(large, 24 << 30) == 1  # 384 MiB of a 24 GB GPU
+    huge = Problem(m=16384, n=16384, k=16384, dtype="fp32")  # 3 GiB a set
+    assert placements.placement_count(huge, h200) == 1
+
+
 class _Rotating:
     def __init__(self, name: str):
         self.name, self.result, self.used = name, KernelTiming(), []

@@ -9,8 +9,14 @@ widen every interval at small sizes. Rotating several copies of the same
 operands (same seed, same values, fresh allocations) across a process's
 rounds averages placements inside each process instead.
 
-The copies cost memory, so their number falls with the problem's size: a
-large problem's calls are long enough that placement does not show.
+The copies cost memory, so their number falls with the problem's size. Size
+alone does not make placement vanish: in session 16 (``r2``'s ``skprobe``,
+evidence/2026-12-02-h200-session16) a memory-bound split-K call of 38 us
+moved by 3.7% across six placements of its 130 MiB operands (cuBLAS's by
+under 1%), and with one placement a process, gemmreg bench's per-process
+ratios at 64x4096x16384 spread 1.010-1.044. So the budget grows with the
+device's memory (:data:`PLACEMENT_DEVICE_SHARE`): on an H200 that is four
+copies of every problem up to about 560 MiB a set.
 
 Rotating also checks something: every copy's C is postchecked, so a kernel
 that caches the first pointers it was given (and never writes the next C)
@@ -28,14 +34,21 @@ from gemmreg.judging.output_check import GuardedOutput, make_operands
 PLACEMENTS = 4
 """The most copies of one kernel's operands that a process rotates."""
 PLACEMENT_BUDGET_BYTES = 256 << 20
-"""Memory one kernel's copies may take in all: 4 copies up to 64 MiB a set
-(2048^3 fp32, 2896^3 bf16), one from 256 MiB (about 6000^3 fp32)."""
+"""Memory one kernel's copies may take in all, at least (and where the device's
+memory is not known): 4 copies up to 64 MiB a set (2048^3 fp32, 2896^3 bf16),
+one from 256 MiB (about 6000^3 fp32)."""
+PLACEMENT_DEVICE_SHARE = 1 / 64
+"""Or this share of the device's memory, where that is more: 2.3 GB on an
+H200 (four copies up to about 560 MiB a set, 8192x14336x4096 bf16 included),
+384 MiB on a 24 GB GPU."""
 
 
-def placement_count(problem: Problem) -> int:
-    """How many copies of the operands this problem gets (at least 1)."""
+def placement_count(problem: Problem, device_bytes: int | None = None) -> int:
+    """How many copies of the operands this problem gets (at least 1), on a
+    device of ``device_bytes`` of memory (None: not known)."""
     per_set = operand_bytes((problem.m, problem.n, problem.k), problem.dtype)
-    return max(1, min(PLACEMENTS, PLACEMENT_BUDGET_BYTES // max(per_set, 1)))
+    budget = max(PLACEMENT_BUDGET_BYTES, int((device_bytes or 0) * PLACEMENT_DEVICE_SHARE))
+    return max(1, min(PLACEMENTS, budget // max(per_set, 1)))
 
 
 def more_placements(

@@ -144,6 +144,15 @@ def _open_monitor() -> tuple[Any, str]:
     return gpu_monitor.open_monitor(0)
 
 
+def _device_memory(info: Any) -> int | None:
+    """The GPU's memory in bytes (it sizes the operand copies), None on the CPU."""
+    if not info.is_gpu:
+        return None
+    import torch
+
+    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory)
+
+
 def measure_group(
     specs: Mapping[str, KernelSpec],
     problem: Problem,
@@ -181,7 +190,7 @@ def measure_group(
             kernel.result.reason = f"{type(error).__name__}: {error}"
     if not ready:
         return result
-    count = placement_count(problem)
+    count = placement_count(problem, _device_memory(info))
     for kernel in ready:  # the first placement is the prechecked one
         assert kernel.operands is not None and kernel.guarded is not None
         first = (kernel.operands, kernel.guarded)
