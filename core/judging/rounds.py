@@ -71,6 +71,9 @@ class Round:
     slot_wall_s: Mapping[str, float]
     """Wall time each slot took: the exposure."""
     samples: Mapping[str, int]
+    slot_host_ms: Mapping[str, float] = attrs.field(factory=dict)
+    """The host's time per call in each kernel's slot (its launch path; the GPU
+    only): the median over the slot's batches. Empty on the CPU."""
     readings: tuple[Mapping[str, Any], ...] = ()
     """Clock readings (gpu_monitor.Reading as dicts) at the start and end of the round."""
     dropped: str | None = None

@@ -111,6 +111,7 @@ def summarize(
         peak_tflops=peak,
         percent_of_peak=100 * tflops / peak if peak else None,
         graph_ms=graph,
+        host_ms=_median_or_none([r.host_ms for r in runs]),
         device_kernel_ms=device.get("kernel_ms_per_call"),
         launches_per_call=device.get("launches_per_call"),
         device_kernels=device.get("kernels", ()),

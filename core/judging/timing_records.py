@@ -79,6 +79,9 @@ class ProcessRun:
     prepare_s: float | None = None
     first_call_s: float | None = None
     graph_ms: float | None = None
+    host_ms: float | None = None
+    """The host's time per call (its launch path), median over the kept rounds;
+    None on the CPU and in runs saved before session 16."""
     escaped: str = ""
     """Why some of the call's device work outlived its timed interval, or ''."""
     precheck: dict[str, Any] | None = None
@@ -155,6 +158,10 @@ class KernelSummary:
     peak_tflops: float | None = None
     percent_of_peak: float | None = None
     graph_ms: float | None = None
+    host_ms: float | None = None
+    """The host's time per call (the launch path an end-to-end sample no
+    longer holds, :mod:`gemmreg.running.stream_hold`): the median of the
+    processes' figures; None on the CPU and in runs saved before session 16."""
     device_kernel_ms: float | None = None
     launches_per_call: float | None = None
     device_kernels: tuple[str, ...] = attrs.field(default=(), converter=_tuple)

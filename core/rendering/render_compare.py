@@ -39,6 +39,7 @@ SUMMARY_COLUMNS = (
     "tflops",
     "percent_of_peak",
     "graph_ms",
+    "host_ms",
     "device_kernel_ms",
     "launches_per_call",
     "launch_bound",
@@ -125,7 +126,7 @@ def _start(s: KernelSummary) -> str:
 
 def _row(s: KernelSummary) -> list[str]:
     if s.status != "timed":
-        return [s.kernel, s.precision, *["-"] * 9, f"{s.status.upper()}: {s.reason}"]
+        return [s.kernel, s.precision, *["-"] * 10, f"{s.status.upper()}: {s.reason}"]
     notes = [f"INVALID: {why}" for why in s.invalid] + list(s.flags)
     if s.launch_bound:
         notes.append("launch-bound")
@@ -138,6 +139,7 @@ def _row(s: KernelSummary) -> list[str]:
         _fmt(s.tflops, 4),
         _fmt(s.percent_of_peak, 3),
         _fmt(s.graph_ms, 4),
+        _fmt(s.host_ms, 3),
         _fmt(s.device_kernel_ms, 4),
         _fmt(s.launches_per_call, 3),
         _start(s),
@@ -210,6 +212,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "TFLOP/s",
         "% of peak",
         "graph ms",
+        "host ms",
         "device ms",
         "launches",
         "cold / warm start s",
@@ -222,7 +225,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
         f"clock: {report.clock}",
         "",
-        grid([_row(s) for s in report.summaries], headers, fmt, [None, 30, *[None] * 9, 40]),
+        grid([_row(s) for s in report.summaries], headers, fmt, [None, 30, *[None] * 10, 40]),
         "",
         "median ms: median of the process medians (each the median of the kernel's round figures);",
         "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
@@ -230,6 +233,8 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         f"(not taken when a call lasts over {round_loops.GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
         f"launch-bound: a median under {summaries.LAUNCH_BOUND_MAX_MS:g} ms whose graph ms is under "
         f"{summaries.LAUNCH_BOUND_RATIO:.0%} of it;",
+        "host ms: the host's time per call (its launch path), which the samples leave out:",
+        "each batch is queued in full before the GPU runs it;",
         "device ms and launches: device work per call and its launches, from CUPTI;",
         "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
         "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",

@@ -101,6 +101,10 @@ class GpuClock:
         elif hold is None:
             self.queued = "no stream hold (none asked for)"
         self.hold = hold
+        self.last_host_ms: float | None = None
+        """The host's time per call in the last batch: the launch path, queued
+        behind the hold (the GPU never pushes back), so the figure an
+        end-to-end sample no longer contains."""
 
     def flush_l2(self) -> None:
         """Evict A, B and C: read the whole flush buffer (its sum into ``sink``),
@@ -119,6 +123,7 @@ class GpuClock:
         ]
         hold = self.hold
         chunk = stream_hold_chunk(hold, count)
+        host = 0.0
         for first in range(0, count, chunk):
             if hold is not None:
                 hold.hold()  # the GPU waits here until the chunk is queued
@@ -129,12 +134,15 @@ class GpuClock:
                     if self.buffer is not None:
                         self.flush_l2()  # outside the events
                     start.record(stream)
+                    began = time.perf_counter()
                     call()
+                    host += time.perf_counter() - began
                     end.record(stream)
             finally:  # a call that raises must not leave the GPU waiting on the hold
                 if hold is not None:
                     hold.release()
         torch.cuda.synchronize()
+        self.last_host_ms = host * 1e3 / max(1, count)
         if hold is not None and hold.timed_out():
             self.hold = None  # the host could not queue a chunk while held: spin from now on
             self.queued = (
@@ -155,6 +163,8 @@ def stream_hold_chunk(hold: Any, count: int) -> int:
 
 class CpuClock:
     name = "perf_counter"
+    last_host_ms: float | None = None
+    """No separate host figure: on the CPU a sample is the host's own time."""
 
     def samples(self, call: Call, count: int) -> list[float]:
         out = []

@@ -8,6 +8,7 @@ kernel's figures.
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +45,7 @@ def read_process(
                 samples=int(exposure[name]["samples"]),
                 exposure_s=exposure[name]["wall_s"],
                 graph_ms=sorted(graph_ms)[len(graph_ms) // 2] if graph_ms else None,
+                host_ms=_host_ms(name, taken),
             )
         )
     timed = [r.kernel for r in runs if r.status == "timed"]
@@ -65,6 +67,12 @@ def read_process(
         placements=max((k.placements for k in result.kernels.values()), default=None),
     )
     return runs, record
+
+
+def _host_ms(name: str, taken: Sequence[Round]) -> float | None:
+    """The host's time per call over the kept rounds (their median), or None."""
+    values = [r.slot_host_ms[name] for r in rounds.kept(taken) if name in r.slot_host_ms]
+    return statistics.median(values) if values else None
 
 
 def _run(

@@ -105,19 +105,26 @@ def heat_soak(kernels: list[Any], clock: Any, policy: Any, monitor: Any) -> dict
     }
 
 
-def _slot(kernel: Any, clock: Any, budget_s: float, cost_s: float) -> tuple[list[float], float]:
+def _slot(
+    kernel: Any, clock: Any, budget_s: float, cost_s: float
+) -> tuple[list[float], float, float | None]:
     """One slot: samples until the slot has run for the budget, give or take
-    half a sample, so every kernel of a round is exposed for the same time."""
+    half a sample, so every kernel of a round is exposed for the same time;
+    with the host's time per call (the median over its batches, where the
+    clock keeps one)."""
     batch = max(1, round(budget_s / max(cost_s, 1e-9) / SLOT_BATCHES))
     values: list[float] = []
+    host: list[float] = []
     start = time.perf_counter()
     while True:
         values += clock.samples(kernel.call, batch)
+        if getattr(clock, "last_host_ms", None) is not None:
+            host.append(clock.last_host_ms)
         elapsed = time.perf_counter() - start
         per_sample = elapsed / len(values)
         remaining = budget_s - elapsed
         if remaining <= per_sample / 2:
-            return values, elapsed
+            return values, elapsed, statistics.median(host) if host else None
         batch = max(1, min(batch, round(remaining / per_sample)))
 
 
@@ -143,11 +150,13 @@ def take_rounds(
             if hasattr(kernel, "use_placement"):
                 kernel.use_placement(index)
         readings = [monitor.read()] if monitor is not None else []
-        slot_ms, wall, samples = {}, {}, {}
+        slot_ms, wall, samples, host = {}, {}, {}, {}
         for name in order:
             expected = _enter(by_name[name])
-            values, wall[name] = _slot(by_name[name], clock, budget, cost_s[name])
+            values, wall[name], host_ms = _slot(by_name[name], clock, budget, cost_s[name])
             slot_ms[name], samples[name] = statistics.median(values), len(values)
+            if host_ms is not None:
+                host[name] = host_ms
             _check_state(name, expected)
         if monitor is not None:
             readings.append(monitor.read())
@@ -162,6 +171,7 @@ def take_rounds(
                 slot_ms=slot_ms,
                 slot_wall_s=wall,
                 samples=samples,
+                slot_host_ms=host,
                 readings=tuple(attrs.asdict(r) for r in readings),
                 dropped=dropped,
             )
