@@ -25,6 +25,11 @@ with ids like ``my_gemm-fp16-rowmajor-65x67x69-racecheck``, skipped with the
 reason where the tool cannot run (the CPU, ROCm, no compute-sanitizer).
 The kernels run in gemmreg's worker processes, all cases of one plugin in one
 batch on first use, so a crash or hang fails its own case, never the session.
+
+A Triton plugin's tests can also check what only native code has (a
+pipelined loop, an atomic's memory order) on a machine without a GPU:
+:func:`native_compile` runs a script that calls ``triton.compile`` for a
+``GPUTarget`` in a fresh Python, with Triton's interpreter off.
 """
 
 from __future__ import annotations
@@ -35,11 +40,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from gemmreg.contract.task_kinds import SANITIZE
+from gemmreg.interface.native_compiling import native_compile
 from gemmreg.interface.testing_params import MatrixParam
 
 if TYPE_CHECKING:
     from gemmreg.contract.records import KernelSpec
     from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
+
+__all__ = ["matrix", "native_compile"]
 
 MARKER = "gemmreg_matrix"
 CASE_FIXTURE = "gemmreg_case"

@@ -12,14 +12,8 @@ atomics at all.
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
+from gemmreg.testing import native_compile
 
 SCRIPT = """
 import json, os, re
@@ -71,23 +65,9 @@ TAIL_PIECES = 3
 """``stream_k_tail`` unrolls three pieces (a range touches three tiles at most)."""
 
 
-def _ptxas_ships_with_triton() -> bool:
-    spec = importlib.util.find_spec("triton")
-    if spec is None or spec.origin is None:
-        return False
-    return (Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "ptxas").exists()
-
-
 @pytest.fixture(scope="module")
 def compiled() -> dict:
-    if not _ptxas_ships_with_triton():
-        pytest.skip("this Triton has no NVIDIA backend with ptxas")
-    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return native_compile(SCRIPT)
 
 
 @pytest.mark.parametrize("form", ["plain", "stream_k"])

@@ -11,12 +11,8 @@ target shapes (16-byte aligned, every stride but the unit ones a multiple of
 
 from __future__ import annotations
 
-import importlib.util
-import os
-from pathlib import Path
-
 import pytest
-from fresh_run import run_fresh
+from gemmreg.testing import native_compile
 
 SCRIPT = """
 import json, os, re
@@ -105,19 +101,9 @@ print(json.dumps(out))
 """
 
 
-def _ptxas_ships_with_triton() -> bool:
-    spec = importlib.util.find_spec("triton")
-    if spec is None or spec.origin is None:
-        return False
-    return (Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "ptxas").exists()
-
-
 @pytest.fixture(scope="module")
 def compiled() -> dict:
-    if not _ptxas_ships_with_triton():
-        pytest.skip("this Triton has no NVIDIA backend with ptxas")
-    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    return run_fresh(SCRIPT, env=env)
+    return native_compile(SCRIPT)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,51 @@
+"""Compiling a Triton kernel natively on a machine without a GPU, for plugin
+tests (:func:`gemmreg.testing.native_compile`): what only native code has
+(a pipelined loop, an atomic's memory order) is checked on the CPU too."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+def native_compile(script: str, timeout: float | None = 600) -> Any:
+    """Run ``script`` in a fresh Python with ``TRITON_INTERPRET`` unset and
+    return the JSON its last line prints; skip the calling test where this
+    Triton has no NVIDIA backend with the ptxas it ships (then nothing could
+    compile natively here).
+
+    For a test that compiles a kernel for a GPU this machine lacks: Triton's
+    compiler and ptxas run on the CPU (``triton.compile(ASTSource(...),
+    target=GPUTarget("cuda", 90, 32))``), and the test reads the PTX or TTGIR.
+    Fresh, so that the pytest process's choice of backend (the interpreter,
+    with no GPU) does not hold there. A script that imports gemmreg (or a
+    plugin) before triton must unset ``TRITON_INTERPRET`` again after that
+    import: importing gemmreg with no GPU turns the interpreter on."""
+    if not _ships_ptxas():
+        pytest.skip("this Triton has no NVIDIA backend with ptxas")
+    env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _ships_ptxas() -> bool:
+    """Whether the installed Triton carries its NVIDIA backend's ptxas."""
+    spec = importlib.util.find_spec("triton")
+    if spec is None or spec.origin is None:
+        return False
+    return (Path(spec.origin).parent / "backends" / "nvidia" / "bin" / "ptxas").exists()
