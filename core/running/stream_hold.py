@@ -23,10 +23,16 @@ clock then falls back to the lead spin for the rest of the process, with
 the reason recorded. A batch is held in chunks of at most
 :data:`MAX_SAMPLES`, so that one chunk's launches fit the queue.
 
+On ROCm the same source goes through hiprtc; it has not run on AMD
+hardware. Where pinned host memory is not coherent for the GPU there, a
+spin could miss the release: its hold gives up after the timeout (once; the
+clock then leads every later batch with a spin and records why).
+
 What this leaves out of an end-to-end sample is the host's own launch
 path: the figure is the GPU's time from the start event to the end event
-with the call's work queued. (The graph-replay regime removes launch cost
-the same way, without the flush.)
+with the call's work queued. The clock times the host around each call
+apart (``host ms`` in the report). (The graph-replay regime removes launch
+cost the same way, without the flush.)
 """
 
 from __future__ import annotations
