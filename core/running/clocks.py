@@ -4,10 +4,11 @@ On a GPU a sample is one pair of events on the launch stream around one call,
 with L2 flushed (a buffer of ``L2_FLUSH_MULTIPLE`` x L2 read, or zeroed for
 ``--l2 dirty``) before each pair, outside it; the samples of one slot are
 queued in batches, each queued in full before the GPU runs it (the stream is
-held by :mod:`gemmreg.running.stream_hold`; where it cannot be, behind a short
-spin, ``BATCH_LEAD_CYCLES``) and read after one synchronisation. Events time one stream only: whether a call's work
-stayed inside that interval is checked apart (:mod:`gemmreg.running.device_activity`). On
-the CPU (torch's CPU ops and Triton's interpreter, both synchronous)
+held by :mod:`gemmreg.running.stream_hold`; where it cannot be, behind a
+short spin, ``BATCH_LEAD_CYCLES``) and read after one synchronisation; the
+host's time around each call is kept apart (``last_host_ms``). Events time
+one stream only: whether a call's work stayed inside that interval is
+checked apart (:mod:`gemmreg.running.device_activity`). On the CPU (torch's CPU ops and Triton's interpreter, both synchronous)
 ``time.perf_counter`` brackets the call, with no flush.
 """
 
