@@ -57,11 +57,16 @@ the host has released ``target`` batches, or give up after the timeout."""
 NAME = "gemmreg_hold_stream"
 TIMEOUT_KCYCLES = 1 << 18
 """2^28 GPU cycles: about 0.14 s at the H200's 1.98 GHz, 0.8 s at 345 MHz.
-A batch is queued in well under a millisecond; only a host that waits on
-the GPU (or on a full launch queue) gets near it."""
+A chunk of samples is queued in a few milliseconds (about 0.1 ms a sample
+on session 16's H200 host); only a host that waits on the GPU (or on a full
+launch queue) gets near it."""
 MAX_SAMPLES = 64
 """Samples queued behind one hold: four launches each plus the call's, far
-below the launch queue's depth (about a thousand entries on CUDA)."""
+below the launch queue's depth (about a thousand entries on CUDA). Within a
+chunk the host queues first and the GPU runs after, where they overlapped
+before: at microsecond shapes a slot holds fewer samples than it did when
+led by a spin. Smaller chunks would overlap one chunk's queueing with the
+last one's run (each hold still outside every sample); not yet measured."""
 
 
 class StreamHold:
