@@ -6,7 +6,6 @@ saved runs read them, and ``from_dict`` rebuilds them from a saved run.
 
 from __future__ import annotations
 
-import contextlib
 import statistics
 from collections.abc import Mapping
 from typing import Any, Literal
@@ -271,35 +270,8 @@ class CompareReport:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:
-        """Rebuild a report saved with ``render.dumps``, any schema up to today's.
-        A saved run has been checked against these records first
-        (:mod:`gemmreg.storage.run_schema`), which refuses non-finite numbers."""
-        return from_jsonable(cls, upgrade(data))
-
-
-def _known(cls: type, data: Mapping[str, Any]) -> dict[str, Any]:
-    names = {f.name for f in attrs.fields(cls)}
-    return {k: v for k, v in data.items() if k in names}
-
-
-def upgrade(data: Any) -> Any:
-    """A saved report in today's layout: schema 1 is converted, anything else
-    (today's, or not a report at all, for the schema check to name) is kept."""
-    if isinstance(data, dict) and "schema" not in data and isinstance(data.get("runs"), list):
-        with contextlib.suppress(AttributeError, TypeError, KeyError):
-            return _from_schema_1(data)
-    return data
-
-
-def _from_schema_1(data: Mapping[str, Any]) -> dict[str, Any]:
-    """Runs saved before rounds: each process's samples stand in for its
-    rounds, and fields that no longer exist are left out. Their verdicts are
-    kept as they were written (words such as "indistinguishable")."""
-    runs = [_known(ProcessRun, {**r, "round_ms": r.get("samples_ms", ())}) for r in data["runs"]]
-    return {
-        **data,
-        "schema": 1,
-        "runs": runs,
-        "summaries": [_known(KernelSummary, s) for s in data["summaries"]],
-        "verdicts": [_known(Verdict, v) for v in data["verdicts"]],
-    }
+        """Rebuild a report saved with ``render.dumps``, in today's layout: a saved
+        run's reports have been upgraded (:func:`gemmreg.judging.schema_1.upgrade`)
+        and checked against these records first (:mod:`gemmreg.storage.run_schema`,
+        which refuses non-finite numbers)."""
+        return from_jsonable(cls, data)

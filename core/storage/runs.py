@@ -29,7 +29,8 @@ from gemmreg.contract.serialization import (
     schema_of,
     write_atomically,
 )
-from gemmreg.judging.timing_records import SCHEMA, CompareReport, upgrade
+from gemmreg.judging.schema_1 import upgrade
+from gemmreg.judging.timing_records import SCHEMA, CompareReport
 from gemmreg.storage import run_schema
 
 RUN_FILE = "run.json"
