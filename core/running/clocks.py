@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from gemmreg.deciding.timing_options import DEFAULT_L2, L2_STATES
+from gemmreg.running import stream_hold
 
 L2_FLUSH_MULTIPLE = 4
 """The flush buffer is this many times the device's L2, so nothing of A, B or C survives.
@@ -73,7 +74,12 @@ def gpu_spin(torch: Any, cycles: int) -> None:
 class GpuClock:
     name = "cuda-events"
 
-    def __init__(self, l2: str | None = DEFAULT_L2, torch: Any = None, hold: Any = "make"):
+    def __init__(
+        self,
+        l2: str | None = DEFAULT_L2,
+        torch: Any = None,
+        hold: stream_hold.StreamHold | Literal["make"] | None = "make",
+    ):
         """:param l2: one of ``L2_STATES``, or None for no flush.
         :param torch: the torch module (a stand-in in tests).
         :param hold: a :class:`gemmreg.running.stream_hold.StreamHold`, None
@@ -95,9 +101,7 @@ class GpuClock:
             self.sink = torch.zeros((), dtype=torch.int64, device="cuda")
         self.queued = ""
         """'' while every batch is held until queued; else why batches are led by a spin."""
-        if isinstance(hold, str):
-            from gemmreg.running import stream_hold
-
+        if hold == "make":
             hold, self.queued = stream_hold.make(torch)
         elif hold is None:
             self.queued = "no stream hold (none asked for)"
@@ -153,19 +157,19 @@ class GpuClock:
         return [start.elapsed_time(end) for start, end in pairs]
 
 
-def stream_hold_chunk(hold: Any, count: int) -> int:
+def stream_hold_chunk(hold: stream_hold.StreamHold | None, count: int) -> int:
     """Samples queued behind one hold (all of them behind the lead spin)."""
     if hold is None:
         return max(1, count)
-    from gemmreg.running.stream_hold import MAX_SAMPLES
-
-    return max(1, min(count, MAX_SAMPLES))
+    return max(1, min(count, stream_hold.MAX_SAMPLES))
 
 
 class CpuClock:
     name = "perf_counter"
     last_host_ms: float | None = None
     """No separate host figure: on the CPU a sample is the host's own time."""
+    queued = ""
+    """Nothing is queued ahead on the CPU: its calls are synchronous."""
 
     def samples(self, call: Call, count: int) -> list[float]:
         out = []

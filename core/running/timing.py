@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 from gemmreg.contract import backend
 from gemmreg.contract.records import KernelSpec, Problem
+from gemmreg.deciding.device_memory import device_bytes
 from gemmreg.deciding.timing_options import CPU_POLICY as CPU_POLICY  # re-exported: decided there
 from gemmreg.deciding.timing_options import DEFAULT_L2
 from gemmreg.deciding.timing_options import GPU_POLICY as GPU_POLICY
@@ -144,15 +145,6 @@ def _open_monitor() -> tuple[Any, str]:
     return gpu_monitor.open_monitor(0)
 
 
-def _device_memory(info: Any) -> int | None:
-    """The GPU's memory in bytes (it sizes the operand copies), None on the CPU."""
-    if not info.is_gpu:
-        return None
-    import torch
-
-    return int(torch.cuda.get_device_properties(torch.cuda.current_device()).total_memory)
-
-
 def measure_group(
     specs: Mapping[str, KernelSpec],
     problem: Problem,
@@ -190,7 +182,7 @@ def measure_group(
             kernel.result.reason = f"{type(error).__name__}: {error}"
     if not ready:
         return result
-    count = placement_count(problem, _device_memory(info))
+    count = placement_count(problem, device_bytes(info)[0] if info.is_gpu else None)
     for kernel in ready:  # the first placement is the prechecked one
         assert kernel.operands is not None and kernel.guarded is not None
         first = (kernel.operands, kernel.guarded)
@@ -222,9 +214,9 @@ def measure_group(
         torch_state.pin()
         if monitor is not None:
             monitor.close()
-        result.queued = getattr(clock, "queued", "")
+        result.queued = clock.queued
         return result
-    result.queued = getattr(clock, "queued", "")
+    result.queued = clock.queued
     result.rounds = tuple(taken)
     for kernel in ready:
         kernel.result.round_ms = tuple(r.slot_ms[kernel.name] for r in rounds.kept(taken))
