@@ -9,7 +9,8 @@ pairs judged at once (Bonferroni). Words:
   when it excludes 1 (a real difference too small to matter); this is
   decided first;
 - **faster** / **slower**: otherwise, the interval excludes a ratio of 1;
-- **inconclusive**: anything else, or too few processes (with the reason);
+- **inconclusive**: anything else, or too few processes (with the reason,
+  and what would settle it: the processes a fresh run would need);
 - **invalid**: a kernel's figures cannot be trusted (its device work escaped
   the timed interval, or it ran above the datasheet peak): no speed claim;
 - **no verdict**: a kernel has no timing at all, or the pair ran unlike: one
@@ -112,17 +113,12 @@ def judge(
         )
     key = pair_key(baseline.kernel, other.kernel)
     processes = len(records)
+    ratios = {
+        name: [r.log_ratios[name][key] for r in records if key in r.log_ratios.get(name, {})]
+        for name in PROCESS_REGIMES
+    }
     regimes = (
-        *(
-            _regime(
-                name,
-                [r.log_ratios[name][key] for r in records if key in r.log_ratios.get(name, {})],
-                confidence,
-                margin,
-                processes,
-            )
-            for name in PROCESS_REGIMES
-        ),
+        *(_regime(name, ratios[name], confidence, margin, processes) for name in PROCESS_REGIMES),
         device_regime(baseline, other, confidence),
     )
     primary = regimes[0]
@@ -134,6 +130,8 @@ def judge(
         word, why = "invalid", "no speed claim: " + "; ".join(invalid)
     else:
         word, why = _explain(primary, margin)
+        if word == "inconclusive" and interval is not None:
+            why += _settle_hint(ratios[PROCESS_REGIMES[0]], confidence, margin)
     if _disagree(regimes):
         notes.append(
             "regimes disagree: "
@@ -207,6 +205,20 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
         )
         return "equivalent", f"interval {bounds} lies inside +-{margin:.1%}{detail}"
     return "inconclusive", f"interval {bounds} includes 1 and reaches past +-{margin:.1%}"
+
+
+def _settle_hint(log_ratios: Sequence[float], confidence: float, margin: float) -> str:
+    """What would settle an inconclusive interval (:func:`stats.processes_to_settle`)."""
+    needed = stats.processes_to_settle(log_ratios, confidence, margin)
+    if needed is None:
+        return (
+            f"; at this spread between processes even {stats.SETTLE_CAP} would not settle it: "
+            "find what differs between them first"
+        )
+    return (
+        f"; at this spread between processes a fresh run of about {needed} "
+        f"(--processes {needed}) would settle it, if the estimate holds"
+    )
 
 
 def _suspicious(baseline: KernelSummary, other: KernelSummary) -> list[str]:
