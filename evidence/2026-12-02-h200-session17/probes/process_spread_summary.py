@@ -9,7 +9,8 @@ import json
 import sys
 
 for path in sys.argv[1:]:
-    report = json.load(open(path))
+    with open(path) as fh:
+        report = json.load(fh)
     print(f"{report['shape']} {report['dtype']} ({path})")
     for experiment in ("adjacent", "spaced", "workspace", "flush"):
         rows = report[experiment]

@@ -18,7 +18,8 @@ import sys
 
 run, shape, dtype, base, kern = sys.argv[1:6]
 m, n, k = (int(x) for x in shape.split("x"))
-data = json.load(gzip.open(f"{run}/run.json.gz"))
+with gzip.open(f"{run}/run.json.gz") as fh:
+    data = json.load(fh)
 for rep in data["reports"]:
     p = rep["problem"]
     if (p["m"], p["n"], p["k"], p["dtype"]) != (m, n, k, dtype):
