@@ -27,7 +27,9 @@
 #              on the GPU (splitk-determinism.txt); needs gemmreg-splitk
 #              installed too (`pip wheel --no-deps -w .whl examples/gemmreg-splitk`)
 #   splitkpairs the split-K goals as pairs only (torch_ref, splitk, splitk_atomic) over
-#              10 processes: fewer pairs and more processes narrow every interval
+#              10 processes ($SPLITKPAIRS_PROCESSES): fewer pairs and more processes
+#              narrow every interval (session 17's INCONCLUSIVE 64x4096x16384 bf16 said
+#              about 15-17 would settle it; 16 take about 370 s)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
 #              its wall time, phase by phase (trace:2 twice: the first on a
 #              fresh machine also pays for a cold page cache)
@@ -205,10 +207,11 @@ PY
       ;;
     splitkpairs)
       # issue 16's split-K goals as pairs only: torch_ref, splitk and splitk_atomic (3 pairs,
-      # so a narrower Bonferroni interval than splitk's 6) over 10 processes; the ratio to
-      # triton_grouped is splitk's part
+      # so a narrower Bonferroni interval than splitk's 6) over 10 processes (or
+      # $SPLITKPAIRS_PROCESSES); the ratio to triton_grouped is splitk's part
       for i in $(range "$count" 1); do
-        gemmreg "splitkpairs-$i" bench torch_ref splitk splitk_atomic --processes 10 \
+        gemmreg "splitkpairs-$i" bench torch_ref splitk splitk_atomic \
+          --processes "${SPLITKPAIRS_PROCESSES:-10}" \
           --shape 16x16x65536,128x128x32768,64x4096x16384,32x8192x8192 \
           --dtype fp16,bf16 --seed "$i" --out "$out/splitkpairs-$i"
         gemmreg "splitkpairs-$i-verdicts" report "$out/splitkpairs-$i" --verdicts
