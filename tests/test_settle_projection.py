@@ -72,6 +72,18 @@ def test_an_inconclusive_verdict_says_how_many_processes_would_settle_it():
     assert f"even {stats.SETTLE_CAP} would not settle it" in stuck.explanation
 
 
+def test_a_run_of_more_processes_than_the_cap_is_still_projected():
+    """A hundred processes measured: the projection looks past 64, up to 400."""
+    wider = [math.log(1.009) + 2 * d for d in (0.03, -0.03, 0.02, -0.02, 0.0)]
+    many = same_spread(wider, 100)
+    assert stats.settle_limit(100) == 400
+    n = stats.processes_to_settle(many)
+    assert n is not None and 100 < n <= 400
+    assert stats.classify(stats.combine(same_spread(wider, n))) != "inconclusive"
+    v = verdict(many)
+    assert v.verdict == "inconclusive" and f"--processes {n}" in v.explanation
+
+
 def test_claims_and_too_few_processes_get_no_hint():
     assert "--processes" not in verdict([math.log(1.05)] * 3 + [math.log(1.051)] * 2).explanation
     few = verdict([0.2, 0.21])

@@ -211,8 +211,9 @@ def _settle_hint(log_ratios: Sequence[float], confidence: float, margin: float) 
     """What would settle an inconclusive interval (:func:`stats.processes_to_settle`)."""
     needed = stats.processes_to_settle(log_ratios, confidence, margin)
     if needed is None:
+        limit = stats.settle_limit(len(log_ratios))
         return (
-            f"; at this spread between processes even {stats.SETTLE_CAP} would not settle it: "
+            f"; at this spread between processes even {limit} would not settle it: "
             "find what differs between them first"
         )
     return (
