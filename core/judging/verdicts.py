@@ -130,8 +130,6 @@ def judge(
         word, why = "invalid", "no speed claim: " + "; ".join(invalid)
     else:
         word, why = _explain(primary, margin)
-        if word == "inconclusive" and interval is not None:
-            why += _settle_hint(ratios[PROCESS_REGIMES[0]], confidence, margin)
     if _disagree(regimes):
         notes.append(
             "regimes disagree: "
@@ -141,6 +139,8 @@ def judge(
                 if r.estimate is not None
             )
         )
+    if word == "inconclusive" and interval is not None:  # a note, so the verdict table shows it
+        notes.append(_settle_hint(ratios[PROCESS_REGIMES[0]], confidence, margin))
     notes += _suspicious(baseline, other)
     return Verdict(
         **common,
@@ -213,11 +213,11 @@ def _settle_hint(log_ratios: Sequence[float], confidence: float, margin: float) 
     if needed is None:
         limit = stats.settle_limit(len(log_ratios))
         return (
-            f"; at this spread between processes even {limit} would not settle it: "
+            f"at this spread between processes even {limit} would not settle it: "
             "find what differs between them first"
         )
     return (
-        f"; at this spread between processes a fresh run of about {needed} "
+        f"at this spread between processes a fresh run of about {needed} "
         f"(--processes {needed}) would settle it, if the estimate holds"
     )
 
