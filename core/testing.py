@@ -30,6 +30,9 @@ A Triton plugin's tests can also check what only native code has (a
 pipelined loop, an atomic's memory order) on a machine without a GPU:
 :func:`native_compile` runs a script that calls ``triton.compile`` for a
 ``GPUTarget`` in a fresh Python, with Triton's interpreter off.
+:func:`run_fresh` runs any script in a fresh Python and returns the JSON its
+last line prints (a kernel the interpreter crashes on then takes down that
+process, not the test session).
 """
 
 from __future__ import annotations
@@ -40,14 +43,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from gemmreg.contract.task_kinds import SANITIZE
-from gemmreg.interface.native_compiling import native_compile
+from gemmreg.interface.native_compiling import native_compile, run_fresh
 from gemmreg.interface.testing_params import MatrixParam
 
 if TYPE_CHECKING:
     from gemmreg.contract.records import KernelSpec
     from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
 
-__all__ = ["matrix", "native_compile"]
+__all__ = ["matrix", "native_compile", "run_fresh"]
 
 MARKER = "gemmreg_matrix"
 CASE_FIXTURE = "gemmreg_case"

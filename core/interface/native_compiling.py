@@ -1,6 +1,7 @@
-"""Compiling a Triton kernel natively on a machine without a GPU, for plugin
-tests (:func:`gemmreg.testing.native_compile`): what only native code has
-(a pipelined loop, an atomic's memory order) is checked on the CPU too."""
+"""Scripts in a fresh Python for plugin tests (:func:`gemmreg.testing.run_fresh`),
+and compiling a Triton kernel natively on a machine without a GPU
+(:func:`gemmreg.testing.native_compile`): what only native code has (a
+pipelined loop, an atomic's memory order) is checked on the CPU too."""
 
 from __future__ import annotations
 
@@ -31,6 +32,17 @@ def native_compile(script: str, timeout: float | None = 600) -> Any:
     if not _ships_ptxas():
         pytest.skip("this Triton has no NVIDIA backend with ptxas")
     env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
+    return run_fresh(script, env=env, timeout=timeout)
+
+
+def run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | None = None) -> Any:
+    """Run ``script`` in a fresh Python (``env``: its environment, default
+    this one's) and return the JSON its last line prints; the calling test
+    fails, with the script's stderr, where it exits non-zero.
+
+    Fresh, so that gemmreg decides the backend (and, with no GPU, switches
+    Triton's interpreter on) before triton is imported, and so that a kernel
+    the interpreter crashes on takes down that process, not pytest's."""
     done = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,

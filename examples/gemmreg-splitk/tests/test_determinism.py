@@ -11,7 +11,7 @@ each tile to another program, with the partials arriving in the other order.
 from __future__ import annotations
 
 import pytest
-from fresh_run import run_fresh
+from gemmreg.testing import run_fresh
 
 SCRIPT = """
 import json, os

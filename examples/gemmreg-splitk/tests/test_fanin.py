@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from fresh_run import run_fresh
+from gemmreg.testing import run_fresh
 from gemmreg_splitk import heuristics, tuned
 
 SCRIPT = """

@@ -18,7 +18,7 @@ interpreter is switched on by gemmreg before triton is imported.
 from __future__ import annotations
 
 import pytest
-from fresh_run import run_fresh
+from gemmreg.testing import run_fresh
 
 SCRIPT = """
 import json, os

@@ -13,7 +13,7 @@ from __future__ import annotations
 import attrs
 import gemmreg
 import pytest
-from fresh_run import run_fresh
+from gemmreg.testing import run_fresh
 from gemmreg_splitk import heuristics, plugin, tma, tuned
 
 SCRIPT = """
