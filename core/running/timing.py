@@ -214,9 +214,9 @@ def measure_group(
         torch_state.pin()
         if monitor is not None:
             monitor.close()
-        result.queued = clock.queued
         return result
-    result.queued = clock.queued
+    finally:  # read after the rounds: a hold that gave up during them says so here
+        result.queued = clock.queued
     result.rounds = tuple(taken)
     for kernel in ready:
         kernel.result.round_ms = tuple(r.slot_ms[kernel.name] for r in rounds.kept(taken))
