@@ -5,6 +5,13 @@ machines: one ``print`` at a plugin's import would make them unparseable. So
 while a plugin is imported and registers, file descriptors 1 and 2 *and*
 ``sys.stdout``/``sys.stderr`` point at a temporary file; what landed there is
 kept with that plugin's row instead.
+
+A process has one pair of descriptors, and several threads run plugin code
+(one per GPU under ``--devices``). So captures take turns (:data:`_TURN`): two
+at once would each restore the other's sink, and everything gemmreg printed
+after them, its JSON included, would go nowhere. gemmreg's own lines from
+other threads wait for the turn to end (:func:`own_output`), so that they
+land on the terminal, not in a plugin's capture.
 """
 
 from __future__ import annotations
@@ -14,12 +21,26 @@ import ctypes
 import os
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 
 import attrs
 
 OUTPUT_CHARS = 4000
 """How much of a plugin's output is kept (the end of it): enough to read, never a flood."""
+
+
+_TURN = threading.RLock()
+"""Held while descriptors 1 and 2 point at a capture's sink. Re-entrant: a
+capture inside a capture (a plugin's import checking its availability) nests."""
+
+
+@contextlib.contextmanager
+def own_output() -> Iterator[None]:
+    """Print gemmreg's own lines inside this block: they wait until no
+    capture holds the descriptors, and none starts until they are written."""
+    with _TURN:
+        yield
 
 
 @attrs.define
@@ -50,6 +71,11 @@ def _writes_to(stream: object, fd: int) -> bool:
 def captured_output() -> Iterator[Captured]:
     """Everything written to stdout or stderr inside the block, at any level,
     goes to ``Captured.text`` instead (its last :data:`OUTPUT_CHARS`)."""
+    with _TURN:
+        yield from _captured_alone()
+
+
+def _captured_alone() -> Iterator[Captured]:
     captured = Captured()
     saved_streams = (sys.stdout, sys.stderr)
     _flush_python_streams()

@@ -6,6 +6,9 @@ The standard library suffices: the bar is one line rewritten with ``\\r``,
 cleared before any other line is printed and drawn again after it (what
 tqdm's ``write`` does), and redrawn whenever something happens, with no
 thread of its own (a thread writing to stderr would race the progress lines).
+Its lines are written under :func:`gemmreg.discovery.capture.own_output`:
+a device thread's line must not land in another thread's capture of plugin
+output.
 
 The ETA is :func:`eta_s`, a pure function of the finished items' work and
 durations: tested without a clock. :class:`Meter` takes its clock as an
@@ -21,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import TextIO
 
 from gemmreg.deciding.run_estimate import duration
+from gemmreg.discovery.capture import own_output
 
 MIN_ITEMS_TO_CHOOSE = 3
 """Finished items needed before the two models of :func:`eta_s` are judged
@@ -131,24 +135,26 @@ class Meter:
 
     def line(self, text: str) -> None:
         """A progress line; on a terminal the bar is cleared and drawn again below it."""
-        self._clear()
-        print(text, file=self.stream, flush=True)
-        self._draw()
+        with own_output():
+            self._clear()
+            print(text, file=self.stream, flush=True)
+            self._draw()
 
     def advance(self, work: float = 1.0, text: str | None = None) -> None:
         """One item finished (its ``work``, matched among the remaining
         items); ``text``, its line, gets the status appended in a log."""
         self.advance_silently(work)
-        if self.live:
-            if text is not None:
-                self.line(text)
+        with own_output():
+            if self.live:
+                if text is not None:
+                    self.line(text)
+                else:
+                    self._clear()
+                    self._draw()
+            elif text is not None:
+                print(f"{text}  [{self.status()}]", file=self.stream, flush=True)
             else:
-                self._clear()
-                self._draw()
-        elif text is not None:
-            print(f"{text}  [{self.status()}]", file=self.stream, flush=True)
-        else:
-            print(f"progress: {self.status()}", file=self.stream, flush=True)
+                print(f"progress: {self.status()}", file=self.stream, flush=True)
 
     def tick(self, work: float = 1.0) -> None:
         """One item finished that needs no line of its own (a passing check
@@ -161,7 +167,8 @@ class Meter:
         now = self.clock()
         if now - self._last_plain >= PLAIN_EVERY_S or not self.remaining:
             self._last_plain = now
-            print(f"progress: {self.status()}", file=self.stream, flush=True)
+            with own_output():
+                print(f"progress: {self.status()}", file=self.stream, flush=True)
 
     def advance_silently(self, work: float) -> None:
         """Count an item without printing anything."""
@@ -175,9 +182,10 @@ class Meter:
 
     def close(self) -> None:
         """The bar's last state stays on screen, ended by a newline."""
-        if self.live and self._drawn:
-            print(file=self.stream, flush=True)
-            self._drawn = False
+        with own_output():
+            if self.live and self._drawn:
+                print(file=self.stream, flush=True)
+                self._drawn = False
 
     def _bar(self) -> str:
         filled = BAR_WIDTH * len(self.done) // max(1, self.total)
