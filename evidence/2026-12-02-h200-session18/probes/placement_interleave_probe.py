@@ -1,4 +1,7 @@
-"""Written in session 17 after `c5/`, not yet run: is the 1-3% that new
+"""Session 17's probe of the same name (written after its `c5/`, not run
+there for lack of device time, nor in session 18), now printing each pass's
+medians as the pass ends, so that a run cut short still says something.
+Its question: is the 1-3% that new
 operands moved a 38 us call in `c5` (trials in sequence) where the operands
 sit, or drift over time? And do copies allocated back to back (as gemmreg's
 placements are) differ less among themselves than copies far apart?
@@ -68,6 +71,9 @@ for _ in range(PASSES):
         this_pass[name].append(value)
     for name, values in this_pass.items():
         per_pass[name].append(statistics.median(values))
+    print(f"pass {len(per_pass['cublas'])}: " + ", ".join(
+        f"{kind} {name} " + " ".join(f"{got[(kind, i, name)][-1]:.2f}" for i in range(SETS))
+        for kind in sets for name in kernels), flush=True)
 print(f"{m}x{n}x{k} {dtype}: medians per set (us) over {PASSES} interleaved passes", flush=True)
 report = {"shape": f"{m}x{n}x{k}", "dtype": dtype, "sets": {}, "per_pass": per_pass}
 for kind in sets:
