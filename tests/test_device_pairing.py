@@ -59,7 +59,8 @@ def test_a_shared_model_pairs_its_rows_alone_and_lists_the_others(tmp_path, caps
     assert (left["run"], left["device"]) == ("before", A100)
     csv = run_main(["report", str(before), str(after), "--format", "csv"], capsys)
     header, row = csv.out.splitlines()
-    assert header.endswith(",device_name") and row.endswith(f",{H200}")
+    # the last column, notes, empty: the two runs' setups do not differ
+    assert header.endswith(",device_name,notes") and row.endswith(f",{H200},")
     assert f"unpaired: before fp32-rowmajor-64x64x64 on {A100}" in csv.err
 
 

@@ -10,7 +10,9 @@ by, :mod:`gemmreg.judging.history`), and ``report BEFORE AFTER``
 (:func:`pair_runs`) pairs only within a model: two runs with no model in
 common are refused (:class:`NoSharedModel`), and where they share some
 (a ``--devices`` run over two models against a run on one), the points of
-the other models are listed as unpaired, each with its reason.
+the other models are listed as unpaired, each with its reason. Each change
+carries the notes of :mod:`gemmreg.judging.setup_changes` (another card,
+unlike software) where the two runs' setups differ.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import attrs
 from gemmreg.judging.regression import Change, compare_runs
+from gemmreg.judging.setup_changes import setup_notes, setup_of
 from gemmreg.judging.timing_records import CompareReport
 
 CPU_DEVICE = "cpu"
@@ -83,11 +86,13 @@ def pair_runs(
             "figures of two device models are never paired (report each run alone)"
         )
     changes: list[Change] = []
+    setup = setup_notes(setup_of(before_manifest), setup_of(after_manifest))
     for model in shared:
         earlier = [r for r in before if model_of(before_manifest, r) == model]
         later = [r for r in after if model_of(after_manifest, r) == model]
         changes += [
-            attrs.evolve(c, device=model) for c in compare_runs(earlier, later, threshold_pct)
+            attrs.evolve(c, device=model, notes=c.notes + setup)
+            for c in compare_runs(earlier, later, threshold_pct)
         ]
     unpaired = [
         *_unpaired("before", "AFTER", before_manifest, before, shared),

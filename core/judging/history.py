@@ -12,7 +12,10 @@ ran. Each step is judged against the previous run that timed the same point
 by the very rule of ``report BEFORE AFTER``
 (:func:`gemmreg.judging.regression.compare_runs`): a Welch interval on the
 log of the process medians, and a regression when the slowdown is
-significant and beyond the threshold.
+significant and beyond the threshold. A point is partial by its own record,
+as there: an interrupted sweep's finished points are whole and judged. A
+step between runs on two cards, or under other software, carries a note
+saying so (:mod:`gemmreg.judging.setup_changes`).
 
 Only the newest step of a point can fail a command (:func:`latest_regressions`):
 a slowdown that a later commit undid is history, shown and not failed on.
@@ -26,6 +29,7 @@ from typing import Any
 import attrs
 from gemmreg.judging.device_pairing import CPU_DEVICE, UNKNOWN, model_of
 from gemmreg.judging.regression import Change, compare_runs
+from gemmreg.judging.setup_changes import Setup, setup_notes, setup_of
 from gemmreg.judging.timing_records import CompareReport, KernelSummary
 
 
@@ -43,6 +47,9 @@ class RunInfo:
     partial: bool = False
     models: tuple[str, ...] = ()
     """The device model of each report (:func:`model_of`); empty: all :attr:`device`."""
+    setup: Setup = attrs.field(factory=Setup)
+    """Its card and software: a step between runs that differ there is noted
+    (:mod:`gemmreg.judging.setup_changes`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -88,6 +95,7 @@ def run_info(
         reports=tuple(reports),
         partial=partial,
         models=each,
+        setup=setup_of(manifest),
     )
 
 
@@ -124,18 +132,18 @@ def trends(runs: Sequence[RunInfo], threshold_pct: float) -> list[Trend]:
     out: list[Trend] = []
     for device, ordered in by_device(runs).items():
         seen: dict[tuple[str, str], list[TrendPoint]] = {}
-        last: dict[tuple[str, str], CompareReport] = {}
+        last: dict[tuple[str, str], tuple[CompareReport, Setup]] = {}
         for run in ordered:
-            for report in run.reports:
-                if run.partial:
-                    report = attrs.evolve(report, partial=True)
+            for report in run.reports:  # a partial run's whole points are judged
                 for summary in report.summaries:
                     key = (report.problem.label, summary.kernel)
                     change = None
                     if key in last:
-                        changes = compare_runs([last[key]], [report], threshold_pct)
+                        earlier, setup = last[key]
+                        changes = compare_runs([earlier], [report], threshold_pct)
                         change = next(c for c in changes if c.kernel == summary.kernel)
-                        change = attrs.evolve(change, device=device)
+                        notes = change.notes + setup_notes(setup, run.setup)
+                        change = attrs.evolve(change, device=device, notes=notes)
                     point = TrendPoint(
                         run=run.label,
                         commit=run.commit,
@@ -145,7 +153,7 @@ def trends(runs: Sequence[RunInfo], threshold_pct: float) -> list[Trend]:
                     )
                     seen.setdefault(key, []).append(point)
                     if summary.status == "timed":  # the next step is judged against figures
-                        last[key] = report
+                        last[key] = (report, run.setup)
         out.extend(
             Trend(device=device, problem=problem, kernel=kernel, points=tuple(points))
             for (problem, kernel), points in seen.items()

@@ -11,6 +11,7 @@ from typing import Any
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.judging import stats
+from gemmreg.judging.setup_changes import setup_notes, setup_of
 from gemmreg.rendering.device_sections import section_heading
 from gemmreg.rendering.formats import csv_text, grid, json_document
 
@@ -33,6 +34,7 @@ CHANGE_COLUMNS = (
     "verdict",
     "regression",
     "device_name",
+    "notes",
 )
 """One CSV row per change: each run's median and range over its processes,
 and the change in percent of time with its interval, as numbers."""
@@ -59,6 +61,7 @@ def change_rows(changes: Sequence[Any]) -> list[dict[str, Any]]:
                 "verdict": c.verdict,
                 "regression": c.regression,
                 "device_name": c.device,
+                "notes": "; ".join(c.notes),
             }
         )
     return rows
@@ -116,9 +119,11 @@ def changes_table(
         return csv_text(change_rows(changes), CHANGE_COLUMNS)
     lines = [
         f"note: {key} differs: {before_manifest.get(key)} -> {after_manifest.get(key)}"
-        for key in ("device_name", "torch", "triton", "git")
+        for key in ("device_name", "git")
         if before_manifest.get(key) != after_manifest.get(key)
     ]
+    run_wide = setup_notes(setup_of(before_manifest), setup_of(after_manifest))
+    lines += [f"note: {note}" for note in run_wide]  # once here, not once per change
     models = list(dict.fromkeys(c.device for c in changes))
     if len(models) > 1:  # a section per model: never two models' figures in one table
         tables = []
@@ -135,7 +140,9 @@ def changes_table(
     for c in changes:
         if c.verdict in ("noisy", "no verdict"):
             warnings.append(f"warning: {c.problem} {c.kernel}: {c.explanation}")
-        warnings.extend(f"note: {c.problem} {c.kernel}: {note}" for note in c.notes)
+        warnings.extend(
+            f"note: {c.problem} {c.kernel}: {note}" for note in c.notes if note not in run_wide
+        )
     warnings += unpaired_lines(unpaired)
     # In markdown a line touching a table is read as one of its rows: blank lines around it.
     gap = [""] if fmt == "markdown" else []

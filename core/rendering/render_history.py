@@ -32,6 +32,7 @@ CSV_HEADER = (
     "change_high_pct",
     "verdict",
     "regression",
+    "notes",
 )
 
 
@@ -92,6 +93,7 @@ def history_table(history: Sequence[Trend], fmt: str, threshold_pct: float) -> s
                     f"warning: {trend.device} {trend.problem} {trend.kernel} at "
                     f"{short_commit(point.commit)}: {point.change.explanation}"
                 )
+    lines += _note_lines(history)
     failing = latest_regressions(history)
     lines.append(
         f"{len(failing)} regression(s) beyond {threshold_pct:g}% in the newest run of a point "
@@ -99,6 +101,22 @@ def history_table(history: Sequence[Trend], fmt: str, threshold_pct: float) -> s
         f"{stats.CONFIDENCE:.1%} lies above 0 and its estimate exceeds {threshold_pct:g}%)"
     )
     return "\n".join(lines)
+
+
+def _note_lines(history: Sequence[Trend]) -> list[str]:
+    """The steps' notes (another card, unlike software, unlike L2 state, ...),
+    one line per note and run it leads into: a run-wide difference is one
+    line with its count of steps, not one per point."""
+    counts: dict[tuple[str, str, str, str], int] = {}
+    for trend in history:
+        for point in trend.points:
+            for note in point.change.notes if point.change is not None else ():
+                key = (trend.device, point.run, short_commit(point.commit), note)
+                counts[key] = counts.get(key, 0) + 1
+    return [
+        f"note: {device}, {count} step(s) into {run} ({commit}): {note}"
+        for (device, run, commit, note), count in counts.items()
+    ]
 
 
 def _csv(history: Sequence[Trend]) -> str:
@@ -125,6 +143,7 @@ def _csv(history: Sequence[Trend]) -> str:
                     high,
                     c.verdict if c else "first",
                     bool(c and c.regression),
+                    "; ".join(c.notes) if c else "",
                 ]
             )
     return buffer.getvalue().rstrip("\n")
