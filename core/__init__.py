@@ -2,10 +2,12 @@
 
 Plugin authors need only what this module exports (``__all__``): the
 ``hookimpl`` marker, the records a plugin fills in, where its kernels run
-(:func:`where`), the run-time compiler for HIP/CUDA sources and the input
-helpers. Every other module of the package is the core's own and may change;
-plugins import none of them (a test in gemmreg's own suite holds the built-ins
-and the split-K example to that). See :mod:`gemmreg.hookspecs` for the contract.
+(:func:`where`), the run-time compiler for HIP/CUDA sources, the input
+helpers, and the order a plugin's own tuner should time its candidates in
+(:func:`williams_rows`, the design of gemmreg's own rounds). Every other
+module of the package is the core's own and may change; plugins import none
+of them (a test in gemmreg's own suite holds the built-ins and the split-K
+example to that). See :mod:`gemmreg.hookspecs` for the contract.
 
 Importing gemmreg turns Triton's interpreter on where no GPU can be here
 (:func:`gemmreg.contract.backend.settle_interpreter_early`): a plugin imports gemmreg
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import pluggy
 from gemmreg.contract.backend import settle_interpreter_early
+from gemmreg.contract.balanced_orders import williams_rows
 from gemmreg.contract.gpu_compile import CompiledKernel, compile_kernel
 from gemmreg.contract.gpu_compile import unavailable_reason as compile_unavailable
 from gemmreg.contract.inputs import apply_layout, normal_inputs, torch_dtype
@@ -79,4 +82,5 @@ __all__ = [
     "standard_tolerances",
     "torch_dtype",
     "where",
+    "williams_rows",
 ]

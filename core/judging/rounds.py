@@ -22,28 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
+from gemmreg.contract.balanced_orders import williams_rows
 from gemmreg.judging import stats
-
-
-def williams_rows(n: int) -> list[list[int]]:
-    """A Williams design: n rows (2n when n is odd) in which each position
-    holds each item equally often and each ordered pair of neighbours occurs
-    equally often (first-order carry-over balance)."""
-    if n < 1:
-        return []
-    if n == 1:
-        return [[0]]
-    first, low, high = [0], 1, n - 1
-    while len(first) < n:
-        first.append(low)
-        low += 1
-        if len(first) < n:
-            first.append(high)
-            high -= 1
-    rows = [[(item + shift) % n for item in first] for shift in range(n)]
-    if n % 2:
-        rows += [list(reversed(row)) for row in rows]
-    return rows
 
 
 def order_seed(problem_label: str, process: int, seed: int) -> int:

@@ -100,9 +100,12 @@ it put the flat 128x256 configs ahead at all eight points, the non-flat and
 one-program-per-tile ones 1-5% behind them, and 128x128 tiles 8-12% behind.
 Those stay for shapes not probed; the tuner times every candidate in
 interleaved rounds (:mod:`.interleaving`), where a 1% gap is told apart.
-Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6; a
-4-stage 128x256x64 tile fits the 227 KB of shared memory only with the split
-epilogue.
+Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6,
+to the very binary its config compiles to without it wherever both are
+listed (``evidence/2026-12-02-h200-session18/same-binary.txt``): the tuner
+times such twins once (``tuner.tune``), and they stay for a Triton that
+specialises. A 4-stage 128x256x64 tile fits the 227 KB of shared memory
+only with the split epilogue.
 
 The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
 8192x14336x4096 in session 14's interleaved probe

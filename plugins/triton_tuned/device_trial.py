@@ -29,7 +29,7 @@ far below what a wrong tile gives."""
 BENCH_WARMUP_MS = 5
 BENCH_REP_MS = 20
 """One round's measurement of one candidate (``triton.testing.do_bench``'s
-milliseconds; the tuner runs ``interleaving.ROUNDS`` of them): short, so that a
+milliseconds; the tuner runs one per candidate per round): short, so that a
 round of twenty candidates passes before the clocks move far. The candidate's
 first call, its compile and check, has warmed it up already."""
 
@@ -77,6 +77,25 @@ class DeviceTrial:
         if bad:
             return f"{bad} of {got.numel()} checked elements off by > {VERIFY_RTOL:g} of |A|@|B|"
         return None
+
+    def binary(self, config: Config) -> str | None:
+        """A digest of the binary ``config`` compiled to (call it after the
+        candidate's first call: this one finds it compiled), or None where
+        Triton's launch does not hand back a kernel with its machine code.
+        Under Triton 3.6 ``ws`` compiles to nothing on Hopper: two configs,
+        one binary (``evidence/2026-12-02-h200-session18/same-binary.txt``)."""
+        import hashlib
+
+        kernel = self.make_launch(config)(self.a, self.b, self.out)
+        asm = getattr(kernel, "asm", None)
+        code = (
+            next((asm[kind] for kind in ("cubin", "hsaco") if kind in asm), None) if asm else None
+        )
+        if isinstance(code, str):
+            code = code.encode()
+        if not isinstance(code, bytes) or not code:
+            return None
+        return hashlib.sha256(code).hexdigest()
 
     def benchmark(self, run: Run) -> float:
         import triton.testing

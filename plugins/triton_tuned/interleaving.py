@@ -1,24 +1,36 @@
-"""How the tuner times its candidates: in interleaved rounds, never one after
-another.
+"""How the tuner times its candidates: one screening round, then interleaved
+rounds in a Williams design, never one candidate after another.
 
-Why: on a power-limited GPU (the H200) a kernel's time moves by 10-18% from
-one moment to the next, while the best candidates differ by one or two
-percent. Timed one after the other, each candidate sees its own clocks and
-the ranking follows them. At 8e21403 the tuner, timing each candidate once
-for 100 ms, picked configs that ``gemmreg bench`` put 2.5% behind cuBLAS at
-4096^3 fp16; an interleaved probe of the same list ran other configs level
-with cuBLAS there (``evidence/2026-12-01-h200-session13/c2/interleave.log``),
-and with this tuner the verdict became EQUIVALENT, twice (``c3``, ``c5``).
-gemmreg's own verdicts rest on the same rule: only samples taken side by
-side compare.
+Why interleaved: on a power-limited GPU (the H200) a kernel's time moves by
+10-18% from one moment to the next, while the best candidates differ by one
+or two percent. Timed one after the other, each candidate sees its own
+clocks and the ranking follows them. At 8e21403 the tuner, timing each
+candidate once for 100 ms, picked configs that ``gemmreg bench`` put 2.5%
+behind cuBLAS at 4096^3 fp16 (``evidence/2026-12-01-h200-session13``).
 
-So every round times every candidate once, and a candidate's score is its
-time against the round's average. The rounds come in pairs, forward then
-backward (an ABBA design), so a clock that drifts steadily through a pair
-costs every candidate the same; each pair starts at another offset, so no
-candidate always runs first or next to the same neighbour; and the score is
-the median over the pairs, so a sudden change of clocks inside one pair is
-outvoted by the others.
+Why a Williams design: a kernel's time also depends on what ran just before
+it (most likely the clocks its predecessor left). Until session 18 the
+rounds came in forward-backward pairs, which keep each candidate's
+neighbours: in every forward round the first candidate followed the list's
+last and slowest one. It won 72 of 76 16-bit tunings on the H200,
+and its twin, second in the list and the very same binary under Triton 3.6
+(``ws`` compiles to nothing there), came out 3.5% slower at the median and
+slower in 74 of the 76; the twins at places 4 and 5 came out level (-0.2%)
+(``evidence/2026-12-02-h200-session18/tuner-bias.txt``,
+``same-binary.txt``). :func:`gemmreg.williams_rows`, the design of gemmreg's
+own rounds, puts every candidate first, last, and after every other
+candidate equally often inside the rounds; a round's first candidate runs
+once more just before it (that time discarded), so that across the boundary
+it follows itself, not whatever ended the round before.
+
+Why screening: a candidate far behind the fastest cannot win, and being cool
+it lends the next one clocks. The first round times every candidate once and
+drops those over :data:`SCREEN_RATIO` times the fastest; only the rest are
+ranked, so they are also ranked sooner.
+
+A candidate's score is its log-time against the mean of its round (the
+clocks then), averaged over the rounds: a mean, over which the design's
+balance holds (a median over rounds would undo it).
 """
 
 from __future__ import annotations
@@ -27,26 +39,36 @@ import math
 import statistics
 from collections.abc import Mapping, Sequence
 
-ROUNDS = 6
-"""Three forward-backward pairs: three offsets of the order."""
+import gemmreg
+
+MIN_ROUNDS = 6
+"""Ranking rounds at least: whole passes through the design's rows (``n`` of
+them for ``n`` candidates, ``2n`` when ``n`` is odd), repeated until there are
+this many."""
+SCREEN_RATIO = 1.15
+"""A candidate whose screening time is over this many times the fastest's is
+not ranked. Wide: the screening round is one call each, in list order, with
+every bias the rounds are there to remove (up to 7% between two twins)."""
 
 
-def schedule(count: int, rounds: int = ROUNDS) -> list[list[int]]:
-    """The order of ``count`` candidates (their indices) in each round.
+def schedule(count: int) -> list[list[int]]:
+    """The order of ``count`` candidates (their indices) in each ranking round:
+    the rows of :func:`gemmreg.williams_rows`, in whole passes, at least
+    :data:`MIN_ROUNDS` of them."""
+    rows = gemmreg.williams_rows(count)
+    if not rows:
+        return [[] for _ in range(MIN_ROUNDS)]
+    passes = -(-MIN_ROUNDS // len(rows))
+    return [list(row) for _ in range(passes) for row in rows]
 
-    Round ``2p`` runs them forward from offset ``p * count // pairs``, round
-    ``2p + 1`` the same order backward: over a pair every candidate's mean
-    position is the same, so a linear drift in time adds the same to all.
-    """
-    if count <= 0:
-        return [[] for _ in range(rounds)]
-    pairs = max(1, (rounds + 1) // 2)
-    orders = []
-    for r in range(rounds):
-        offset = (r // 2) * count // pairs
-        order = [(offset + i) % count for i in range(count)]
-        orders.append(order if r % 2 == 0 else order[::-1])
-    return orders
+
+def contenders(screened_ms: Mapping[str, float]) -> list[str]:
+    """The candidates worth ranking, in their order: within :data:`SCREEN_RATIO`
+    of the fastest screening time."""
+    if not screened_ms:
+        return []
+    fastest = min(screened_ms.values())
+    return [name for name, ms in screened_ms.items() if ms <= SCREEN_RATIO * fastest]
 
 
 def scores(samples: Mapping[str, Sequence[float]]) -> dict[str, float]:
@@ -54,12 +76,10 @@ def scores(samples: Mapping[str, Sequence[float]]) -> dict[str, float]:
 
     ``samples[name][r]`` is the candidate's time in round ``r`` of
     :func:`schedule`; every candidate must have one for every round. In each
-    round a time is taken against the geometric mean of that round's times
-    (the clocks' state then). A pair of rounds, forward and backward, gives the
-    mean of its two log-ratios, in which a steady drift cancels; the score is
-    the median over the pairs, so one pair that a sudden change of clocks
-    caught does not decide. It is given back in milliseconds (the geometric
-    mean of every sample times ``exp(score)``), so the lowest is the winner.
+    round a time is taken against the geometric mean of that round's times;
+    a candidate's score is the mean of those log-ratios over the rounds, given
+    back in milliseconds (the geometric mean of every sample times
+    ``exp(score)``), so the lowest is the winner.
     """
     names = list(samples)
     if not names:
@@ -71,11 +91,7 @@ def scores(samples: Mapping[str, Sequence[float]]) -> dict[str, float]:
     logs = {name: [math.log(t) for t in samples[name]] for name in names}
     centres = [statistics.fmean(logs[name][r] for name in names) for r in range(count)]
     grand = statistics.fmean(centres)
-    pairs = [range(start, min(start + 2, count)) for start in range(0, count, 2)]
-    relative = {
-        name: statistics.median(
-            statistics.fmean(logs[name][r] - centres[r] for r in pair) for pair in pairs
-        )
+    return {
+        name: math.exp(grand + statistics.fmean(logs[name][r] - centres[r] for r in range(count)))
         for name in names
     }
-    return {name: math.exp(grand + relative[name]) for name in names}

@@ -5,7 +5,7 @@ TMA descriptors read per call (the core may hand over any layout)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gemmreg_plugins.triton_tuned import stream_k, transpose
 from gemmreg_plugins.triton_tuned.configs import Config
@@ -15,7 +15,9 @@ from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, tf32_swap, tma
 if TYPE_CHECKING:
     import torch
 
-Launcher = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
+Launcher = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], Any]
+"""``launch(a, b, out)``: it hands back what Triton's launch does (the compiled
+kernel, natively; the tuner reads its binary, ``device_trial.DeviceTrial.binary``)."""
 
 
 def tiled_launcher(config: Config, m: int, n: int, k: int, input_precision: str) -> Launcher:
@@ -26,8 +28,8 @@ def tiled_launcher(config: Config, m: int, n: int, k: int, input_precision: str)
     kernel = tiled_kernel()
     grid = (triton.cdiv(m, config.block_m) * triton.cdiv(n, config.block_n),)
 
-    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
-        kernel[grid](
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
+        return kernel[grid](
             a,
             b,
             out,
@@ -102,10 +104,9 @@ def persistent_tma_launcher(
     tail = stream_k.tail_tiles(tiles, programs) if config.stream_k else 0
     c_block = [bm, bn // config.epilogue_parts]
 
-    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
         if tma_refusal(a, b, out) is not None:
-            fallback(a, b, out)
-            return
+            return fallback(a, b, out)
         a_t, b_t = is_transposed(a), is_transposed(b)
         swap = tf32_swap(input_precision, a, a_t, b_t)
         if swap and config.transpose_b:
@@ -124,7 +125,7 @@ def persistent_tma_launcher(
         pieces = counters = None
         if tail:
             pieces, counters = stream_k.buffers(out, tail, bm * bn)
-        kernel[grid](
+        return kernel[grid](
             a_desc,
             b_desc,
             c_desc,

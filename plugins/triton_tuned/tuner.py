@@ -9,9 +9,12 @@ the real ones for a GPU (:mod:`.device_trial`).
 For every candidate the tuner builds the launch, calls it once (Triton compiles
 on that call, so compile time never enters the ranking) and checks what it
 wrote. A candidate that fails to compile, raises, or writes a wrong C is
-skipped, with the reason kept in the cache entry. The rest are timed in
-interleaved rounds (:mod:`.interleaving`): each round times every one of them
-once, so a clock that moves while the tuner runs moves every candidate's time.
+skipped, with the reason kept in the cache entry. A candidate that compiled
+to the binary of an earlier one is not timed again. The rest are screened
+in one round and the contenders ranked in interleaved rounds
+(:mod:`.interleaving`): each round times every one of them once, in a
+Williams design, so a clock that moves while the tuner runs, or the clocks
+a predecessor leaves, move every candidate's time alike.
 """
 
 from __future__ import annotations
@@ -47,6 +50,13 @@ class Trial(Protocol):
         ...
 
 
+# A trial may also have ``binary(config) -> str | None``: a digest of the
+# binary ``config`` compiled to (after its first call), so that candidates
+# whose configs differ and whose code does not are timed once
+# (``device_trial.DeviceTrial.binary``). Read with ``getattr``: the fakes of
+# the tests and a trial that cannot tell need not have it.
+
+
 class TuningFailed(RuntimeError):
     """Every candidate failed; the message lists why, per candidate."""
 
@@ -62,6 +72,8 @@ class Choice:
     timings_ms: dict[str, float] = attrs.field(factory=dict)
     skipped: dict[str, str] = attrs.field(factory=dict)
     tune_s: float = 0.0
+    screened_ms: dict[str, float] = attrs.field(factory=dict)
+    same_binary: dict[str, str] = attrs.field(factory=dict)
 
     def entry(self) -> dict[str, Any]:
         """The cache entry: the choice, and the evidence it was made on."""
@@ -69,6 +81,8 @@ class Choice:
             "best": self.best.to_dict(),
             "fallback": self.fallback.to_dict(),
             "timings_ms": self.timings_ms,
+            "screened_ms": self.screened_ms,
+            "same_binary": self.same_binary,
             "skipped": self.skipped,
             "tune_s": round(self.tune_s, 3),
             "tuned_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -90,7 +104,12 @@ class Result:
 
     best: Config
     timings_ms: dict[str, float]
+    """The contenders' scores (:func:`interleaving.scores`)."""
     skipped: dict[str, str]
+    screened_ms: dict[str, float] = attrs.field(factory=dict)
+    """Every candidate's screening time (one call, in list order)."""
+    same_binary: dict[str, str] = attrs.field(factory=dict)
+    """Candidate -> the earlier candidate with its binary (timed once, as that one)."""
 
 
 def _describe(error: BaseException) -> str:
@@ -98,13 +117,16 @@ def _describe(error: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def tune(candidates: Sequence[Config], trial: Trial, rounds: int = interleaving.ROUNDS) -> Result:
-    """Check every candidate, time the right ones in ``rounds`` interleaved
-    rounds; the fastest under the rounds' common conditions wins (ties go to
-    the earlier candidate). ``timings_ms`` holds those times
-    (:func:`interleaving.scores`)."""
+def tune(candidates: Sequence[Config], trial: Trial) -> Result:
+    """Check every candidate, screen the right ones in one round, rank the
+    contenders in interleaved rounds (:mod:`.interleaving`); the fastest under
+    the rounds' common conditions wins (ties go to the earlier candidate).
+    A candidate whose binary another one already has (``trial.binary``, where
+    the trial can tell) is not timed again: :attr:`Result.same_binary`."""
     skipped: dict[str, str] = {}
     runs: dict[str, Run] = {}
+    same: dict[str, str] = {}
+    binaries: dict[str, str] = {}
     for config in candidates:
         try:
             run = trial.build(config)
@@ -116,38 +138,85 @@ def tune(candidates: Sequence[Config], trial: Trial, rounds: int = interleaving.
         if wrong:
             skipped[config.name] = f"wrong result: {wrong}"
             continue
+        digest = _binary(trial, config)
+        if digest is not None and digest in binaries:
+            same[config.name] = binaries[digest]
+            continue
+        if digest is not None:
+            binaries[digest] = config.name
         runs[config.name] = run
-    names = list(runs)
-    samples: dict[str, list[float]] = {name: [] for name in names}
-    for order in interleaving.schedule(len(names), rounds):
-        for name in (names[i] for i in order):
-            if name in skipped:
-                continue
-            try:
-                ms = float(trial.benchmark(runs[name]))
-            except Exception as error:
-                skipped[name] = _describe(error)
-                continue
-            if not math.isfinite(ms) or ms <= 0:
-                skipped[name] = f"benchmark returned {ms!r} ms"
-                continue
-            samples[name].append(ms)
-    # In the candidates' order, so ``min`` gives ties to the earlier candidate.
-    timings = interleaving.scores({n: t for n, t in samples.items() if n not in skipped})
+    screened: dict[str, float] = {}
+    for name in runs:
+        ms = _time(trial, runs[name], name, skipped)
+        if ms is not None:
+            screened[name] = ms
+    names = interleaving.contenders(screened)
+    if len(names) > 1:
+        samples: dict[str, list[float]] = {name: [] for name in names}
+        for order in interleaving.schedule(len(names)):
+            # The round's first candidate runs once more just ahead of it (that
+            # time discarded): it then follows itself, and every predecessor
+            # pair stays balanced across rounds (:mod:`.interleaving`).
+            lead = next((names[i] for i in order if names[i] not in skipped), None)
+            if lead is not None:
+                _time(trial, runs[lead], lead, skipped)
+            for name in (names[i] for i in order):
+                if name in skipped:
+                    continue
+                ms = _time(trial, runs[name], name, skipped)
+                if ms is not None:
+                    samples[name].append(ms)
+        # In the candidates' order, so ``min`` gives ties to the earlier candidate.
+        timings = interleaving.scores({n: t for n, t in samples.items() if n not in skipped})
+    else:  # one contender: nothing to rank it against
+        timings = {name: screened[name] for name in names}
     by_name = {config.name: config for config in candidates}
-
-    def fastest() -> Config | None:
-        return by_name[min(timings, key=timings.__getitem__)] if timings else None
-
-    best = fastest()
-    while best is not None and (wrong := _recheck(best, trial)):
-        skipped[best.name] = f"wrong result on a re-run: {wrong}"
-        del timings[best.name]
-        best = fastest()
+    # The contenders by score (a stable sort: ties to the earlier candidate),
+    # then the screened-out ones by their screening time: a winner wrong on a
+    # re-run gives way to the next one down.
+    standing = sorted(timings, key=timings.__getitem__) + sorted(
+        (n for n in screened if n not in timings and n not in skipped), key=screened.__getitem__
+    )
+    best = None
+    for name in standing:
+        wrong = _recheck(by_name[name], trial)
+        if not wrong:
+            best = by_name[name]
+            break
+        skipped[name] = f"wrong result on a re-run: {wrong}"
+        timings.pop(name, None)
     if best is None:
         reasons = "; ".join(f"{name}: {why}" for name, why in skipped.items())
         raise TuningFailed(f"no candidate config ran: {reasons or 'no candidates'}")
-    return Result(best=best, timings_ms=timings, skipped=skipped)
+    return Result(
+        best=best, timings_ms=timings, skipped=skipped, screened_ms=screened, same_binary=same
+    )
+
+
+def _time(trial: Trial, run: Run, name: str, skipped: dict[str, str]) -> float | None:
+    """One measurement of ``run`` (ms), or None with the reason in ``skipped``."""
+    try:
+        ms = float(trial.benchmark(run))
+    except Exception as error:
+        skipped[name] = _describe(error)
+        return None
+    if not math.isfinite(ms) or ms <= 0:
+        skipped[name] = f"benchmark returned {ms!r} ms"
+        return None
+    return ms
+
+
+def _binary(trial: Trial, config: Config) -> str | None:
+    """What ``trial.binary`` says ``config`` compiled to, or None where the
+    trial cannot tell (the interpreter, a fake, a Triton that does not say)."""
+    binary = getattr(trial, "binary", None)
+    if binary is None:
+        return None
+    try:
+        digest = binary(config)
+    except Exception:  # identity is an economy, never a reason to fail
+        return None
+    return digest if isinstance(digest, str) and digest else None
 
 
 RECHECK_CALLS = 16
@@ -171,15 +240,21 @@ def _recheck(config: Config, trial: Trial) -> str | None:
     return None
 
 
-def fallback_of(candidates: Sequence[Config], timings_ms: dict[str, float]) -> Config:
+def fallback_of(
+    candidates: Sequence[Config],
+    timings_ms: dict[str, float],
+    screened_ms: dict[str, float] | None = None,
+) -> Config:
     """The tiled config used where TMA cannot go: the fastest tiled candidate
-    timed, else the rule's pick among the tiled candidates."""
+    ranked, else the fastest screened (the tiled ones are often screened out
+    where TMA runs), else the rule's pick among the tiled candidates."""
     tiled = [c for c in candidates if c.path == "tiled"]
     if not tiled:
         raise ValueError("the candidates hold no tiled config to fall back on")
-    timed = [c for c in tiled if c.name in timings_ms]
-    if timed:
-        return min(timed, key=lambda c: timings_ms[c.name])
+    for times in (timings_ms, screened_ms or {}):
+        timed = [c for c in tiled if c.name in times]
+        if timed:
+            return min(timed, key=lambda c: times[c.name])
     return smallest(tiled)
 
 
@@ -224,11 +299,13 @@ def choose(
     result = tune(tuned, make_trial())
     choice = Choice(
         best=result.best,
-        fallback=fallback_of(candidates, result.timings_ms),
+        fallback=fallback_of(candidates, result.timings_ms, result.screened_ms),
         origin="tuned",
         timings_ms=result.timings_ms,
         skipped=result.skipped,
         tune_s=time.perf_counter() - start,
+        screened_ms=result.screened_ms,
+        same_binary=result.same_binary,
     )
     if key is not None:
         tuning_cache.store(key, choice.entry(), cache_file)
