@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import gemmreg
 
@@ -95,3 +95,62 @@ def scores(samples: Mapping[str, Sequence[float]]) -> dict[str, float]:
         name: math.exp(grand + statistics.fmean(logs[name][r] - centres[r] for r in range(count)))
         for name in names
     }
+
+
+def describe(error: BaseException) -> str:
+    """An error as the reason a candidate was skipped: its class and message, at most 300 characters."""
+    text = f"{type(error).__name__}: {error}".strip()
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def measure(
+    benchmark: Callable[[Callable[[], None]], float],
+    run: Callable[[], None],
+    name: str,
+    skipped: dict[str, str],
+) -> float | None:
+    """One measurement of ``run`` (ms), or None with the reason in ``skipped``."""
+    try:
+        ms = float(benchmark(run))
+    except Exception as error:
+        skipped[name] = describe(error)
+        return None
+    if not math.isfinite(ms) or ms <= 0:
+        skipped[name] = f"benchmark returned {ms!r} ms"
+        return None
+    return ms
+
+
+def rank(
+    runs: Mapping[str, Callable[[], None]],
+    benchmark: Callable[[Callable[[], None]], float],
+    skipped: dict[str, str],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Screen ``runs`` (compiled and checked, in the candidates' order) in one
+    round, then rank the contenders in the rounds of :func:`schedule`:
+    (every screening time, the contenders' scores). A candidate that fails is
+    left out with its reason in ``skipped``."""
+    screened: dict[str, float] = {}
+    for name, run in runs.items():
+        ms = measure(benchmark, run, name, skipped)
+        if ms is not None:
+            screened[name] = ms
+    names = contenders(screened)
+    if len(names) < 2:  # one contender: nothing to rank it against
+        return screened, {name: screened[name] for name in names}
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for order in schedule(len(names)):
+        # The round's first candidate runs once more just ahead of it (that
+        # time discarded): it then follows itself, and every predecessor pair
+        # stays balanced across rounds.
+        lead = next((names[i] for i in order if names[i] not in skipped), None)
+        if lead is not None:
+            measure(benchmark, runs[lead], lead, skipped)
+        for name in (names[i] for i in order):
+            if name in skipped:
+                continue
+            ms = measure(benchmark, runs[name], name, skipped)
+            if ms is not None:
+                samples[name].append(ms)
+    # In the candidates' order, so ``min`` gives ties to the earlier candidate.
+    return screened, scores({n: t for n, t in samples.items() if n not in skipped})

@@ -19,7 +19,6 @@ a predecessor leaves, move every candidate's time alike.
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -112,11 +111,6 @@ class Result:
     """Candidate -> the earlier candidate with its binary (timed once, as that one)."""
 
 
-def _describe(error: BaseException) -> str:
-    text = f"{type(error).__name__}: {error}".strip()
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
 def tune(candidates: Sequence[Config], trial: Trial) -> Result:
     """Check every candidate, screen the right ones in one round, rank the
     contenders in interleaved rounds (:mod:`.interleaving`); the fastest under
@@ -133,7 +127,7 @@ def tune(candidates: Sequence[Config], trial: Trial) -> Result:
             run()  # compiles: kept out of the timing below
             wrong = trial.verify()
         except Exception as error:
-            skipped[config.name] = _describe(error)
+            skipped[config.name] = interleaving.describe(error)
             continue
         if wrong:
             skipped[config.name] = f"wrong result: {wrong}"
@@ -145,31 +139,7 @@ def tune(candidates: Sequence[Config], trial: Trial) -> Result:
         if digest is not None:
             binaries[digest] = config.name
         runs[config.name] = run
-    screened: dict[str, float] = {}
-    for name in runs:
-        ms = _time(trial, runs[name], name, skipped)
-        if ms is not None:
-            screened[name] = ms
-    names = interleaving.contenders(screened)
-    if len(names) > 1:
-        samples: dict[str, list[float]] = {name: [] for name in names}
-        for order in interleaving.schedule(len(names)):
-            # The round's first candidate runs once more just ahead of it (that
-            # time discarded): it then follows itself, and every predecessor
-            # pair stays balanced across rounds (:mod:`.interleaving`).
-            lead = next((names[i] for i in order if names[i] not in skipped), None)
-            if lead is not None:
-                _time(trial, runs[lead], lead, skipped)
-            for name in (names[i] for i in order):
-                if name in skipped:
-                    continue
-                ms = _time(trial, runs[name], name, skipped)
-                if ms is not None:
-                    samples[name].append(ms)
-        # In the candidates' order, so ``min`` gives ties to the earlier candidate.
-        timings = interleaving.scores({n: t for n, t in samples.items() if n not in skipped})
-    else:  # one contender: nothing to rank it against
-        timings = {name: screened[name] for name in names}
+    screened, timings = interleaving.rank(runs, trial.benchmark, skipped)
     by_name = {config.name: config for config in candidates}
     # The contenders by score (a stable sort: ties to the earlier candidate),
     # then the screened-out ones by their screening time: a winner wrong on a
@@ -191,19 +161,6 @@ def tune(candidates: Sequence[Config], trial: Trial) -> Result:
     return Result(
         best=best, timings_ms=timings, skipped=skipped, screened_ms=screened, same_binary=same
     )
-
-
-def _time(trial: Trial, run: Run, name: str, skipped: dict[str, str]) -> float | None:
-    """One measurement of ``run`` (ms), or None with the reason in ``skipped``."""
-    try:
-        ms = float(trial.benchmark(run))
-    except Exception as error:
-        skipped[name] = _describe(error)
-        return None
-    if not math.isfinite(ms) or ms <= 0:
-        skipped[name] = f"benchmark returned {ms!r} ms"
-        return None
-    return ms
 
 
 def _binary(trial: Trial, config: Config) -> str | None:
@@ -236,7 +193,7 @@ def _recheck(config: Config, trial: Trial) -> str | None:
             if wrong:
                 return wrong
     except Exception as error:
-        return _describe(error)
+        return interleaving.describe(error)
     return None
 
 
