@@ -24,9 +24,19 @@ once more just before it (that time discarded), so that across the boundary
 it follows itself, not whatever ended the round before.
 
 Why screening: a candidate far behind the fastest cannot win, and being cool
-it lends the next one clocks. The first round times every candidate once and
-drops those over :data:`SCREEN_RATIO` times the fastest; only the rest are
-ranked, so they are also ranked sooner.
+it lends the next one clocks. Screening times every candidate twice, in the
+list's order and then in reverse, after a discarded lead-in call, and drops
+those whose geometric mean is over :data:`SCREEN_RATIO` times the fastest's;
+only the rest are ranked, so they are also ranked sooner. Until session 19
+it was one pass in list order, right after the candidates were compiled and
+checked (seconds of an idle, cooling GPU): on the H200 the first candidate
+then screened 2-13% faster than the rest against their ranking scores
+(first/others 0.87-0.98 over the eight tunings of
+``evidence/2026-12-02-h200-session19/screen-bias.txt``), and ranked 6th to
+8th at the six points over 4096^3. A 15% cut from a time that low dropped
+candidates about 3-5% behind, not 15%. The lead-in takes the cold start; the
+two passes give every candidate the same place on average in a drift across
+the screening.
 
 A candidate's score is its log-time against the mean of its round (the
 clocks then), averaged over the rounds: a mean, over which the design's
@@ -47,8 +57,8 @@ them for ``n`` candidates, ``2n`` when ``n`` is odd), repeated until there are
 this many."""
 SCREEN_RATIO = 1.15
 """A candidate whose screening time is over this many times the fastest's is
-not ranked. Wide: the screening round is one call each, in list order, with
-every bias the rounds are there to remove (up to 7% between two twins)."""
+not ranked. Wide: two calls each (in opposite orders) still carry much of
+what the ranking rounds are there to remove (up to 7% between two twins)."""
 
 
 def schedule(count: int) -> list[list[int]]:
@@ -121,20 +131,41 @@ def measure(
     return ms
 
 
+def screen(
+    runs: Mapping[str, Callable[[], None]],
+    benchmark: Callable[[Callable[[], None]], float],
+    skipped: dict[str, str],
+) -> dict[str, float]:
+    """Each candidate's screening time (ms): the geometric mean of one call in
+    the list's order and one in reverse, after a lead-in call of the first
+    candidate whose time is discarded (the module's docstring says why)."""
+    names = list(runs)
+    if names:
+        measure(benchmark, runs[names[0]], names[0], skipped)
+    passes: dict[str, list[float]] = {name: [] for name in names}
+    for name in names + names[::-1]:
+        if name in skipped:
+            continue
+        ms = measure(benchmark, runs[name], name, skipped)
+        if ms is not None:
+            passes[name].append(ms)
+    return {
+        name: math.sqrt(times[0] * times[1])
+        for name, times in passes.items()
+        if name not in skipped and len(times) == 2
+    }
+
+
 def rank(
     runs: Mapping[str, Callable[[], None]],
     benchmark: Callable[[Callable[[], None]], float],
     skipped: dict[str, str],
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """Screen ``runs`` (compiled and checked, in the candidates' order) in one
-    round, then rank the contenders in the rounds of :func:`schedule`:
+    """Screen ``runs`` (compiled and checked, in the candidates' order) with
+    :func:`screen`, then rank the contenders in the rounds of :func:`schedule`:
     (every screening time, the contenders' scores). A candidate that fails is
     left out with its reason in ``skipped``."""
-    screened: dict[str, float] = {}
-    for name, run in runs.items():
-        ms = measure(benchmark, run, name, skipped)
-        if ms is not None:
-            screened[name] = ms
+    screened = screen(runs, benchmark, skipped)
     names = contenders(screened)
     if len(names) < 2:  # one contender: nothing to rank it against
         return screened, {name: screened[name] for name in names}

@@ -11,7 +11,7 @@ on that call, so compile time never enters the ranking) and checks what it
 wrote. A candidate that fails to compile, raises, or writes a wrong C is
 skipped, with the reason kept in the cache entry. A candidate that compiled
 to the binary of an earlier one is not timed again. The rest are screened
-in one round and the contenders ranked in interleaved rounds
+(two calls each, in opposite orders) and the contenders ranked in interleaved rounds
 (:mod:`.interleaving`): each round times every one of them once, in a
 Williams design, so a clock that moves while the tuner runs, or the clocks
 a predecessor leaves, move every candidate's time alike.
@@ -106,13 +106,13 @@ class Result:
     """The contenders' scores (:func:`interleaving.scores`)."""
     skipped: dict[str, str]
     screened_ms: dict[str, float] = attrs.field(factory=dict)
-    """Every candidate's screening time (one call, in list order)."""
+    """Every candidate's screening time (:func:`interleaving.screen`)."""
     same_binary: dict[str, str] = attrs.field(factory=dict)
     """Candidate -> the earlier candidate with its binary (timed once, as that one)."""
 
 
 def tune(candidates: Sequence[Config], trial: Trial) -> Result:
-    """Check every candidate, screen the right ones in one round, rank the
+    """Check every candidate, screen the right ones (:func:`interleaving.screen`), rank the
     contenders in interleaved rounds (:mod:`.interleaving`); the fastest under
     the rounds' common conditions wins (ties go to the earlier candidate).
     A candidate whose binary another one already has (``trial.binary``, where
