@@ -34,7 +34,8 @@ then screened 2-13% faster than the rest against their ranking scores
 (first/others 0.87-0.98 over the eight tunings of
 ``evidence/2026-12-02-h200-session19/screen-bias.txt``), and ranked 6th to
 8th at the six points over 4096^3. A 15% cut from a time that low dropped
-candidates about 3-5% behind, not 15%. The lead-in takes the cold start; the
+candidates at 1.151-1.176 times it, one of them a form that won the ranking
+at another of those shapes. The lead-in takes the cold start; the
 two passes give every candidate the same place on average in a drift across
 the screening.
 
