@@ -132,6 +132,29 @@ def measure(
     return ms
 
 
+def _timed_round(
+    order: Sequence[str],
+    runs: Mapping[str, Callable[[], None]],
+    benchmark: Callable[[Callable[[], None]], float],
+    skipped: dict[str, str],
+    samples: dict[str, list[float]],
+) -> None:
+    """One call of each candidate in ``order`` not skipped, its time added to
+    ``samples``, after a lead-in call of the first of them (time discarded):
+    in a ranking round the first candidate then follows itself, and every
+    predecessor pair stays balanced across rounds; in screening the lead-in
+    takes the cold start."""
+    lead = next((name for name in order if name not in skipped), None)
+    if lead is not None:
+        measure(benchmark, runs[lead], lead, skipped)
+    for name in order:
+        if name in skipped:
+            continue
+        ms = measure(benchmark, runs[name], name, skipped)
+        if ms is not None:
+            samples[name].append(ms)
+
+
 def screen(
     runs: Mapping[str, Callable[[], None]],
     benchmark: Callable[[Callable[[], None]], float],
@@ -141,15 +164,8 @@ def screen(
     the list's order and one in reverse, after a lead-in call of the first
     candidate whose time is discarded (the module's docstring says why)."""
     names = list(runs)
-    if names:
-        measure(benchmark, runs[names[0]], names[0], skipped)
     passes: dict[str, list[float]] = {name: [] for name in names}
-    for name in names + names[::-1]:
-        if name in skipped:
-            continue
-        ms = measure(benchmark, runs[name], name, skipped)
-        if ms is not None:
-            passes[name].append(ms)
+    _timed_round(names + names[::-1], runs, benchmark, skipped, passes)
     return {
         name: math.sqrt(times[0] * times[1])
         for name, times in passes.items()
@@ -172,17 +188,6 @@ def rank(
         return screened, {name: screened[name] for name in names}
     samples: dict[str, list[float]] = {name: [] for name in names}
     for order in schedule(len(names)):
-        # The round's first candidate runs once more just ahead of it (that
-        # time discarded): it then follows itself, and every predecessor pair
-        # stays balanced across rounds.
-        lead = next((names[i] for i in order if names[i] not in skipped), None)
-        if lead is not None:
-            measure(benchmark, runs[lead], lead, skipped)
-        for name in (names[i] for i in order):
-            if name in skipped:
-                continue
-            ms = measure(benchmark, runs[name], name, skipped)
-            if ms is not None:
-                samples[name].append(ms)
+        _timed_round([names[i] for i in order], runs, benchmark, skipped, samples)
     # In the candidates' order, so ``min`` gives ties to the earlier candidate.
     return screened, scores({n: t for n, t in samples.items() if n not in skipped})
