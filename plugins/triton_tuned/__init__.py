@@ -1,8 +1,10 @@
 """triton_tuned: a Triton GEMM tuned per shape, meant to stand next to cuBLAS.
 
-Two kernel paths (:mod:`.kernels`): a tiled pointer kernel that runs
-everywhere, and on Hopper (CUDA capability >= 9) a persistent kernel that
-moves tiles through TMA descriptors. ``prepare`` picks a config (and with it
+Three kernel paths: a tiled pointer kernel that runs everywhere, on Hopper
+(CUDA capability >= 9) a persistent kernel that moves tiles through TMA
+descriptors (both :mod:`.kernels`), and on Hopper for 16-bit row-major
+operands a warp-specialised persistent kernel written in Gluon
+(:mod:`.gluon_ws`). ``prepare`` picks a config (and with it
 the path) for the problem: from the on-disk cache (:mod:`.tuning_cache`), by
 rule for problems too small to matter, or by benchmarking the candidates of
 :mod:`.configs` on operands of the problem's shape, dtype and layout
@@ -47,6 +49,7 @@ SOURCES = tuple(
         "__init__.py",
         "configs.py",
         "device_trial.py",
+        "gluon_ws.py",
         "interleaving.py",
         "kernels.py",
         "launch_config.py",
@@ -164,6 +167,32 @@ def _tma_supported(where: gemmreg.Environment) -> bool:
     return True
 
 
+GLUON_TRITON = (3, 6)
+"""The oldest Triton whose Gluon API :mod:`.gluon_ws` is written in (compiled
+for sm_90 with 3.6 and 3.7, run on the H200 with 3.6; 3.5's
+``warp_specialize`` took its arguments another way)."""
+
+
+def _gluon_supported(where: gemmreg.Environment) -> bool:
+    """Gluon's Hopper kernel: ``wgmma`` is sm_90 only (Blackwell has other
+    tensor-core instructions), and it needs a Triton with the Gluon it is
+    written in."""
+    if not _tma_supported(where) or where.capability is None or where.capability[0] != 9:
+        return False
+    import triton
+
+    try:
+        version = tuple(int(part) for part in triton.__version__.split(".")[:2])
+        from triton.experimental.gluon.language.nvidia import hopper  # noqa: F401
+    except (ImportError, ValueError):
+        return False
+    return version >= GLUON_TRITON
+
+
+def _row_major(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return not (tma_rules.is_transposed(a) or tma_rules.is_transposed(b))
+
+
 def _device_key(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuning_cache.CacheKey:
     import triton
 
@@ -190,11 +219,10 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
     precision = INPUT_PRECISION[where.backend]
     num_sms = where.multiprocessors
     assert num_sms is not None  # only GPU backends tune
-    tma = (
-        _tma_supported(where)
-        and tma_rules.tma_stride_refusal(*_meta_operands(problem, dtype)) is None
-    )
-    candidates = configs.candidates(where.backend, problem.dtype, m, n, k, tma)
+    operands = _meta_operands(problem, dtype)
+    tma = _tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
+    gluon = tma and _gluon_supported(where) and _row_major(*operands[:2])
+    candidates = configs.candidates(where.backend, problem.dtype, m, n, k, tma, gluon)
     only = tuning_cache.forced_path()
 
     def make_launch(config: configs.Config) -> launchers.Launcher:
@@ -227,7 +255,9 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     if where.triton_target == "cpu":  # interpreted: one fixed config, nothing to tune
         return launchers.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
     choice, precision, num_sms = choose(problem, where)
-    best = choice.best if choice.best.path == "tiled" or _tma_supported(where) else choice.fallback
+    runs_here = {"tiled": True, "persistent_tma": _tma_supported(where)}
+    runs_here["gluon_ws"] = _gluon_supported(where)
+    best = choice.best if runs_here[choice.best.path] else choice.fallback
     return launchers.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
 
 
@@ -239,7 +269,7 @@ def gemmreg_register_kernels(register):
             name=NAME,
             summary=(
                 "Triton GEMM tuned per shape (cached): tiled pointer kernel everywhere, "
-                "persistent TMA kernel on Hopper"
+                "persistent TMA and warp-specialised Gluon kernels on Hopper"
             ),
             prepare=prepare,
             capabilities=capabilities_for(kind),

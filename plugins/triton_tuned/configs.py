@@ -11,7 +11,10 @@ Two kernel paths (see :mod:`gemmreg_plugins.triton_tuned.kernels`):
 - ``tiled``: one program per output tile, pointers with strides; runs
   everywhere (CUDA, ROCm, the CPU interpreter) and is the fallback;
 - ``persistent_tma``: one program per SM looping over tiles, operands through
-  TMA tensor descriptors; CUDA compute capability >= 9 only.
+  TMA tensor descriptors; CUDA compute capability >= 9 only;
+- ``gluon_ws``: one program per SM, warp-specialised in Gluon (a loader warp,
+  two consumer warpgroups, :mod:`.gluon_ws`); Hopper (9.x) only, 16-bit
+  row-major operands.
 """
 
 from __future__ import annotations
@@ -59,6 +62,18 @@ def _tma(
         group_m=group_m,
         transpose_b=transpose_b,
         stream_k=stream_k,
+    )
+
+
+def _gluon(bm: int, bn: int, bk: int, stages: int, pingpong: bool = False) -> Config:
+    return Config(
+        path="gluon_ws",
+        block_m=bm,
+        block_n=bn,
+        block_k=bk,
+        num_stages=stages,
+        num_warps=4,
+        pingpong=pingpong,
     )
 
 
@@ -121,6 +136,13 @@ faster under graph replay (8192^3 1.031-1.033x of cuBLAS, against about
 1.02x without it; 8192x14336x4096 bf16 1.006x, against 0.98x) but behind
 end to end (0.945-0.983x); so one form stays, for the tuner
 to weigh, and three are left out."""
+CUDA_GLUON_WS: tuple[Config, ...] = (
+    _gluon(128, 256, 64, 3),
+    _gluon(256, 128, 64, 3),
+    _gluon(128, 128, 64, 5, pingpong=True),
+    _gluon(128, 128, 64, 4, pingpong=True),
+)
+"""Hopper, fp16/bf16, row-major A and B (:mod:`.gluon_ws`). GLUON_WS_DOC"""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),
@@ -190,8 +212,8 @@ def prune(configs: Iterable[Config], m: int, n: int, k: int) -> list[Config]:
     power of two, at least 16) is shrunk to it: no 256-wide tile for a 64-wide
     problem, small tiles for small problems, and a skinny problem still gets
     candidates. Shrunk tiles below ``WIDE_TILE`` get at most 4 warps. A
-    persistent config that does not fit is dropped instead: TMA boxes this
-    small are not what that path is for.
+    persistent (or Gluon) config that does not fit is dropped instead: TMA
+    boxes this small are not what those paths are for.
     """
     caps = (
         max(MIN_BLOCK, next_pow2(m)),
@@ -201,7 +223,7 @@ def prune(configs: Iterable[Config], m: int, n: int, k: int) -> list[Config]:
     kept: list[Config] = []
     for config in configs:
         sizes = (config.block_m, config.block_n, config.block_k)
-        if config.path == "persistent_tma":
+        if config.path != "tiled":
             if any(size > cap for size, cap in zip(sizes, caps, strict=True)):
                 continue
             fitted = config
@@ -220,16 +242,25 @@ def smallest(configs: Sequence[Config]) -> Config:
     return min(configs, key=lambda c: (c.block_m * c.block_n, c.block_k, configs.index(c)))
 
 
-def candidates(kind: str, dtype: str, m: int, n: int, k: int, tma: bool) -> list[Config]:
+def candidates(
+    kind: str, dtype: str, m: int, n: int, k: int, tma: bool, gluon: bool = False
+) -> list[Config]:
     """Every config worth benchmarking for one problem on one backend.
 
     :param kind: the backend, ``cuda`` or ``rocm`` (the CPU uses ``INTERPRETER``).
     :param tma: whether the persistent TMA path may run (Hopper, TMA-able strides).
+    :param gluon: whether the Gluon path may run (Hopper, row-major A and B, a
+        Triton with the Gluon API it is written in); it takes 16-bit inputs only.
     """
     base: list[Config] = []
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA
-        base = [*(persistent if tma else ()), *(for_dtype(c, dtype) for c in CUDA_TILED)]
+        warp_specialised = CUDA_GLUON_WS if gluon and tma and dtype != "fp32" else ()
+        base = [
+            *warp_specialised,
+            *(persistent if tma else ()),
+            *(for_dtype(c, dtype) for c in CUDA_TILED),
+        ]
     elif kind == "rocm":
         base = [for_dtype(c, dtype) for c in ROCM_TILED]
     else:
@@ -243,6 +274,7 @@ def describe_lists() -> str:
     lists = {
         "CUDA_TILED": CUDA_TILED,
         "CUDA_PERSISTENT_TMA": CUDA_PERSISTENT_TMA,
+        "CUDA_GLUON_WS": CUDA_GLUON_WS,
         "CUDA_PERSISTENT_TMA_TF32": CUDA_PERSISTENT_TMA_TF32,
         "ROCM_TILED": ROCM_TILED,
         "INTERPRETER": (INTERPRETER,),

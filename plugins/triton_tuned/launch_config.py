@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import attrs
 
-KernelPath = Literal["tiled", "persistent_tma"]
-PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma")
+KernelPath = Literal["tiled", "persistent_tma", "gluon_ws"]
+PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma", "gluon_ws")
 
 GROUP_M = 8
 """Tile rows walked down one column of B before moving on: L2 reuse of B."""
@@ -23,7 +23,9 @@ MIN_BLOCK = 16
 @attrs.frozen(kw_only=True, order=True)
 class Config:
     """One launch configuration. ``ws`` (warp specialisation of the tile loop)
-    and ``flatten`` only mean something on the persistent path."""
+    and ``flatten`` only mean something on the persistent path; on the Gluon
+    path (:mod:`.gluon_ws`) ``num_warps`` is each consumer's warps (4: one
+    warpgroup) and ``num_stages`` the depth of the operand ring."""
 
     path: KernelPath
     block_m: int
@@ -45,6 +47,9 @@ class Config:
     stream_k: bool = False
     """TMA path, persistent: one program per SM, the last rounds' tiles shared
     out by K steps (:mod:`.stream_k`) instead of fewer programs in whole rounds."""
+    pingpong: bool = False
+    """Gluon path only: the two consumer warpgroups take whole tiles in turn
+    (one stores while the other multiplies) instead of sharing each tile."""
 
     @property
     def name(self) -> str:
@@ -58,6 +63,7 @@ class Config:
                 "" if self.persistent or self.path == "tiled" else "-pertile",
                 "-tb" if self.transpose_b else "",
                 "-sk" if self.stream_k else "",
+                "-pingpong" if self.pingpong else "",
             ]
         )
         return (
@@ -86,4 +92,6 @@ class Config:
             raise ValueError(f"epilogue_parts must be 1, 2 or 4: {config}")
         if config.stream_k and not (config.path == "persistent_tma" and config.persistent):
             raise ValueError(f"stream_k needs the persistent TMA path: {config}")
+        if config.pingpong and config.path != "gluon_ws":
+            raise ValueError(f"pingpong needs the Gluon path: {config}")
         return config

@@ -157,6 +157,45 @@ def persistent_tma_launcher(
     return launch
 
 
+def gluon_ws_launcher(
+    config: Config, m: int, n: int, k: int, num_sms: int, fallback: Launcher
+) -> Launcher:
+    """``launch(a, b, out)`` for the Gluon path (:mod:`.gluon_ws`): row-major
+    16-bit A and B that TMA can take; any other operands go to ``fallback``.
+    One program per SM at most, as :func:`persistent_programs` counts them."""
+    import torch
+    import triton
+    from gemmreg_plugins.triton_tuned import gluon_ws
+
+    bm, bn, bk = config.block_m, config.block_n, config.block_k
+    programs = persistent_programs(triton.cdiv(m, bm) * triton.cdiv(n, bn), num_sms)
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
+        if (
+            a.dtype not in (torch.float16, torch.bfloat16)
+            or is_transposed(a)
+            or is_transposed(b)
+            or tma_refusal(a, b, out) is not None
+        ):
+            return fallback(a, b, out)
+        a_desc, b_desc, c_desc = gluon_ws.descriptors(a, b, out, bm, bn, bk, config.pingpong)
+        return gluon_ws.gemm_gluon_ws[(programs,)](
+            a_desc,
+            b_desc,
+            c_desc,
+            m,
+            n,
+            k,
+            GROUP_M=config.group_m,
+            PROGRAMS=programs,
+            STAGES=config.num_stages,
+            PINGPONG=config.pingpong,
+            num_warps=config.num_warps,
+        )
+
+    return launch
+
+
 def launcher(
     config: Config,
     m: int,
@@ -166,12 +205,16 @@ def launcher(
     num_sms: int,
     fallback: Config | None = None,
 ) -> Launcher:
-    """The launch closure for ``config``; a persistent config needs the tiled
-    ``fallback`` for operands TMA cannot take."""
+    """The launch closure for ``config``; a persistent or Gluon config needs
+    the tiled ``fallback`` for operands its path cannot take."""
     if config.path == "tiled":
         return tiled_launcher(config, m, n, k, input_precision)
     if fallback is None or fallback.path != "tiled":
         raise ValueError(f"{config.name} needs a tiled fallback config")
+    if config.path == "gluon_ws":
+        return gluon_ws_launcher(
+            config, m, n, k, num_sms, tiled_launcher(fallback, m, n, k, input_precision)
+        )
     return persistent_tma_launcher(
         config,
         m,

@@ -29,11 +29,13 @@ from typing import Any
 
 import attrs
 import gemmreg
+from gemmreg_plugins.triton_tuned.launch_config import PATHS
 
 RETUNE_ENV = "GEMMREG_TRITON_TUNED_RETUNE"
 PATH_ENV = "GEMMREG_TRITON_TUNED_PATH"
-"""``tiled`` or ``persistent_tma``: tune over that path's candidates only (where
-it has any for the problem), so the correctness matrix can be run on each path."""
+"""``tiled``, ``persistent_tma`` or ``gluon_ws``: tune over that path's
+candidates only (where it has any for the problem), so the correctness matrix
+can be run on each path."""
 TUNE_ENV = "GEMMREG_TRITON_TUNED_TUNE"
 """``0``: benchmark nothing; use a stored choice, else the first candidate (of
 the forced path, if one is forced). For correctness runs that should not pay
@@ -68,8 +70,8 @@ def forced_path() -> str | None:
     value = os.environ.get(PATH_ENV, "").strip()
     if not value:
         return None
-    if value not in ("tiled", "persistent_tma"):  # persistent_tma: the TMA path
-        raise ValueError(f"{PATH_ENV} must be 'tiled' or 'persistent_tma', got {value!r}")
+    if value not in PATHS:
+        raise ValueError(f"{PATH_ENV} must be one of {', '.join(PATHS)}, got {value!r}")
     return value
 
 
