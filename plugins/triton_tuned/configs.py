@@ -65,7 +65,7 @@ def _tma(
     )
 
 
-def _gluon(bm: int, bn: int, bk: int, stages: int, pingpong: bool = False) -> Config:
+def _gluon(bm: int, bn: int, bk: int, stages: int, group_m: int = GROUP_M) -> Config:
     return Config(
         path="gluon_ws",
         block_m=bm,
@@ -73,7 +73,7 @@ def _gluon(bm: int, bn: int, bk: int, stages: int, pingpong: bool = False) -> Co
         block_k=bk,
         num_stages=stages,
         num_warps=4,
-        pingpong=pingpong,
+        group_m=group_m,
     )
 
 
@@ -119,7 +119,11 @@ Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6,
 to the very binary its config compiles to without it wherever both are
 listed (``evidence/2026-12-02-h200-session18/same-binary.txt``): the tuner
 times such twins once (``tuner.tune``), and they stay for a Triton that
-specialises. A 4-stage 128x256x64 tile fits the 227 KB of shared memory
+specialises. Triton 3.6 specialises only with 4 warps (Hopper's pass returns
+at once for 8); every such form tried (non-flat loops, C through pointers or
+an in-kernel descriptor) hung on its first launch on the H200
+(``evidence/2026-12-02-h200-session20/p3``), so none is listed: the
+specialised kernel is the Gluon one (``CUDA_GLUON_WS``). A 4-stage 128x256x64 tile fits the 227 KB of shared memory
 only with the split epilogue.
 
 The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
@@ -138,11 +142,16 @@ end to end (0.945-0.983x); so one form stays, for the tuner
 to weigh, and three are left out."""
 CUDA_GLUON_WS: tuple[Config, ...] = (
     _gluon(128, 256, 64, 3),
-    _gluon(256, 128, 64, 3),
-    _gluon(128, 128, 64, 5, pingpong=True),
-    _gluon(128, 128, 64, 4, pingpong=True),
+    _gluon(128, 256, 64, 3, group_m=16),
 )
-"""Hopper, fp16/bf16, row-major A and B (:mod:`.gluon_ws`). GLUON_WS_DOC"""
+"""Hopper, fp16/bf16, row-major A and B (:mod:`.gluon_ws`): 128x256 tiles
+(each consumer a 64x256 half), 3 stages of 48 KB beside two 32 KB C buffers.
+Session 20's probe (``evidence/2026-12-02-h200-session20/p4``: one call per
+variant per round, L2 flushed, beside torch.mm) put these two 0.2-0.7% ahead
+of cuBLAS at 4096^3, 2.7-3.0% at 8192^3, level (0.998-1.003x) at the two
+14336-wide shapes, and ahead of the persistent kernel's usual winner at all
+eight points (by 0.3-2.1%). 256x128 tiles ran 2-10% behind cuBLAS there and
+are left out, as is the ping-pong form (see :mod:`.gluon_ws`)."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),

@@ -7,32 +7,36 @@ and with 4 warps its forms hung on the H200 at their first launch
 (``evidence/2026-12-02-h200-session20/p3``). Without it, every K step of
 the persistent kernel ends in CTA-wide barriers, and a stage is handed back
 to the loads only when all eight warps pass them. Here the roles are written
-out, as cuBLAS's and CUTLASS's Hopper kernels have them:
+out, as in cuBLAS's and CUTLASS's cooperative Hopper kernels:
 
-- a loader (one warp) issues the TMA loads of each K step into a ring of
-  ``STAGES`` buffers: it waits on the stage's *empty* barrier and arms its
-  *ready* barrier with the bytes to come;
-- two consumers (one warpgroup each) wait on *ready*, run ``wgmma`` with one
-  group in flight, and hand a stage back (*empty*) as soon as the group that
-  read it is done; each stores its C through its own shared buffer and TMA.
+- a loader (one warp) issues the TMA loads of each K step (A in two boxes of
+  half the tile's rows, B in one) into a ring of ``STAGES`` buffers: it waits
+  on the stage's *empty* barrier and arms its *ready* barrier with the bytes
+  to come, running ahead into the next tile while the consumers store;
+- two consumers (one warpgroup each) take one half of every tile: each waits
+  on *ready*, runs ``wgmma`` with one group in flight, and arrives on a
+  stage's *empty* barrier (count 2, one arrival per consumer) as soon as the
+  group that read it is done; each stores its half of C through its own
+  shared buffer and TMA.
 
-Two ways to share the work (``PINGPONG``): *cooperative*, each consumer takes
-one half (a BLOCK_M/2-row box) of every tile; *ping-pong*, the consumers take
-whole tiles in turn, and while one stores its tile the other runs its K loop,
-so the tensor cores do not wait for the epilogue. In ping-pong a consumer
-starts a K loop only once the other has finished its own (the *turn*
-barriers): with both in the ring at once, one could wait on a stage two uses
-ahead, which an mbarrier's phase parity cannot tell from the use before.
+On the H200 (session 20, ``p4``, ``q1``, ``q2``) the 128x256 form ran
+0.3-1.0% ahead of cuBLAS at 4096^3, 2.7-3.0% at 8192^3, and level at the two
+14336-wide shapes, where the persistent kernel of :mod:`.kernels` ran
+0.3-1.8% behind. A ping-pong form (the consumers taking whole 128x128 tiles in
+turn) was 2% ahead of cuBLAS at 8192x14336x4096 in the probe and in
+graph replay, but 3.5% behind end to end in ``gemmreg bench`` (``q2``), and
+is left out (commit 05ecee9 has it).
 
 Operands: A (M x K) and B (K x N) row-major, fp16 or bf16, TMA-able (the
 launcher falls back to the tiled path otherwise); TMA zero-fills the boxes
 that cross an edge and clips the stores, so ragged shapes need no masks.
-Imported by the kernel launcher only, on a Hopper GPU: the module imports
-Gluon at its top, which the CPU interpreter does not run.
+Imported by the launch closure only, on a Hopper GPU with a Triton whose
+Gluon this is written in (``triton_tuned.GLUON_TRITON``).
 """
 
 from typing import TYPE_CHECKING, Any
 
+from gemmreg_plugins.triton_tuned import tile_parts  # the grouped tile order, shared
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -47,58 +51,46 @@ if TYPE_CHECKING:
     import torch
 
 CONSUMER_REGS = gl.constexpr(232)
-"""Registers per consumer thread: a 64x256 or 128x128 fp32 accumulator takes
-128 of them. 232 + 232 + 24 (the loader) warpgroups' worth fit the SM's 64K."""
+"""Registers per consumer thread: its half of a 128x256 fp32 accumulator
+takes 128 of them. 232 + 232 + 24 (the loader's warpgroup) x 128 threads fit
+the SM's 64K."""
 LOADER_REGS = gl.constexpr(24)
 """The fewest a warp may have: the loader holds scalars only."""
 
 
 @gluon.jit
-def _origin(tile, tiles_m, tiles_per_group, GROUP_M: gl.constexpr, BLOCK_M: gl.constexpr,
-            BLOCK_N: gl.constexpr):  # fmt: skip
-    """Grouped order, as :func:`.tile_parts.tile_origin`."""
-    first_m = (tile // tiles_per_group) * GROUP_M
-    rows = gl.minimum(tiles_m - first_m, GROUP_M)
-    off_m = (first_m + (tile % tiles_per_group) % rows) * BLOCK_M
-    off_n = ((tile % tiles_per_group) // rows) * BLOCK_N
-    return off_m, off_n
-
-
-@gluon.jit
-def _loader(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, m, n, k,
+def _loader(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k,
             GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
-    BOXES: gl.constexpr = a_bufs.type.shape[0] // b_bufs.type.shape[0]  # A boxes per stage
-    BOX_M: gl.constexpr = a_desc.block_type.shape[0]
+    BOX_M: gl.constexpr = a_desc.block_type.shape[0]  # half a tile's rows
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
-    tiles_m = gl.cdiv(m, BOXES * BOX_M)
+    tiles_m = gl.cdiv(m, 2 * BOX_M)
     tiles_n = gl.cdiv(n, BLOCK_N)
     k_tiles = gl.cdiv(k, BLOCK_K)
     tiles_per_group = GROUP_M * tiles_n
-    step_bytes: gl.constexpr = BOXES * a_desc.block_type.nbytes + b_desc.block_type.nbytes
-    i = 0
+    step_bytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
+    i = 0  # K steps loaded so far: the ring's count, the consumers keep the same one
     for tile in range(gl.program_id(0), tiles_m * tiles_n, PROGRAMS):
-        off_m, off_n = _origin(tile, tiles_m, tiles_per_group, GROUP_M, BOXES * BOX_M, BLOCK_N)
+        off_m, off_n = tile_parts.tile_origin(
+            tile, tiles_m, tiles_per_group, GROUP_M, 2 * BOX_M, BLOCK_N
+        )
         for kk in range(k_tiles):
             s = i % STAGES
             mbarrier.wait(empty.index(s), ((i // STAGES) & 1) ^ 1)  # its last use is done
             mbarrier.expect(ready.index(s), step_bytes)
-            for box in gl.static_range(BOXES):
-                tma.async_copy_global_to_shared(a_desc, [off_m + box * BOX_M, kk * BLOCK_K],
-                                                ready.index(s), a_bufs.index(BOXES * s + box))  # fmt: skip
+            for half in gl.static_range(2):
+                tma.async_copy_global_to_shared(a_desc, [off_m + half * BOX_M, kk * BLOCK_K],
+                                                ready.index(s), a_bufs.index(2 * s + half))  # fmt: skip
             tma.async_copy_global_to_shared(b_desc, [kk * BLOCK_K, off_n], ready.index(s),
                                             b_bufs.index(s))  # fmt: skip
             i += 1
 
 
 @gluon.jit
-def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, m, n, k,
+def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k,
               GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, ME: gl.constexpr):  # fmt: skip
-    """Consumer ``ME`` (0 or 1): cooperative, the ``ME``-th A box of every
-    tile; ping-pong (one A box per stage), every other tile from ``ME``."""
-    BOXES: gl.constexpr = a_bufs.type.shape[0] // b_bufs.type.shape[0]
-    PINGPONG: gl.constexpr = BOXES == 1
+    """Consumer ``ME`` (0 or 1): the ``ME``-th half of every tile's rows."""
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
@@ -106,26 +98,21 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
     )
-    tiles_m = gl.cdiv(m, BOXES * BOX_M)
+    tiles_m = gl.cdiv(m, 2 * BOX_M)
     tiles_n = gl.cdiv(n, BLOCK_N)
     k_tiles = gl.cdiv(k, BLOCK_K)
     tiles_per_group = GROUP_M * tiles_n
-    pid = gl.program_id(0)
     c_buf = c_bufs.index(ME)
-    box: gl.constexpr = 0 if PINGPONG else ME  # which A box of a stage is mine
-    first: gl.constexpr = ME if PINGPONG else 0
-    stride: gl.constexpr = 2 if PINGPONG else 1
-    for j in range(first, gl.cdiv(tiles_m * tiles_n - pid, PROGRAMS), stride):  # j: my tiles
-        off_m, off_n = _origin(pid + j * PROGRAMS, tiles_m, tiles_per_group, GROUP_M,
-                               BOXES * BOX_M, BLOCK_N)  # fmt: skip
-        if PINGPONG:  # the other's K loop of tile j - 1 is done (none before tile 0)
-            mbarrier.wait(turn.index(ME), ((j // 2) + ME + 1) & 1, pred=j > 0)
+    i = 0
+    for tile in range(gl.program_id(0), tiles_m * tiles_n, PROGRAMS):
+        off_m, off_n = tile_parts.tile_origin(
+            tile, tiles_m, tiles_per_group, GROUP_M, 2 * BOX_M, BLOCK_N
+        )
         acc = gl.zeros([BOX_M, BLOCK_N], gl.float32, acc_layout)
-        i = j * k_tiles  # the ring's count of K steps before this tile's first
         for kk in range(k_tiles):
             s = i % STAGES
             mbarrier.wait(ready.index(s), (i // STAGES) & 1)
-            a = a_bufs.index(BOXES * s + box)
+            a = a_bufs.index(2 * s + ME)
             b = b_bufs.index(s)
             acc = warpgroup_mma(a, b, acc, is_async=True)
             acc, a, b = warpgroup_mma_wait(1, deps=[acc, a, b])
@@ -134,42 +121,39 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn
             i += 1
         acc = warpgroup_mma_wait(0, deps=[acc])
         mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES))
-        if PINGPONG:
-            mbarrier.arrive(turn.index(1 - ME))  # the other's turn to multiply
         tma.store_wait(0)  # my previous store has left c_buf
         c_buf.store(acc.to(c_desc.dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m + box * BOX_M, off_n], c_buf)
+        tma.async_copy_shared_to_global(c_desc, [off_m + ME * BOX_M, off_n], c_buf)
     tma.store_wait(0)
 
 
 @gluon.jit
-def _first_consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, m, n, k,
+def _first_consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k,
                     GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
-    _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, m, n, k,
+    _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k,
               GROUP_M, PROGRAMS, 0)  # fmt: skip
 
 
 @gluon.jit
-def _second_consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, m, n, k,
+def _second_consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k,
                      GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
-    _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, m, n, k,
+    _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k,
               GROUP_M, PROGRAMS, 1)  # fmt: skip
 
 
 @gluon.jit
 def gemm_gluon_ws(a_desc, b_desc, c_desc, m, n, k, GROUP_M: gl.constexpr,
-                  PROGRAMS: gl.constexpr, STAGES: gl.constexpr, PINGPONG: gl.constexpr):  # fmt: skip
-    """C = A @ B. A comes in BOX_M x BLOCK_K boxes, B in BLOCK_K x BLOCK_N, C
-    in BOX_M x BLOCK_N; a tile is two A boxes high (cooperative) or one
-    (``PINGPONG``). Launch with ``num_warps=4`` (the first consumer's warps)
-    and one program per SM at most."""
-    BOXES: gl.constexpr = 1 if PINGPONG else 2
+                  PROGRAMS: gl.constexpr, STAGES: gl.constexpr):  # fmt: skip
+    """C = A @ B in tiles of 2*BOX_M x BLOCK_N: A comes in BOX_M x BLOCK_K
+    boxes, B in BLOCK_K x BLOCK_N, C in BOX_M x BLOCK_N (:func:`descriptors`).
+    Launch with ``num_warps=4`` (the first consumer's warps; the other two
+    partitions bring the CTA to 12) and one program per SM at most."""
     # Shapes concatenated in place: the JIT takes no starred items in a list,
     # and a list bound to a name becomes a tuple of tensors.
     a_bufs = gl.allocate_shared_memory(
         a_desc.dtype,
-        [BOXES * STAGES] + a_desc.block_type.shape,  # noqa: RUF005
+        [2 * STAGES] + a_desc.block_type.shape,  # noqa: RUF005
         a_desc.layout,
     )
     b_bufs = gl.allocate_shared_memory(
@@ -184,24 +168,16 @@ def gemm_gluon_ws(a_desc, b_desc, c_desc, m, n, k, GROUP_M: gl.constexpr,
     )
     ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
     empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    turn = gl.allocate_shared_memory(gl.int64, [2, 1], mbarrier.MBarrierLayout())
     for s in gl.static_range(STAGES):
-        mbarrier.init(ready.index(s), count=1)
-        mbarrier.init(empty.index(s), count=BOXES)  # every consumer that reads the stage
-    for c in gl.static_range(2):
-        mbarrier.init(turn.index(c), count=1)
-    args = (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, turn, m, n, k, GROUP_M,
+        mbarrier.init(ready.index(s), count=1)  # the loader's expect; TMA's bytes
+        mbarrier.init(empty.index(s), count=2)  # both consumers done with the stage
+    args = (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k, GROUP_M,
             PROGRAMS)  # fmt: skip
     gl.warp_specialize(
         [(_first_consumer, args), (_second_consumer, args), (_loader, args)],
         [4, 1],
         [CONSUMER_REGS, LOADER_REGS],
     )
-
-
-def box_m(block_m: int, pingpong: bool) -> int:
-    """The rows of A's and C's TMA boxes: a whole tile, or half of one."""
-    return block_m if pingpong else block_m // 2
 
 
 def descriptors(
@@ -211,14 +187,14 @@ def descriptors(
     block_m: int,
     block_n: int,
     block_k: int,
-    pingpong: bool,
 ) -> tuple[Any, ...]:
-    """Host-side TMA descriptors of A, B and C, in the boxes and shared-memory
-    layouts the kernel takes (128-byte swizzle where the box allows)."""
+    """Host-side TMA descriptors of A, B and C in the boxes and shared-memory
+    layouts the kernel takes (128-byte swizzle where the box allows): A's and
+    C's boxes are half a tile's rows, one per consumer."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     dtype = {"torch.float16": gl.float16, "torch.bfloat16": gl.bfloat16}[str(a.dtype)]
-    rows = box_m(block_m, pingpong)
+    rows = block_m // 2
     boxes = ((a, [rows, block_k]), (b, [block_k, block_n]), (out, [rows, block_n]))
     return tuple(
         TensorDescriptor.from_tensor(t, box, gl.NVMMASharedLayout.get_default_for(box, dtype))

@@ -47,9 +47,6 @@ class Config:
     stream_k: bool = False
     """TMA path, persistent: one program per SM, the last rounds' tiles shared
     out by K steps (:mod:`.stream_k`) instead of fewer programs in whole rounds."""
-    pingpong: bool = False
-    """Gluon path only: the two consumer warpgroups take whole tiles in turn
-    (one stores while the other multiplies) instead of sharing each tile."""
 
     @property
     def name(self) -> str:
@@ -63,7 +60,6 @@ class Config:
                 "" if self.persistent or self.path == "tiled" else "-pertile",
                 "-tb" if self.transpose_b else "",
                 "-sk" if self.stream_k else "",
-                "-pingpong" if self.pingpong else "",
             ]
         )
         return (
@@ -92,6 +88,7 @@ class Config:
             raise ValueError(f"epilogue_parts must be 1, 2 or 4: {config}")
         if config.stream_k and not (config.path == "persistent_tma" and config.persistent):
             raise ValueError(f"stream_k needs the persistent TMA path: {config}")
-        if config.pingpong and config.path != "gluon_ws":
-            raise ValueError(f"pingpong needs the Gluon path: {config}")
+        if config.path == "gluon_ws" and (config.num_warps != 4 or config.block_m % 128):
+            # Each consumer is one warpgroup, its half of a tile whole wgmma rows (64).
+            raise ValueError(f"the Gluon kernel takes 4 warps and 128-row multiples: {config}")
         return config

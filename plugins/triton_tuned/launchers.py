@@ -165,7 +165,6 @@ def gluon_ws_launcher(
     One program per SM at most, as :func:`persistent_programs` counts them."""
     import torch
     import triton
-    from gemmreg_plugins.triton_tuned import gluon_ws
 
     bm, bn, bk = config.block_m, config.block_n, config.block_k
     programs = persistent_programs(triton.cdiv(m, bm) * triton.cdiv(n, bn), num_sms)
@@ -178,7 +177,10 @@ def gluon_ws_launcher(
             or tma_refusal(a, b, out) is not None
         ):
             return fallback(a, b, out)
-        a_desc, b_desc, c_desc = gluon_ws.descriptors(a, b, out, bm, bn, bk, config.pingpong)
+        # Imported here, past the fallback: only a Triton with this Gluon has it.
+        from gemmreg_plugins.triton_tuned import gluon_ws
+
+        a_desc, b_desc, c_desc = gluon_ws.descriptors(a, b, out, bm, bn, bk)
         return gluon_ws.gemm_gluon_ws[(programs,)](
             a_desc,
             b_desc,
@@ -189,7 +191,6 @@ def gluon_ws_launcher(
             GROUP_M=config.group_m,
             PROGRAMS=programs,
             STAGES=config.num_stages,
-            PINGPONG=config.pingpong,
             num_warps=config.num_warps,
         )
 

@@ -1,9 +1,9 @@
 """The jitted pieces of the persistent TMA kernel's body, shared by its rounds
 (:mod:`.kernels`) and its stream-K tail (:mod:`.stream_k_tail`): a tile's
-product over a range of K steps, a tile's origin in grouped order, and the
-epilogue's TMA store of C. Written once, so the two paths cannot drift apart;
-Triton inlines them, so the compiled kernel is what one body written in
-place gives.
+product over a range of K steps, a tile's origin in grouped order (which the
+Gluon kernel of :mod:`.gluon_ws` calls too), and the epilogue's TMA store
+of C. Written once, so the paths cannot drift apart; Triton inlines them, so
+the compiled kernel is what one body written in place gives.
 
 Only the kernel builders import this module (never the plugin's import): it
 imports Triton at its top, which must come after the host has decided whether
