@@ -169,7 +169,7 @@ def _tma_supported(where: gemmreg.Environment) -> bool:
 
 GLUON_TRITON = (3, 6)
 """The oldest Triton whose Gluon API :mod:`.gluon_ws` is written in (compiled
-for sm_90 with 3.6 and 3.7, run on the H200 with 3.6; 3.5's
+for sm_90 with 3.6, 3.7 and 3.9, run on the H200 with 3.6; 3.5's
 ``warp_specialize`` took its arguments another way)."""
 
 

@@ -50,6 +50,11 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 if TYPE_CHECKING:
     import torch
 
+# Triton 3.9 names the TMA copies async_load and async_store (the 3.6-3.7
+# names raise there); 3.6 and 3.7 have only the old ones.
+_tma_load = getattr(tma, "async_load", None) or tma.async_copy_global_to_shared
+_tma_store = getattr(tma, "async_store", None) or tma.async_copy_shared_to_global
+
 CONSUMER_REGS = gl.constexpr(232)
 """Registers per consumer thread: its half of a 128x256 fp32 accumulator
 takes 128 of them. 232 + 232 + 24 (the loader's warpgroup) x 128 threads fit
@@ -80,9 +85,9 @@ def _loader(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, 
             mbarrier.wait(empty.index(s), ((i // STAGES) & 1) ^ 1)  # its last use is done
             mbarrier.expect(ready.index(s), step_bytes)
             for half in gl.static_range(2):
-                tma.async_copy_global_to_shared(a_desc, [off_m + half * BOX_M, kk * BLOCK_K],
+                _tma_load(a_desc, [off_m + half * BOX_M, kk * BLOCK_K],
                                                 ready.index(s), a_bufs.index(2 * s + half))  # fmt: skip
-            tma.async_copy_global_to_shared(b_desc, [kk * BLOCK_K, off_n], ready.index(s),
+            _tma_load(b_desc, [kk * BLOCK_K, off_n], ready.index(s),
                                             b_bufs.index(s))  # fmt: skip
             i += 1
 
@@ -124,7 +129,7 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n
         tma.store_wait(0)  # my previous store has left c_buf
         c_buf.store(acc.to(c_desc.dtype))
         fence_async_shared()
-        tma.async_copy_shared_to_global(c_desc, [off_m + ME * BOX_M, off_n], c_buf)
+        _tma_store(c_desc, [off_m + ME * BOX_M, off_n], c_buf)
     tma.store_wait(0)
 
 
