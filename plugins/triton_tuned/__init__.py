@@ -83,10 +83,12 @@ def precision_for(kind: gemmreg.Backend) -> dict[gemmreg.DType, gemmreg.Precisio
                 detail="tl.dot input_precision='tf32' (wgmma on sm90), fp32 accumulate",
             ),
             "fp16": gemmreg.Precision(
-                math="fp16", detail="tl.dot (wgmma on sm90), fp32 accumulate"
+                math="fp16",
+                detail="tl.dot, or Gluon's warpgroup_mma (wgmma on sm90), fp32 accumulate",
             ),
             "bf16": gemmreg.Precision(
-                math="bf16", detail="tl.dot (wgmma on sm90), fp32 accumulate"
+                math="bf16",
+                detail="tl.dot, or Gluon's warpgroup_mma (wgmma on sm90), fp32 accumulate",
             ),
         }
     if kind == "rocm":
