@@ -223,7 +223,8 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
     assert num_sms is not None  # only GPU backends tune
     operands = _meta_operands(problem, dtype)
     tma = _tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
-    gluon = tma and _gluon_supported(where) and _row_major(*operands[:2])
+    # candidates() also needs tma for the Gluon configs (TMA-able strides)
+    gluon = _gluon_supported(where) and _row_major(*operands[:2])
     candidates = configs.candidates(where.backend, problem.dtype, m, n, k, tma, gluon)
     only = tuning_cache.forced_path()
 
@@ -257,8 +258,11 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     if where.triton_target == "cpu":  # interpreted: one fixed config, nothing to tune
         return launchers.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
     choice, precision, num_sms = choose(problem, where)
-    runs_here = {"tiled": True, "persistent_tma": _tma_supported(where)}
-    runs_here["gluon_ws"] = _gluon_supported(where)
+    runs_here = {
+        "tiled": True,
+        "persistent_tma": _tma_supported(where),
+        "gluon_ws": _gluon_supported(where),
+    }
     best = choice.best if runs_here[choice.best.path] else choice.fallback
     return launchers.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
 

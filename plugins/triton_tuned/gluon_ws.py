@@ -64,19 +64,25 @@ LOADER_REGS = gl.constexpr(24)
 
 
 @gluon.jit
+def _tiles(a_desc, b_desc, m, n, k, GROUP_M: gl.constexpr):
+    """What the loader and both consumers walk alike: the tile count, the tiles
+    in M, the tiles in a group, and the K steps of a tile (two A boxes high)."""
+    tiles_m = gl.cdiv(m, 2 * a_desc.block_type.shape[0])
+    tiles_n = gl.cdiv(n, b_desc.block_type.shape[1])
+    return tiles_m * tiles_n, tiles_m, GROUP_M * tiles_n, gl.cdiv(k, a_desc.block_type.shape[1])
+
+
+@gluon.jit
 def _loader(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k,
             GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]  # half a tile's rows
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
-    tiles_m = gl.cdiv(m, 2 * BOX_M)
-    tiles_n = gl.cdiv(n, BLOCK_N)
-    k_tiles = gl.cdiv(k, BLOCK_K)
-    tiles_per_group = GROUP_M * tiles_n
+    num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, b_desc, m, n, k, GROUP_M)
     step_bytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
     i = 0  # K steps loaded so far: the ring's count, the consumers keep the same one
-    for tile in range(gl.program_id(0), tiles_m * tiles_n, PROGRAMS):
+    for tile in range(gl.program_id(0), num_tiles, PROGRAMS):
         off_m, off_n = tile_parts.tile_origin(
             tile, tiles_m, tiles_per_group, GROUP_M, 2 * BOX_M, BLOCK_N
         )
@@ -97,19 +103,15 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n
               GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, ME: gl.constexpr):  # fmt: skip
     """Consumer ``ME`` (0 or 1): the ``ME``-th half of every tile's rows."""
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]
-    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
     )
-    tiles_m = gl.cdiv(m, 2 * BOX_M)
-    tiles_n = gl.cdiv(n, BLOCK_N)
-    k_tiles = gl.cdiv(k, BLOCK_K)
-    tiles_per_group = GROUP_M * tiles_n
+    num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, b_desc, m, n, k, GROUP_M)
     c_buf = c_bufs.index(ME)
     i = 0
-    for tile in range(gl.program_id(0), tiles_m * tiles_n, PROGRAMS):
+    for tile in range(gl.program_id(0), num_tiles, PROGRAMS):
         off_m, off_n = tile_parts.tile_origin(
             tile, tiles_m, tiles_per_group, GROUP_M, 2 * BOX_M, BLOCK_N
         )
