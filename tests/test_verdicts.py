@@ -169,6 +169,26 @@ def test_a_device_kernel_ratio_on_the_other_side_of_one_is_stated():
     assert any(n.startswith("regimes disagree") for n in v.notes)
 
 
+def test_regimes_that_claim_opposite_words_are_stated_even_with_nothing_else_beside_them():
+    """End to end SLOWER, graph replay FASTER, no device figure: two claims
+    that contradict each other (the note was once left to a third regime)."""
+    both = [
+        ProcessRecord(
+            process=p,
+            status="ok",
+            log_ratios={
+                "end-to-end": {pair_key("base", "new"): -math.log(1.05) + d},
+                "graph replay": {pair_key("base", "new"): math.log(1.05) + d},
+            },
+        )
+        for p, d in enumerate((0.001, -0.002, 0.0, 0.002, -0.001))
+    ]
+    v = judge(summary("base"), summary("new"), both, confidence=0.95, margin=0.01)
+    assert v.verdict == "slower" and v.regimes[1].word == "faster"
+    assert v.regimes[-1].word == "not measured"
+    assert any(n.startswith("regimes disagree") for n in v.notes)
+
+
 def test_interleaved_device_calls_give_the_paired_ratio_not_the_ratio_of_medians():
     """The clock drifts by 30% over ten rounds and the kernel slows by 20% in
     the later half; the two medians (given equal here) say 1.0x, the rounds

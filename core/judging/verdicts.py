@@ -176,6 +176,8 @@ def _disagree(regimes: Sequence[RegimeResult]) -> bool:
     claims = {r.word for r in regimes if r.word in ("faster", "slower")}
     if not claims:
         return False
+    if len(claims) > 1:  # one regime FASTER, another SLOWER
+        return True
     for r in regimes:
         if r.interval is not None and r.word not in claims:
             return True
