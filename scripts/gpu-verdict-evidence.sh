@@ -29,7 +29,8 @@
 #   splitkpairs the split-K goals as pairs only (torch_ref, splitk, splitk_atomic) over
 #              10 processes ($SPLITKPAIRS_PROCESSES): fewer pairs and more processes
 #              narrow every interval (session 17's INCONCLUSIVE 64x4096x16384 bf16 said
-#              about 15-17 would settle it; 16 take about 370 s)
+#              about 15-17 would settle it; 16 take about 370 s); the device-kernel
+#              regime judged across 5 profiling processes ($SPLITKPAIRS_DEVICE_PROCESSES)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
 #              its wall time, phase by phase (trace:2 twice: the first on a
 #              fresh machine also pays for a cold page cache)
@@ -212,6 +213,7 @@ PY
       for i in $(range "$count" 1); do
         gemmreg "splitkpairs-$i" bench torch_ref splitk splitk_atomic \
           --processes "${SPLITKPAIRS_PROCESSES:-10}" \
+          --device-processes "${SPLITKPAIRS_DEVICE_PROCESSES:-5}" \
           --shape 16x16x65536,128x128x32768,64x4096x16384,32x8192x8192 \
           --dtype fp16,bf16 --seed "$i" --out "$out/splitkpairs-$i"
         gemmreg "splitkpairs-$i-verdicts" report "$out/splitkpairs-$i" --verdicts

@@ -48,6 +48,11 @@ def cli_offline(monkeypatch, capsys, tmp_path):
         ([*PAIR, "--processes", "0"], "--processes: must be from 1 to 64, got 0"),
         ([*PAIR, "--processes", "1000"], "--processes: must be from 1 to 64"),
         ([*PAIR, "--processes", "٣"], "--processes: expected an integer"),
+        ([*PAIR, "--device-processes", "0"], "--device-processes: must be from 1 to 64, got 0"),
+        (
+            ["bench", "torch_ref", "--device-processes", "x"],
+            "--device-processes: expected an integer",
+        ),
         ([*PAIR, "--repeats", "0"], "--repeats: must be from 1"),
         ([*PAIR, "--warmup", "-1"], "--warmup: must be from 0"),
         ([*PAIR, "--max-time", "0"], "--max-time: must be above 0"),

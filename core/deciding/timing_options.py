@@ -32,6 +32,18 @@ DEFAULT_L2 = "clean"
 GPU_DEFAULT_PROCESSES = 5
 CPU_DEFAULT_PROCESSES = 3
 """Independent processes: at least the seed's 3; 5 on a GPU by default."""
+DEFAULT_DEVICE_PROCESSES = 1
+"""Profiling processes (CUPTI) on a GPU, ``--device-processes``. With 1 the
+device-kernel regime is one process's figure beside the verdict; from
+:data:`gemmreg.judging.stats.MIN_PROCESSES` it is judged across them like the
+timed regimes. One process's figure can mislead: split-K's device-kernel
+ratio against cuBLAS at 128x128x32768 bf16 moved 0.990-1.016x between five
+processes whose own rounds each spanned under 0.7%
+(``evidence/2026-12-02-h200-session21/device-figures.txt``). Why 1 by default
+all the same: each profiling process pays CUPTI's set-up (4 of the 5 s the one
+process took in the README's two-kernel comparison), and they run one after
+another, so 3 would add about 10 s to its 30 s; the figure says how
+to get the verdict."""
 GPU_DEFAULT_SHAPE = (512, 512, 512)
 CPU_DEFAULT_SHAPE = (128, 128, 128)
 """On the CPU the Triton interpreter takes ~0.25 s per 128^3 call, so the
@@ -124,6 +136,8 @@ class TimingOptions:
     l2: str = DEFAULT_L2
     """What the L2 flush before each sample leaves on a GPU
     (:data:`gemmreg.deciding.timing_options.L2_STATES`, ``--l2``)."""
+    device_processes: int = DEFAULT_DEVICE_PROCESSES
+    """Profiling processes on a GPU (``--device-processes``, :data:`DEFAULT_DEVICE_PROCESSES`)."""
 
 
 def timing_options(
@@ -138,6 +152,7 @@ def timing_options(
     margin_pct: float | None = None,
     task_timeout: float | None = None,
     l2: str | None = None,
+    device_processes: int | None = None,
 ) -> TimingOptions:
     """The options of ``compare`` (or of ``bench``: ``sweep``), defaults filled in."""
     if max_time_s is None and sweep and gpu:
@@ -151,4 +166,5 @@ def timing_options(
         margin=stats.DEFAULT_MARGIN if margin_pct is None else margin_pct / 100,
         task_timeout=task_timeout,
         l2=DEFAULT_L2 if l2 is None else l2,
+        device_processes=DEFAULT_DEVICE_PROCESSES if device_processes is None else device_processes,
     )

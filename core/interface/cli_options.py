@@ -117,6 +117,16 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         f"{defaults.GPU_DEFAULT_PROCESSES} on a GPU, {defaults.CPU_DEFAULT_PROCESSES} on the CPU)",
     )
     parser.add_argument(
+        "--device-processes",
+        type=opt.integer("--device-processes", 1, opt.MAX_PROCESSES),
+        default=None,
+        dest="device_processes",
+        help="profiling processes (CUPTI) on a GPU, one after another, 1 to "
+        f"{opt.MAX_PROCESSES}: from {stats.MIN_PROCESSES} the device-kernel regime gets "
+        "an interval and a word, like the timed ones; 1: one process's figure beside "
+        f"the verdict (default: {defaults.DEFAULT_DEVICE_PROCESSES})",
+    )
+    parser.add_argument(
         "--repeats",
         type=opt.integer("--repeats", 1, opt.MAX_REPEATS),
         default=None,

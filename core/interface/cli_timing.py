@@ -44,6 +44,7 @@ def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False) -> Any:
         margin_pct=args.margin,
         task_timeout=_timeout(args.timeout),
         l2=args.l2,
+        device_processes=args.device_processes,
     )
 
 
@@ -64,7 +65,10 @@ def _start_ahead(args: argparse.Namespace, cold: bool, several: str | None = Non
     if several is not None:  # pinned to the GPUs --devices will name, where known yet
         return ahead_pinned.start_ahead(several, args.names, processes, gpu, cold)
     trace("starting workers ahead")
-    return worker_pool.start_ahead(args.names if cold else [], processes, gpu, cold=cold)
+    device_processes = args.device_processes or timing_options.DEFAULT_DEVICE_PROCESSES
+    return worker_pool.start_ahead(
+        args.names if cold else [], processes, gpu, cold=cold, profilers=device_processes
+    )
 
 
 @contextlib.contextmanager

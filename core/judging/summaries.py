@@ -14,6 +14,7 @@ from gemmreg.contract.known_limits import triton_interpreted
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.judging import device_regime
 from gemmreg.judging.peaks import peak_tflops
 from gemmreg.judging.timing_records import ColdStart, KernelSummary, ProcessRun
 
@@ -92,7 +93,14 @@ def summarize(
         if r.escaped
     ]
     device = (profile or {}).get("profile") or {}
-    if device.get("escaped"):
+    by_process = device_regime.process_profiles(profile)
+    if by_process:
+        invalid += [
+            f"device profile, process {i + 1}: {p['escaped']}"
+            for i, p in enumerate(by_process)
+            if p.get("escaped")
+        ]
+    elif device.get("escaped"):
         invalid.append(f"device profile: {device['escaped']}")
     if peak is not None and tflops > peak:
         invalid.append(f"ABOVE PEAK: {tflops:.4g} TFLOP/s > datasheet {peak:g} for {math_mode}")
@@ -117,6 +125,7 @@ def summarize(
         device_kernels=device.get("kernels", ()),
         device_call_ms=device.get("call_ms", ()),
         device_interleaved=bool(device.get("interleaved", False)),
+        device_process_call_ms=tuple(device_regime.paired_calls(p) for p in by_process),
         launch_bound=graph is not None
         and center < LAUNCH_BOUND_MAX_MS
         and graph < LAUNCH_BOUND_RATIO * center,

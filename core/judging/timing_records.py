@@ -44,6 +44,10 @@ def _tuple(value: Any) -> tuple[Any, ...]:
     return tuple(value) if value is not None else ()
 
 
+def _tuples(value: Any) -> tuple[tuple[Any, ...], ...]:
+    return tuple(tuple(item) for item in value)
+
+
 @attrs.frozen(kw_only=True)
 class ColdStart:
     """Prepare and first call of one kernel in its own fresh process, with
@@ -172,6 +176,13 @@ class KernelSummary:
     device_interleaved: bool = False
     """The profiled calls alternated round by round with the other kernels'
     (``DeviceProfile.interleaved``): ``device_call_ms`` pair by round."""
+    device_process_call_ms: tuple[tuple[float, ...], ...] = attrs.field(
+        default=(), converter=_tuples
+    )
+    """With several profiling processes (``--device-processes``), each one's
+    interleaved calls' device times in process order, ``()`` for a process
+    that gave none (unprofiled, or not interleaved); empty with one process,
+    and in runs saved before session 21."""
     launch_bound: bool = False
     tile_efficiency: float | None = None
     """Useful 2MNK over the work of the padded tiles (1.0: no tail waste)."""

@@ -19,8 +19,9 @@ pairs judged at once (Bonferroni). Words:
   kernels). Two interpreted kernels are like for like and are judged.
 
 The primary regime is the end-to-end call (events, cold L2); the warm graph
-replay is judged the same way; the device-kernel time (CUPTI, from one
-profiling process) is a figure beside them. A disagreement between regimes
+replay is judged the same way, and so is the device-kernel time (CUPTI)
+across its profiling processes (one process's is a figure beside them:
+:mod:`gemmreg.judging.device_regime`). A disagreement between regimes
 is stated beside the verdict. Kernel summaries are :mod:`gemmreg.judging.summaries`.
 """
 
@@ -119,7 +120,7 @@ def judge(
     }
     regimes = (
         *(_regime(name, ratios[name], confidence, margin, processes) for name in PROCESS_REGIMES),
-        device_regime(baseline, other, confidence),
+        device_regime(baseline, other, confidence, margin),
     )
     primary = regimes[0]
     interval = primary.interval

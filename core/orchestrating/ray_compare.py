@@ -40,11 +40,10 @@ from gemmreg.deciding.options import UsageError
 from gemmreg.deciding.timing_options import TimingOptions, policy_for
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds, stats
-from gemmreg.judging.tasks import ProfileTask
 from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRecord, ProcessRun
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, clock_description, flag_shared, progress_hooks
-from gemmreg.running import compare_parts, environment, ray_cluster, worker_pool
+from gemmreg.running import compare_parts, device_processes, environment, ray_cluster, worker_pool
 from gemmreg.running.sessions import Session
 
 NEED = 2
@@ -162,13 +161,16 @@ def _compare(
             for row in rows:
                 on_run(row)
         if gpu and names:
-            profile = ProfileTask(kernels=names, problem=problem, seed=timing.seed)
-            ref = task.remote(profile, len(names) * per_kernel, switches)
-            try:
-                outcome, _, node = ray.get(ref)
-            except ray.exceptions.RayError as error:
-                outcome = ray_cluster.lost_outcomes(1, error)[0]
-            profiles = worker_pool.profiles_from(outcome, names)
+            found = []
+            for i in range(timing.device_processes):  # in turn: never two on one GPU
+                profile = device_processes.task(names, problem, timing.seed, i)
+                ref = task.remote(profile, len(names) * per_kernel, switches)
+                try:
+                    outcome, _, node = ray.get(ref)
+                except ray.exceptions.RayError as error:
+                    outcome = ray_cluster.lost_outcomes(1, error)[0]
+                found.append(worker_pool.profiles_from(outcome, names))
+            profiles = device_processes.merged(found, names)
     except KeyboardInterrupt:
         partial = True  # keep what finished; the report says it is partial
         for ref in pending:

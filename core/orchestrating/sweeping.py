@@ -88,6 +88,7 @@ def time_point(
         max_time_s=timing.max_time_s,
         margin=timing.margin,
         l2=timing.l2,
+        device_processes=timing.device_processes,
         gpu=info.is_gpu,
         on_run=on_run,
         on_cold=on_cold,

@@ -128,7 +128,7 @@ class PoolsAhead:
         for pool in self.pools.values():
             for session in pool.everyone():
                 session.kill()
-            pool.sessions, pool.profiler = [], None
+            pool.sessions, pool.profilers = [], []
         self.pools = {}
 
 

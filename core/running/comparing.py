@@ -29,7 +29,7 @@ from typing import Any
 
 from gemmreg.contract.records import Problem
 from gemmreg.deciding import timeouts
-from gemmreg.deciding.timing_options import DEFAULT_L2, policy_for
+from gemmreg.deciding.timing_options import DEFAULT_DEVICE_PROCESSES, DEFAULT_L2, policy_for
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds, stats
 from gemmreg.judging.summaries import tile_efficiency
@@ -42,6 +42,7 @@ from gemmreg.judging.timing_records import (
     Verdict,
 )
 from gemmreg.running import compare_parts, process_lanes
+from gemmreg.running import device_processes as device_processes_module
 from gemmreg.running.sessions import Session
 from gemmreg.running.tracing import trace
 from gemmreg.running.worker_pool import (
@@ -50,7 +51,6 @@ from gemmreg.running.worker_pool import (
     Pool,
     _cold_env,
     _cold_starts,
-    _profile,
     merge_cache,
     shared_cache_env,
 )
@@ -80,6 +80,7 @@ def run_compare(
     margin: float = stats.DEFAULT_MARGIN,
     confidence: float = stats.CONFIDENCE,
     l2: str = DEFAULT_L2,
+    device_processes: int = DEFAULT_DEVICE_PROCESSES,
     on_run: Callable[[ProcessRun], None] | None = None,
     task_timeout: float | None = None,
     pool: Pool | None = None,
@@ -110,6 +111,9 @@ def run_compare(
     :param device_index: the GPU the pool is pinned to, recorded in the report.
     :param pin: the environment of process ``i`` (its GPU) from a shared one,
         for the pool started here and the cold starts (process 0's GPU).
+    :param device_processes: profiling processes on a GPU, one after another
+        (:mod:`gemmreg.running.device_processes`); from 3 the device-kernel
+        regime is judged across them.
     :param keep_cache: where to copy the caches the timed processes shared
         (compiled kernels, plugins' tuning choices) before they are removed: a
         profiler run after the timing then launches the configs that were timed.
@@ -160,6 +164,7 @@ def run_compare(
         if pool is None:
             pool = Pool(size=processes, env=shared_cache_env(cache_root), gpu=gpu, pin=pin)
             pool.start()  # their start-up overlaps the cold sessions'
+        pool.fit_profilers(device_processes if gpu else 0)
         if ahead is not None:
             for session in ahead.cold.values():  # started for kernels that are not timed
                 session.begin_close()
@@ -198,8 +203,10 @@ def run_compare(
                 runs += timed_runs
                 records += timed_records
             names = state.names
-            if pool.profiler is not None and runnable and not partial:
-                profiles = _profile(pool, names, problem, seed, len(names) * per_kernel)
+            if pool.profilers and runnable and not partial:
+                profiles = device_processes_module.profile(
+                    pool, names, problem, seed, len(names) * per_kernel
+                )
         except KeyboardInterrupt:
             partial = True  # keep what finished; the report says it is partial
         finally:

@@ -17,7 +17,7 @@ import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.task_results import KernelTiming, ProfileResult
-from gemmreg.judging.tasks import ColdTask, ProfileTask, Task
+from gemmreg.judging.tasks import ColdTask, Task
 from gemmreg.judging.timing_records import ColdStart
 from gemmreg.running import isolation
 from gemmreg.running.sessions import Session
@@ -32,22 +32,24 @@ class Pool:
     env: dict[str, str]
     gpu: bool
     sessions: list[Session | None] = attrs.field(factory=list)
-    profiler: Session | None = None
-    """On a GPU, one more session: the process that takes device profiles."""
+    profilers: list[Session] = attrs.field(factory=list)
+    """On a GPU, the processes that take device profiles, one after another
+    (:mod:`gemmreg.running.device_processes`): one from :meth:`start`, as many
+    as the command asks from :meth:`fit_profilers`."""
     pin: Callable[[dict[str, str], int], dict[str, str]] | None = None
     """The environment of process ``i``'s worker from :attr:`env` (its GPU:
     ``compare --devices``, :mod:`gemmreg.running.devices`); None: ``env``.
-    The profiler is process 0's GPU."""
+    The profilers are on process 0's GPU."""
 
     def fresh(self, process: int = 0) -> Session:
         return Session(self.env if self.pin is None else self.pin(self.env, process))
 
     def start(self) -> None:
         self.sessions = [self.fresh(i) for i in range(self.size)]
-        self.profiler = self.fresh() if self.gpu else None
+        self.profilers = [self.fresh()] if self.gpu else []
 
     def everyone(self) -> list[Session]:
-        return [s for s in [*self.sessions, self.profiler] if s is not None]
+        return [*(s for s in self.sessions if s is not None), *self.profilers]
 
     def get(self, process: int) -> Session:
         session = self.sessions[process]
@@ -69,11 +71,16 @@ class Pool:
             self.fresh(i) for i in range(len(self.sessions), size)
         ]
         self.size = size
-        if gpu and self.profiler is None:
-            self.profiler = self.fresh()
-        elif not gpu and self.profiler is not None:
-            self.profiler.kill()
-            self.profiler = None
+        self.fit_profilers(max(1, len(self.profilers)) if gpu else 0)
+
+    def fit_profilers(self, count: int) -> None:
+        """Exactly ``count`` profiling sessions: extra ones killed, missing
+        ones started (a sweep keeps them across points)."""
+        for session in self.profilers[count:]:
+            session.kill()
+        self.profilers = self.profilers[:count] + [
+            self.fresh() for _ in range(len(self.profilers), count)
+        ]
 
     def close(self) -> None:
         everyone = self.everyone()
@@ -81,7 +88,7 @@ class Pool:
             session.begin_close()
         for session in everyone:
             session.close()
-        self.sessions, self.profiler = [], None
+        self.sessions, self.profilers = [], []
 
 
 def _cold_env(cache_root: Path, name: str) -> dict[str, str]:
@@ -192,16 +199,6 @@ def shared_cache_env(cache_root: Path) -> dict[str, str]:
     }
 
 
-def _profile(
-    pool: Pool, names: Sequence[str], problem: Problem, seed: int, timeout: float
-) -> dict[str, Any]:
-    """Device profiles of every kernel, from the pool's profiling process."""
-    assert pool.profiler is not None
-    task = ProfileTask(kernels=names, problem=problem, seed=seed)
-    outcome, pool.profiler, _ = _run_retrying(pool.profiler, task, timeout, pool.fresh)
-    return profiles_from(outcome, names)
-
-
 def profiles_from(outcome: isolation.TaskOutcome, names: Sequence[str]) -> dict[str, Any]:
     """Each kernel's device profile from a profiling task's outcome, or why none."""
     if outcome.status == "ok" and isinstance(outcome.result, ProfileResult):
@@ -269,7 +266,7 @@ class Ahead:
 
     def _forget(self) -> None:
         self.cold = {}
-        self.pool.sessions, self.pool.profiler = [], None
+        self.pool.sessions, self.pool.profilers = [], []
         self.tmp.cleanup()
 
 
@@ -279,13 +276,15 @@ def start_ahead(
     gpu: bool,
     cold: bool = True,
     pin: Callable[[dict[str, str], int], dict[str, str]] | None = None,
+    profilers: int = 1,
 ) -> Ahead:
     """Start the cold-start sessions of ``names`` (with ``cold``) and a pool
     of ``processes`` timing sessions, plus the profiler when ``gpu``. With
     cold starts the pool shares the caches they fill; without (a sweep), it
     uses the user's own caches. ``pin``: as :attr:`Pool.pin` (``compare
     --devices``, :mod:`gemmreg.running.ahead_pinned`), the cold starts on
-    process 0's GPU."""
+    process 0's GPU. ``profilers``: the profiling sessions on a GPU
+    (``--device-processes``)."""
     tmp = tempfile.TemporaryDirectory(prefix="gemmreg-caches-")
     root = Path(tmp.name)
     at_first = (lambda env: env) if pin is None else (lambda env: pin(env, 0))
@@ -293,4 +292,6 @@ def start_ahead(
     env = shared_cache_env(root) if cold else dict(os.environ)
     pool = Pool(size=processes, env=env, gpu=gpu, pin=pin)
     pool.start()
+    if gpu:
+        pool.fit_profilers(profilers)
     return Ahead(tmp=tmp, cold=sessions, pool=pool)

@@ -1,0 +1,74 @@
+"""Device profiles (CUPTI) from several profiling processes, one after another
+(``--device-processes``), so that the device-kernel regime can be judged
+across processes like the timed regimes (:mod:`gemmreg.judging.device_regime`).
+
+Why several: one process's device-kernel ratio moved more between processes
+than its own rounds said. Split-K against cuBLAS at 128x128x32768 bf16 on the
+H200 read 0.990x in one process whose 40 paired rounds spanned 0.986-0.993,
+and 1.016x, 1.014x, 1.001x and 0.999x in four others
+(``evidence/2026-12-02-h200-session21/device-figures.txt``): a process's own
+operands and placement, not its rounds, set most of the figure.
+
+The processes run in turn, never side by side (two on one GPU would share it),
+each with its own operands, and each takes the kernels in a rotated order, so
+no kernel is always the first of a round. The record keeps the first process's
+profile where runs saved before this kept their only one (``"profile"``), and
+every process's beside it (``"process_profiles"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from gemmreg.contract.records import Problem
+from gemmreg.judging.device_regime import PROCESS_PROFILES
+from gemmreg.judging.tasks import ProfileTask
+
+if TYPE_CHECKING:
+    from gemmreg.running.worker_pool import Pool
+
+
+def rotated(names: Sequence[str], process: int) -> list[str]:
+    """``names`` started at ``process`` (mod their number): process ``i``'s order."""
+    if not names:
+        return []
+    k = process % len(names)
+    return [*names[k:], *names[:k]]
+
+
+def task(names: Sequence[str], problem: Problem, seed: int, process: int) -> ProfileTask:
+    """Profiling process ``process``'s task: the kernels in its rotated order."""
+    return ProfileTask(kernels=rotated(names, process), problem=problem, seed=seed)
+
+
+def profile(
+    pool: Pool, names: Sequence[str], problem: Problem, seed: int, timeout: float
+) -> dict[str, Any]:
+    """Every kernel's device profiles, from each of the pool's profiling
+    sessions in turn (a crashed one replaced and retried once, as a timed
+    process is), merged by :func:`merged`."""
+    from gemmreg.running import worker_pool
+
+    found = []
+    for i, session in enumerate(list(pool.profilers)):
+        outcome, pool.profilers[i], _ = worker_pool._run_retrying(
+            session, task(names, problem, seed, i), timeout, pool.fresh
+        )
+        found.append(worker_pool.profiles_from(outcome, names))
+    return merged(found, names)
+
+
+def merged(per_process: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    """One record per kernel from each process's (``ProfileResult.recorded``
+    layout): a single process's as it is; from several, the first process
+    that profiled the kernel gives ``"profile"`` (or the first's reason for
+    none), and :data:`PROCESS_PROFILES` lists every process's entry."""
+    if len(per_process) == 1:
+        return dict(per_process[0])
+    out: dict[str, Any] = {}
+    for name in names:
+        entries = [p.get(name, {"profile_unavailable": "not profiled"}) for p in per_process]
+        first = next((e for e in entries if e.get("profile")), entries[0] if entries else {})
+        out[name] = {**first, PROCESS_PROFILES: entries}
+    return out
