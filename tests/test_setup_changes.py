@@ -141,3 +141,41 @@ def test_a_partial_sweep_s_whole_points_are_judged_and_its_cut_point_is_not(tmp_
     assert by_point[whole.problem.label].verdict == "equivalent"
     assert by_point[cut.problem.label].verdict == "no verdict"
     assert "interrupted" in by_point[cut.problem.label].explanation
+
+
+def test_runs_over_several_gpus_compare_their_sets_of_cards(tmp_path):
+    """A --devices run names its cards (each device's UUID in the manifest):
+    the same set in another order is the same setup, another set is not, and
+    a device without its UUID (a run saved before they were kept) says nothing."""
+
+    def spread(hour: int, *cards: str) -> dict:
+        listed = [{"index": i, "name": H200, "uuid": c} for i, c in enumerate(cards)]
+        return manifest(hour, devices=listed)
+
+    card_c = "GPU-c0ffee00-0000-0000-0000-000000000000"
+    a = save(tmp_path / "a", spread(1, CARD_A, CARD_B))
+    b = save(tmp_path / "b", spread(2, CARD_B, CARD_A))
+    c = save(tmp_path / "c", spread(3, CARD_A, card_c))
+    old = manifest(4, devices=[{"index": 0, "name": H200}, {"index": 1, "name": H200}])
+    d = save(tmp_path / "d", old)
+    same, other, unknown = steps(a, b, c, d)
+    assert same.notes == () and unknown.notes == ()
+    (note,) = other.notes
+    assert note.startswith(
+        "ANOTHER CARD: before ran on GPU-4e0cd3b8+GPU-bbfeca2b, after on GPU-4e0cd3b8+GPU-c0ffee00"
+    )
+
+
+def test_a_manifest_names_each_chosen_device_by_its_uuid_where_torch_knows_it():
+    from gemmreg.running import devices
+
+    chosen = [devices.Device(0, H200), devices.Device(1, H200)]
+    named = devices.described(chosen, uuid=lambda i: CARD_A if i == 0 else None)
+    assert named == [{"index": 0, "name": H200, "uuid": CARD_A}, {"index": 1, "name": H200}]
+    import torch
+
+    if not torch.cuda.is_available():  # no CUDA device: nothing to name, nothing made up
+        assert devices.described(chosen) == [
+            {"index": 0, "name": H200},
+            {"index": 1, "name": H200},
+        ]

@@ -14,9 +14,11 @@ runs differ in setup carries a note naming what differed, so that it is not
 read as the commit's doing.
 
 The card is the GPU's UUID in the manifest (NVML's record of the process's
-first GPU), known only where every report of the run was timed on that one
-GPU: a ``--devices`` run over several GPUs and a Ray run record no card per
-report, and they get no card note.
+first GPU) where every report of the run was timed on that one GPU. A
+``--devices`` run over several GPUs names the set of its cards (the
+manifest's ``devices``, each with its UUID since session 21), and two such
+runs on other sets get the note too. A Ray run, and a multi-GPU run saved
+before, record no card and get no card note.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ class Setup:
     """One run's machine and software, as far as its manifest says ('' where not)."""
 
     card: str = ""
-    """The GPU's UUID, where every report ran on that one GPU."""
+    """The GPU's UUID, where every report ran on that one GPU; a multi-GPU
+    run's UUIDs, sorted and joined by ``+``."""
     driver: str = ""
     torch: str = ""
     triton: str = ""
@@ -46,16 +49,35 @@ def setup_of(manifest: Mapping[str, Any]) -> Setup:
     gpu = manifest.get("gpu")
     gpu = gpu if isinstance(gpu, Mapping) else {}
     devices = manifest.get("devices")
-    one_gpu = not manifest.get("ray_nodes") and not (isinstance(devices, list) and len(devices) > 1)
-    card = gpu.get("uuid") if one_gpu else None
+    if manifest.get("ray_nodes"):
+        card = ""
+    elif isinstance(devices, list) and len(devices) > 1:
+        card = _cards(devices)
+    else:
+        card = _card(gpu.get("uuid"))
     limit = gpu.get("enforced_power_limit_w")
     return Setup(
-        card=card if isinstance(card, str) and card.startswith("GPU-") else "",
+        card=card,
         driver=_text(gpu.get("driver_version")),
         torch=_text(manifest.get("torch")),
         triton=_text(manifest.get("triton")),
         power_limit_w=f"{limit:g}" if isinstance(limit, (int, float)) else "",
     )
+
+
+def _card(value: object) -> str:
+    return value if isinstance(value, str) and value.startswith("GPU-") else ""
+
+
+def _cards(devices: list[Any]) -> str:
+    """The set of a multi-GPU run's cards, sorted and joined by ``+``; '' unless
+    every device names its card."""
+    cards = [_card(d.get("uuid")) if isinstance(d, Mapping) else "" for d in devices]
+    return "+".join(sorted(set(cards))) if all(cards) else ""
+
+
+def _short(card: str) -> str:
+    return "+".join(part[:CARD_CHARS] for part in card.split("+"))
 
 
 def _text(value: object) -> str:
@@ -75,8 +97,8 @@ def setup_notes(before: Setup, after: Setup) -> tuple[str, ...]:
     notes = []
     if before.card and after.card and before.card != after.card:
         notes.append(
-            f"ANOTHER CARD: before ran on {before.card[:CARD_CHARS]}, after on "
-            f"{after.card[:CARD_CHARS]}: cards of one model can differ by a few percent, "
+            f"ANOTHER CARD: before ran on {_short(before.card)}, after on "
+            f"{_short(after.card)}: cards of one model can differ by a few percent, "
             "so this step may be the card's, not the code's"
         )
     software = [

@@ -150,6 +150,21 @@ def one_model(chosen: Sequence[Device], command: str) -> None:
         )
 
 
-def described(devices: Sequence[Device]) -> list[dict[str, object]]:
-    """The devices as a manifest records them."""
-    return [{"index": d.index, "name": d.name} for d in devices]
+def described(
+    devices: Sequence[Device], uuid: Callable[[int], str | None] | None = None
+) -> list[dict[str, object]]:
+    """The devices as a manifest records them, each with its UUID where torch
+    knows it (``uuid``: torch index -> ``GPU-...``; by default torch's own),
+    so a run spread over several GPUs names its cards as a one-GPU run's
+    manifest names its one (``gpu.uuid``)."""
+    from gemmreg.running.gpu_monitor import device_uuid
+
+    named = device_uuid if uuid is None else uuid
+    out: list[dict[str, object]] = []
+    for d in devices:
+        entry: dict[str, object] = {"index": d.index, "name": d.name}
+        card = named(d.index)
+        if card:
+            entry["uuid"] = card
+        out.append(entry)
+    return out

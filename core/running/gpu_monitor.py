@@ -180,6 +180,16 @@ def _torch_device_uuid(index: int) -> str | None:
     return str(torch.cuda.get_device_properties(index).uuid)
 
 
+def device_uuid(index: int) -> str | None:
+    """torch's device ``index`` as NVML names it (``GPU-<uuid>``), or None
+    where torch has no such CUDA device or cannot say."""
+    try:
+        found = _torch_device_uuid(index)
+    except Exception:  # a record, best effort: never the reason a run fails
+        return None
+    return f"GPU-{_normal_uuid(found)}" if found else None
+
+
 def _normal_uuid(uuid: Any) -> str:
     """NVML names a GPU "GPU-<uuid>", torch plain "<uuid>"."""
     plain = str(text(uuid)).strip().lower()
