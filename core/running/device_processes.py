@@ -69,6 +69,6 @@ def merged(per_process: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[
     out: dict[str, Any] = {}
     for name in names:
         entries = [p.get(name, {"profile_unavailable": "not profiled"}) for p in per_process]
-        first = next((e for e in entries if e.get("profile")), entries[0] if entries else {})
+        first = next((e for e in entries if e.get("profile")), entries[0])
         out[name] = {**first, PROCESS_PROFILES: entries}
     return out
