@@ -34,6 +34,11 @@ produces it (hardware NaNs are canonical), so an element that still holds it
 was never written, while other NaNs were computed (e.g. from NaN padding read)."""
 FRESH_SEED_OFFSET = 1_000_003
 """The recheck on fresh inputs uses seed + this, so a cached result shows."""
+REFERENCE_SLICE_BYTES = 256 << 20
+"""The most float64 memory one slice of A or B takes while the reference is
+summed. A whole float64 copy of A at 65600x64x32768 is 16 GiB (and its
+``abs`` as much again): on a GPU shared with other work that ran out of
+memory, and the case read as the kernel's ERROR when the checker had failed."""
 
 
 def fill_sentinel(out: torch.Tensor) -> None:
@@ -61,9 +66,7 @@ def sentinel_count(out: torch.Tensor) -> int:
 def compare(
     a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, tolerance: Tolerance
 ) -> Comparison:
-    a64, b64 = a.double(), b.double()
-    ref = a64 @ b64
-    scale = a64.abs() @ b64.abs()
+    ref, scale = reference(a, b)
     got = out.double()
     diff = (got - ref).abs()
     bound = tolerance.atol + tolerance.rtol * scale
@@ -105,6 +108,28 @@ def compare(
         reason=reason,
         tolerance=tolerance,
     )
+
+
+def reference(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``A @ B`` and ``|A| @ |B|`` in float64, summed over slices of K so that
+    no float64 copy of an operand exceeds :data:`REFERENCE_SLICE_BYTES`: the
+    checker's own memory must not be what fails a large case. The order of
+    the float64 sum moves the reference by float64 rounding only, far below
+    any tolerance a 32-bit or 16-bit kernel is held to."""
+    import torch
+
+    (m, k), n = a.shape, b.shape[1]
+    step = max(1, REFERENCE_SLICE_BYTES // (8 * max(m, n)))
+    if step >= k:
+        a64, b64 = a.double(), b.double()
+        return a64 @ b64, a64.abs() @ b64.abs()
+    ref = torch.zeros(m, n, dtype=torch.float64, device=a.device)
+    scale = torch.zeros_like(ref)
+    for start in range(0, k, step):
+        a64, b64 = a[:, start : start + step].double(), b[start : start + step].double()
+        ref.addmm_(a64, b64)
+        scale.addmm_(a64.abs(), b64.abs())
+    return ref, scale
 
 
 def _is_constant(x: torch.Tensor) -> bool:
