@@ -189,6 +189,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="only the verdicts, one line per point and pair",
     )
     report.add_argument(
+        "--regimes",
+        action="store_true",
+        help="each pair's word in every timing regime (end to end, graph replay, "
+        "device kernels), one line per point and pair; one run only",
+    )
+    report.add_argument(
         "--margin",
         type=opt.number("--margin", 0.0, cli_options.MAX_MARGIN_PCT, low_open=True),
         default=None,

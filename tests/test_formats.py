@@ -47,6 +47,7 @@ NUMERIC = {
         *("before_ms", "before_low_ms", "before_high_ms", "after_ms", "after_low_ms"),
         *("after_high_ms", "change_pct", "change_low_pct", "change_high_pct"),
     ),
+    "gemmreg.regimes": ("m", "n", "k", "estimate", "low", "high"),
     "gemmreg.list": ("rtol", "atol"),
     "gemmreg.check": ("m", "n", "k", "seed", "max_error", "rtol", "atol"),
 }
@@ -59,6 +60,7 @@ ROWS_KEY = {
     "gemmreg.run": "reports",
     "gemmreg.compare": "report",
     "gemmreg.verdicts": "verdicts",
+    "gemmreg.regimes": "regimes",
     "gemmreg.changes": "changes",
     "gemmreg.list": "plugins",
     "gemmreg.check": "cases",
@@ -157,6 +159,7 @@ COMMANDS = {
     "bench": (["bench", "torch_ref", "--shape", "8"], "gemmreg.run", 1),
     "report": (["report", str(KNOWN)], "gemmreg.run", 3),  # two points, then their verdicts
     "report --verdicts": (["report", str(AA), "--verdicts"], "gemmreg.verdicts", 1),
+    "report --regimes": (["report", str(AA), "--regimes"], "gemmreg.regimes", 1),
     "report BEFORE AFTER": (["report", str(BEFORE), str(KNOWN)], "gemmreg.changes", 1),
 }
 """Each command: its arguments, its JSON kind, its markdown tables."""

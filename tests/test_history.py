@@ -86,6 +86,7 @@ def test_options_of_one_run_are_refused_on_a_history(saved, capsys):
     names = [str(saved[k]) for k in ("a", "b", "c")]
     run_main(["report", *names, "--margin", "1"], capsys).assert_refused()
     run_main(["report", *names, "--verdicts"], capsys).assert_refused()
+    run_main(["report", *names, "--regimes"], capsys).assert_refused()
     run_main(["report", *names, names[0]], capsys).assert_refused()
 
 

@@ -4,7 +4,8 @@ judged as ``report BEFORE AFTER`` judges (:mod:`gemmreg.judging.history`).
 
 Exit 1 when the newest run of any point is a regression against the run
 before it, or is partial (no verdict); 0 otherwise; 2 on a run that cannot be
-read, or an option that needs one run (``--margin``, ``--verdicts``)."""
+read, or an option that needs one run (``--margin``, ``--verdicts``,
+``--regimes``)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,12 @@ def report_history(args: argparse.Namespace) -> int:
     from gemmreg.rendering import render_history
     from gemmreg.storage import runs
 
-    for option, given in (("--margin", args.margin is not None), ("--verdicts", args.verdicts)):
+    one_run = (
+        ("--margin", args.margin is not None),
+        ("--verdicts", args.verdicts),
+        ("--regimes", args.regimes),
+    )
+    for option, given in one_run:
         if given:
             raise UsageError(f"report {option} takes one run, not a history of {len(args.runs)}")
     threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold

@@ -15,9 +15,14 @@ from gemmreg.interface.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 def cmd_report(args: argparse.Namespace) -> int:
     from gemmreg.judging import device_pairing, regression, rejudging
     from gemmreg.orchestrating import sweeping
-    from gemmreg.rendering import render_changes, render_compare
+    from gemmreg.rendering import render_changes, render_compare, render_regimes
     from gemmreg.storage import runs
 
+    if args.regimes and args.verdicts:
+        raise UsageError("report --regimes and --verdicts are two views of a run: give one")
+    for option, given in (("--regimes", args.regimes), ("--verdicts", args.verdicts)):
+        if given and len(args.runs) == 2:  # a history refuses them itself
+            raise UsageError(f"report {option} takes one run, not BEFORE AFTER")
     if len(args.runs) > 2:
         from gemmreg.interface.cli_history import report_history
 
@@ -53,7 +58,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         manifest, reports, partial = loaded[0]
         if partial:
             _progress("gemmreg: PARTIAL run: interrupted before the last point")
-        if args.verdicts:
+        if args.regimes:
+            print(render_regimes.regime_table(reports, args.format))
+        elif args.verdicts:
             print(render_compare.verdict_table(reports, args.format))
         elif args.format == "json":
             print(render_compare.run_document(manifest, reports, partial))
