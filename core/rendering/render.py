@@ -118,7 +118,8 @@ def check_table(
             key = (result.kernel, result.reason)
             skipped[key] = skipped.get(key, 0) + 1
             continue
-        if not every_case and result.status == "pass" and not sanitized:
+        noted = result.kind != REFUSAL and bool(result.reason)  # judged on a second try
+        if not every_case and result.status == "pass" and not sanitized and not noted:
             passed.setdefault((result.kernel, result.kind, result.problem.dtype), []).append(result)
             continue
         comparison = result.comparison or {}
@@ -250,8 +251,9 @@ def case_detail(result: CaseResult) -> str:
         if comparison.get("passed"):
             return f"values: {comparison.get('total', '?')} elements within tolerance"
         return f"values: {comparison.get('reason', '')}" + _first_bad(comparison)
-    if result.status == "pass":
-        return f"{comparison.get('total', '?')} elements within tolerance"
+    if result.status == "pass":  # a reason beside a pass: how it was judged (a second try)
+        within = f"{comparison.get('total', '?')} elements within tolerance"
+        return "; ".join(filter(None, [within, result.reason.strip().split("\n")[0]]))
     text = result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
     return text + _first_bad(comparison)
 

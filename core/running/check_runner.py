@@ -26,7 +26,7 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.sanitizer_report import SanitizerVerdict
 from gemmreg.judging.task_results import RefusalResult, ValuesResult
 from gemmreg.judging.tasks import RefusalTask, ValuesTask
-from gemmreg.running import isolation
+from gemmreg.running import isolation, memory_retry
 
 LOST_WORKERS_IN_A_ROW = 3
 """After this many of a kernel's cases in a row each crashed their worker or
@@ -183,19 +183,37 @@ def check_kernel(
     if not runnable:
         return
 
+    tasks = [task_for(kernel.name, kind, case) for kind, case in runnable]
+    limits = task_limits(runnable, gpu, task_timeout)
+    short = memory_retry.ShortOfMemory()  # out of memory: tried again after the batch
+
     def settle(index: int, outcome: isolation.TaskOutcome) -> None:
+        if short.keep(index, outcome):
+            return
         kind, case = runnable[index]
         cause = cause_of(kernel.name, runnable, outcome)
         record(result_from_outcome(kernel.name, kind, case, outcome, cause))
 
-    isolation.run_tasks(
-        [task_for(kernel.name, kind, case) for kind, case in runnable],
-        task_timeout=task_limits(runnable, gpu, task_timeout),
-        on_outcome=settle,
-        env=env,
-        skip_after_timeout=True,
-        skip_after_lost_workers=LOST_WORKERS_IN_A_ROW,
-    )
+    def settle_again(index: int, outcome: isolation.TaskOutcome, note: str) -> None:
+        kind, case = runnable[index]
+        result = result_from_outcome(kernel.name, kind, case, outcome)
+        if note:
+            result = attrs.evolve(result, reason="; ".join(filter(None, [result.reason, note])))
+        record(result)
+
+    try:
+        isolation.run_tasks(
+            tasks,
+            task_timeout=limits,
+            on_outcome=settle,
+            env=env,
+            skip_after_timeout=True,
+            skip_after_lost_workers=LOST_WORKERS_IN_A_ROW,
+        )
+    except BaseException:  # interrupted: kept as they ended, not tried again
+        short.settle_as_first(settle_again)
+        raise
+    short.try_again(tasks, settle_again, limits, env, LOST_WORKERS_IN_A_ROW)
 
 
 def task_limits(
