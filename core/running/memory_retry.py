@@ -3,11 +3,12 @@ cases, in a fresh worker, before it counts as an error.
 
 Why: on the H200 (session 22) five ``check --full`` runs shared one card and
 the checker's float64 reference for 65600x64x32768 could not get its 16 GiB;
-the case read as the kernel's ERROR though the kernel was never judged, and
-the same code passed it alone. Memory taken by other processes on the device,
-or still held by the worker's earlier cases, says nothing about the kernel.
-So the case waits until the kernel's batch is done (its worker gone, its
-memory freed) and runs again alone. A second out-of-memory is reported as
+the case read as the kernel's ERROR though the kernel was never judged (the
+same plugin code had passed it the session before). Memory taken by other
+processes on the device, or still held by the worker's earlier cases, says
+nothing about the kernel. So the case waits until the kernel's batch is done
+(its worker gone, its memory freed) and runs again in a fresh worker, with
+only the batch's other such cases after it. A second out-of-memory is reported as
 such, naming both possible holders, and the case stays unjudged (an error:
 ``check`` exits 1, since not everything passed). Any other error is the
 kernel's and is never retried: a retry must not hide a flaky kernel.
