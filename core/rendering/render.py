@@ -253,7 +253,7 @@ def case_detail(result: CaseResult) -> str:
         return f"values: {comparison.get('reason', '')}" + _first_bad(comparison)
     if result.status == "pass":  # a reason beside a pass: how it was judged (a second try)
         within = f"{comparison.get('total', '?')} elements within tolerance"
-        return "; ".join(filter(None, [within, result.reason.strip().split("\n")[0]]))
+        return "; ".join([within, *result.reason.strip().splitlines()[:1]])
     text = result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
     return text + _first_bad(comparison)
 
