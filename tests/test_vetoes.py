@@ -230,3 +230,20 @@ def test_the_committed_h200_runs_keep_every_honest_verdict(monkeypatch):
         if any(w.startswith(("BEYOND MEMORY ROOF", "REGIMES DISAGREE")) for w in s.invalid)
     }
     assert vetoed == EXPLOITS
+
+
+def test_a_users_device_with_a_memory_side_cache_gets_no_memory_roof(monkeypatch, tmp_path):
+    from gemmreg.judging import peaks_file
+
+    path = tmp_path / "peaks.toml"
+    path.write_text(
+        '[devices."My accelerator"]\npattern = "MyAccel"\nmemory_tb_s = 1.0\n'
+        "fp32 = 20.0\nfp16 = 80.0\nbf16 = 80.0\n"
+    )
+    monkeypatch.setenv(peaks_file.PEAKS_ENV, str(path))
+    floor_ms = vetoes.read_bytes(MEMORY_BOUND) / 1e12 * 1e3
+    assert vetoes.memory_roof(floor_ms / 2, MEMORY_BOUND, "MyAccel 1").startswith("BEYOND")
+    cached = tmp_path / "cached.toml"  # another file: the peaks of one are read once
+    cached.write_text(path.read_text() + "memory_side_cache_mb = 256\n")
+    monkeypatch.setenv(peaks_file.PEAKS_ENV, str(cached))
+    assert vetoes.memory_roof(floor_ms / 2, MEMORY_BOUND, "MyAccel 1") == ""

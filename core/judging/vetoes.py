@@ -19,6 +19,10 @@ the committed H200 runs an honest kernel's graph replay read as low as 0.44
 of its device time (``triton_grouped`` at 128x128x32768,
 ``evidence/2026-12-01-h200-session11/c5``).
 
+A kernel that pins its operands in L2 (a persisting access-policy window)
+so that the flush leaves them there beats the memory roof without skipping
+work; its figure is then no cold-L2 figure either, and INVALID says so.
+
 Each veto is a reason in ``KernelSummary.invalid``, set where the
 compute-peak veto is (:mod:`gemmreg.judging.summaries`) and again when a
 saved run is judged again (:func:`revetted`), so the rules of this version
