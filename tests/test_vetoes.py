@@ -247,3 +247,25 @@ def test_a_users_device_with_a_memory_side_cache_gets_no_memory_roof(monkeypatch
     cached.write_text(path.read_text() + "memory_side_cache_mb = 256\n")
     monkeypatch.setenv(peaks_file.PEAKS_ENV, str(cached))
     assert vetoes.memory_roof(floor_ms / 2, MEMORY_BOUND, "MyAccel 1") == ""
+
+
+def test_the_profiling_exploit_skips_its_work_unless_a_profiler_records(fake_plugins):
+    """tests/timing_plugins/unless_profiled.py, which the GPU run of the
+    regimes' floor uses: it must work where profiled and skip where timed
+    (C's version counts the writes into it)."""
+    import torch
+    from timing_plugins.unless_profiled import _make_launch
+
+    launch = _make_launch(Problem(m=4, n=4, k=8))
+    a, b, out = torch.ones(4, 8), torch.ones(8, 4), torch.zeros(4, 4)
+    launch(a, b, out)
+    assert bool((out == 8).all())
+    first = out._version
+    launch(a, b, out)  # timed: nothing done, C still right
+    assert out._version == first
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        launch(a, b, out)  # profiled: all the work
+    assert out._version > first
+    out.zero_()  # C written by someone else: computed again
+    launch(a, b, out)
+    assert bool((out == 8).all())
