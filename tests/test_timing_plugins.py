@@ -10,8 +10,13 @@ from gemmreg.deciding.matrix import Case
 from gemmreg.discovery.registry import discover
 from gemmreg.running import check_runner
 
-MODULES = ["timing_plugins.twins", "timing_plugins.extra_pass", "timing_plugins.side_stream"]
-NAMES = ["twin_a", "twin_b", "mm_extra_pass", "side_stream_mm"]
+MODULES = [
+    "timing_plugins.twins",
+    "timing_plugins.extra_pass",
+    "timing_plugins.side_stream",
+    "timing_plugins.unless_profiled",
+]
+NAMES = ["twin_a", "twin_b", "mm_extra_pass", "side_stream_mm", "mm_unless_profiled"]
 CASES = [
     Case(problem=Problem(m=17, n=19, k=23)),
     Case(problem=Problem(m=17, n=19, k=23, dtype="fp16", layout="transposedB")),

@@ -39,7 +39,18 @@ from gemmreg.judging.peaks_table import DEVICES, DevicePeaks
 
 PEAKS_ENV = "GEMMREG_PEAKS"
 """The file of the user's peaks, read wherever peaks are looked up."""
-RATE_FIELDS = ("memory_tb_s", "fp32", "tf32", "fp16", "bf16", "fp16_acc16", "fp64")
+RATE_FIELDS = (
+    "memory_tb_s",
+    "fp32",
+    "tf32",
+    "fp16",
+    "bf16",
+    "fp16_acc16",
+    "fp64",
+    "memory_side_cache_mb",
+)
+"""The figures an entry may give, each a positive number (the last a size:
+``DevicePeaks.memory_side_cache_mb``, which turns the memory-roof veto off)."""
 REQUIRED_NEW = ("memory_tb_s", "fp32", "fp16", "bf16")
 """What an entry for a device not in the table must give (the rest may be absent)."""
 TEXT_FIELDS = ("pattern", "source")

@@ -42,6 +42,11 @@ class DevicePeaks:
     """FP16 products with FP16 accumulation, where the datasheet rates it higher."""
     fp64: float | None = None
     """FP64 (tensor-core or matrix, the larger), where the datasheet gives it."""
+    memory_side_cache_mb: float = 0.0
+    """A cache between L2 and memory (AMD's Infinity Cache), in MB: gemmreg's
+    flush (4x the L2 torch reports) leaves it warm, so A and B may come from it
+    faster than memory allows, and no memory-roof veto applies
+    (:mod:`gemmreg.judging.vetoes`)."""
 
     def tflops(self, math: str) -> float | None:
         """The ceiling for a math class (:data:`gemmreg.contract.records.MathMode`), or None."""
@@ -202,6 +207,7 @@ DEVICES: tuple[DevicePeaks, ...] = (
         fp16=1307.4,
         bf16=1307.4,
         fp64=163.4,
+        memory_side_cache_mb=256.0,  # AMD Infinity Cache (CDNA 3): not verified
     ),
     # AMD Instinct MI325X accelerator data sheet: MI300X's compute, more and
     # faster memory.
@@ -219,6 +225,7 @@ DEVICES: tuple[DevicePeaks, ...] = (
         fp16=1307.4,
         bf16=1307.4,
         fp64=163.4,
+        memory_side_cache_mb=256.0,  # AMD Infinity Cache (CDNA 3): not verified
     ),
     # AMD Radeon RX 9070 XT specifications (RDNA 4): FP32 vector, FP16 and
     # BF16 matrix (dense: half the "with sparsity" figure); no TF32.
@@ -235,6 +242,7 @@ DEVICES: tuple[DevicePeaks, ...] = (
         tf32=None,
         fp16=195.0,
         bf16=195.0,
+        memory_side_cache_mb=64.0,  # AMD Infinity Cache (RDNA 4): not verified
     ),
     # AMD Instinct MI250X accelerator data sheet, halved: the sheet rates the
     # package, and torch sees each of its two GCDs as a device. No TF32 (CDNA 2).

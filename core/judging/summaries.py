@@ -1,6 +1,7 @@
 """One kernel's figures over every timing process: the summary a table row
 and a verdict are drawn from, with the reasons its figures cannot be trusted
-(work that escaped its timed interval, a rate above the datasheet peak).
+(work that escaped its timed interval, a rate above the datasheet peak, and
+the end-to-end vetoes of :mod:`gemmreg.judging.vetoes`).
 """
 
 from __future__ import annotations
@@ -9,12 +10,13 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import attrs
 from gemmreg.contract.inputs import generator_name
 from gemmreg.contract.known_limits import triton_interpreted
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
-from gemmreg.judging import device_regime
+from gemmreg.judging import device_regime, vetoes
 from gemmreg.judging.peaks import peak_tflops
 from gemmreg.judging.timing_records import ColdStart, KernelSummary, ProcessRun
 
@@ -108,7 +110,7 @@ def summarize(
     if profile and profile.get("profile_unavailable"):
         flags.append(f"no device profile: {profile['profile_unavailable']}")
     errors = [check["max_error"] for r in runs for check in (r.precheck, r.postcheck) if check]
-    return KernelSummary(
+    summary = KernelSummary(
         **base,
         status="timed",
         process_medians_ms=medians,
@@ -137,3 +139,5 @@ def summarize(
         invalid=tuple(invalid),
         flags=tuple(flags),
     )
+    found = vetoes.kernel_vetoes(summary, problem, device_name, profile)
+    return attrs.evolve(summary, invalid=(*summary.invalid, *found)) if found else summary

@@ -1,5 +1,6 @@
 """Throwaway plugins for timing and integrity tests: an A/A pair, a known small
-slowdown, and a kernel whose work escapes the caller's stream. Each module is
+slowdown, a kernel whose work escapes the caller's stream, and one that works
+only where a profiler records. Each module is
 one plugin, loaded with ``GEMMREG_EXTRA_PLUGINS=timing_plugins.<module>`` and
 ``tests/`` on PYTHONPATH (so worker processes can import it too).
 
