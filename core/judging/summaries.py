@@ -14,7 +14,7 @@ from gemmreg.contract.known_limits import triton_interpreted
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
-from gemmreg.judging import device_regime
+from gemmreg.judging import device_regime, work_accounting
 from gemmreg.judging.peaks import peak_tflops
 from gemmreg.judging.timing_records import ColdStart, KernelSummary, ProcessRun
 
@@ -102,11 +102,16 @@ def summarize(
         ]
     elif device.get("escaped"):
         invalid.append(f"device profile: {device['escaped']}")
+    accounted, accounting_flags = work_accounting.process_findings(
+        [(r.process, r.accounting) for r in runs], by_process or [device]
+    )
+    invalid += accounted
     if peak is not None and tflops > peak:
         invalid.append(f"ABOVE PEAK: {tflops:.4g} TFLOP/s > datasheet {peak:g} for {math_mode}")
     flags = []
     if profile and profile.get("profile_unavailable"):
         flags.append(f"no device profile: {profile['profile_unavailable']}")
+    flags += accounting_flags
     errors = [check["max_error"] for r in runs for check in (r.precheck, r.postcheck) if check]
     return KernelSummary(
         **base,
