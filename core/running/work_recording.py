@@ -125,6 +125,7 @@ def begin(clock: Any, is_gpu: bool) -> tuple[Recorder | None, str]:
         from gemmreg.contract.gpu_compile import compile_kernel
 
         recorder = Recorder(clock.torch, compile_kernel(MARKER_SOURCE, MARKER_NAME))
+        recorder.open()  # the marker's module loaded and run once before CUPTI is set up
         recorder.start()
     except Exception as error:  # no NVRTC, no CUPTI: the verdict rests on events alone
         return None, f"off: {type(error).__name__}: {str(error).splitlines()[0][:160]}"
