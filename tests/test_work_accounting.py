@@ -176,10 +176,18 @@ def test_accounting_of_several_kernels_keeps_each_owner_apart_and_notes_a_missin
     got = account(per_call, ["a", "b", "a", "b"], [False, False, False, True])
     assert got["a"].calls == 2 and got["a"].checked is None
     assert got["b"].calls == 1 and got["b"].checked == ((PARTIAL, 1), (REDUCE, 1))
+    only_checked = account(per_call[:1], ["c"], [True])["c"]
+    assert only_checked.unavailable == "no timed call of it was recorded"
+    assert process_findings([(0, only_checked)], [])[1] == [
+        "process 0: no work accounting: no timed call of it was recorded"
+    ]
     invalid, flags = process_findings([(1, got["a"]), (2, None)], [])
     assert invalid == [] and flags == ["process 1: work accounting: no checked call was recorded"]
     off = WorkAccounting(unavailable="expected 4 marker kernels")
-    assert process_findings([(0, off)], []) == (
+    assert process_findings([(0, off), (1, off), (2, got["a"])], []) == (
         [],
-        ["process 0: no work accounting: expected 4 marker kernels"],
+        [
+            "process 0, 1: no work accounting: expected 4 marker kernels",
+            "process 2: work accounting: no checked call was recorded",
+        ],
     )

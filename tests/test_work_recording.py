@@ -99,16 +99,18 @@ def test_a_trace_of_what_the_clock_queued_is_charged_to_each_kernel():
     )
 
 
-def test_no_gpu_or_switched_off_records_nothing_and_says_why(monkeypatch):
+def test_no_gpu_or_switched_off_records_nothing_and_a_gpu_kernel_says_why(monkeypatch):
     clock = SimpleNamespace(marks=None)
-    assert work_recording.begin(clock, False) == (
-        None,
-        "off: no GPU (CPU calls are synchronous and launch nothing)",
-    )
+    assert work_recording.begin(clock, False) == ""  # the CPU: nothing to account for
     monkeypatch.setenv(work_recording.ENV, "off")
-    assert work_recording.begin(clock, True) == (None, "off (GEMMREG_WORK_ACCOUNTING=off)")
-    assert clock.marks is None
-    assert work_recording.finish(None, [], None, 0, "cpu") == ""
+    off = work_recording.begin(clock, True)
+    assert off == "off (GEMMREG_WORK_ACCOUNTING=off)" and clock.marks is None
+    kernel = SimpleNamespace(name="k", result=KernelTiming())
+    assert work_recording.finish(off, [kernel], None, 0, "cuda") == off
+    assert kernel.result.accounting == WorkAccounting(unavailable=off)
+    cpu = SimpleNamespace(name="k", result=KernelTiming())
+    assert work_recording.finish("", [cpu], None, 0, "cpu") == ""
+    assert cpu.result.accounting is None
 
 
 def prepared(name: str, launch) -> timing._Kernel:

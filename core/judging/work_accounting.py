@@ -38,6 +38,12 @@ The rules, and the legitimate variation they leave alone:
   Names, not durations: cuBLAS picks the same kernel for the same shape,
   dtype and alignment in every process, and a Triton kernel's name is its
   function's, whatever the configuration its autotuner chose.
+- Work that depends on the operands and is kept across calls (a result, or
+  a prepacked B, cached by the operands' addresses or versions) is work the
+  timed calls skipped: the checked call on new operands does it, the timed
+  calls on unchanged ones do not, and the kernel is INVALID, as one that
+  copies a cached result is. A timing is of ``C = A @ B`` for the operands
+  given, not of a repeat.
 - gemmreg's own kernels are never charged to a call: the L2 flush, the
   stream hold and any poisoning of C run on the caller's stream *between*
   the two marker kernels that bracket each call, and only the caller's
@@ -194,6 +200,7 @@ def account(
             patterns=_patterns(timed.get(owner, [])),
             checked=checked_of.get(owner),
             checked_note="" if owner in checked_of else "no checked call was recorded",
+            unavailable="" if owner in timed else "no timed call of it was recorded",
         )
     return out
 
@@ -255,16 +262,23 @@ def process_findings(
     profiles: Iterable[Mapping[str, object]],
 ) -> tuple[list[str], list[str]]:
     """A kernel's INVALID reasons and flags from each timed process's
-    accounting (``(process, accounting)``) and its saved device profiles."""
+    accounting (``(process, accounting)``) and its saved device profiles.
+    A flag shared by several processes is said once, naming them all."""
     profiled = profiled_launches(profiles)
-    invalid, flags = [], []
+    invalid: list[str] = []
+    flagged: dict[str, list[str]] = {}
     for process, accounting in accountings:
         if accounting is None:
             continue
         if accounting.unavailable:
-            flags.append(f"process {process}: no work accounting: {accounting.unavailable}")
+            flagged.setdefault(f"no work accounting: {accounting.unavailable}", []).append(
+                str(process)
+            )
             continue
         invalid += [f"process {process}: {why}" for why in invalid_reasons(accounting, profiled)]
         if accounting.checked is None and accounting.checked_note:
-            flags.append(f"process {process}: work accounting: {accounting.checked_note}")
+            flagged.setdefault(f"work accounting: {accounting.checked_note}", []).append(
+                str(process)
+            )
+    flags = [f"process {', '.join(which)}: {flag}" for flag, which in flagged.items()]
     return invalid, flags

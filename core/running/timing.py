@@ -196,7 +196,7 @@ def measure_group(
         kernel.result.placements = len(kernel.sets)
     monitor, result.monitor = _open_monitor()
     # every kernel prepared and called first: CUPTI is set up only now (work_recording)
-    recorder, result.accounting = work_recording.begin(clock, info.is_gpu)
+    recorder = work_recording.begin(clock, info.is_gpu)
     note(f"timing {', '.join(k.name for k in ready)} in rounds")
     try:
         soak = round_loops.heat_soak(ready, clock, policy, monitor)

@@ -115,12 +115,13 @@ class Recorder:
         return profiler.profiler.kineto_results
 
 
-def begin(clock: Any, is_gpu: bool) -> tuple[Recorder | None, str]:
-    """Start recording for ``clock``'s samples, or None and why not."""
+def begin(clock: Any, is_gpu: bool) -> Recorder | str:
+    """Start recording ``clock``'s samples; or why not ('' on the CPU, whose
+    calls are synchronous and launch nothing to account for)."""
     if not is_gpu:
-        return None, "off: no GPU (CPU calls are synchronous and launch nothing)"
+        return ""
     if switched_off():
-        return None, f"off ({ENV}={os.environ.get(ENV)})"
+        return f"off ({ENV}={os.environ.get(ENV)})"
     try:
         from gemmreg.contract.gpu_compile import compile_kernel
 
@@ -128,9 +129,9 @@ def begin(clock: Any, is_gpu: bool) -> tuple[Recorder | None, str]:
         recorder.open()  # the marker's module loaded and run once before CUPTI is set up
         recorder.start()
     except Exception as error:  # no NVRTC, no CUPTI: the verdict rests on events alone
-        return None, f"off: {type(error).__name__}: {str(error).splitlines()[0][:160]}"
+        return f"off: {type(error).__name__}: {str(error).splitlines()[0][:160]}"
     clock.marks, recorder.clock = recorder, clock
-    return recorder, ""
+    return recorder
 
 
 def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, device: str) -> Any:
@@ -153,12 +154,16 @@ def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, devic
 
 
 def finish(
-    recorder: Recorder | None, kernels: Sequence[Any], problem: Any, seed: int, device: str
+    recorder: Recorder | str, kernels: Sequence[Any], problem: Any, seed: int, device: str
 ) -> str:
     """The checked calls, then the trace read into each kernel's
-    ``result.accounting``; returns what the process record says of it."""
-    if recorder is None:
-        return ""
+    ``result.accounting``; returns what the process record says of it. With
+    no recording (``recorder`` says why), each kernel's accounting says why,
+    so that every verdict drawn from it carries the flag."""
+    if isinstance(recorder, str):
+        for kernel in kernels if recorder else ():
+            kernel.result.accounting = WorkAccounting(unavailable=recorder)
+        return recorder
     notes = {}
     for kernel in kernels:
         try:
@@ -188,9 +193,9 @@ def finish(
     return f"on (CUPTI set-up {recorder.setup_s:.2f} s, trace read {read_s:.2f} s)"
 
 
-def abandon(recorder: Recorder | None) -> None:
+def abandon(recorder: Recorder | str) -> None:
     """Stop a recording that :func:`finish` did not (rounds that were abandoned)."""
-    if recorder is not None:
+    if not isinstance(recorder, str):
         recorder.stop()
 
 
