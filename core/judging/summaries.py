@@ -14,9 +14,10 @@ from gemmreg.contract.known_limits import triton_interpreted
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
-from gemmreg.judging import device_regime, work_accounting
+from gemmreg.judging import device_regime
 from gemmreg.judging.peaks import peak_tflops
 from gemmreg.judging.timing_records import ColdStart, KernelSummary, ProcessRun
+from gemmreg.judging.work_accounting import process_findings
 
 LAUNCH_BOUND_RATIO = 0.5
 """A kernel whose launch-free (graph) time is under this fraction of its
@@ -102,7 +103,7 @@ def summarize(
         ]
     elif device.get("escaped"):
         invalid.append(f"device profile: {device['escaped']}")
-    accounted, accounting_flags = work_accounting.process_findings(
+    accounted, accounting_flags = process_findings(
         [(r.process, r.accounting) for r in runs], by_process or [device]
     )
     invalid += accounted
