@@ -156,7 +156,7 @@ def test_finish_verifies_a_checked_call_on_fresh_operands_and_reads_the_trace(
     kineto = events([*recorder.owners, "honest", "stale"], launches)
     monkeypatch.setattr(recorder, "stop", lambda: SimpleNamespace(events=lambda: kineto))
     said = work_recording.finish(recorder, [honest, stale], PROBLEM, 3, "cpu")
-    assert said.startswith("on (CUPTI set-up 0.00 s, trace read")
+    assert said.startswith("on (6 calls, 18 device activities; CUPTI set-up 0.00 s, trace read")
     assert recorder.checked == [False] * 4 + [True, True]
     assert honest.result.status == "ok" and honest.result.accounting.checked == ((GEMM, 1),)
     assert honest.result.accounting.calls == 2

@@ -175,10 +175,12 @@ def finish(
             kernel.result.status = "failed"
             kernel.result.reason = f"checked call on fresh operands: {check.reason}"
     began = time.perf_counter()
+    activities: list[Any] = []
     try:
         from gemmreg.running.device_activity import activities_from_events
 
-        read = read_trace(activities_from_events(recorder.stop().events()), recorder)
+        activities = activities_from_events(recorder.stop().events())
+        read = read_trace(activities, recorder)
     except Exception as error:  # a trace that cannot be read leaves the verdicts to events
         read = f"{type(error).__name__}: {error}"
     for kernel in kernels:
@@ -190,7 +192,10 @@ def finish(
             accounting = attrs.evolve(accounting, checked_note=notes[kernel.name])
         kernel.result.accounting = accounting
     read_s = time.perf_counter() - began
-    return f"on (CUPTI set-up {recorder.setup_s:.2f} s, trace read {read_s:.2f} s)"
+    return (
+        f"on ({len(recorder.owners)} calls, {len(activities)} device activities; "
+        f"CUPTI set-up {recorder.setup_s:.2f} s, trace read {read_s:.2f} s)"
+    )
 
 
 def abandon(recorder: Recorder | str) -> None:
