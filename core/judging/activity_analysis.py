@@ -9,6 +9,7 @@ interval. No torch here: it is tested on constructed traces.
 from __future__ import annotations
 
 import bisect
+import collections
 import statistics
 from collections.abc import Sequence
 
@@ -264,4 +265,16 @@ def _profile(
         kernels=sorted({a.name for a in work if a.kind == "kernel"})[:KERNEL_NAMES_KEPT],
         call_ms=[t / 1000.0 for t in summed],
         interleaved=interleaved,
+        call_kernels=_typical_call([per_call[i] for i in calls]),
     )
+
+
+def _typical_call(calls: list[list[Activity]]) -> tuple[tuple[str, int], ...]:
+    """The kernels the most calls launched, as a multiset (sorted name, count
+    pairs; copies and sets left out): what the timed processes' work
+    accounting holds their calls to (:mod:`gemmreg.judging.work_accounting`)."""
+    patterns = collections.Counter(
+        tuple(sorted(collections.Counter(a.name for a in c if a.kind == "kernel").items()))
+        for c in calls
+    )
+    return patterns.most_common(1)[0][0][:KERNEL_NAMES_KEPT] if patterns else ()

@@ -18,6 +18,10 @@ def _str_tuple(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(str(v) for v in values)
 
 
+def _launches(values: Iterable[Any] | None) -> tuple[tuple[str, int], ...] | None:
+    return None if values is None else tuple((str(p[0]), int(p[1])) for p in values)
+
+
 def _float_tuple(values: Iterable[float]) -> tuple[float, ...]:
     return tuple(float(v) for v in values)
 
@@ -49,6 +53,12 @@ class DeviceProfile:
     """True when the calls alternated, round by round, with those of the other
     kernels profiled in the same trace (:func:`analyse_interleaved`): call ``i``
     of every such kernel ran in round ``i``, so their ratios pair by round."""
+    call_kernels: tuple[tuple[str, int], ...] | None = attrs.field(
+        default=None, converter=_launches
+    )
+    """The kernels the most calls launched, as sorted ``(name, count)`` pairs
+    (copies and sets left out): what every timed call must launch at least
+    (:mod:`gemmreg.judging.work_accounting`). None in runs saved before it was kept."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -61,6 +71,9 @@ class DeviceProfile:
             "kernels": list(self.kernels),
             "call_ms": list(self.call_ms),
             "interleaved": self.interleaved,
+            "call_kernels": None
+            if self.call_kernels is None
+            else [list(pair) for pair in self.call_kernels],
         }
 
     @classmethod
@@ -75,4 +88,5 @@ class DeviceProfile:
             kernels=data.get("kernels", ()),
             call_ms=data.get("call_ms", ()),
             interleaved=bool(data.get("interleaved", False)),
+            call_kernels=data.get("call_kernels"),
         )

@@ -19,6 +19,7 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import device_regime, vetoes
 from gemmreg.judging.peaks import peak_tflops
 from gemmreg.judging.timing_records import ColdStart, KernelSummary, ProcessRun
+from gemmreg.judging.work_accounting import process_findings
 
 LAUNCH_BOUND_RATIO = 0.5
 """A kernel whose launch-free (graph) time is under this fraction of its
@@ -104,11 +105,16 @@ def summarize(
         ]
     elif device.get("escaped"):
         invalid.append(f"device profile: {device['escaped']}")
+    accounted, accounting_flags = process_findings(
+        [(r.process, r.accounting) for r in runs], by_process or [device]
+    )
+    invalid += accounted
     if peak is not None and tflops > peak:
         invalid.append(f"ABOVE PEAK: {tflops:.4g} TFLOP/s > datasheet {peak:g} for {math_mode}")
     flags = []
     if profile and profile.get("profile_unavailable"):
         flags.append(f"no device profile: {profile['profile_unavailable']}")
+    flags += accounting_flags
     errors = [check["max_error"] for r in runs for check in (r.precheck, r.postcheck) if check]
     summary = KernelSummary(
         **base,

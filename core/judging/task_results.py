@@ -16,6 +16,7 @@ from gemmreg.contract.records import Tolerance
 from gemmreg.contract.serialization import plain
 from gemmreg.judging.device_profile import DeviceProfile
 from gemmreg.judging.rounds import Round
+from gemmreg.judging.work_accounting import WorkAccounting
 
 
 @attrs.frozen(kw_only=True)
@@ -95,6 +96,9 @@ class KernelTiming:
     """Why no CUDA graph of its call could be captured, or ''."""
     sync_escape: str | None = None
     """Why some of its device work outlived the call's interval, or None."""
+    accounting: WorkAccounting | None = None
+    """The device work of its timed calls (:mod:`gemmreg.running.work_recording`),
+    or None where none was recorded."""
 
 
 @attrs.frozen(kw_only=True)
@@ -128,6 +132,9 @@ class RoundsResult:
     queued (:mod:`gemmreg.running.stream_hold`), or '' (and on the CPU)."""
     soak: Soak | None = None
     stop_reason: str = ""
+    accounting: str = ""
+    """Whether the timed calls' device work was recorded: ``on (...)`` with
+    its cost, ``off: why``, or '' (:mod:`gemmreg.running.work_recording`)."""
     rounds: tuple[Round, ...] = ()
     graph_rounds: tuple[Round, ...] = ()
 

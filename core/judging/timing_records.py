@@ -14,6 +14,7 @@ import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.contract.serialization import from_jsonable
 from gemmreg.judging.stats import Interval
+from gemmreg.judging.work_accounting import WorkAccounting
 
 VerdictWord = Literal[
     "faster",
@@ -90,6 +91,9 @@ class ProcessRun:
     precheck: dict[str, Any] | None = None
     postcheck: dict[str, Any] | None = None
     reason: str = ""
+    accounting: WorkAccounting | None = None
+    """The device work of its timed calls (:mod:`gemmreg.judging.work_accounting`);
+    None where none was recorded, and in runs saved before it was."""
 
     @property
     def median_ms(self) -> float | None:
@@ -129,6 +133,9 @@ class ProcessRecord:
     instead of held until queued (:mod:`gemmreg.running.stream_hold`); ''
     where every batch was held, on the CPU, and in runs saved before session 16
     (whose batches were all led by a spin: their clock line says so)."""
+    accounting: str = ""
+    """Whether its timed calls' device work was recorded: ``on (...)`` with
+    the cost, ``off: why``; '' in runs saved before it was."""
 
 
 @attrs.frozen(kw_only=True)

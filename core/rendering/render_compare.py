@@ -241,8 +241,9 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
         f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
         "excludes 1), else FASTER/SLOWER when it excludes 1, else INCONCLUSIVE; INVALID when a",
-        "kernel's work escaped its timed interval, it ran above peak or beyond the memory roof,",
-        "or its timed calls took far less than its own device work; NO VERDICT when a kernel",
+        "kernel's work escaped its timed interval, a timed call launched less device work than",
+        "a checked call on fresh operands, it ran above peak or beyond the memory roof, or its",
+        "timed calls took far less than its own device work; NO VERDICT when a kernel",
         "has no timing, or one ran under Triton's interpreter and the other natively.",
         "",
     ]

@@ -106,6 +106,9 @@ class GpuClock:
         elif hold is None:
             self.queued = "no stream hold (none asked for)"
         self.hold = hold
+        self.marks: Any = None
+        """While the timed calls' work is recorded, the recorder whose marker
+        kernels bracket every call (:mod:`gemmreg.running.work_recording`)."""
         self.last_host_ms: float | None = None
         """The host's time per call in the last batch: the launch path, queued
         behind the hold (the GPU never pushes back), so the figure an
@@ -138,11 +141,15 @@ class GpuClock:
                 for start, end in pairs[first : first + chunk]:
                     if self.buffer is not None:
                         self.flush_l2()  # outside the events
+                    if self.marks is not None:
+                        self.marks.open()  # outside the events, after the flush
                     start.record(stream)
                     began = time.perf_counter()
                     call()
                     host += time.perf_counter() - began
                     end.record(stream)
+                    if self.marks is not None:
+                        self.marks.close(call)
             finally:  # a call that raises must not leave the GPU waiting on the hold
                 if hold is not None:
                     hold.release()

@@ -41,6 +41,7 @@ def read_process(
                 "timed",
                 f"graph replay: {k.graph_error}" if k.graph_error else "",
                 escaped=k.sync_escape or "",
+                accounting=k.accounting,
                 round_ms=k.round_ms,
                 samples=int(exposure[name]["samples"]),
                 exposure_s=exposure[name]["wall_s"],
@@ -60,6 +61,7 @@ def read_process(
         soak_steady=soak.steady if soak is not None else None,
         monitor=result.monitor,
         queued=result.queued,
+        accounting=result.accounting,
         clock_trace=_clock_trace(taken),
         log_ratios=verdicts.process_log_ratios(
             timed, {"end-to-end": taken, "graph replay": graphed}

@@ -1,6 +1,11 @@
 """Each kernel's device work per call, from CUPTI, in a process of its own
-(``gemmreg compare``'s profiling process). The timed processes never run
-CUPTI: its set-up takes seconds and its callbacks would be timed."""
+(``gemmreg compare``'s profiling process): device-kernel time, launches,
+escaped work, and the typical call's kernels. The timed processes run CUPTI
+too, but only to account for their calls' work
+(:mod:`gemmreg.running.work_recording`): a recording on for their whole
+timed phase, read after it, with markers outside the timing events; the
+device-kernel figures come from here, where no timing events run beside
+CUPTI."""
 
 from __future__ import annotations
 

@@ -21,7 +21,8 @@ a comparison at once.
    synchronisation: all the work a call causes must fall inside its timed
    interval. Device activity through CUPTI (device-kernel time, launches,
    and the precise integrity check) is taken in a process of its own
-   (:func:`device_profiles`).
+   (:func:`device_profiles`). The device work of every timed call is
+   recorded in every timed process (:mod:`gemmreg.running.work_recording`).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from gemmreg.discovery import state_changes, torch_state
 from gemmreg.judging import rounds
 from gemmreg.judging.output_check import GuardedOutput, make_operands, verify
 from gemmreg.judging.task_results import Comparison, KernelTiming, RoundsResult, Soak
-from gemmreg.running import round_loops
+from gemmreg.running import round_loops, work_recording
 from gemmreg.running.clocks import CpuClock, GpuClock
 from gemmreg.running.placements import more_placements, placement_count
 
@@ -194,6 +195,8 @@ def measure_group(
         kernel.sets = [first, *extra]
         kernel.result.placements = len(kernel.sets)
     monitor, result.monitor = _open_monitor()
+    # every kernel prepared and called first: CUPTI is set up only now (work_recording)
+    recorder = work_recording.begin(clock, info.is_gpu)
     note(f"timing {', '.join(k.name for k in ready)} in rounds")
     try:
         soak = round_loops.heat_soak(ready, clock, policy, monitor)
@@ -201,6 +204,8 @@ def measure_group(
         taken, result.stop_reason = round_loops.take_rounds(
             ready, clock, policy, soak["sample_cost_s"], order_seed, monitor
         )
+        note("checked calls on fresh operands, and the timed calls' device work")
+        result.accounting = work_recording.finish(recorder, ready, problem, seed, info.device)
     except round_loops.ChangedInRounds as error:
         # The others ran under the changed state: none of this process's rounds count.
         for kernel in ready:
@@ -217,6 +222,7 @@ def measure_group(
         return result
     finally:  # read after the rounds: a hold that gave up during them says so here
         result.queued = clock.queued
+        work_recording.abandon(recorder)
     result.rounds = tuple(taken)
     for kernel in ready:
         kernel.result.round_ms = tuple(r.slot_ms[kernel.name] for r in rounds.kept(taken))

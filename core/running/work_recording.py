@@ -1,0 +1,215 @@
+"""Recording the device work of every timed call, in every timed process.
+
+Why: events time one stream, not work. On an H200 three hostile plugins got
+FASTER verdicts at a launch-bound shape with checks that passed: one skipped
+its GEMM on a repeated call (no launch), one copied a cached result into C,
+one skipped its work only when it was being timed. The profiling process
+(:mod:`gemmreg.running.profiling`) cannot see the last, and none of them
+shows in the events. So every timed process records, through CUPTI (torch's
+profiler, with only the CUDA activity), the device work of all its timed
+calls, and :mod:`gemmreg.judging.work_accounting` holds each call to the
+kernels of a checked call.
+
+How, so that a kernel cannot tell which calls count:
+
+- The recording is on for the whole timed phase (heat soak and rounds), the
+  same for every call, and every call is read afterwards: nothing is
+  sampled, so there is no sampled call to tell apart. (torch's profiler
+  hands the whole trace back at once; charging each activity to its call
+  touches each once, and comparing every call's multiset costs little more
+  than comparing a sample's would.)
+- Each sample's call is bracketed by two launches of an empty kernel of
+  gemmreg's own, :data:`MARKER_NAME`, on the caller's stream, outside the
+  timing events (:class:`gemmreg.running.clocks.GpuClock`): the flush and
+  anything else gemmreg queues between samples lie between one call's
+  closing marker and the next one's opening marker, charged to no call.
+- After the rounds, each kernel makes one *checked call* inside the same
+  recording, on fresh operands (another seed, new tensors), and its output
+  is verified: no cache can answer it, so it shows the work the kernel
+  really does (a wrong answer fails the kernel, as a postcheck would).
+- CUPTI is set up only here, after every kernel was prepared and called
+  (the precheck): on the H200, Triton kernels prepared in a process whose
+  CUPTI was already set up crashed now and then. The recording stops
+  before the graph replays and the sync check.
+
+Cost, once per timed process: CUPTI's set-up (seconds, paid before the heat
+soak, which then brings the clocks back), two marker launches per sample
+(host time the stream hold keeps out of the events; a slot then holds a
+few samples fewer), and reading the trace at the end. The process record
+says whether it was on and what it cost (``ProcessRecord.accounting``).
+Off with ``GEMMREG_WORK_ACCOUNTING=off`` (for diagnosis: the verdicts then
+rest on events alone, and the record says so).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import attrs
+from gemmreg.judging.work_accounting import WorkAccounting, account, attribute
+
+ENV = "GEMMREG_WORK_ACCOUNTING"
+"""``off`` (or ``0``, ``no``) turns the recording off; anything else leaves it on (on GPUs)."""
+MARKER_NAME = "gemmreg_call_marker"
+MARKER_SOURCE = 'extern "C" __global__ void gemmreg_call_marker() {}'
+"""An empty kernel with a name no plugin launches by accident (compiled with
+NVRTC/hiprtc, as the stream hold is): it does nothing but show in the trace."""
+CHECKED_SEED_OFFSET = 7919
+"""The checked call's operands are drawn with the timing seed plus this: other values."""
+OFF_WORDS = ("off", "0", "no", "false")
+
+
+def switched_off() -> bool:
+    return os.environ.get(ENV, "").strip().lower() in OFF_WORDS
+
+
+def _owner(call: Callable[[], None]) -> str:
+    """The kernel a call belongs to: the ``name`` of the object it is bound to."""
+    return str(getattr(getattr(call, "__self__", None), "name", None) or repr(call))
+
+
+class Recorder:
+    """The marker launches and the call log of one process's recording."""
+
+    def __init__(self, torch: Any, marker: Any) -> None:
+        self.torch = torch
+        self.marker = marker
+        self.owners: list[str] = []
+        self.checked: list[bool] = []
+        self.profiler: Any = None
+        self.clock: Any = None
+        """The clock whose samples this recorder's markers bracket."""
+        self.setup_s = 0.0
+
+    def open(self) -> None:
+        """Before a call: the opening marker."""
+        self.marker.launch((1, 1, 1), (1, 1, 1), [])
+
+    def close(self, call: Callable[[], None], checked: bool = False) -> None:
+        """After a call: the closing marker, and whose call it was."""
+        self.marker.launch((1, 1, 1), (1, 1, 1), [])
+        self.owners.append(_owner(call))
+        self.checked.append(checked)
+
+    def start(self) -> None:
+        from torch.profiler import ProfilerActivity, profile
+
+        began = time.perf_counter()
+        self.torch.cuda.synchronize()
+        self.profiler = profile(activities=[ProfilerActivity.CUDA])
+        self.profiler.__enter__()
+        self.setup_s = time.perf_counter() - began
+
+    def stop(self) -> Any:
+        """Stop the recording (once); the profiler's results, or None."""
+        profiler, self.profiler = self.profiler, None
+        if self.clock is not None:
+            self.clock.marks = None
+        if profiler is None:
+            return None
+        self.torch.cuda.synchronize()
+        profiler.__exit__(None, None, None)
+        return profiler.profiler.kineto_results
+
+
+def begin(clock: Any, is_gpu: bool) -> Recorder | str:
+    """Start recording ``clock``'s samples; or why not ('' on the CPU, whose
+    calls are synchronous and launch nothing to account for)."""
+    if not is_gpu:
+        return ""
+    if switched_off():
+        return f"off ({ENV}={os.environ.get(ENV)})"
+    try:
+        from gemmreg.contract.gpu_compile import compile_kernel
+
+        recorder = Recorder(clock.torch, compile_kernel(MARKER_SOURCE, MARKER_NAME))
+        recorder.open()  # the marker's module loaded and run once before CUPTI is set up
+        recorder.start()
+    except Exception as error:  # no NVRTC, no CUPTI: the verdict rests on events alone
+        return f"off: {type(error).__name__}: {str(error).splitlines()[0][:160]}"
+    clock.marks, recorder.clock = recorder, clock
+    return recorder
+
+
+def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, device: str) -> Any:
+    """One call of ``kernel`` on fresh operands inside the recording; the
+    comparison of its output with the reference (verified after the call)."""
+    from gemmreg.judging.output_check import GuardedOutput, make_operands, verify
+
+    kernel.pin()
+    a, b = make_operands(kernel.spec, problem, seed + CHECKED_SEED_OFFSET, device)
+    before = (a.clone(), b.clone())
+    guarded = GuardedOutput.allocate(problem, device)
+    recorder.torch.cuda.synchronize()
+    recorder.open()
+    try:
+        kernel.launch(a, b, guarded.out)
+    finally:  # the markers stay paired whatever the call does
+        recorder.close(kernel.call, checked=True)
+    recorder.torch.cuda.synchronize()
+    return verify(kernel.spec, problem, before, (a, b), guarded)
+
+
+def finish(
+    recorder: Recorder | str, kernels: Sequence[Any], problem: Any, seed: int, device: str
+) -> str:
+    """The checked calls, then the trace read into each kernel's
+    ``result.accounting``; returns what the process record says of it. With
+    no recording (``recorder`` says why), each kernel's accounting says why,
+    so that every verdict drawn from it carries the flag."""
+    if isinstance(recorder, str):
+        for kernel in kernels if recorder else ():
+            kernel.result.accounting = WorkAccounting(unavailable=recorder)
+        return recorder
+    notes = {}
+    for kernel in kernels:
+        try:
+            check = checked_call(recorder, kernel, problem, seed, device)
+        except Exception as error:  # no room for another operand set: judged without it
+            notes[kernel.name] = f"no checked call: {type(error).__name__}: {error}"
+            continue
+        if not check.passed:
+            kernel.result.status = "failed"
+            kernel.result.reason = f"checked call on fresh operands: {check.reason}"
+    began = time.perf_counter()
+    activities: list[Any] = []
+    try:
+        from gemmreg.running.device_activity import activities_from_events
+
+        activities = activities_from_events(recorder.stop().events())
+        read = read_trace(activities, recorder)
+    except Exception as error:  # a trace that cannot be read leaves the verdicts to events
+        read = f"{type(error).__name__}: {error}"
+    for kernel in kernels:
+        found = read.get(kernel.name) if isinstance(read, dict) else None
+        accounting = found or WorkAccounting(
+            unavailable=read if isinstance(read, str) else "no call recorded"
+        )
+        if kernel.name in notes:
+            accounting = attrs.evolve(accounting, checked_note=notes[kernel.name])
+        kernel.result.accounting = accounting
+    read_s = time.perf_counter() - began
+    return (
+        f"on ({len(recorder.owners)} calls, {len(activities)} device activities; "
+        f"CUPTI set-up {recorder.setup_s:.2f} s, trace read {read_s:.2f} s)"
+    )
+
+
+def abandon(recorder: Recorder | str) -> None:
+    """Stop a recording that :func:`finish` did not (rounds that were abandoned)."""
+    if not isinstance(recorder, str):
+        recorder.stop()
+
+
+def read_trace(activities: Sequence[Any], recorder: Recorder) -> dict[str, WorkAccounting] | str:
+    """Each kernel's accounting from the recorded activities, or why the
+    trace cannot be read (:func:`gemmreg.judging.work_accounting.attribute`)."""
+    if not activities:
+        return "the profiler recorded no device activity (CUPTI missing?)"
+    per_call = attribute(activities, MARKER_NAME, len(recorder.owners))
+    if isinstance(per_call, str):
+        return per_call
+    return account(per_call, recorder.owners, recorder.checked)
