@@ -19,6 +19,7 @@ from gemmreg.judging.timing_records import ProcessRun
 from gemmreg.judging.verdicts import judge
 from gemmreg.judging.work_accounting import LaunchPattern, WorkAccounting, invalid_reasons
 from gemmreg.running import clocks, timing, work_recording
+from gemmreg.running.device_activity import activities_from_events
 from gemmreg.running.process_results import read_process
 from gemmreg.running.work_recording import MARKER_NAME, Recorder
 from gemmreg.storage import run_schema
@@ -154,7 +155,8 @@ def test_finish_verifies_a_checked_call_on_fresh_operands_and_reads_the_trace(
     recorder.owners, recorder.checked = ["honest", "stale"] * 2, [False] * 4
     launches = {"honest": [GEMM], "stale": ["copy_kernel"]}
     kineto = events([*recorder.owners, "honest", "stale"], launches)
-    monkeypatch.setattr(recorder, "stop", lambda: SimpleNamespace(events=lambda: kineto))
+    monkeypatch.setattr(recorder, "stop", lambda: activities_from_events(kineto))
+    recorder.backend = "CUPTI"
     said = work_recording.finish(recorder, [honest, stale], PROBLEM, 3, "cpu")
     assert said.startswith("on (6 calls, 18 device activities; CUPTI set-up 0.00 s, trace read")
     assert recorder.checked == [False] * 4 + [True, True]
@@ -172,7 +174,7 @@ def test_an_unreadable_trace_leaves_every_kernel_unaccounted_with_the_reason(
     kernel = prepared("k", lambda a, b, out: torch.mm(a, b, out=out))
     recorder = Recorder(SimpleNamespace(cuda=SimpleNamespace(synchronize=lambda: None)), Marker([]))
     plugin_marker = events(["k"], {"k": [MARKER_NAME]})  # the plugin launched the marker
-    monkeypatch.setattr(recorder, "stop", lambda: SimpleNamespace(events=lambda: plugin_marker))
+    monkeypatch.setattr(recorder, "stop", lambda: activities_from_events(plugin_marker))
     work_recording.finish(recorder, [kernel], PROBLEM, 3, "cpu")
     assert kernel.result.accounting.unavailable.startswith("expected 2 marker kernels")
 

@@ -5,19 +5,23 @@ FASTER verdicts at a launch-bound shape with checks that passed: one skipped
 its GEMM on a repeated call (no launch), one copied a cached result into C,
 one skipped its work only when it was being timed. The profiling process
 (:mod:`gemmreg.running.profiling`) cannot see the last, and none of them
-shows in the events. So every timed process records, through CUPTI (torch's
-profiler, with only the CUDA activity), the device work of all its timed
-calls, and :mod:`gemmreg.judging.work_accounting` holds each call to the
+shows in the events. So every timed process records, through CUPTI, the
+device work of all its timed calls, and :mod:`gemmreg.judging.work_accounting` holds each call to the
 kernels of a checked call.
 
 How, so that a kernel cannot tell which calls count:
 
 - The recording is on for the whole timed phase (heat soak and rounds), the
   same for every call, and every call is read afterwards: nothing is
-  sampled, so there is no sampled call to tell apart. (torch's profiler
-  hands the whole trace back at once; charging each activity to its call
-  touches each once, and comparing every call's multiset costs little more
-  than comparing a sample's would.)
+  sampled, so there is no sampled call to tell apart. (Charging each
+  activity to its call touches each once, and comparing every call's
+  multiset costs little more than comparing a sample's would.)
+- CUPTI is used directly where NVIDIA's ``cupti-python`` is installed
+  (:mod:`gemmreg.running.cupti_recorder`): torch's profiler, the fallback,
+  sets flags a plugin can read (``torch.autograd.profiler._is_profiler_enabled``)
+  and takes seconds to set up. Either way the recording is on for every
+  timed call, so a kernel that behaves only while recorded behaves in every
+  timed call.
 - Each sample's call is bracketed by two launches of an empty kernel of
   gemmreg's own, :data:`MARKER_NAME`, on the caller's stream, outside the
   timing events (:class:`gemmreg.running.clocks.GpuClock`): the flush and
@@ -32,7 +36,8 @@ How, so that a kernel cannot tell which calls count:
   CUPTI was already set up crashed now and then. The recording stops
   before the graph replays and the sync check.
 
-Cost, once per timed process: CUPTI's set-up (seconds, paid before the heat
+Cost, once per timed process: the recorder's set-up (milliseconds through
+``cupti-python``, seconds through torch's profiler; paid before the heat
 soak, which then brings the clocks back), two marker launches per sample
 (host time the stream hold keeps out of the events; a slot then holds a
 few samples fewer), and reading the trace at the end. The process record
@@ -49,7 +54,9 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+from gemmreg.judging.activity_analysis import Activity
 from gemmreg.judging.work_accounting import WorkAccounting, account, attribute
+from gemmreg.running import cupti_recorder
 
 ENV = "GEMMREG_WORK_ACCOUNTING"
 """``off`` (or ``0``, ``no``) turns the recording off; anything else leaves it on (on GPUs)."""
@@ -80,6 +87,9 @@ class Recorder:
         self.owners: list[str] = []
         self.checked: list[bool] = []
         self.profiler: Any = None
+        self.direct: cupti_recorder.CuptiRecorder | None = None
+        self.backend = ""
+        """What recorded: ``CUPTI``, or torch's profiler and why not CUPTI."""
         self.clock: Any = None
         """The clock whose samples this recorder's markers bracket."""
         self.setup_s = 0.0
@@ -95,24 +105,40 @@ class Recorder:
         self.checked.append(checked)
 
     def start(self) -> None:
-        from torch.profiler import ProfilerActivity, profile
-
+        """Record from now on: through CUPTI directly where ``cupti-python``
+        is installed (no torch state changes, set-up in milliseconds:
+        :mod:`gemmreg.running.cupti_recorder`), else through torch's profiler
+        (CUDA activity only; seconds of set-up)."""
         began = time.perf_counter()
         self.torch.cuda.synchronize()
-        self.profiler = profile(activities=[ProfilerActivity.CUDA])
-        self.profiler.__enter__()
+        direct, why = cupti_recorder.open_recorder()
+        if direct is not None:
+            direct.start()
+            self.direct, self.backend = direct, "CUPTI"
+        else:
+            from torch.profiler import ProfilerActivity, profile
+
+            self.profiler = profile(activities=[ProfilerActivity.CUDA])
+            self.profiler.__enter__()
+            self.backend = f"torch's profiler; {why}"
         self.setup_s = time.perf_counter() - began
 
-    def stop(self) -> Any:
-        """Stop the recording (once); the profiler's results, or None."""
+    def stop(self) -> list[Activity] | None:
+        """Stop the recording (once); the device activities it recorded, or
+        None when it was stopped already."""
         profiler, self.profiler = self.profiler, None
+        direct, self.direct = self.direct, None
         if self.clock is not None:
             self.clock.marks = None
-        if profiler is None:
+        if profiler is None and direct is None:
             return None
         self.torch.cuda.synchronize()
+        if direct is not None:
+            return direct.stop()
+        from gemmreg.running.device_activity import activities_from_events
+
         profiler.__exit__(None, None, None)
-        return profiler.profiler.kineto_results
+        return activities_from_events(profiler.profiler.kineto_results.events())
 
 
 def begin(clock: Any, is_gpu: bool) -> Recorder | str:
@@ -175,11 +201,9 @@ def finish(
             kernel.result.status = "failed"
             kernel.result.reason = f"checked call on fresh operands: {check.reason}"
     began = time.perf_counter()
-    activities: list[Any] = []
+    activities: list[Activity] = []
     try:
-        from gemmreg.running.device_activity import activities_from_events
-
-        activities = activities_from_events(recorder.stop().events())
+        activities = recorder.stop() or []
         read = read_trace(activities, recorder)
     except Exception as error:  # a trace that cannot be read leaves the verdicts to events
         read = f"{type(error).__name__}: {error}"
@@ -194,7 +218,7 @@ def finish(
     read_s = time.perf_counter() - began
     return (
         f"on ({len(recorder.owners)} calls, {len(activities)} device activities; "
-        f"CUPTI set-up {recorder.setup_s:.2f} s, trace read {read_s:.2f} s)"
+        f"{recorder.backend} set-up {recorder.setup_s:.2f} s, trace read {read_s:.2f} s)"
     )
 
 

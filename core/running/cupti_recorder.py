@@ -1,0 +1,107 @@
+"""Device activity recorded through CUPTI directly (NVIDIA's ``cupti-python``),
+switched on and off around chosen stretches of a timed process.
+
+Why not torch's profiler, which the profiling process uses: a kernel can see
+it. While torch's profiler runs, ``torch.autograd.profiler._is_profiler_enabled``
+and ``torch._C._autograd._profiler_enabled()`` read True, so a plugin that
+behaves when it is watched and skips its work when it is not would pass any
+accounting made through it. CUPTI's activity API, used directly, changes no
+state a plugin reads through torch; and switching it costs microseconds
+(on the H200: 0.03-0.05 ms for an enable or disable, evidence in
+``docs/timing.md``), so it can be on for a few rounds drawn at random and off
+for the rest. Its cost while on was 0.3-1.5% of a single-launch call's
+event-timed figure there; the rounds it records are therefore read for their
+launches, and their figures are left out of the verdict.
+
+``cupti-python`` is optional (its CUDA major version must match the driver's
+and torch's CUDA, so gemmreg cannot pin it): without it, :func:`open_recorder`
+says why, and the caller records the accounting as not taken.
+On driver branches before r610 CUPTI admits one activity subscriber per
+process; the timed processes run no other profiler, and the recorder is
+opened once per process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gemmreg.judging.activity_analysis import Activity
+
+RECORD_BUFFER_BYTES = 8 << 20
+"""Bytes per buffer CUPTI fills before handing it back: a sampled round is at
+most some thousands of records of a few hundred bytes each."""
+
+_KINDS = {"CONCURRENT_KERNEL": "kernel", "MEMCPY": "memcpy", "MEMSET": "memset"}
+"""CUPTI's activity kinds that a call's device work can show up as, and
+gemmreg's names for them (:data:`gemmreg.judging.activity_analysis.ACTIVITY_KINDS`)."""
+
+
+def activities_from_records(records: Iterable[Any], kind_names: dict[int, str]) -> list[Activity]:
+    """CUPTI activity records as gemmreg's :class:`Activity`, times in us from
+    the first record's start. ``kind_names`` maps CUPTI's kind numbers to
+    gemmreg's kind names; records of other kinds are dropped."""
+    kept = [r for r in records if int(r.kind) in kind_names]
+    if not kept:
+        return []
+    origin = min(int(r.start) for r in kept)
+    out = []
+    for r in kept:
+        kind = kind_names[int(r.kind)]
+        name = str(getattr(r, "name", "") or "") if kind == "kernel" else kind
+        out.append(
+            Activity(
+                name=name,
+                kind=kind,
+                stream=int(getattr(r, "stream_id", 0) or 0),
+                start_us=(int(r.start) - origin) / 1000.0,
+                end_us=(int(r.end) - origin) / 1000.0,
+            )
+        )
+    return sorted(out, key=lambda a: (a.start_us, a.end_us))
+
+
+class CuptiRecorder:
+    """One process's CUPTI activity recording: :meth:`start` ... :meth:`stop`
+    returns what the device ran in between (every stream of the process)."""
+
+    def __init__(self, cupti: Any):
+        self._cupti = cupti
+        self._records: list[Any] = []
+        self._kinds = [getattr(cupti.ActivityKind, name) for name in _KINDS]
+        self._names = {int(getattr(cupti.ActivityKind, k)): v for k, v in _KINDS.items()}
+        cupti.activity_register_callbacks(self._requested, self._completed)
+
+    def _requested(self) -> tuple[int, int]:
+        return RECORD_BUFFER_BYTES, 0
+
+    def _completed(self, activities: list[Any]) -> None:
+        self._records.extend(activities)
+
+    def start(self) -> None:
+        """Record from now on (the caller has synchronised the device)."""
+        self._records.clear()
+        for kind in self._kinds:
+            self._cupti.activity_enable(kind)
+
+    def stop(self) -> list[Activity]:
+        """Stop recording (the caller has synchronised the device) and return
+        the activities recorded since :meth:`start`."""
+        for kind in self._kinds:
+            self._cupti.activity_disable(kind)
+        self._cupti.activity_flush_all(1)
+        found = activities_from_records(self._records, self._names)
+        self._records.clear()
+        return found
+
+
+def open_recorder() -> tuple[CuptiRecorder | None, str]:
+    """The process's recorder, or None and why there is none."""
+    try:
+        from cupti import cupti
+    except Exception as error:  # not installed, or built for another CUDA
+        return None, f"cupti-python not available ({type(error).__name__}: {error})"
+    try:
+        return CuptiRecorder(cupti), ""
+    except Exception as error:  # another subscriber, an old driver
+        return None, f"CUPTI activity recording refused: {type(error).__name__}: {error}"
