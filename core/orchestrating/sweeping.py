@@ -101,6 +101,7 @@ def time_point(
         pin=devices.spread(chosen) if chosen else None,
         keep_cache=keep_cache,
         gpus=[d.index for d in chosen],
+        budget_s=timing.budget_s,
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
 
@@ -119,7 +120,8 @@ def progress_hooks(
             )
         else:
             detail = run.reason.splitlines()[0] if run.reason else ""
-        line = f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
+        of = "" if timing.budget_s is not None else f"/{timing.processes}"  # sequential: open
+        line = f"  {label}process {run.process + 1}{of}: {run.kernel}: {run.status} {detail}"
         if meter is not None:
             meter.advance(1.0, line)
         else:
