@@ -252,3 +252,44 @@ def test_a_pair_never_decided_runs_to_the_cap_or_the_budget(monkeypatch, fake_pl
     assert "within the budget of 0 s" in " ".join(report.verdicts[0].notes)
     pool, report = compare_with(monkeypatch, noisy, None)  # a fixed count: no looks
     assert report.looks == () and len(pool.ran) == 3 and report.verdicts[0].processes == 3
+
+
+def test_a_sequential_run_is_saved_read_judged_again_and_shown_with_its_counts(
+    monkeypatch, fake_plugins, tmp_path
+):
+    from gemmreg.judging import rejudging
+    from gemmreg.rendering import render_compare, render_verdicts
+    from gemmreg.storage import runs
+
+    _, report = compare_with(
+        monkeypatch, lambda p: math.log(1.03) + 0.015 * (-1) ** p * (1 + p % 3) / 2, 1e9
+    )
+    runs.write_run(tmp_path, {}, [report], False)
+    _, (loaded,), _ = runs.load_run(tmp_path)
+    assert loaded.looks == report.looks and loaded.budget_s == 1e9
+    assert loaded.verdicts == report.verdicts
+    # judged again at the looks it took: the same words, counts and levels
+    assert rejudging.rejudge(loaded, stats.DEFAULT_MARGIN).verdicts == report.verdicts
+    (row,) = render_verdicts.verdict_rows([loaded])
+    assert row["processes"] == report.verdicts[0].processes
+    assert "procs" in render_verdicts.verdict_table([loaded], "table")
+    assert "looks at 3, 6" in render_compare.compare_table(loaded, "table")
+
+
+def test_a_run_saved_before_looks_reads_as_a_fixed_count(monkeypatch, fake_plugins, tmp_path):
+    import json
+
+    from gemmreg.rendering import render_verdicts
+    from gemmreg.storage import runs
+
+    _, report = compare_with(monkeypatch, lambda p: math.log(3.0), None)
+    runs.write_run(tmp_path, {}, [report], False)
+    data = json.loads((tmp_path / "run.json").read_text())
+    for saved in data["reports"]:  # as a run saved before they were recorded
+        del saved["looks"], saved["budget_s"]
+        for v in saved["verdicts"]:
+            del v["processes"]
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    _, (old,), _ = runs.load_run(tmp_path)
+    assert old.looks == () and old.verdicts[0].processes is None
+    assert render_verdicts.verdict_rows([old])[0]["processes"] is None
