@@ -293,3 +293,39 @@ def test_a_run_saved_before_looks_reads_as_a_fixed_count(monkeypatch, fake_plugi
     _, (old,), _ = runs.load_run(tmp_path)
     assert old.looks == () and old.verdicts[0].processes is None
     assert render_verdicts.verdict_rows([old])[0]["processes"] is None
+
+
+def test_which_runs_are_sequential_and_what_they_start_with():
+    from gemmreg.deciding.timing_options import timing_options
+
+    gpu = timing_options(True)
+    assert (gpu.budget_s, gpu.processes) == (sequential.DEFAULT_BUDGET_S, sequential.FIRST_BATCH)
+    assert (
+        timing_options(True, processes=5).budget_s,
+        timing_options(True, processes=5).processes,
+    ) == (None, 5)
+    assert timing_options(True, fixed=True).budget_s is None  # a Ray run
+    assert timing_options(True, fixed=True).processes == 5
+    cpu = timing_options(False)
+    assert (cpu.budget_s, cpu.processes) == (None, 3)
+    asked = timing_options(False, budget_s=0.0)
+    assert (asked.budget_s, asked.processes) == (0.0, sequential.FIRST_BATCH)
+
+
+def test_a_point_is_timed_with_the_budget_and_its_progress_has_no_total(monkeypatch):
+    from gemmreg.contract import backend
+    from gemmreg.deciding.timing_options import timing_options
+    from gemmreg.orchestrating import sweeping
+
+    seen = {}
+    monkeypatch.setattr(sweeping.comparing, "run_compare", lambda *a, **kw: seen.update(kw))
+    timing = timing_options(False, budget_s=12.0)
+    lines: list[str] = []
+    sweeping.time_point([], Problem(m=8, n=8, k=8), timing, backend.current(), lines.append)
+    assert seen["budget_s"] == 12.0 and seen["processes"] == sequential.FIRST_BATCH
+    on_run, _ = sweeping.progress_hooks(timing, lines.append)
+    on_run(ProcessRun(kernel="k", process=6, status="timed", round_ms=(1.0,)))
+    assert "process 7: k: timed" in lines[-1]
+    on_run, _ = sweeping.progress_hooks(timing_options(False), lines.append)
+    on_run(ProcessRun(kernel="k", process=1, status="timed", round_ms=(1.0,)))
+    assert "process 2/3: k: timed" in lines[-1]
