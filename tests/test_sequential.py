@@ -184,7 +184,7 @@ class FakePool:
         assert count == 0
 
 
-def compare_with(monkeypatch, ratio_of, budget_s):
+def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None):
     """A CPU comparison of two kernels whose process ``p`` measures the
     log-ratio ``ratio_of(p)``; the pool and the report."""
     from fake_plugins import fp32_spec
@@ -217,6 +217,7 @@ def compare_with(monkeypatch, ratio_of, budget_s):
         pool=pool,  # type: ignore[arg-type]
         cold=False,
         budget_s=budget_s,
+        on_batch=on_batch,
     )
     return pool, report
 
@@ -230,10 +231,17 @@ def test_a_pair_decided_at_its_first_look_runs_no_more_processes(monkeypatch, fa
 
 
 def test_an_undecided_pair_gets_batches_until_it_is_decided(monkeypatch, fake_plugins):
-    # 2% faster with processes spread +-1.5%: no word from 3, one from more
+    # 3% faster with processes spread +-1.5%: no word from 3, one from more
+    batches: list[tuple[int, int, int]] = []
     pool, report = compare_with(
-        monkeypatch, lambda p: math.log(1.03) + 0.015 * (-1) ** p * (1 + p % 3) / 2, 1e9
+        monkeypatch,
+        lambda p: math.log(1.03) + 0.015 * (-1) ** p * (1 + p % 3) / 2,
+        1e9,
+        lambda *batch: batches.append(batch),
     )
+    # each batch after the first was announced: its look, its size, the kernels it times
+    looks = report.looks
+    assert batches == [(j, looks[j] - looks[j - 1], 2) for j in range(1, len(looks))]
     (v,) = report.verdicts
     assert v.verdict == "faster" and v.processes is not None and v.processes > 3
     assert sorted(pool.ran) == list(range(report.looks[-1]))
@@ -329,3 +337,21 @@ def test_a_point_is_timed_with_the_budget_and_its_progress_has_no_total(monkeypa
     on_run, _ = sweeping.progress_hooks(timing_options(False), lines.append)
     on_run(ProcessRun(kernel="k", process=1, status="timed", round_ms=(1.0,)))
     assert "process 2/3: k: timed" in lines[-1]
+
+
+def test_a_batch_is_announced_and_counted_by_the_meter():
+    import io
+
+    from gemmreg.orchestrating import sweeping
+    from gemmreg.orchestrating.progress import Meter
+
+    stream = io.StringIO()
+    meter = Meter([1.0] * 6, "process runs", stream=stream, live=False)
+    for _ in range(6):
+        meter.advance_silently(1.0)
+    sweeping.batch_hook(stream.write, "", meter)(1, 3, 2)
+    assert meter.total == 12 and len(meter.remaining) == 6
+    assert "look 1 left a pair undecided: 3 more processes" in stream.getvalue()
+    lines: list[str] = []
+    sweeping.batch_hook(lines.append, "[2/20] ")(2, 6, 3)  # bench: a line, no meter
+    assert lines == ["  [2/20] look 2 left a pair undecided: 6 more processes"]

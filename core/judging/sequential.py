@@ -96,10 +96,12 @@ def undecided_note(processes: int, budget_s: float | None) -> str:
             f"undecided after {processes} processes, a fixed count (--processes); "
             "--budget SECONDS adds processes until every pair is decided"
         )
-    return (
-        f"undecided after {processes} processes within the budget of {budget_s:g} s "
-        f"(at most {MAX_PROCESSES}); the spread between processes is too wide for them"
+    why = (
+        f"{MAX_PROCESSES}, the most a run adds: the spread between processes is too wide"
+        if processes >= MAX_PROCESSES
+        else "another batch would not have fit"
     )
+    return f"undecided after {processes} processes within the budget of {budget_s:g} s ({why})"
 
 
 def decided_note(look: int, processes: int, confidence: float) -> str:

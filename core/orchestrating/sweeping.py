@@ -102,8 +102,26 @@ def time_point(
         keep_cache=keep_cache,
         gpus=[d.index for d in chosen],
         budget_s=timing.budget_s,
+        on_batch=batch_hook(progress, label, meter),
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
+
+
+def batch_hook(
+    progress: Progress, label: str = "", meter: Meter | None = None
+) -> Callable[[int, int, int], None]:
+    """A line when a sequential run adds a batch; ``meter`` (counting process
+    runs: ``compare``) expects the batch's runs too."""
+
+    def on_batch(look: int, added: int, kernels: int) -> None:
+        line = f"  {label}look {look} left a pair undecided: {added} more processes"
+        if meter is not None:
+            meter.more([1.0] * (added * kernels))
+            meter.line(line)
+        else:
+            progress(line)
+
+    return on_batch
 
 
 def progress_hooks(

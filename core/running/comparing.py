@@ -95,6 +95,7 @@ def run_compare(
     keep_cache: Path | None = None,
     gpus: Sequence[int] = (),
     budget_s: float | None = None,
+    on_batch: Callable[[int, int, int], None] | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -126,6 +127,8 @@ def run_compare(
     :param budget_s: seconds of timed processes the comparison may spend
         adding batches after the first ``processes`` until every pair is
         decided (:mod:`gemmreg.judging.sequential`); None: ``processes`` only.
+    :param on_batch: called before each batch after the first with the look
+        that left a pair undecided, the processes added and the kernels each times.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
@@ -208,7 +211,7 @@ def run_compare(
                 process_lanes.time_processes(state, processes if runnable else 0)
                 if budget_s is not None and runnable:
                     looks.append(processes)
-                    _further_looks(state, pool, asked, kernels, colds, looks, started)
+                    _further_looks(state, pool, asked, (kernels, colds), looks, started, on_batch)
             finally:  # what finished is kept, in process order, if Ctrl-C came
                 timed_runs, timed_records = process_lanes.collected(state)
                 runs += timed_runs
@@ -237,10 +240,10 @@ def _further_looks(
     state: process_lanes.Processes,
     pool: Pool,
     asked: compare_parts.Asked,
-    kernels: Sequence[RegisteredKernel],
-    colds: Sequence[ColdStart],
+    timed: tuple[Sequence[RegisteredKernel], Sequence[ColdStart]],
     looks: list[int],
     started: float,
+    on_batch: Callable[[int, int, int], None] | None,
 ) -> None:
     """A sequential run's batches after its first (:mod:`gemmreg.judging.sequential`):
     while some pair is undecided at the last look and another batch is
@@ -249,6 +252,7 @@ def _further_looks(
     and look again. ``looks`` gets each look's process count as it is taken.
     The batch runs the same tasks as the first, through the same lanes."""
     assert asked.budget_s is not None
+    kernels, colds = timed
     while not state.hung and state.names:
         runs, records = process_lanes.collected(state)
         if not compare_parts.still_undecided(asked, kernels, runs, records, colds, looks):
@@ -262,6 +266,8 @@ def _further_looks(
             if session is not None:
                 session.wait_ready()
         trace(f"look {len(looks)} undecided: {batch} more processes")
+        if on_batch is not None:
+            on_batch(len(looks), batch, len(state.names))
         process_lanes.time_processes(state, done + batch, first=done)
         looks.append(done + batch)
 
