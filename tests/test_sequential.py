@@ -184,7 +184,7 @@ class FakePool:
         assert count == 0
 
 
-def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None):
+def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None, gpus=()):
     """A CPU comparison of two kernels whose process ``p`` measures the
     log-ratio ``ratio_of(p)``; the pool and the report."""
     from fake_plugins import fp32_spec
@@ -218,6 +218,7 @@ def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None):
         cold=False,
         budget_s=budget_s,
         on_batch=on_batch,
+        gpus=gpus,
     )
     return pool, report
 
@@ -355,3 +356,12 @@ def test_a_batch_is_announced_and_counted_by_the_meter():
     lines: list[str] = []
     sweeping.batch_hook(lines.append, "[2/20] ")(2, 6, 3)  # bench: a line, no meter
     assert lines == ["  [2/20] look 2 left a pair undecided: 6 more processes"]
+
+
+def test_batches_spread_over_gpus_keep_each_process_on_its_gpu(monkeypatch, fake_plugins):
+    # compare --devices: every batch's processes go through the same lanes
+    pool, report = compare_with(monkeypatch, lambda p: 0.08 * (-1) ** p, 1e9, gpus=(0, 1))
+    assert report.looks == LOOKS and sorted(pool.ran) == list(range(sequential.MAX_PROCESSES))
+    assert [(r.process, r.device_index) for r in report.records] == [
+        (p, p % 2) for p in range(sequential.MAX_PROCESSES)
+    ]
