@@ -94,6 +94,14 @@ def test_a_true_two_percent_difference_is_decided_faster_in_nearly_all_runs():
     assert min(counts) < max(counts)  # each run stops at its own look
 
 
+def test_a_true_difference_just_past_the_margin_is_rarely_called_equivalent():
+    # equivalence is a claim too: its interval, at the look's level, must
+    # hold the truth, so a 1.5% difference (outside +-1%) is seldom EQUIVALENT
+    words = [sequential_word(simulated(seed, 1.015))[0] for seed in range(RUNS)]
+    assert words.count("equivalent") <= RUNS // 100, words.count("equivalent")
+    assert words.count("slower") == 0
+
+
 def test_a_pair_is_decided_at_its_first_clear_look_and_says_which():
     clear = [math.log(3.0) + d for d in (0.001, -0.001, 0.0)] + [-1.0] * 45
     v = sequential_word(clear)
