@@ -49,6 +49,17 @@ def cli_offline(monkeypatch, capsys, tmp_path):
         ([*PAIR, "--processes", "1000"], "--processes: must be from 1 to 64"),
         ([*PAIR, "--processes", "٣"], "--processes: expected an integer"),
         ([*PAIR, "--device-processes", "0"], "--device-processes: must be from 1 to 64, got 0"),
+        ([*PAIR, "--budget", "-1"], "--budget: must be from 0 to 86400, got -1"),
+        ([*PAIR, "--budget", "nan"], "--budget: must be a finite number"),
+        (
+            [*PAIR, "--budget", "30", "--processes", "5"],
+            "--processes and --budget: one or the other",
+        ),
+        (
+            ["bench", "torch_ref", "--shape", "64", "--processes", "3", "--budget", "0"],
+            "--processes and --budget: one or the other",
+        ),
+        ([*PAIR, "--budget", "30", "--ray", "local"], "--budget and --ray: a Ray run times"),
         (
             ["bench", "torch_ref", "--device-processes", "x"],
             "--device-processes: expected an integer",

@@ -24,6 +24,10 @@ from gemmreg.contract.bad_input import (
 MAX_PROCESSES = 64
 """Independent timing processes run one after another: more than this is a
 mistyped number, not a more careful measurement."""
+MAX_BUDGET_S = 86_400.0
+"""Seconds a sequential run may spend on one point (``--budget``): a day is a
+mistyped number, and the processes stop at
+:data:`gemmreg.judging.sequential.MAX_PROCESSES` anyway."""
 MAX_REPEATS = 100_000
 """Fixed timed samples per process; the adaptive rule stops at 2000."""
 MAX_WARMUP = 100_000

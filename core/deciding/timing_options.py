@@ -13,7 +13,7 @@ import math
 
 import attrs
 from gemmreg.contract import inputs
-from gemmreg.judging import stats
+from gemmreg.judging import sequential, stats
 from gemmreg.judging.rounds import StopRule
 
 L2_STATES = ("clean", "dirty")
@@ -31,7 +31,16 @@ DEFAULT_L2 = "clean"
 
 GPU_DEFAULT_PROCESSES = 5
 CPU_DEFAULT_PROCESSES = 3
-"""Independent processes: at least the seed's 3; 5 on a GPU by default."""
+"""Independent processes of a fixed count: at least the seed's 3; 5 on a GPU
+where a command runs a fixed count without being asked (``--ray``). A GPU
+run is sequential by default instead (:data:`GPU_DEFAULT_BUDGET_S`)."""
+GPU_DEFAULT_BUDGET_S: float | None = sequential.DEFAULT_BUDGET_S
+"""A GPU run adds processes until every pair is decided, within this budget
+per point (:mod:`gemmreg.judging.sequential`, ``--budget``)."""
+CPU_DEFAULT_BUDGET_S: float | None = None
+"""On the CPU a run keeps its fixed 3 processes unless ``--budget`` is given:
+a process under Triton's interpreter takes seconds a call, and its figures
+compare NumPy on the host (a correctness tool), not worth a minute more."""
 DEFAULT_DEVICE_PROCESSES = 1
 """Profiling processes (CUPTI) on a GPU, ``--device-processes``. With 1 the
 device-kernel regime is one process's figure beside the verdict; from
@@ -115,6 +124,25 @@ def default_processes(gpu: bool) -> int:
     return GPU_DEFAULT_PROCESSES if gpu else CPU_DEFAULT_PROCESSES
 
 
+def budget(gpu: bool, processes: int | None, budget_s: float | None, fixed: bool) -> float | None:
+    """A run's budget (None: a fixed count): ``--budget``'s, else none when
+    ``--processes`` fixes the count or the run cannot look (``fixed``: a Ray
+    run), else the backend's default."""
+    if budget_s is not None:
+        return budget_s
+    if processes is not None or fixed:
+        return None
+    return GPU_DEFAULT_BUDGET_S if gpu else CPU_DEFAULT_BUDGET_S
+
+
+def first_processes(gpu: bool, processes: int | None, budget_s: float | None) -> int:
+    """The processes a run starts with: ``--processes``, else a sequential
+    run's first batch, else the backend's fixed default."""
+    if processes is not None:
+        return processes
+    return sequential.FIRST_BATCH if budget_s is not None else default_processes(gpu)
+
+
 def default_shape(gpu: bool) -> tuple[int, int, int]:
     return GPU_DEFAULT_SHAPE if gpu else CPU_DEFAULT_SHAPE
 
@@ -138,6 +166,10 @@ class TimingOptions:
     (:data:`gemmreg.deciding.timing_options.L2_STATES`, ``--l2``)."""
     device_processes: int = DEFAULT_DEVICE_PROCESSES
     """Profiling processes on a GPU (``--device-processes``, :data:`DEFAULT_DEVICE_PROCESSES`)."""
+    budget_s: float | None = None
+    """Seconds of timed processes a point may spend adding processes until
+    every pair is decided (``--budget``), :attr:`processes` being the first
+    batch; None: exactly :attr:`processes`."""
 
 
 def timing_options(
@@ -153,12 +185,17 @@ def timing_options(
     task_timeout: float | None = None,
     l2: str | None = None,
     device_processes: int | None = None,
+    budget_s: float | None = None,
+    fixed: bool = False,
 ) -> TimingOptions:
-    """The options of ``compare`` (or of ``bench``: ``sweep``), defaults filled in."""
+    """The options of ``compare`` (or of ``bench``: ``sweep``), defaults
+    filled in; ``fixed``: the run cannot add processes (``--ray``)."""
     if max_time_s is None and sweep and gpu:
         max_time_s = BENCH_MAX_TIME_S
+    spend = budget(gpu, processes, budget_s, fixed)
     return TimingOptions(
-        processes=default_processes(gpu) if processes is None else processes,
+        processes=first_processes(gpu, processes, spend),
+        budget_s=spend,
         repeats=repeats,
         warmup=warmup,
         seed=inputs.DEFAULT_SEED if seed is None else seed,

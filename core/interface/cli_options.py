@@ -105,7 +105,7 @@ def percent(fraction: float) -> str:
 def add_timing_options(parser: argparse.ArgumentParser) -> None:
     # The defaults quoted are read from the constants that set them.
     from gemmreg.deciding import timing_options as defaults
-    from gemmreg.judging import rounds, stats
+    from gemmreg.judging import rounds, sequential, stats
 
     gpu = defaults.GPU_POLICY
     parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
@@ -113,8 +113,23 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         "--processes",
         type=opt.integer("--processes", 1, opt.MAX_PROCESSES),
         default=None,
-        help=f"independent worker processes, 1 to {opt.MAX_PROCESSES} (default: "
-        f"{defaults.GPU_DEFAULT_PROCESSES} on a GPU, {defaults.CPU_DEFAULT_PROCESSES} on the CPU)",
+        help=f"a fixed number of independent worker processes, 1 to {opt.MAX_PROCESSES}, "
+        "judged once, as runs without --budget were (default: as many as --budget needs on "
+        f"a GPU; {defaults.CPU_DEFAULT_PROCESSES} on the CPU; {defaults.GPU_DEFAULT_PROCESSES} "
+        "with --ray)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=opt.number("--budget", 0.0, opt.MAX_BUDGET_S),
+        default=None,
+        dest="budget",
+        help="seconds of timed processes a point may spend: after a first batch of "
+        f"{sequential.FIRST_BATCH} processes, batches are added (each as large as what "
+        "ran, while it fits) until every pair is decided, each look at its own level "
+        f"so the error stays at {percent(1 - stats.CONFIDENCE)} over all looks; up to "
+        f"{sequential.MAX_PROCESSES} processes; 0: the first batch only (default: "
+        f"{defaults.GPU_DEFAULT_BUDGET_S:g} on a GPU; on the CPU, none: a fixed "
+        f"{defaults.CPU_DEFAULT_PROCESSES}). Not with --processes, which fixes the count",
     )
     parser.add_argument(
         "--device-processes",

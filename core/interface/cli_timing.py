@@ -29,8 +29,9 @@ from gemmreg.interface.cli_common import (
 from gemmreg.running.tracing import trace
 
 
-def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False) -> Any:
-    """The timing options (bounded by argparse) with the backend's defaults filled in."""
+def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False, fixed: bool = False) -> Any:
+    """The timing options (bounded by argparse) with the backend's defaults
+    filled in; ``fixed``: a run that cannot add processes (``--ray``)."""
     from gemmreg.deciding import timing_options
 
     return timing_options.timing_options(
@@ -45,7 +46,21 @@ def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False) -> Any:
         task_timeout=_timeout(args.timeout),
         l2=args.l2,
         device_processes=args.device_processes,
+        budget_s=args.budget,
+        fixed=fixed,
     )
+
+
+def _one_count(args: argparse.Namespace, ray: bool) -> None:
+    """``--processes`` fixes the count, ``--budget`` lets it grow: one or the
+    other; and a Ray run's processes are a fixed count."""
+    if args.budget is not None and args.processes is not None:
+        raise opt.UsageError(
+            "--processes and --budget: one or the other (--processes fixes the count, "
+            "--budget adds processes until every pair is decided)"
+        )
+    if args.budget is not None and ray:
+        raise opt.UsageError("--budget and --ray: a Ray run times a fixed count (--processes)")
 
 
 def _start_ahead(args: argparse.Namespace, cold: bool, several: str | None = None) -> Any:
@@ -60,8 +75,8 @@ def _start_ahead(args: argparse.Namespace, cold: bool, several: str | None = Non
     if not worker_pool.starting_ahead():
         return None
     gpu = backend.gpu_likely()
-    default = timing_options.default_processes(gpu)
-    processes = args.processes if args.processes is not None else default
+    spend = timing_options.budget(gpu, args.processes, args.budget, fixed=False)
+    processes = timing_options.first_processes(gpu, args.processes, spend)
     if several is not None:  # pinned to the GPUs --devices will name, where known yet
         return ahead_pinned.start_ahead(several, args.names, processes, gpu, cold)
     trace("starting workers ahead")
@@ -98,6 +113,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     profilers = cli_profiler.chosen(args)
     ray_address = cli_device.ray_address(args)
     cli_profiler.refuse_with_ray(ray_address, profilers)
+    _one_count(args, ray_address is not None)
     several = cli_device.several(args)
     ahead = None if ray_address is not None else _start_ahead(args, cold=True, several=several)
     with _killed_on_error(ahead):
@@ -117,14 +133,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         else:
             problem = given.problem
         preflight.refuse_unfit([(problem.mnk, problem.dtype)], info)
-        timing = _timing(args, info.is_gpu)
+        timing = _timing(args, info.is_gpu, fixed=ray_address is not None)
         kernels = registry.discover().select(args.names)
         preflight.require_runnable(kernels, [problem], 2, "compare")
         if args.out is not None:
             opt.writable_directory(args.out, "--out")
     _progress(
         f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} {problem.layout} "
-        f"on {info.kind} ({info.device_name}): {timing.processes} processes"
+        f"on {info.kind} ({info.device_name}): {_how_many(timing)}"
     )
     estimate = cli_points.warn_if_long("compare", kernels, [problem], timing, info.is_gpu)
     runnable = len(kernels) - len(preflight.not_runnable(kernels, problem))
@@ -170,6 +186,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if _failed([report]) else EXIT_OK
 
 
+def _how_many(timing: Any) -> str:
+    """The processes a comparison will run, as its first line says."""
+    if timing.budget_s is None:
+        return f"{timing.processes} processes"
+    return f"{timing.processes} processes, more until decided within {timing.budget_s:g} s"
+
+
 def _why_untimed(report: Any) -> list[str]:
     """First lines of the reasons each kernel has no figures (failures first)."""
     summaries = sorted(report.summaries, key=lambda s: s.status == "skipped")
@@ -200,6 +223,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     problems = [point.problem for point in chosen]
     ray_address = cli_device.ray_address(args)
     cli_profiler.refuse_with_ray(ray_address, profilers)
+    _one_count(args, ray_address is not None)
     several = cli_device.several(args)
     # On Ray each task starts its pool on its node; with --devices, one pool per GPU.
     ahead = None if ray_address is not None else _start_ahead(args, False, several)
@@ -210,7 +234,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         on = _devices(several, info)
         ahead = ahead_pinned.unless_other_gpus(ahead, several, on)
         preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
-        timing = _timing(args, info.is_gpu, sweep=True)
+        timing = _timing(args, info.is_gpu, sweep=True, fixed=ray_address is not None)
         kernels = registry.discover().select(args.names)
         preflight.require_runnable(kernels, problems, 1, "bench")
         out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")

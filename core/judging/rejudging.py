@@ -13,8 +13,8 @@ from typing import Any
 import attrs
 from gemmreg.judging import stats
 from gemmreg.judging.gpu_trace import busy_reason
+from gemmreg.judging.look_verdicts import verdicts
 from gemmreg.judging.timing_records import CompareReport
-from gemmreg.judging.verdicts import all_verdicts
 from gemmreg.judging.vetoes import revetted
 
 NOT_REJUDGED = "not judged again: this run has no per-process records (saved before rounds)"
@@ -36,14 +36,23 @@ def shared_gpu_note(manifest: Mapping[str, Any]) -> str | None:
 def rejudge(report: CompareReport, margin: float) -> CompareReport:
     """The saved run's verdicts again, from its per-process records, with
     ``margin`` and the rules of this version: a user can ask what a run says
-    at another margin without timing again. A run saved before per-process
+    at another margin without timing again. A sequential run is judged at
+    the looks it took, each at its own level. A run saved before per-process
     records existed keeps its verdicts, and says so. Its summaries get the
     end-to-end vetoes of this version (:func:`revetted`) first."""
     if not report.records:
         return with_note(report, NOT_REJUDGED)
     report = revetted(report)
     confidence = stats.CONFIDENCE if report.confidence is None else report.confidence
-    judged = all_verdicts(report.summaries, report.records, confidence=confidence, margin=margin)
+    judged = verdicts(
+        report.summaries,
+        report.records,
+        confidence=confidence,
+        margin=margin,
+        processes=report.processes,
+        looks=report.looks,
+        budget_s=report.budget_s,
+    )
     if report.partial:
         judged = tuple(
             attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")

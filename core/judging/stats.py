@@ -200,57 +200,6 @@ def classify(interval: Interval, margin: float = DEFAULT_MARGIN) -> Word:
     return "inconclusive"
 
 
-SETTLE_CAP = 64
-"""The fewest processes :func:`processes_to_settle` looks as far as (four
-times the processes measured, where that is more). Every estimate settles
-once the interval's half-width is under half the margin (inside it:
-equivalent; past it: a claim), so only a wide spread between processes
-needs more than this."""
-
-
-def settle_limit(processes: int) -> int:
-    """How far :func:`processes_to_settle` looks for ``processes`` measured."""
-    return max(SETTLE_CAP, 4 * processes)
-
-
-def processes_to_settle(
-    process_log_ratios: Sequence[float],
-    confidence: float = CONFIDENCE,
-    margin: float = DEFAULT_MARGIN,
-    cap: int | None = None,
-) -> int | None:
-    """How many processes a fresh run would need for its interval to reach a
-    word other than inconclusive, if its processes spread as these did around
-    the same estimate; None past ``cap`` (default :func:`settle_limit`), or
-    with too few processes to tell a spread.
-
-    Why: an inconclusive interval is a spread between processes too wide for
-    their number; more of them narrow it (as one over the square root of
-    their number), and how many it takes depends on where the estimate sits
-    against 1 and the margin. The user needs to know whether that is a few
-    more or more than anyone would run (then what differs between processes,
-    clocks or memory placement, is the thing to find). A projection, not a
-    promise: the fresh run's own processes decide, at the same confidence,
-    and may land on either side."""
-    finite = [v for v in process_log_ratios if math.isfinite(v)]
-    if len(finite) < MIN_PROCESSES:
-        return None
-    centre, sd = statistics.fmean(finite), statistics.stdev(finite)
-    limit = settle_limit(len(finite)) if cap is None else cap
-    for n in range(len(finite) + 1, limit + 1):
-        half = t_quantile(0.5 + confidence / 2.0, n - 1) * sd / math.sqrt(n)
-        guess = Interval(
-            estimate=math.exp(centre),
-            low=math.exp(centre - half),
-            high=math.exp(centre + half),
-            confidence=confidence,
-            units=n,
-        )
-        if classify(guess, margin) != "inconclusive":
-            return n
-    return None
-
-
 def welch(
     before: Sequence[float], after: Sequence[float], confidence: float = CONFIDENCE
 ) -> Interval | None:

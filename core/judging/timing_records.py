@@ -251,6 +251,10 @@ class Verdict:
     confidence: float | None = None
     regimes: tuple[RegimeResult, ...] = attrs.field(default=(), converter=_tuple)
     notes: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    processes: int | None = None
+    """The processes the verdict rests on: in a sequential run, those of the
+    look that decided it (:mod:`gemmreg.judging.sequential`); None in runs
+    saved before it was recorded."""
 
 
 @attrs.frozen(kw_only=True)
@@ -281,6 +285,12 @@ class CompareReport:
     ``weight``: how often a model calls the shape); None when none was given."""
     schema: int = SCHEMA
     """The layout of these records; runs saved before it existed are schema 1."""
+    looks: tuple[int, ...] = attrs.field(default=(), converter=_tuple)
+    """A sequential run's looks: the processes finished at each
+    (:mod:`gemmreg.judging.sequential`); empty for a fixed count
+    (``--processes``, and runs saved before looks existed)."""
+    budget_s: float | None = None
+    """The seconds of timed processes a sequential run could spend (``--budget``)."""
     l2: str = ""
     """What the flush before each sample left in L2 on a GPU, ``clean`` or
     ``dirty`` (``--l2``); '' on the CPU and in runs saved before session 15,

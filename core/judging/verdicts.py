@@ -9,8 +9,8 @@ pairs judged at once (Bonferroni). Words:
   when it excludes 1 (a real difference too small to matter); this is
   decided first;
 - **faster** / **slower**: otherwise, the interval excludes a ratio of 1;
-- **inconclusive**: anything else, or too few processes (with the reason,
-  and what would settle it: the processes a fresh run would need);
+- **inconclusive**: anything else, or too few processes (with the reason;
+  :mod:`gemmreg.judging.look_verdicts` adds how many processes it had);
 - **invalid**: a kernel's figures cannot be trusted (its device work escaped
   the timed interval, or it ran above the datasheet peak): no speed claim;
 - **no verdict**: a kernel has no timing at all, or the pair ran unlike: one
@@ -140,8 +140,6 @@ def judge(
                 if r.estimate is not None
             )
         )
-    if word == "inconclusive" and interval is not None:  # a note, so the verdict table shows it
-        notes.append(_settle_hint(ratios[PROCESS_REGIMES[0]], confidence, margin))
     notes += _suspicious(baseline, other)
     return Verdict(
         **common,
@@ -152,6 +150,7 @@ def judge(
         confidence=confidence,
         regimes=regimes,
         notes=tuple(notes),
+        processes=processes,
     )
 
 
@@ -208,21 +207,6 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
         )
         return "equivalent", f"interval {bounds} lies inside +-{margin:.1%}{detail}"
     return "inconclusive", f"interval {bounds} includes 1 and reaches past +-{margin:.1%}"
-
-
-def _settle_hint(log_ratios: Sequence[float], confidence: float, margin: float) -> str:
-    """What would settle an inconclusive interval (:func:`stats.processes_to_settle`)."""
-    needed = stats.processes_to_settle(log_ratios, confidence, margin)
-    if needed is None:
-        limit = stats.settle_limit(len(log_ratios))
-        return (
-            f"at this spread between processes even {limit} would not settle it: "
-            "find what differs between them first"
-        )
-    return (
-        f"at this spread between processes a fresh run of about {needed} "
-        f"(--processes {needed}) would settle it, if the estimate holds"
-    )
 
 
 def _suspicious(baseline: KernelSummary, other: KernelSummary) -> list[str]:

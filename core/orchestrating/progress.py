@@ -133,6 +133,11 @@ class Meter:
         left = "" if eta is None else f", ETA ~{duration(eta)}"
         return f"{len(self.done)}/{self.total} {self.unit}, elapsed {duration(now - self.started)}{left}"
 
+    def more(self, works: Sequence[float]) -> None:
+        """Items found to be needed after the start (a sequential run's next batch)."""
+        self.total += len(works)
+        self.remaining += list(works)
+
     def line(self, text: str) -> None:
         """A progress line; on a terminal the bar is cleared and drawn again below it."""
         with own_output():

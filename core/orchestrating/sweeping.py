@@ -101,8 +101,27 @@ def time_point(
         pin=devices.spread(chosen) if chosen else None,
         keep_cache=keep_cache,
         gpus=[d.index for d in chosen],
+        budget_s=timing.budget_s,
+        on_batch=batch_hook(progress, label, meter),
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )
+
+
+def batch_hook(
+    progress: Progress, label: str = "", meter: Meter | None = None
+) -> Callable[[int, int, int], None]:
+    """A line when a sequential run adds a batch; ``meter`` (counting process
+    runs: ``compare``) expects the batch's runs too."""
+
+    def on_batch(look: int, added: int, kernels: int) -> None:
+        line = f"  {label}look {look} left a pair undecided: {added} more processes"
+        if meter is not None:
+            meter.more([1.0] * (added * kernels))
+            meter.line(line)
+        else:
+            progress(line)
+
+    return on_batch
 
 
 def progress_hooks(
@@ -119,7 +138,8 @@ def progress_hooks(
             )
         else:
             detail = run.reason.splitlines()[0] if run.reason else ""
-        line = f"  {label}process {run.process + 1}/{timing.processes}: {run.kernel}: {run.status} {detail}"
+        of = "" if timing.budget_s is not None else f"/{timing.processes}"  # sequential: open
+        line = f"  {label}process {run.process + 1}{of}: {run.kernel}: {run.status} {detail}"
         if meter is not None:
             meter.advance(1.0, line)
         else:

@@ -169,7 +169,20 @@ def _protocol(report: CompareReport) -> str:
     drops = f", {dropped} of {taken} rounds dropped (throttled)" if dropped else ""
     placed = max((r.placements or 1 for r in report.records), default=1)
     where = f", operands in {placed} placements rotated across rounds" if placed > 1 else ""
-    return f"{report.processes} processes, interleaved equal-exposure {how_many}{where}{drops}"
+    looks = f" (sequential, looks at {', '.join(map(str, report.looks))})" if report.looks else ""
+    return (
+        f"{report.processes} processes{looks}, interleaved equal-exposure {how_many}{where}{drops}"
+    )
+
+
+def _sequential_legend(report: CompareReport) -> list[str]:
+    if not report.looks:
+        return []
+    return [
+        "sequential: processes added in batches until every pair was decided or the budget",
+        "spent; each look judged at its own level (alpha 6/(pi^2 j^2) at look j), and a pair's",
+        "words, interval and confidence are those of the look that decided it.",
+    ]
 
 
 def verdict_lines(report: CompareReport) -> list[str]:
@@ -245,6 +258,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "a checked call on fresh operands, it ran above peak or beyond the memory roof, or its",
         "timed calls took far less than its own device work; NO VERDICT when a kernel",
         "has no timing, or one ran under Triton's interpreter and the other natively.",
+        *_sequential_legend(report),
         "",
     ]
     return "\n".join(lines + verdict_lines(report))

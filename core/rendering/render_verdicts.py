@@ -28,6 +28,7 @@ VERDICT_COLUMNS = (
     "speedup_low",
     "speedup_high",
     "confidence",
+    "processes",
     "regime",
     "verdict",
     "partial",
@@ -37,7 +38,9 @@ VERDICT_COLUMNS = (
 )
 """One row per point and pair: the speedup (baseline time / kernel time) and
 its interval's ends as numbers, at ``confidence`` (empty in runs saved
-before it was kept: their intervals were 95% bootstraps)."""
+before it was kept: their intervals were 95% bootstraps), over ``processes``
+(a sequential run's: those of the look that decided; empty in runs saved
+before it was kept)."""
 VERDICT_HEADERS = (
     "shape",
     "dtype",
@@ -46,6 +49,7 @@ VERDICT_HEADERS = (
     "baseline ms",
     "speedup",
     "interval",
+    "procs",
     "verdict",
     "notes",
 )
@@ -76,6 +80,7 @@ def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Any]]:
                     "speedup_low": low,
                     "speedup_high": high,
                     "confidence": v.confidence,
+                    "processes": v.processes,
                     "regime": v.regime,
                     "verdict": v.verdict,
                     "partial": report.partial,
@@ -118,6 +123,7 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     _fmt(base.center_ms if base else None, 5),
                     f"{significant(v.speedup)}x" if v.speedup is not None else "-",
                     interval_text(v),
+                    "-" if v.processes is None else str(v.processes),
                     v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
                     "; ".join(v.notes),
                 ]

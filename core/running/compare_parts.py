@@ -17,11 +17,18 @@ from gemmreg.deciding.timing_options import DEFAULT_L2
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds
+from gemmreg.judging.look_verdicts import undecided, verdicts
 from gemmreg.judging.summaries import summarize
 from gemmreg.judging.task_results import RoundsResult
 from gemmreg.judging.tasks import RoundsTask
-from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRecord, ProcessRun
-from gemmreg.judging.verdicts import all_verdicts
+from gemmreg.judging.timing_records import (
+    ColdStart,
+    CompareReport,
+    KernelSummary,
+    ProcessRecord,
+    ProcessRun,
+    Verdict,
+)
 from gemmreg.running import isolation
 
 
@@ -42,6 +49,10 @@ class Asked:
     confidence: float
     l2: str = DEFAULT_L2
     """What the flush before each sample leaves in L2 (a GPU's; ``compare --l2``)."""
+    budget_s: float | None = None
+    """Seconds of timed processes a sequential run may spend (``--budget``;
+    :mod:`gemmreg.judging.sequential`), ``processes`` being its first batch;
+    None: exactly ``processes``."""
 
     def rounds_task(self, process: int, names: list[str]) -> RoundsTask:
         """Process ``process``'s task: the same for every process but its order seed."""
@@ -132,37 +143,27 @@ def build_report(
     profiles: dict[str, Any],
     partial: bool,
     device_index: int | None = None,
+    looks: Sequence[int] = (),
 ) -> CompareReport:
     """The report: each kernel's summary over its processes, and the verdicts
-    (none on partial data)."""
-    by_cold = {c.kernel: c for c in colds}
-    summaries = tuple(
-        summarize(
-            k,
-            asked.problem,
-            [r for r in runs if r.kernel == k.name],
-            by_cold.get(k.name),
-            asked.device_name,
-            profiles.get(k.name),
-        )
-        for k in kernels
-    )
-    verdicts = all_verdicts(summaries, records, confidence=asked.confidence, margin=asked.margin)
+    (none on partial data), at each of ``looks`` in a sequential run."""
+    summaries = _summaries(asked, kernels, runs, colds, profiles)
+    judged = _judged(asked, summaries, records, looks)
     if partial:  # partial data is no basis for a claim
-        verdicts = tuple(
+        judged = tuple(
             attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
-            for v in verdicts
+            for v in judged
         )
     return CompareReport(
         problem=asked.problem,
-        processes=asked.processes,
+        processes=looks[-1] if looks else asked.processes,
         repeats=asked.repeats,
         warmup=asked.warmup,
         seed=asked.seed,
         clock=asked.clock + unheld_note(records),
         device_name=asked.device_name,
         summaries=summaries,
-        verdicts=verdicts,
+        verdicts=judged,
         runs=tuple(runs),
         cold=tuple(colds),
         records=tuple(records),
@@ -172,4 +173,59 @@ def build_report(
         partial=partial,
         device_index=device_index,
         l2=asked.l2 if asked.gpu else "",
+        looks=tuple(looks),
+        budget_s=asked.budget_s if looks else None,
+    )
+
+
+def still_undecided(
+    asked: Asked,
+    kernels: Sequence[RegisteredKernel],
+    runs: Sequence[ProcessRun],
+    records: Sequence[ProcessRecord],
+    colds: Sequence[ColdStart],
+    looks: Sequence[int],
+) -> bool:
+    """Whether some pair is undecided at the last of ``looks``: a sequential
+    run's question before it starts another batch (judged as the report
+    will be, less the device profiles taken after the timing)."""
+    summaries = _summaries(asked, kernels, runs, colds, {})
+    return undecided(_judged(asked, summaries, records, looks))
+
+
+def _judged(
+    asked: Asked,
+    summaries: Sequence[KernelSummary],
+    records: Sequence[ProcessRecord],
+    looks: Sequence[int],
+) -> tuple[Verdict, ...]:
+    return verdicts(
+        summaries,
+        records,
+        confidence=asked.confidence,
+        margin=asked.margin,
+        processes=asked.processes,
+        looks=looks,
+        budget_s=asked.budget_s,
+    )
+
+
+def _summaries(
+    asked: Asked,
+    kernels: Sequence[RegisteredKernel],
+    runs: Sequence[ProcessRun],
+    colds: Sequence[ColdStart],
+    profiles: dict[str, Any],
+) -> tuple[KernelSummary, ...]:
+    by_cold = {c.kernel: c for c in colds}
+    return tuple(
+        summarize(
+            k,
+            asked.problem,
+            [r for r in runs if r.kernel == k.name],
+            by_cold.get(k.name),
+            asked.device_name,
+            profiles.get(k.name),
+        )
+        for k in kernels
     )

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,7 @@ from gemmreg.contract.records import Problem
 from gemmreg.deciding import timeouts
 from gemmreg.deciding.timing_options import DEFAULT_DEVICE_PROCESSES, DEFAULT_L2, policy_for
 from gemmreg.discovery.registry import RegisteredKernel
-from gemmreg.judging import rounds, stats
+from gemmreg.judging import rounds, sequential, stats
 from gemmreg.judging.summaries import tile_efficiency
 from gemmreg.judging.timing_records import (
     ColdStart,
@@ -93,6 +94,8 @@ def run_compare(
     pin: Callable[[dict[str, str], int], dict[str, str]] | None = None,
     keep_cache: Path | None = None,
     gpus: Sequence[int] = (),
+    budget_s: float | None = None,
+    on_batch: Callable[[int, int, int], None] | None = None,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -121,6 +124,11 @@ def run_compare(
         ``gpus[i % len(gpus)]``): one process per GPU at a time, the GPUs side
         by side (:mod:`gemmreg.running.process_lanes`); each process's record
         names its GPU.
+    :param budget_s: seconds of timed processes the comparison may spend
+        adding batches after the first ``processes`` until every pair is
+        decided (:mod:`gemmreg.judging.sequential`); None: ``processes`` only.
+    :param on_batch: called before each batch after the first with the look
+        that left a pair undecided, the processes added and the kernels each times.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
@@ -137,7 +145,9 @@ def run_compare(
         margin=margin,
         confidence=confidence,
         l2=l2,
+        budget_s=budget_s,
     )
+    looks: list[int] = []
     records: list[ProcessRecord] = []
     profiles: dict[str, Any] = {}
     colds: list[ColdStart] = []
@@ -197,7 +207,11 @@ def run_compare(
                 everyone=list(names),
             )
             try:
+                started = time.monotonic()
                 process_lanes.time_processes(state, processes if runnable else 0)
+                if budget_s is not None and runnable:
+                    looks.append(processes)
+                    _further_looks(state, pool, asked, (kernels, colds), looks, started, on_batch)
             finally:  # what finished is kept, in process order, if Ctrl-C came
                 timed_runs, timed_records = process_lanes.collected(state)
                 runs += timed_runs
@@ -218,8 +232,44 @@ def run_compare(
                 merge_cache(cache_root / SHARED_CACHE, keep_cache / SHARED_CACHE)
 
     return compare_parts.build_report(
-        asked, kernels, runs, records, colds, profiles, partial, device_index
+        asked, kernels, runs, records, colds, profiles, partial, device_index, looks
     )
+
+
+def _further_looks(
+    state: process_lanes.Processes,
+    pool: Pool,
+    asked: compare_parts.Asked,
+    timed: tuple[Sequence[RegisteredKernel], Sequence[ColdStart]],
+    looks: list[int],
+    started: float,
+    on_batch: Callable[[int, int, int], None] | None,
+) -> None:
+    """A sequential run's batches after its first (:mod:`gemmreg.judging.sequential`):
+    while some pair is undecided at the last look and another batch is
+    expected to finish within the budget, start its workers (all at once,
+    their start-ups overlapping), wait until every one is ready, run them,
+    and look again. ``looks`` gets each look's process count as it is taken.
+    The batch runs the same tasks as the first, through the same lanes."""
+    assert asked.budget_s is not None
+    kernels, colds = timed
+    while not state.hung and state.names:
+        runs, records = process_lanes.collected(state)
+        if not compare_parts.still_undecided(asked, kernels, runs, records, colds, looks):
+            return
+        done = looks[-1]
+        batch = sequential.next_batch(done, time.monotonic() - started, asked.budget_s)
+        if batch == 0:
+            return
+        pool.grow(done + batch)
+        for session in pool.sessions[done : done + batch]:
+            if session is not None:
+                session.wait_ready()
+        trace(f"look {len(looks)} undecided: {batch} more processes")
+        if on_batch is not None:
+            on_batch(len(looks), batch, len(state.names))
+        process_lanes.time_processes(state, done + batch, first=done)
+        looks.append(done + batch)
 
 
 def _pinned(

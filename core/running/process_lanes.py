@@ -134,24 +134,25 @@ class Processes:
             self.stop.set()
 
 
-def time_processes(state: Processes, processes: int) -> None:
-    """Run processes ``0 .. processes-1``, their results into ``state.done``
+def time_processes(state: Processes, processes: int, first: int = 0) -> None:
+    """Run processes ``first .. processes-1`` (a sequential run's next batch
+    starts past the last), their results into ``state.done``
     (:func:`collected` hands them back in process order). Ctrl-C is
     re-raised once the lanes have stopped; what finished before it is kept."""
     lanes = max(1, len(state.gpus))
-    if lanes == 1 or processes <= 1:
-        for process in range(processes):
+    if lanes == 1 or processes - first <= 1:
+        for process in range(first, processes):
             state.run(process)
         return
     errors: list[BaseException] = []
-    threads = [
+    threads = [  # a lane's processes are one GPU's: equal modulo the lanes
         threading.Thread(
             target=state.lane,
-            args=(range(lane, processes, lanes), errors),
+            args=(range(first + lane, processes, lanes), errors),
             name=f"gemmreg-lane{lane}",
             daemon=True,
         )
-        for lane in range(min(lanes, processes))
+        for lane in range(min(lanes, processes - first))
     ]
     try:
         devices.run_threads(threads)

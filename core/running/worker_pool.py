@@ -60,6 +60,13 @@ class Pool:
             self.sessions[process] = session
         return session
 
+    def grow(self, size: int) -> None:
+        """At least ``size`` sessions: a sequential run's next batch
+        (:mod:`gemmreg.judging.sequential`) starts the ones it lacks; those a
+        sweep's earlier point started are kept for the next point's batches."""
+        self.sessions += [self.fresh(i) for i in range(len(self.sessions), size)]
+        self.size = max(self.size, size)
+
     def fit(self, size: int, gpu: bool) -> None:
         """Resize a pool started on a guess (:class:`Ahead`) to what the
         command turned out to need: extra sessions are killed (never used,
