@@ -144,6 +144,7 @@ def build_report(
             by_cold.get(k.name),
             asked.device_name,
             profiles.get(k.name),
+            partial=partial,
         )
         for k in kernels
     )

@@ -22,7 +22,6 @@ cold starts still run alone, one after another, before any of them.
 from __future__ import annotations
 
 import contextlib
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,7 +40,7 @@ from gemmreg.judging.timing_records import (
     ProcessRun,
     Verdict,
 )
-from gemmreg.running import compare_parts, process_lanes
+from gemmreg.running import compare_parts, process_lanes, temp_folders
 from gemmreg.running import device_processes as device_processes_module
 from gemmreg.running.sessions import Session
 from gemmreg.running.tracing import trace
@@ -153,9 +152,7 @@ def run_compare(
             pool = ahead.pool
             pool.fit(processes, gpu)
         else:
-            cache_root = Path(
-                stack.enter_context(tempfile.TemporaryDirectory(prefix="gemmreg-caches-"))
-            )
+            cache_root = Path(stack.enter_context(temp_folders.temporary_folder("caches")))
             cold_sessions = (
                 [Session(_pinned(pin, _cold_env(cache_root, k.name))) for k in runnable]
                 if cold
