@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from gemmreg.deciding.options import UsageError
 from gemmreg.interface import cli_device, cli_points, cli_profiler
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
@@ -229,7 +230,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         kernels = registry.discover().select(args.names)
         preflight.require_runnable(kernels, problems, 1, "bench")
         out = args.out or run_folder.default_folder(Path("runs"), "bench")
-        run_folder.claim(out, force=args.force)  # held until the command ends
+        try:
+            run_folder.claim(out, force=args.force)  # held until the command ends
+        except UsageError:
+            if args.out is None:
+                out.rmdir()  # the new, empty folder made for it
+            raise
     estimate = cli_points.warn_if_long("bench", kernels, problems, timing, info.is_gpu)
     slow = any(cli_points.interpreted(kernels))
     models = 1 if on is None else len(devices.groups(on))  # every point on each model
