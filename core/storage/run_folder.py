@@ -149,8 +149,11 @@ def probe(directory: Path, shown: str) -> None:
 
 
 def _remove_old_run(directory: Path, shown: str) -> None:
-    for name in OLD_RUN_FILES:
-        path = directory / name
+    """The old run's files, and the temporary files a save killed midway
+    left (``.run.json.XXXXXXXX``: :func:`gemmreg.contract.serialization.write_atomically`)."""
+    leftovers = [p for name in OLD_RUN_FILES for p in directory.glob(f".{name}.*")]
+    for path in [*(directory / name for name in OLD_RUN_FILES), *leftovers]:
+        name = path.name
         try:
             if path.is_dir() and not path.is_symlink():
                 shutil.rmtree(path)
