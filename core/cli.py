@@ -5,9 +5,11 @@ Exit codes: 0 success; 1 a check or comparison found a failure (or an INVALID
 verdict), ``check`` ran nothing at all, or ``--strict`` found an unavailable or
 broken plugin; 2 bad input (unknown plugin, malformed shape, option out of
 bounds, unusable path, malformed saved run, fewer than two runnable plugins for
-``compare``), checked before any work starts; 3 gemmreg itself went wrong; 130
-interrupted (what finished is kept); 143 and 129 ended by SIGTERM and SIGHUP
-(workers killed first). Bad input gets one line, never a traceback
+``compare``, an ``--out`` another run holds or that holds a run), checked
+before any work starts; 3 gemmreg itself went wrong; 4 the storage refused a
+save mid-run (full disk, unwritable folder: the figures were printed);
+130 interrupted (what finished is kept); 143 and 129 ended by SIGTERM and
+SIGHUP (workers killed first, what finished kept). Bad input gets one line, never a traceback
 (``GEMMREG_DEBUG=1`` shows tracebacks of gemmreg's own errors).
 """
 
@@ -29,17 +31,21 @@ from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
+    EXIT_NOT_SAVED,
     EXIT_OK,
     EXIT_USAGE,
 )
 from gemmreg.interface.cli_report import cmd_report
 from gemmreg.interface.cli_timing import cmd_bench, cmd_compare
 from gemmreg.running import quick_exit
+from gemmreg.storage import run_folder
+from gemmreg.storage.not_saved import RunNotSaved
 
 __all__ = [
     "EXIT_FAILURE",
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
+    "EXIT_NOT_SAVED",
     "EXIT_OK",
     "EXIT_USAGE",
     "UsageError",
@@ -138,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.devices_option(compare, "its processes spread over GPUs of one model", ray=True)
     cli_options.format_option(compare)
     cli_options.out_option(compare, "also save the run (tables, CSV, samples, manifest) here")
+    cli_options.force_option(compare)
     cli_profiler.add_options(compare)
 
     bench = commands.add_parser("bench", help="a sweep: compare over many shapes and dtypes")
@@ -158,7 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     cli_profiler.add_options(bench)
     cli_options.format_option(bench)
-    cli_options.out_option(bench, "save the run here (default: runs/bench-<time>)")
+    cli_options.out_option(bench, "save the run here (default: a new runs/bench-<time>-<random>)")
+    cli_options.force_option(bench)
 
     report = commands.add_parser(
         "report", help="render a saved run, compare two runs, or trend many"
@@ -229,6 +237,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         cli_device.choose(args)  # before torch is imported, here or in a worker
         cli_plot_options.apply(args)
+        if args.command in ("check", "compare", "bench"):
+            from gemmreg.running import temp_folders
+
+            temp_folders.sweep_orphans()  # what killed runs left in the temporary directory
         code = COMMANDS[args.command](args)
         terminated = interrupts.termination_signal()  # a command that kept partial results
         if terminated:
@@ -247,6 +259,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
+    except RunNotSaved as error:  # a save past the sweep's own (profilers, several GPUs)
+        print(f"gemmreg: {error}; the run on disk is its last save", file=sys.stderr)
+        return EXIT_NOT_SAVED
     except Exception as error:
         if os.environ.get("GEMMREG_DEBUG"):
             traceback.print_exc()
@@ -256,3 +271,5 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERNAL
+    finally:
+        run_folder.release_all()  # the run folders this command held

@@ -143,12 +143,17 @@ def _structure(annotation: Any, value: Any) -> Any:
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and a rename, so a crash never leaves half a file."""
+    """Write via a temporary file in the same folder, flushed to the disk
+    (fsync) before a rename, so neither a crash nor a power cut leaves half a
+    file: the name holds the old text or the new, and a full disk fails here,
+    on the temporary file, with the old file untouched."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w") as handle:
             handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(temporary, 0o666 & ~umask)  # mkstemp makes 0600; evidence is for sharing
@@ -156,3 +161,19 @@ def write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+    sync_directory(path.parent)
+
+
+def sync_directory(folder: Path) -> None:
+    """Flush a folder's entries (a rename into it) to the disk, where the
+    system allows a folder to be opened for that (not every one does)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

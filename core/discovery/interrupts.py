@@ -17,6 +17,7 @@ with 128 + the signal number.
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
@@ -99,3 +100,46 @@ def from_signal(error: BaseException) -> bool:
     if isinstance(error, KeyboardInterrupt):
         return bool(_state["sigint_seen"]) or not _state["watching"]
     return False
+
+
+DEFERRED_SIGNALS = (signal.SIGINT, *TERMINATION_SIGNALS)
+"""What :func:`deferred` holds back: Ctrl-C and the termination signals, each
+of which would otherwise raise in the middle of a save."""
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold Ctrl-C, SIGTERM and SIGHUP until the block ends, then act on the
+    first that came as it would have acted (raise, or end the process).
+
+    A save of several files is one unit: a second Ctrl-C that raised between
+    ``run.json`` and the tables left them telling two different runs. Outside
+    the main thread signals cannot be handled here (nor do they arrive there),
+    so the block simply runs."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[int] = []
+    previous: dict[int, Any] = {signum: signal.getsignal(signum) for signum in DEFERRED_SIGNALS}
+
+    def hold(signum: int, frame: Any) -> None:
+        pending.append(signum)
+
+    for signum, handler in previous.items():
+        if handler is not signal.SIG_IGN:
+            signal.signal(signum, hold)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        if pending:
+            _deliver(pending[0], previous[pending[0]])
+
+
+def _deliver(signum: int, handler: Any) -> None:
+    """Act on a signal held back by :func:`deferred` as its handler would have."""
+    if callable(handler):
+        handler(signum, None)
+    elif handler == signal.SIG_DFL:
+        os.kill(os.getpid(), signum)

@@ -11,6 +11,10 @@ from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERNAL, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_NOT_SAVED = 4
+"""The storage refused a save mid-run (a full disk, a folder made unwritable
+or read-only): one line names the file and what was kept; the figures were
+printed as each point finished."""
 
 if TYPE_CHECKING:
     from gemmreg.contract.records import DType, Layout

@@ -42,6 +42,15 @@ def out_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--out", type=opt.path("--out"), help=f"{help} (checked before any work)")
 
 
+def force_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the run already in --out (its run.json, manifest, tables and profiles "
+        "are removed first; other files stay); never one that a live run is writing",
+    )
+
+
 def shapes_option(group: Any, what: str) -> None:
     group.add_argument(
         "--shapes",

@@ -57,7 +57,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if len(loaded) == 1:
         manifest, reports, partial = loaded[0]
         if partial:
-            _progress("gemmreg: PARTIAL run: interrupted before the last point")
+            why = manifest.get("stopped") or "interrupted, killed, or its storage failed"
+            _progress(f"gemmreg: PARTIAL run: it stopped before its last point: {why}")
         if args.regimes:
             print(render_regimes.regime_table(reports, args.format))
         elif args.verdicts:

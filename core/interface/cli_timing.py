@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
-from gemmreg.deciding import options as opt
+from gemmreg.deciding.options import UsageError
 from gemmreg.interface import cli_device, cli_points, cli_profiler
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
+    EXIT_NOT_SAVED,
     EXIT_OK,
     _check_names,
     _devices,
@@ -26,6 +26,7 @@ from gemmreg.interface.cli_common import (
     _progress,
     _timeout,
 )
+from gemmreg.running import temp_folders
 from gemmreg.running.tracing import trace
 
 
@@ -55,12 +56,12 @@ def _one_count(args: argparse.Namespace, ray: bool) -> None:
     """``--processes`` fixes the count, ``--budget`` lets it grow: one or the
     other; and a Ray run's processes are a fixed count."""
     if args.budget is not None and args.processes is not None:
-        raise opt.UsageError(
+        raise UsageError(
             "--processes and --budget: one or the other (--processes fixes the count, "
             "--budget adds processes until every pair is decided)"
         )
     if args.budget is not None and ray:
-        raise opt.UsageError("--budget and --ray: a Ray run times a fixed count (--processes)")
+        raise UsageError("--budget and --ray: a Ray run times a fixed count (--processes)")
 
 
 def _start_ahead(args: argparse.Namespace, cold: bool, several: str | None = None) -> Any:
@@ -107,6 +108,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render_compare
     from gemmreg.running import ahead_pinned
+    from gemmreg.storage import run_folder
 
     _check_names("compare", args.names, 2)
     given = cli_points.compare_point(args, None)
@@ -136,8 +138,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         timing = _timing(args, info.is_gpu, fixed=ray_address is not None)
         kernels = registry.discover().select(args.names)
         preflight.require_runnable(kernels, [problem], 2, "compare")
-        if args.out is not None:
-            opt.writable_directory(args.out, "--out")
+        if args.out is not None:  # held until the command ends (cli.main releases it)
+            run_folder.claim(args.out, force=args.force)
     _progress(
         f"timing {', '.join(args.names)} at {problem.shape} {problem.dtype} {problem.layout} "
         f"on {info.kind} ({info.device_name}): {_how_many(timing)}"
@@ -146,7 +148,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     runnable = len(kernels) - len(preflight.not_runnable(kernels, problem))
     meter = Meter([1.0] * (timing.processes * runnable), "process runs", estimate_s=estimate)
     trace("plugins discovered, options checked")
-    kept = tempfile.TemporaryDirectory(prefix="gemmreg-profiled-caches-") if profilers else None
+    kept = temp_folders.temporary_folder("profiled-caches") if profilers else None
     try:
         if ray_address is not None:
             from gemmreg.orchestrating import ray_compare
@@ -179,6 +181,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not report.partial and not any(s.status == "timed" for s in report.summaries):
         _error("nothing was timed: " + "; ".join(_why_untimed(report)))
     if args.out is not None:
+        if report.partial:
+            manifest["stopped"] = sweeping.INTERRUPTED_NOTE
         sweeping.save(args.out, manifest, [report], report.partial)
         _progress(f"run saved to {args.out}/")
     if report.partial:
@@ -201,14 +205,25 @@ def _why_untimed(report: Any) -> list[str]:
 
 def _failed(reports: Sequence[Any]) -> bool:
     """A kernel that failed, crashed or hung, or a verdict that is INVALID."""
-    return any(s.status not in ("timed", "skipped") for r in reports for s in r.summaries) or any(
+    unfailed = ("timed", "skipped", "interrupted")
+    return any(s.status not in unfailed for r in reports for s in r.summaries) or any(
         v.verdict == "invalid" for r in reports for v in r.verdicts
     )
 
 
-def cmd_bench(args: argparse.Namespace) -> int:
-    import datetime
+def _not_saved(done: Any, out: Path, fmt: str) -> int:
+    """A sweep whose save the storage refused: every finished point's table
+    (their figures were printed as each finished), one line naming the file
+    and what the folder keeps, exit 4."""
+    from gemmreg.rendering import render_compare
 
+    print(render_compare.sweep_table(done.reports, "table" if fmt == "json" else fmt))
+    kept = f"{out}/ keeps the run as last saved (partial)"
+    _error(f"{done.not_saved}; {kept}; every point's figures are printed above")
+    return EXIT_NOT_SAVED
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.contract import backend
     from gemmreg.deciding import preflight
     from gemmreg.discovery import registry
@@ -216,6 +231,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating.progress import Meter
     from gemmreg.rendering import render_compare, speedup_means
     from gemmreg.running import ahead_pinned, devices
+    from gemmreg.storage import run_folder
 
     _check_names("bench", args.names, 1)
     profilers = cli_profiler.chosen(args)
@@ -237,8 +253,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         timing = _timing(args, info.is_gpu, sweep=True, fixed=ray_address is not None)
         kernels = registry.discover().select(args.names)
         preflight.require_runnable(kernels, problems, 1, "bench")
-        out = args.out or Path("runs") / datetime.datetime.now().strftime("bench-%Y%m%d-%H%M%S")
-        opt.writable_directory(out, "--out")
+        out = args.out or run_folder.default_folder(Path("runs"), "bench")
+        try:
+            run_folder.claim(out, force=args.force)  # held until the command ends
+        except UsageError:
+            if args.out is None:
+                out.rmdir()  # the new, empty folder made for it
+            raise
     estimate = cli_points.warn_if_long("bench", kernels, problems, timing, info.is_gpu)
     slow = any(cli_points.interpreted(kernels))
     models = 1 if on is None else len(devices.groups(on))  # every point on each model
@@ -257,20 +278,26 @@ def cmd_bench(args: argparse.Namespace) -> int:
         layouts=list(dict.fromkeys(p.layout for p in problems)),
         **source,
     )
-    if ray_address is not None:
-        from gemmreg.orchestrating import ray_sweep
+    try:
+        if ray_address is not None:
+            from gemmreg.orchestrating import ray_sweep
 
-        done = ray_sweep.sweep_on_ray(
-            kernels, problems, timing, info, out, meter.line, ray_address, **common
-        )
-    elif on is not None:
-        from gemmreg.orchestrating import sharded_sweep
+            done = ray_sweep.sweep_on_ray(
+                kernels, problems, timing, info, out, meter.line, ray_address, **common
+            )
+        elif on is not None:
+            from gemmreg.orchestrating import sharded_sweep
 
-        done = sharded_sweep.sweep_on_devices(
-            kernels, problems, timing, info, out, meter.line, on, ahead=ahead, **common
-        )
-    else:
-        done = sweeping.sweep(kernels, problems, timing, info, out, meter.line, ahead, **common)
+            done = sharded_sweep.sweep_on_devices(
+                kernels, problems, timing, info, out, meter.line, on, ahead=ahead, **common
+            )
+        else:
+            done = sweeping.sweep(kernels, problems, timing, info, out, meter.line, ahead, **common)
+    except KeyboardInterrupt:  # a second Ctrl-C: the last save stands, whole
+        _progress(f"gemmreg: the run as last saved is in {out}/")
+        raise
+    if done.not_saved is not None:
+        return _not_saved(done, out, args.format)
     if not done.partial:  # before the output: `--format json` prints the run as saved
         cli_profiler.run_after_sweep(profilers, out, _progress)
     if args.format == "json":  # the run as saved: `report OUT --format json` prints the same

@@ -40,6 +40,13 @@ def tile_efficiency(problem: Problem, tile: tuple[int, int, int] | None) -> floa
     return problem.m * problem.n * problem.k / padded
 
 
+INTERRUPTED = "interrupted"
+"""The status of a kernel whose point was cut short before any of its
+processes finished. Runs saved before it existed call it ``error`` with no
+reason; they read as they were saved."""
+INTERRUPTED_REASON = "the point was interrupted before any of its processes finished"
+
+
 def _median_or_none(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return statistics.median(present) if present else None
@@ -52,9 +59,12 @@ def summarize(
     cold: ColdStart | None,
     device_name: str,
     profile: Mapping[str, Any] | None = None,
+    partial: bool = False,
 ) -> KernelSummary:
     """One kernel's figures over every process. ``profile`` is its device
-    profile (CUPTI) from the profiling process, when there was one."""
+    profile (CUPTI) from the profiling process, when there was one.
+    ``partial``: the point was cut short (Ctrl-C, a termination signal), and
+    a kernel with no finished process is :data:`INTERRUPTED`, not an error."""
     spec = kernel.spec
     precision = spec.capabilities.precision.get(problem.dtype)
     math_mode = precision.math if precision is not None else "?"
@@ -78,6 +88,8 @@ def summarize(
     bad = [run for run in runs if run.status != "timed"]
     if cold is not None and cold.status != "ok" and not runs:
         return KernelSummary(**base, status=cold.status, reason=f"cold start: {cold.reason}")
+    if not runs and partial:
+        return KernelSummary(**base, status=INTERRUPTED, reason=INTERRUPTED_REASON)
     if not runs or bad:
         if bad and all(r.status == "skipped" for r in bad):
             return KernelSummary(**base, status="skipped", reason=bad[0].reason)

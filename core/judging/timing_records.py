@@ -147,7 +147,8 @@ class KernelSummary:
     """The precision's math class: what "like for like" is judged on."""
     generator: str
     status: str
-    """``timed`` when every process timed it and every check passed."""
+    """``timed`` when every process timed it and every check passed;
+    ``interrupted`` when its point was cut short before any process finished."""
     execution: Execution = "native"
     """A speed ratio between an ``interpreted`` and a ``native`` kernel says
     nothing about the kernels (:mod:`gemmreg.judging.verdicts`). Runs saved before it

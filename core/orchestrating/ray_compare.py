@@ -27,7 +27,6 @@ submitted at once, so a hang in one does not skip the others.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +42,14 @@ from gemmreg.judging import rounds, stats
 from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRecord, ProcessRun
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, clock_description, flag_shared, progress_hooks
-from gemmreg.running import compare_parts, device_processes, environment, ray_cluster, worker_pool
+from gemmreg.running import (
+    compare_parts,
+    device_processes,
+    environment,
+    ray_cluster,
+    temp_folders,
+    worker_pool,
+)
 from gemmreg.running.sessions import Session
 
 NEED = 2
@@ -60,7 +66,7 @@ def cold_on_node(
 
     os.environ.update(switches)
     kernels = registry.discover().select(names)
-    with tempfile.TemporaryDirectory(prefix="gemmreg-caches-") as tmp:
+    with temp_folders.temporary_folder("caches") as tmp:
         root = Path(tmp)
         sessions = [Session(worker_pool._cold_env(root, name)) for name in names]
         try:

@@ -29,6 +29,7 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.timing_records import CompareReport
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
+from gemmreg.rendering import render_points
 from gemmreg.running import environment, ray_cluster, worker_pool
 
 
@@ -121,6 +122,8 @@ def _sweep(
         if weights is not None:
             report = attrs.evolve(report, weight=weights[index])
         done[index] = flag_shared(report, manifest, progress)
+        for line in render_points.point_lines(report, f"{label}: "):
+            progress(line)  # before the save: a full disk loses no figure
         if meter is not None and not report.partial:
             meter.advance(float(problem.flops))
         manifest.update(ray_nodes=list(nodes.values()), lost_points=lost)

@@ -30,6 +30,7 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.timing_records import CompareReport
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
+from gemmreg.rendering import render_points
 from gemmreg.running import ahead_pinned, devices, environment, worker_pool
 
 LEFTOVER_WAIT_S = 5.0
@@ -118,6 +119,8 @@ def sweep_on_devices(
                     if weights is not None:
                         report = attrs.evolve(report, weight=weights[index])
                     done[(device.name, index)] = flag_shared(report, manifest, say)
+                    for line in render_points.point_lines(report, label):
+                        say(line)  # before the save: a full disk loses no figure
                     if meter is not None and not report.partial:
                         with printing:
                             meter.advance(float(problem.flops))

@@ -10,6 +10,7 @@ the ``progress`` it is handed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -23,7 +24,7 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rejudging
 from gemmreg.judging.timing_records import HELD_WORDS, ColdStart, CompareReport, ProcessRun
 from gemmreg.orchestrating.progress import Meter
-from gemmreg.rendering import render_compare
+from gemmreg.rendering import render_compare, render_points
 from gemmreg.running import comparing, devices, environment, worker_pool
 from gemmreg.running.devices import Device
 from gemmreg.running.tracing import trace
@@ -169,9 +170,27 @@ def flag_shared(
 def save(
     out: Path, manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool
 ) -> None:
-    """The run, with its tables and CSV beside it (:mod:`gemmreg.storage.runs`)."""
-    views = render_compare.run_views(reports, partial)
-    runs.write_run(out, manifest, reports, partial, views)
+    """The run, with its tables and CSV rendered from it beside it
+    (:mod:`gemmreg.storage.runs`); :class:`~gemmreg.storage.runs.RunNotSaved`
+    when the storage refuses it."""
+    runs.write_run(out, manifest, reports, partial, render_compare.run_views)
+
+
+INTERRUPTED_NOTE = "interrupted (Ctrl-C, SIGTERM or SIGHUP) while a point was timed"
+"""What a run stopped by a signal says of itself (``manifest["stopped"]``)."""
+
+
+def note_not_saved(
+    out: Path, manifest: dict[str, Any], kept: Sequence[CompareReport], error: runs.RunNotSaved
+) -> None:
+    """Try once to say in the saved run why it ends early (a folder made
+    unwritable for one file, or room freed since, can still take it); on a
+    disk still full the run on disk stays the last save that succeeded."""
+    if not kept:
+        return
+    manifest["stopped"] = f"{error}; the points after these were printed, not saved"
+    with contextlib.suppress(runs.RunNotSaved):
+        save(out, manifest, kept, True)
 
 
 def compare(
@@ -223,6 +242,10 @@ class Sweep:
     reports: tuple[CompareReport, ...]
     partial: bool
     """Interrupted: the reports are the points that finished."""
+    not_saved: runs.RunNotSaved | None = None
+    """The save the storage refused, which ended the sweep; every point's
+    figures were printed as it finished, and the run on disk is the last
+    save that succeeded."""
 
 
 def sweep(
@@ -243,6 +266,7 @@ def sweep(
     into each point's report (:attr:`CompareReport.weight`)."""
     reports: list[CompareReport] = []
     partial = False
+    not_saved: runs.RunNotSaved | None = None
     names = ", ".join(kernel.name for kernel in kernels)
     # One pool of timing workers serves every point: their start-up is paid
     # once, and overlaps the manifest's (and, started ahead, the plugins').
@@ -265,8 +289,18 @@ def sweep(
             if meter is not None and not report.partial:
                 meter.advance(float(problem.flops))
             partial = report.partial
+            for line in render_points.point_lines(report, label):
+                progress(line)  # before the save: a full disk loses no figure
             manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
-            save(out, manifest, reports, partial or index < len(problems))
+            if partial:
+                manifest["stopped"] = INTERRUPTED_NOTE
+            try:
+                save(out, manifest, reports, partial or index < len(problems))
+            except runs.RunNotSaved as error:
+                not_saved = error
+                partial = True
+                note_not_saved(out, manifest, reports[:-1], error)
+                break
             if partial:
                 break
     finally:
@@ -275,4 +309,4 @@ def sweep(
         pool.close()
         if ahead is not None:
             ahead.close()  # its caches folder
-    return Sweep(reports=tuple(reports), partial=partial)
+    return Sweep(reports=tuple(reports), partial=partial, not_saved=not_saved)

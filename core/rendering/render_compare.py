@@ -62,6 +62,14 @@ SUMMARY_COLUMNS = (
 )
 
 
+PARTIAL_RUN_BANNER = (
+    "[PARTIAL: the run stopped before its last point (interrupted, killed, "
+    "or its storage failed); the points below finished]"
+)
+"""What a partial run's saved tables begin with: the folder cannot say which
+of those ended it (a killed run, or a full disk, could not write it down)."""
+
+
 REPORT_FILES = {"report.txt": "table", "report.md": "markdown"}
 """The saved tables of a run, and their formats."""
 
@@ -69,7 +77,7 @@ REPORT_FILES = {"report.txt": "table", "report.md": "markdown"}
 def run_views(reports: Sequence[CompareReport], partial: bool) -> dict[str, str]:
     """The human views saved beside a run (:func:`gemmreg.storage.runs.write_run`)."""
     rows = [row for report in reports for row in summary_rows(report)]
-    banner = "[PARTIAL: interrupted before the last point]\n\n" if partial else ""
+    banner = f"{PARTIAL_RUN_BANNER}\n\n" if partial else ""
     tables = {name: [compare_table(r, fmt) for r in reports] for name, fmt in REPORT_FILES.items()}
     return {
         "summary.csv": csv_text(rows),

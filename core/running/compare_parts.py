@@ -147,7 +147,7 @@ def build_report(
 ) -> CompareReport:
     """The report: each kernel's summary over its processes, and the verdicts
     (none on partial data), at each of ``looks`` in a sequential run."""
-    summaries = _summaries(asked, kernels, runs, colds, profiles)
+    summaries = _summaries(asked, kernels, runs, colds, profiles, partial=partial)
     judged = _judged(asked, summaries, records, looks)
     if partial:  # partial data is no basis for a claim
         judged = tuple(
@@ -189,7 +189,7 @@ def still_undecided(
     """Whether some pair is undecided at the last of ``looks``: a sequential
     run's question before it starts another batch (judged as the report
     will be, less the device profiles taken after the timing)."""
-    summaries = _summaries(asked, kernels, runs, colds, {})
+    summaries = _summaries(asked, kernels, runs, colds, {}, partial=False)
     return undecided(_judged(asked, summaries, records, looks))
 
 
@@ -216,6 +216,8 @@ def _summaries(
     runs: Sequence[ProcessRun],
     colds: Sequence[ColdStart],
     profiles: dict[str, Any],
+    *,
+    partial: bool,
 ) -> tuple[KernelSummary, ...]:
     by_cold = {c.kernel: c for c in colds}
     return tuple(
@@ -226,6 +228,7 @@ def _summaries(
             by_cold.get(k.name),
             asked.device_name,
             profiles.get(k.name),
+            partial=partial,
         )
         for k in kernels
     )

@@ -22,7 +22,6 @@ cold starts still run alone, one after another, before any of them.
 from __future__ import annotations
 
 import contextlib
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,7 +41,7 @@ from gemmreg.judging.timing_records import (
     ProcessRun,
     Verdict,
 )
-from gemmreg.running import compare_parts, process_lanes
+from gemmreg.running import compare_parts, process_lanes, temp_folders
 from gemmreg.running import device_processes as device_processes_module
 from gemmreg.running.sessions import Session
 from gemmreg.running.tracing import trace
@@ -163,9 +162,7 @@ def run_compare(
             pool = ahead.pool
             pool.fit(processes, gpu)
         else:
-            cache_root = Path(
-                stack.enter_context(tempfile.TemporaryDirectory(prefix="gemmreg-caches-"))
-            )
+            cache_root = Path(stack.enter_context(temp_folders.temporary_folder("caches")))
             cold_sessions = (
                 [Session(_pinned(pin, _cold_env(cache_root, k.name))) for k in runnable]
                 if cold

@@ -19,7 +19,7 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.task_results import KernelTiming, ProfileResult
 from gemmreg.judging.tasks import ColdTask, Task
 from gemmreg.judging.timing_records import ColdStart
-from gemmreg.running import isolation
+from gemmreg.running import isolation, temp_folders
 from gemmreg.running.sessions import Session
 
 
@@ -292,7 +292,7 @@ def start_ahead(
     --devices``, :mod:`gemmreg.running.ahead_pinned`), the cold starts on
     process 0's GPU. ``profilers``: the profiling sessions on a GPU
     (``--device-processes``)."""
-    tmp = tempfile.TemporaryDirectory(prefix="gemmreg-caches-")
+    tmp = temp_folders.temporary_folder("caches")
     root = Path(tmp.name)
     at_first = (lambda env: env) if pin is None else (lambda env: pin(env, 0))
     sessions = {name: Session(at_first(_cold_env(root, name))) for name in names} if cold else {}

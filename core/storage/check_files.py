@@ -23,8 +23,10 @@ from gemmreg.contract.serialization import (
     schema_of,
     write_atomically,
 )
+from gemmreg.discovery import interrupts
 from gemmreg.running.check_runner import CaseResult
 from gemmreg.storage import run_schema
+from gemmreg.storage.not_saved import STORAGE_ERRNOS, RunNotSaved
 
 CHECK_FILE = "check.json"
 CHECK_SCHEMA = 2
@@ -49,8 +51,14 @@ def write_check(directory: Path, manifest: Mapping[str, Any], views: Mapping[str
     a check saved again as results arrive (``check --ray``) is, at any
     moment, one whole earlier state or the next, never half a file."""
     files = {"manifest.json": dumps(manifest), **views}
-    for name, text in files.items():
-        write_atomically(directory / name, text + "\n")
+    with interrupts.deferred():  # the files are one unit: see runs.write_run
+        for name, text in files.items():
+            try:
+                write_atomically(directory / name, text + "\n")
+            except OSError as error:
+                if error.errno not in STORAGE_ERRNOS:
+                    raise
+                raise RunNotSaved(directory / name, error.strerror or str(error)) from None
 
 
 def load_check(path: Path) -> tuple[list[CaseResult], bool]:

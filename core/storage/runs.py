@@ -10,14 +10,16 @@ A run directory holds:
   the tables are presentation's, handed in as text.
 
 Each file is rewritten atomically after every finished point, so an
-interrupted sweep keeps what it finished, marked partial.
+interrupted sweep keeps what it finished, marked partial; ``run.json`` first,
+and the views rendered from it after (:func:`write_run`). One run writes a
+folder at a time (:mod:`gemmreg.storage.run_folder`).
 """
 
 from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +31,11 @@ from gemmreg.contract.serialization import (
     schema_of,
     write_atomically,
 )
+from gemmreg.discovery import interrupts
 from gemmreg.judging.schema_1 import upgrade
 from gemmreg.judging.timing_records import SCHEMA, CompareReport
 from gemmreg.storage import run_schema
+from gemmreg.storage.not_saved import STORAGE_ERRNOS, RunNotSaved
 
 RUN_FILE = "run.json"
 RUN_SCHEMA = SCHEMA
@@ -43,23 +47,51 @@ class RunError(ValueError):
     """A run directory that cannot be read: reported in one line."""
 
 
+Views = Mapping[str, str] | Callable[[Sequence[CompareReport], bool], Mapping[str, str]]
+"""A run's views (file name -> text), or how to render them from its reports."""
+
+
+def write_run_json(
+    directory: Path, manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool
+) -> str:
+    """Write ``run.json`` (atomically: the old file or the new, never half
+    of one), and return its text: the one writer of a run's record."""
+    text = document(
+        RUN_SCHEMA, {"manifest": manifest, "partial": partial, "reports": list(reports)}
+    )
+    write_atomically(directory / RUN_FILE, text + "\n")
+    return text
+
+
 def write_run(
     directory: Path,
     manifest: dict[str, Any],
     reports: Sequence[CompareReport],
     partial: bool,
-    views: Mapping[str, str] | None = None,
+    views: Views | None = None,
 ) -> None:
-    """Write the run, and ``views`` (file name -> rendered text) beside it."""
-    files = {
-        RUN_FILE: document(
-            RUN_SCHEMA, {"manifest": manifest, "partial": partial, "reports": list(reports)}
-        ),
-        "manifest.json": dumps(manifest),
-        **(views or {}),
-    }
-    for name, text in files.items():
-        write_atomically(directory / name, text + "\n")
+    """Write the run, then ``views`` beside it: a callable is handed the
+    reports as ``run.json`` holds them, read back from its text, so the
+    tables never say what the record does not.
+
+    The files are one unit: Ctrl-C, SIGTERM and SIGHUP wait until every one
+    is written (a second Ctrl-C used to leave ``run.json`` one point ahead
+    of the tables). A storage failure is a :class:`RunNotSaved`."""
+    path = directory / RUN_FILE
+    with interrupts.deferred():
+        try:
+            text = write_run_json(directory, manifest, reports, partial)
+            path = directory / "manifest.json"
+            write_atomically(path, dumps(manifest) + "\n")
+            if callable(views):
+                views = views([report_from_dict(r) for r in parse_json(text)["reports"]], partial)
+            for name, view in (views or {}).items():
+                path = directory / name
+                write_atomically(path, view + "\n")
+        except OSError as error:
+            if error.errno not in STORAGE_ERRNOS:
+                raise
+            raise RunNotSaved(path, _why(error)) from None
 
 
 def report_from_dict(data: dict[str, Any]) -> CompareReport:
