@@ -143,6 +143,8 @@ class GuardedOutput:
 
     buffer: torch.Tensor
     out: torch.Tensor
+    poison_alias: torch.Tensor | None = None
+    """C's memory under a version counter of its own, for :meth:`poison`."""
 
     @classmethod
     def allocate(cls, problem: Problem, device: str) -> GuardedOutput:
@@ -158,6 +160,24 @@ class GuardedOutput:
         out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(problem.m, problem.n)
         fill_sentinel(out)
         return cls(buffer=buffer, out=out)
+
+    def poison(self) -> None:
+        """Refill C with the sentinel NaN, as at allocation, so that a call that
+        skips its work leaves the sentinel behind, where the check finds it.
+
+        The write goes through an alias of C's memory whose version counter is
+        its own: C's ``_version`` does not move, so a Python kernel that keys a
+        shortcut on it (skip when the operands and C look unchanged) takes the
+        shortcut and is caught by the sentinel, instead of being quietly made
+        to do the work by the poison itself."""
+        import torch
+
+        if self.poison_alias is None:
+            out = self.out
+            self.poison_alias = torch.empty(0, dtype=out.dtype, device=out.device).set_(
+                out.untyped_storage(), out.storage_offset(), out.size(), out.stride()
+            )
+        fill_sentinel(self.poison_alias)
 
     def guards_intact(self) -> bool:
         head = self.buffer[:GUARD_ELEMENTS]
