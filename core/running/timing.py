@@ -15,7 +15,12 @@ a comparison at once.
    long to take between slots), and a round in which the GPU was throttled
    is dropped for every kernel.
    Rounds stop when every pair's paired log-ratio is narrow enough, or at a cap.
-4. A postcheck of what the timed calls left in C.
+   Before each round the placement a kernel is about to use gets new values
+   in A and B (:mod:`gemmreg.running.fresh_values`), and before every sample
+   its C is poisoned (the sentinel NaN), outside the timed interval.
+4. A postcheck of what the last timed call left in each used placement's C,
+   against the values that placement held then: a call that skipped its
+   work leaves the poison, a result kept from other values is stale.
 5. On a GPU: warm CUDA-graph replays, in rounds too (the launch-free
    regime); then, per kernel, a whole-device integrity check by device-wide
    synchronisation: all the work a call causes must fall inside its timed
