@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -16,7 +17,8 @@ from conftest import TESTS, only_extra_plugins, run_gemmreg
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
 from gemmreg.judging.output_check import GuardedOutput, sentinel_count
-from gemmreg.running import clocks, fresh_values, timing
+from gemmreg.judging.task_results import KernelTiming
+from gemmreg.running import clocks, fresh_values, round_loops, timing
 from test_gpu_clock import FakeTorch
 from test_stream_hold import FakeHold
 
@@ -101,9 +103,9 @@ def test_without_the_poison_a_kernel_that_skips_repeats_would_pass_the_postcheck
     cost = {kernel.name: 1e-4}
     with monkeypatch.context() as patched:
         patched.setattr(timing._Kernel, "poison", lambda self: None)
-        timing.round_loops.take_rounds([kernel], clocks.CpuClock(), policy, cost, 3, None)
+        round_loops.take_rounds([kernel], clocks.CpuClock(), policy, cost, 3, None)
         assert kernel.verify_every_placement(problem).passed
-    timing.round_loops.take_rounds([kernel], clocks.CpuClock(), policy, cost, 3, None)
+    round_loops.take_rounds([kernel], clocks.CpuClock(), policy, cost, 3, None)
     check = kernel.verify_every_placement(problem)
     assert not check.passed and "never written" in check.reason
 
@@ -185,3 +187,45 @@ def test_the_gpu_clock_queues_the_poison_per_sample_inside_the_held_batch_before
     kinds = [entry[0] for entry in torch_.log]
     sample = ["poison", "read", "record", "call", "record"]
     assert kinds == ["hold", *sample * 3, "release", "synchronize"]
+
+
+GRAPH_LOG: list[str] = []
+"""What the stand-in graphs did, in order."""
+
+
+class _FakeGraph:
+    """Stands in for a captured CUDA graph: its replays run the call once."""
+
+    def __init__(self, call, calls: int):
+        self.calls = calls
+        self.graph = SimpleNamespace(replay=lambda: GRAPH_LOG.append(f"replay {call()}"))
+
+    @staticmethod
+    def calls_for(call_ms: float) -> int:
+        return 2
+
+    def per_call_ms(self, replays: int) -> float:
+        GRAPH_LOG.append("timed")
+        return 0.01
+
+
+def test_each_graph_is_handed_to_the_check_after_the_graph_rounds(monkeypatch):
+    GRAPH_LOG.clear()
+    monkeypatch.setattr(round_loops, "Graph", _FakeGraph)
+    kernels = [
+        SimpleNamespace(
+            name=name, call=lambda name=name: name, result=KernelTiming(round_ms=(0.01,))
+        )
+        for name in ("a", "b")
+    ]
+    checked: list[str] = []
+
+    def check(kernel, replay) -> None:
+        checked.append(kernel.name)
+        replay()
+
+    policy = SimpleNamespace(graph_rounds=3, slot_s=0.01)
+    taken = round_loops.graph_rounds(kernels, policy, seed=1, check=check)
+    assert len(taken) == 3 and sorted(checked) == ["a", "b"]
+    last_timed = max(i for i, entry in enumerate(GRAPH_LOG) if entry == "timed")
+    assert GRAPH_LOG[last_timed + 1 :] == [f"replay {name}" for name in checked]

@@ -15,14 +15,16 @@ version counter moves), and the postcheck compares each used placement's C
 with the values that placement held at its last use. A stale result fails it.
 
 The new values are the kernel's own generator's values, moved: A's rows and
-B's columns are rotated by amounts drawn from the process seed and the round
-index (reproducible; every kernel of a round is moved alike). Rotating rows of
-A and columns of B permutes the entries of C, so C's values stay exactly those
-the precheck passed (an honest kernel is held to the same numbers, only
-elsewhere), while each entry moves. Drawing from the generator again would
-cost more than the rounds: ``gemmreg.contract.inputs.normal_inputs`` draws on
-the host (about a second for 2 x 8192^2 on the H200's host; 18 ms for
-16x16x65536 on a CPU here, against 4 ms for the rotation), and a round is a
+B's columns are rotated by amounts drawn from the process's seed (its order
+seed: the run's seed, the problem and the process index) and the round index,
+so runs are reproducible and every kernel of a round is moved alike. Rotating
+rows of A and columns of B permutes the entries of C: an honest kernel is held
+to the entries of the C its precheck passed (up to the order of its own
+rounding), only in other places, while every entry moves. Drawing from the
+generator again would cost more than the rounds:
+``gemmreg.contract.inputs.normal_inputs`` draws on the host (about a second
+for 2 x 8192^2 on the H200's host; 18 ms for 16x16x65536 fp32 on a 2-core
+CPU, against 4 ms for the rotation), and a round is a
 few 10 ms slots. A rotation is one read and one write of A and B on the
 device, outside every timed interval (about 0.15 ms at 8192^3 bf16 on an
 H200's 4 TB/s). Where C has one element (m = n = 1) the rows and columns
