@@ -90,6 +90,7 @@ def _prepared(name: str, module: str, problem: Problem) -> timing._Kernel:
         spec = discover().get(name).spec
     kernel = timing._Kernel(name=name, spec=spec)
     assert timing._prepare(kernel, problem, seed=5, device="cpu")
+    kernel.sets, kernel.moved = [(kernel.operands, kernel.guarded)], [fresh_values.Shifts()]
     return kernel
 
 
@@ -99,7 +100,6 @@ def test_without_the_poison_a_kernel_that_skips_repeats_would_pass_the_postcheck
     problem = Problem(m=16, n=16, k=64)
     policy = timing.policy_for(gpu=False, repeats=6)
     kernel = _prepared("skip_on_repeat", "skip_on_repeat", problem)
-    kernel.sets, kernel.befores = [(kernel.operands, kernel.guarded)], [kernel.before]
     cost = {kernel.name: 1e-4}
     with monkeypatch.context() as patched:
         patched.setattr(timing._Kernel, "poison", lambda self: None)
@@ -138,7 +138,16 @@ def test_new_values_stay_in_the_same_tensors_and_permute_c(layout):
     new = a @ b
     assert not torch.allclose(new, old)  # C changed: a result kept from before is stale
     assert torch.allclose(new.flatten().sort().values, old.flatten().sort().values)
-    assert all(torch.equal(x, y) for x, y in zip(kernel.before, (a, b), strict=True))
+    kernel.call()  # C from the first new values, then stale after two more rounds
+    assert kernel.verify(problem).passed
+    kernel.fresh_values(seed=11, index=1)
+    kernel.fresh_values(seed=11, index=2)
+    now = fresh_values.rotated(kernel.before, kernel.moved[0])  # the copies, moved as far
+    assert all(torch.equal(x, y) for x, y in zip(now, (a, b), strict=True))
+    stale = kernel.verify(problem)
+    assert not stale.passed and "outside tolerance" in stale.reason
+    kernel.call()
+    assert kernel.verify(problem).passed
 
 
 def test_shifts_are_reproducible_never_zero_and_move_k_where_c_has_one_element():

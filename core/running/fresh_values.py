@@ -25,9 +25,11 @@ generator again would cost more than the rounds:
 ``gemmreg.contract.inputs.normal_inputs`` draws on the host (about a second
 for 2 x 8192^2 on the H200's host; 18 ms for 16x16x65536 fp32 on a 2-core
 CPU, against 4 ms for the rotation), and a round is a
-few 10 ms slots. A rotation is one read and one write of A and B on the
-device, outside every timed interval (about 0.15 ms at 8192^3 bf16 on an
-H200's 4 TB/s). Where C has one element (m = n = 1) the rows and columns
+few 10 ms slots. A rotation is a rotated copy of A and B on the device,
+written back: two reads and two writes of each, outside every timed interval
+(about 0.3 ms at 8192^3 bf16 at an H200's 4 TB/s). The check's copies are
+not moved each round: a placement's rotation so far is kept (rotations add
+up) and applied to the prechecked copies when its C is checked. Where C has one element (m = n = 1) the rows and columns
 cannot move it: there A's K is rotated instead, which pairs other elements.
 A 1x1x1 problem has nothing to move; only the poison guards it.
 """
@@ -64,6 +66,15 @@ def round_shifts(m: int, n: int, k: int, seed: int, index: int) -> Shifts:
     return Shifts(rows=shift(m), columns=shift(n))
 
 
+def combined(first: Shifts, then: Shifts, m: int, n: int, k: int) -> Shifts:
+    """One rotation for ``first`` followed by ``then`` (rotations add up)."""
+    return Shifts(
+        rows=(first.rows + then.rows) % max(m, 1),
+        columns=(first.columns + then.columns) % max(n, 1),
+        depth=(first.depth + then.depth) % max(k, 1),
+    )
+
+
 def move(operands: tuple[Any, Any], shifts: Shifts) -> tuple[Any, Any]:
     """Rotate A and B in place (``copy_``: same tensors, same pointers and
     strides, whatever the layout); returns them."""
@@ -74,8 +85,10 @@ def move(operands: tuple[Any, Any], shifts: Shifts) -> tuple[Any, Any]:
 
 
 def rotated(operands: tuple[Any, Any], shifts: Shifts) -> tuple[Any, Any]:
-    """New tensors holding A and B rotated by ``shifts`` (for the copies the
-    check compares against, which must move exactly as the operands do)."""
+    """New tensors holding A and B rotated by ``shifts`` (the same ones where
+    nothing moves): the check's copies of the values a placement holds, made
+    from the prechecked copies by the placement's rotation so far when the
+    check needs them, so no copy is kept per placement nor moved per round."""
     import torch
 
     a, b = operands

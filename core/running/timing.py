@@ -76,9 +76,10 @@ class _Kernel:
     sets: list[tuple[tuple[Any, Any], GuardedOutput]] = attrs.Factory(list)
     """Every placement of the operands and C (gemmreg.running.placements); the
     current one is ``operands`` and ``guarded``."""
-    befores: list[tuple[Any, Any]] = attrs.Factory(list)
-    """The copies of A and B each placement is checked against (``before`` is
-    the current one's): they move with the values (gemmreg.running.fresh_values)."""
+    moved: list[fresh_values.Shifts] = attrs.Factory(list)
+    """How far each placement's values have been rotated since the precheck
+    (gemmreg.running.fresh_values): its check compares against ``before``
+    (the prechecked copies) rotated as far."""
     current: int = 0
     """The placement in use."""
     used: set[int] = attrs.Factory(lambda: {0})
@@ -100,20 +101,16 @@ class _Kernel:
         if self.sets:
             self.operands, self.guarded = self.sets[index % len(self.sets)]
             self.current = index % len(self.sets)
-            self.before = self.befores[self.current] if self.befores else self.before
             self.used.add(self.current)
 
     def fresh_values(self, seed: int, index: int) -> None:
-        """New values in the current placement's A and B and in the copies they
-        are checked against, before round ``index`` of a process drawn with
-        ``seed`` (gemmreg.running.fresh_values says why)."""
-        assert self.operands is not None and self.before is not None
+        """New values in the current placement's A and B, before round ``index``
+        of a process drawn with ``seed`` (gemmreg.running.fresh_values says why)."""
+        assert self.operands is not None and self.moved
         (m, k), n = self.operands[0].shape, self.operands[1].shape[1]
         shifts = fresh_values.round_shifts(m, n, k, seed, index)
         fresh_values.move(self.operands, shifts)
-        self.before = fresh_values.rotated(self.before, shifts)
-        if self.befores:
-            self.befores[self.current] = self.before
+        self.moved[self.current] = fresh_values.combined(self.moved[self.current], shifts, m, n, k)
 
     def poison(self) -> None:
         """C back to the sentinel before a timed sample (GuardedOutput.poison)."""
@@ -135,7 +132,10 @@ class _Kernel:
 
     def verify(self, problem: Problem) -> Comparison:
         assert self.before and self.operands and self.guarded
-        return verify(self.spec, problem, self.before, self.operands, self.guarded)
+        before = self.before
+        if self.moved:  # the values the current placement holds now
+            before = fresh_values.rotated(before, self.moved[self.current])
+        return verify(self.spec, problem, before, self.operands, self.guarded)
 
     def verify_every_placement(self, problem: Problem) -> Comparison | None:
         """The postcheck of every placement's C; the first that fails, else the last."""
@@ -233,7 +233,7 @@ def measure_group(
         return result
     count = placement_count(problem, device_bytes(info)[0] if info.is_gpu else None)
     for kernel in ready:  # the first placement is the prechecked one
-        assert kernel.operands and kernel.guarded and kernel.before
+        assert kernel.operands is not None and kernel.guarded is not None
         first = (kernel.operands, kernel.guarded)
         try:
             extra = more_placements(kernel.spec, problem, seed, info.device, count - 1)
@@ -241,7 +241,7 @@ def measure_group(
             extra = []
             kernel.result.placements_note = f"one placement: {type(error).__name__}: {error}"
         kernel.sets = [first, *extra]
-        kernel.befores = [kernel.before] * len(kernel.sets)  # one draw: the same values
+        kernel.moved = [fresh_values.Shifts()] * len(kernel.sets)  # one draw: the same values
         kernel.result.placements = len(kernel.sets)
     monitor, result.monitor = _open_monitor()
     # every kernel prepared and called first: CUPTI is set up only now (work_recording)
