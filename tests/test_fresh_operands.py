@@ -238,3 +238,32 @@ def test_each_graph_is_handed_to_the_check_after_the_graph_rounds(monkeypatch):
     assert len(taken) == 3 and sorted(checked) == ["a", "b"]
     last_timed = max(i for i, entry in enumerate(GRAPH_LOG) if entry == "timed")
     assert GRAPH_LOG[last_timed + 1 :] == [f"replay {name}" for name in checked]
+
+
+def test_the_poison_lies_outside_the_markers_and_is_charged_to_no_call():
+    """Work accounting charges what lies between a call's markers to the call:
+    the poison, queued before the flush and the opening marker, is not."""
+    from gemmreg.judging.activity_analysis import Activity
+    from gemmreg.judging.work_accounting import LaunchPattern
+    from gemmreg.running import work_recording
+    from test_work_recording import GEMM, Kernel, Marker
+
+    fill = "at::native::vectorized_elementwise_kernel<4, FillFunctor<short>>"
+    torch_ = FakeTorch()
+    clock = clocks.GpuClock(l2="clean", torch=torch_, hold=FakeHold(torch_.log))
+    recorder = work_recording.Recorder(torch_, Marker(torch_.log))
+    clock.marks = recorder
+    torch_.log.clear()
+    kernel = Kernel("honest", torch_.log, lambda i: [GEMM])
+    clock.samples(kernel.call, 3, before=lambda: torch_.log.append(("poison",)))
+    sample = ["poison", "read", "marker", "record", "call", "record", "marker"]
+    assert [entry[0] for entry in torch_.log] == ["hold", *sample * 3, "release", "synchronize"]
+    names = {"poison": [fill], "read": ["flush"], "marker": [work_recording.MARKER_NAME]}
+    trace, t = [], 0.0
+    for entry in torch_.log:
+        for name in entry[-1] if entry[0] == "call" else names.get(entry[0], []):
+            trace.append(Activity(name=name, kind="kernel", stream=7, start_us=t, end_us=t + 5))
+            t += 10
+    read = work_recording.read_trace(trace, recorder)
+    assert isinstance(read, dict)
+    assert read["honest"].patterns == (LaunchPattern(kernels=[(GEMM, 1)], calls=3),)
