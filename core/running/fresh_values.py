@@ -77,10 +77,15 @@ def combined(first: Shifts, then: Shifts, m: int, n: int, k: int) -> Shifts:
 
 def move(operands: tuple[Any, Any], shifts: Shifts) -> tuple[Any, Any]:
     """Rotate A and B in place (``copy_``: same tensors, same pointers and
-    strides, whatever the layout); returns them."""
-    for tensor, new in zip(operands, rotated(operands, shifts), strict=True):
-        if new is not tensor:
-            tensor.copy_(new)
+    strides, whatever the layout); returns them. One operand at a time, so
+    the rotated copy in flight is never more than the larger of A and B."""
+    import torch
+
+    a, b = operands
+    if shifts.rows or shifts.depth:
+        a.copy_(torch.roll(a, shifts=(shifts.rows, shifts.depth), dims=(0, 1)))
+    if shifts.columns:
+        b.copy_(torch.roll(b, shifts=shifts.columns, dims=1))
     return operands
 
 
