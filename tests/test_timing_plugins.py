@@ -1,5 +1,6 @@
 """The timing test plugins are correct kernels: each passes gemmreg's check on
-the CPU, so what timing and integrity tests find about them is about timing."""
+the CPU, so what timing and integrity tests find about them is about timing
+(the hostile ones included: what they skip, they skip only while timed)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,22 @@ MODULES = [
     "timing_plugins.extra_pass",
     "timing_plugins.side_stream",
     "timing_plugins.unless_profiled",
+    "timing_plugins.split_k",
+    "timing_plugins.skip_on_repeat",
+    "timing_plugins.cache_by_identity",
+    "timing_plugins.detects_timing",
 ]
-NAMES = ["twin_a", "twin_b", "mm_extra_pass", "side_stream_mm", "mm_unless_profiled"]
+NAMES = [
+    "twin_a",
+    "twin_b",
+    "mm_extra_pass",
+    "side_stream_mm",
+    "mm_unless_profiled",
+    "split_k_mm",
+    "skip_on_repeat",
+    "cache_by_identity",
+    "detects_timing",
+]
 CASES = [
     Case(problem=Problem(m=17, n=19, k=23)),
     Case(problem=Problem(m=17, n=19, k=23, dtype="fp16", layout="transposedB")),

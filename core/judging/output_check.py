@@ -143,6 +143,8 @@ class GuardedOutput:
 
     buffer: torch.Tensor
     out: torch.Tensor
+    poison_alias: torch.Tensor | None = None
+    """C's memory under a version counter of its own, for :meth:`poison`."""
 
     @classmethod
     def allocate(cls, problem: Problem, device: str) -> GuardedOutput:
@@ -157,12 +159,27 @@ class GuardedOutput:
         )
         out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(problem.m, problem.n)
         fill_sentinel(out)
-        return cls(buffer=buffer, out=out)
+        return cls(buffer=buffer, out=out, poison_alias=_alias(out))
+
+    def poison(self) -> None:
+        """Refill C with the sentinel NaN, so a call that skips its work leaves it
+        for the check. Through an alias: C's ``_version`` does not move, so a
+        kernel that skips on an unchanged version takes the skip and is caught,
+        instead of being quietly made to do the work by the poison itself."""
+        fill_sentinel(self.poison_alias if self.poison_alias is not None else _alias(self.out))
 
     def guards_intact(self) -> bool:
         head = self.buffer[:GUARD_ELEMENTS]
         tail = self.buffer[-GUARD_ELEMENTS:]
         return bool((head == GUARD_SENTINEL).all() and (tail == GUARD_SENTINEL).all())
+
+
+def _alias(x: torch.Tensor) -> torch.Tensor:
+    """``x``'s memory as a tensor with a version counter of its own (no work)."""
+    import torch
+
+    alias = torch.empty(0, dtype=x.dtype, device=x.device)
+    return alias.set_(x.untyped_storage(), x.storage_offset(), x.size(), x.stride())
 
 
 def make_operands(

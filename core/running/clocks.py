@@ -10,6 +10,14 @@ host's time around each call is kept apart (``last_host_ms``). Events time
 one stream only: whether a call's work stayed inside that interval is
 checked apart (:mod:`gemmreg.running.device_activity`). On the CPU (torch's CPU ops and Triton's interpreter, both synchronous)
 ``time.perf_counter`` brackets the call, with no flush.
+
+Before every sample, outside its interval and before the flush, C is poisoned
+(refilled with the sentinel NaN, :meth:`gemmreg.judging.output_check.GuardedOutput.poison`):
+a call that skips its work (the same operands again, a timer sensed) leaves
+the sentinel in C, and the postcheck reads the last sample's C. Cost: one
+write of C per sample (on a GPU one more launch in the held batch, a few us
+of host time and, at 8192^2 bf16, about 40 us of device time beside the
+flush's 80), none of it timed; after it, the flush still leaves a clean, cold L2.
 """
 
 from __future__ import annotations
@@ -122,7 +130,9 @@ class GpuClock:
         else:
             self.torch.sum(self.buffer, dim=0, out=self.sink)
 
-    def samples(self, call: Call, count: int) -> list[float]:
+    def samples(self, call: Call, count: int, before: Call | None = None) -> list[float]:
+        """``count`` samples of ``call``; ``before`` (the poison of C) is queued
+        before each one's flush, inside the held batch: per sample, not per batch."""
         torch = self.torch
         stream = torch.cuda.current_stream()
         pairs = [
@@ -139,6 +149,8 @@ class GpuClock:
                 gpu_spin(torch, BATCH_LEAD_CYCLES)  # the host gets ahead: BATCH_LEAD_CYCLES
             try:
                 for start, end in pairs[first : first + chunk]:
+                    if before is not None:
+                        before()  # outside the events, and before the flush evicts what it wrote
                     if self.buffer is not None:
                         self.flush_l2()  # outside the events
                     if self.marks is not None:
@@ -178,9 +190,12 @@ class CpuClock:
     queued = ""
     """Nothing is queued ahead on the CPU: its calls are synchronous."""
 
-    def samples(self, call: Call, count: int) -> list[float]:
+    def samples(self, call: Call, count: int, before: Call | None = None) -> list[float]:
+        """``count`` samples of ``call``, ``before`` (the poison of C) ahead of each, untimed."""
         out = []
         for _ in range(count):
+            if before is not None:
+                before()
             start = time.perf_counter()
             call()
             out.append((time.perf_counter() - start) * 1e3)

@@ -20,7 +20,9 @@ copies of every problem up to about 560 MiB a set.
 
 Rotating also checks something: every copy's C is postchecked, so a kernel
 that caches the first pointers it was given (and never writes the next C)
-fails.
+fails. The copies start with the same values; each round then writes new
+ones into the copy a kernel is about to use (:mod:`gemmreg.running.fresh_values`),
+so that a pointer coming back never means the values did.
 """
 
 from __future__ import annotations

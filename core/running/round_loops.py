@@ -8,13 +8,19 @@ runs (TF32 on for one that declares TF32 math, :func:`gemmreg.discovery.torch_st
 and returns the reading. Kernels are interleaved, so each one's pin is applied
 before its calls (a slot, a soak batch, a graph capture or its replays), never
 inside a timed interval, and torch's state is checked against it after them.
+
+And ``use_placement(index)`` and ``fresh_values(seed, index)``: before each
+round, the placement it is about to use, with new values in its A and B
+(:mod:`gemmreg.running.fresh_values`); and ``poison()``, which refills C with
+the sentinel before every sample, soak included (so the soak's cost per
+sample, which sizes the slots, holds the poison's write too).
 """
 
 from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -70,6 +76,15 @@ def _check_state(name: str, expected: Any) -> None:
         raise ChangedInRounds(name, error) from None
 
 
+def _samples(clock: Any, kernel: Any, count: int) -> list[float]:
+    """``count`` timed samples of ``kernel``; C poisoned before each one, outside
+    its interval, where the kernel can be (``poison``; stand-ins need not)."""
+    poison = getattr(kernel, "poison", None)
+    if poison is None:
+        return list(clock.samples(kernel.call, count))
+    return list(clock.samples(kernel.call, count, before=poison))
+
+
 def heat_soak(kernels: list[Any], clock: Any, policy: Any, monitor: Any) -> dict[str, Any]:
     """Untimed round-robin until the clock holds; returns the per-sample cost.
     Each kernel's pin is applied before its calls and checked after, as in the rounds."""
@@ -83,7 +98,7 @@ def heat_soak(kernels: list[Any], clock: Any, policy: Any, monitor: Any) -> dict
             count = max(1, policy.soak_min_calls // 4)
             expected = _enter(kernel)
             t0 = time.perf_counter()
-            clock.samples(kernel.call, count)
+            _samples(clock, kernel, count)
             cost[kernel.name].append((time.perf_counter() - t0) / count)
             calls[kernel.name] += count
             _check_state(kernel.name, expected)
@@ -117,7 +132,7 @@ def _slot(
     host: list[float] = []
     start = time.perf_counter()
     while True:
-        values += clock.samples(kernel.call, batch)
+        values += _samples(clock, kernel, batch)
         if getattr(clock, "last_host_ms", None) is not None:
             host.append(clock.last_host_ms)
         elapsed = time.perf_counter() - start
@@ -146,9 +161,11 @@ def take_rounds(
     index = 0
     while True:
         order = rounds.round_orders(names, index + 1, seed)[index]
-        for kernel in kernels:  # operands rotate through their placements
+        for kernel in kernels:  # operands rotate through their placements, with new values
             if hasattr(kernel, "use_placement"):
                 kernel.use_placement(index)
+            if hasattr(kernel, "fresh_values"):
+                kernel.fresh_values(seed, index)
         readings = [monitor.read()] if monitor is not None else []
         slot_ms, wall, samples, host = {}, {}, {}, {}
         for name in order:
@@ -187,9 +204,16 @@ def per_call_ms(kernel: Any) -> float:
     return float(statistics.median(kernel.result.round_ms or [GRAPH_FALLBACK_MS]))
 
 
-def graph_rounds(kernels: list[Any], policy: Any, seed: int) -> list[Round]:
+def graph_rounds(
+    kernels: list[Any],
+    policy: Any,
+    seed: int,
+    check: Callable[[Any, Callable[[], None]], None] | None = None,
+) -> list[Round]:
     """Warm CUDA-graph replays in rotating rounds; none when a call is long
-    (``GRAPH_MAX_CALL_MS``)."""
+    (``GRAPH_MAX_CALL_MS``). After them ``check(kernel, replay)`` is handed each
+    captured graph's replay: a replay's calls are not poisoned one by one (that
+    would be work inside its interval), so what the graph does is checked apart."""
     if any(per_call_ms(k) > GRAPH_MAX_CALL_MS for k in kernels):
         return []
     graphs: dict[str, Graph] = {}
@@ -214,4 +238,8 @@ def graph_rounds(kernels: list[Any], policy: Any, seed: int) -> list[Round]:
             slot_ms[name] = graph.per_call_ms(replays)
             wall[name], samples[name] = time.perf_counter() - t0, replays * graph.calls
         taken.append(Round(order=tuple(order), slot_ms=slot_ms, slot_wall_s=wall, samples=samples))
+    for name in names:
+        if check is not None:
+            _enter(by_name[name])
+            check(by_name[name], graphs[name].graph.replay)
     return taken

@@ -61,8 +61,9 @@ A chunk of samples is queued in a few milliseconds (about 0.1 ms a sample
 on session 16's H200 host); only a host that waits on the GPU (or on a full
 launch queue) gets near it."""
 MAX_SAMPLES = 64
-"""Samples queued behind one hold: four launches each plus the call's, far
-below the launch queue's depth (about a thousand entries on CUDA). Within a
+"""Samples queued behind one hold: four launches each (the poison of C, the
+flush, two events) plus the call's, far below the launch queue's depth
+(about a thousand entries on CUDA). Within a
 chunk the host queues first and the GPU runs after, where they overlapped
 before: at microsecond shapes a slot holds fewer samples than it did when
 led by a spin. Smaller chunks would overlap one chunk's queueing with the

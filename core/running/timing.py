@@ -15,7 +15,12 @@ a comparison at once.
    long to take between slots), and a round in which the GPU was throttled
    is dropped for every kernel.
    Rounds stop when every pair's paired log-ratio is narrow enough, or at a cap.
-4. A postcheck of what the timed calls left in C.
+   Before each round the placement a kernel is about to use gets new values
+   in A and B (:mod:`gemmreg.running.fresh_values`), and before every sample
+   its C is poisoned (the sentinel NaN), outside the timed interval.
+4. A postcheck of what the last timed call left in each used placement's C,
+   against the values that placement held then: a call that skipped its
+   work leaves the poison, a result kept from other values is stale.
 5. On a GPU: warm CUDA-graph replays, in rounds too (the launch-free
    regime); then, per kernel, a whole-device integrity check by device-wide
    synchronisation: all the work a call causes must fall inside its timed
@@ -44,10 +49,16 @@ from gemmreg.discovery import state_changes, torch_state
 from gemmreg.judging import rounds
 from gemmreg.judging.output_check import GuardedOutput, make_operands, verify
 from gemmreg.judging.task_results import Comparison, KernelTiming, RoundsResult, Soak
-from gemmreg.running import round_loops, work_recording
+from gemmreg.running import fresh_values, round_loops, work_recording
 from gemmreg.running.clocks import CpuClock, GpuClock
 from gemmreg.running.placements import more_placements, placement_count
 
+AS_LEFT = "as its last timed call left it (new A and B each round, C poisoned before each call)"
+"""What the postcheck of the rounds compared, said beside a failure: a kernel
+that skips its work leaves the poison, one that copies a kept result is stale."""
+GRAPH_CHECK_ROUND = -1
+"""The round index the graph replay's postcheck draws its new values for:
+none of the rounds' (they count from 0), so a draw of its own."""
 PREPARING = "preparing and prechecking "
 """The note a timing process sends before each kernel's prepare: a process
 that hangs there is that kernel's doing (gemmreg.running.comparing reads it)."""
@@ -65,6 +76,12 @@ class _Kernel:
     sets: list[tuple[tuple[Any, Any], GuardedOutput]] = attrs.Factory(list)
     """Every placement of the operands and C (gemmreg.running.placements); the
     current one is ``operands`` and ``guarded``."""
+    moved: list[fresh_values.Shifts] = attrs.Factory(list)
+    """How far each placement's values have been rotated since the precheck
+    (gemmreg.running.fresh_values): its check compares against ``before``
+    (the prechecked copies) rotated as far."""
+    current: int = 0
+    """The placement in use."""
     used: set[int] = attrs.Factory(lambda: {0})
     """The placements the rounds have handed to the kernel (the first is the
     prechecked one): the postcheck reads each of their Cs, and no other."""
@@ -83,11 +100,42 @@ class _Kernel:
         """Rounds rotate the placements: round ``index`` uses this one."""
         if self.sets:
             self.operands, self.guarded = self.sets[index % len(self.sets)]
-            self.used.add(index % len(self.sets))
+            self.current = index % len(self.sets)
+            self.used.add(self.current)
+
+    def fresh_values(self, seed: int, index: int) -> None:
+        """New values in the current placement's A and B, before round ``index``
+        of a process drawn with ``seed`` (gemmreg.running.fresh_values says why)."""
+        assert self.operands is not None and self.moved
+        (m, k), n = self.operands[0].shape, self.operands[1].shape[1]
+        shifts = fresh_values.round_shifts(m, n, k, seed, index)
+        fresh_values.move(self.operands, shifts)
+        self.moved[self.current] = fresh_values.combined(self.moved[self.current], shifts, m, n, k)
+
+    def poison(self) -> None:
+        """C back to the sentinel before a timed sample (GuardedOutput.poison)."""
+        assert self.guarded is not None
+        self.guarded.poison()
+
+    def verify_replay(self, replay: Callable[[], None], problem: Problem, seed: int) -> None:
+        """The graph-replay regime's postcheck: new values in the captured
+        placement, C poisoned, one replay; a graph that skips the GEMM (or copies
+        a kept result) fails the kernel, as the postcheck of the rounds would."""
+        self.fresh_values(seed, GRAPH_CHECK_ROUND)
+        self.poison()
+        replay()
+        backend.synchronize()
+        check = self.verify(problem)
+        if not check.passed and self.result.status == "ok":
+            self.result.status = "failed"
+            self.result.reason = f"postcheck of a graph replay: {check.reason}"
 
     def verify(self, problem: Problem) -> Comparison:
         assert self.before and self.operands and self.guarded
-        return verify(self.spec, problem, self.before, self.operands, self.guarded)
+        before = self.before
+        if self.moved:  # the values the current placement holds now
+            before = fresh_values.rotated(before, self.moved[self.current])
+        return verify(self.spec, problem, before, self.operands, self.guarded)
 
     def verify_every_placement(self, problem: Problem) -> Comparison | None:
         """The postcheck of every placement's C; the first that fails, else the last."""
@@ -96,7 +144,7 @@ class _Kernel:
             self.use_placement(index)
             check = self.verify(problem)
             if not check.passed:
-                where = f"placement {index + 1} of {len(self.sets)}"
+                where = f"placement {index + 1} of {len(self.sets)}, {AS_LEFT}"
                 check = attrs.evolve(check, reason=f"{where}: {check.reason}")
                 break
         self.use_placement(0)
@@ -193,6 +241,7 @@ def measure_group(
             extra = []
             kernel.result.placements_note = f"one placement: {type(error).__name__}: {error}"
         kernel.sets = [first, *extra]
+        kernel.moved = [fresh_values.Shifts()] * len(kernel.sets)  # one draw: the same values
         kernel.result.placements = len(kernel.sets)
     monitor, result.monitor = _open_monitor()
     # every kernel prepared and called first: CUPTI is set up only now (work_recording)
@@ -233,7 +282,12 @@ def measure_group(
             kernel.result.status, kernel.result.reason = "failed", f"postcheck: {check.reason}"
     if info.is_gpu:
         note("graph replays")
-        graphed = round_loops.graph_rounds(ready, policy, order_seed)
+        graphed = round_loops.graph_rounds(
+            ready,
+            policy,
+            order_seed,
+            lambda k, replay: k.verify_replay(replay, problem, order_seed),
+        )
         result.graph_rounds = tuple(graphed)
         from gemmreg.running import device_activity
 

@@ -1,6 +1,9 @@
 """Throwaway plugins for timing and integrity tests: an A/A pair, a known small
-slowdown, a kernel whose work escapes the caller's stream, and one that works
-only where a profiler records. Each module is
+slowdown, a kernel whose work escapes the caller's stream, one that works
+only where a profiler records, an honest split-K kernel of several launches,
+and three that skip work while timed (on unchanged operands, from a cache
+kept by the operands' identity, when the round loop is on their stack). Each
+module is
 one plugin, loaded with ``GEMMREG_EXTRA_PLUGINS=timing_plugins.<module>`` and
 ``tests/`` on PYTHONPATH (so worker processes can import it too).
 
