@@ -16,7 +16,7 @@ Both apply to the end-to-end regime only, the one taken on a cold L2 (every
 end-to-end figure). The warm regimes are no floor: graph replays and the
 profiled calls run with A and B possibly in L2 (50 MB on an H200), and in
 the committed H200 runs an honest kernel's graph replay read as low as 0.44
-of its device time (``triton_grouped`` at 128x128x32768,
+of its device time (a grouped-order Triton GEMM at 128x128x32768,
 ``evidence/2026-12-01-h200-session11/c5``).
 
 A kernel that pins its operands in L2 (a persisting access-policy window)
@@ -63,7 +63,7 @@ where the profiled one was warm, which only lengthens it; what can shorten it
 is a different clock in another process (the power-capped H200 moves with its
 duty cycle) and another card (``--devices``). Over the 2486 profiled kernel
 summaries of the committed H200 runs the lowest honest ratio was 0.933
-(``hip_naive`` at 8192^3 fp32, 367 against 394 ms); the exploits read 0.008-0.014.
+(the naive HIP kernel at 8192^3 fp32, 367 against 394 ms); the exploits read 0.008-0.014.
 A quarter below the device time leaves honest kernels well clear: a kernel
 skipping a quarter of its work only where it is timed is not caught here."""
 
