@@ -42,10 +42,6 @@ class UnreadableFile(ValueError):
     """A saved file that cannot be read: one line naming the path and why."""
 
 
-class CorruptGzip(UnreadableFile):
-    """A ``.gz`` file whose compressed stream is broken."""
-
-
 def read_saved(path: Path, limit: int | None = None) -> bytes:
     """The bytes of the regular file ``path`` (unpacked when its name ends in
     ``.gz``), at most ``limit`` (default :data:`MAX_SAVED_BYTES`).
@@ -85,7 +81,7 @@ def _gunzip(path: Path, raw: bytes, limit: int) -> bytes:
         with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unpacked:
             data = unpacked.read(limit + 1)
     except (gzip.BadGzipFile, EOFError, zlib.error, OSError) as error:
-        raise CorruptGzip(f"{path} is not a readable gzip file: {error}") from None
+        raise UnreadableFile(f"{path} is not a readable gzip file: {error}") from None
     if len(data) > limit:
         raise UnreadableFile(f"{path} unpacks to more than {limit} bytes: refused")
     return data
