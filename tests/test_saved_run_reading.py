@@ -82,7 +82,8 @@ def _edit_one_digit(path):
 
 
 def test_a_run_with_one_digit_changed_is_refused_unless_accepted_as_edited(cli_offline, saved_run):
-    assert cli_offline("report", str(saved_run)).code == 0
+    fresh = cli_offline("report", str(saved_run))
+    assert fresh.code == 0 and fresh.err == ""  # verified: nothing to say
     _edit_one_digit(saved_run / "run.json")
     assert json.loads((saved_run / "run.json").read_text())  # still valid JSON
     refused = cli_offline("report", str(saved_run))
@@ -160,6 +161,24 @@ def test_a_saved_check_is_verified_and_an_older_one_still_reads(tmp_path):
     with pytest.raises(check_files.CheckFileError, match="does not match its checksum"):
         check_files.load_check(tmp_path)
     assert check_files.load_check(tmp_path, verify=False)[0][0].kernel.endswith("x")
+
+
+def test_a_special_file_as_a_saved_check_is_refused_unread(tmp_path):
+    os.mkfifo(tmp_path / check_files.CHECK_FILE)
+    reader = (
+        "import sys, pathlib; from gemmreg.storage import check_files; "
+        "check_files.load_check(pathlib.Path(sys.argv[1]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", reader, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=OUT_OF_REACH_S,
+    )
+    assert done.stderr.splitlines()[-1] == (
+        f"gemmreg.storage.check_files.CheckFileError: {tmp_path / check_files.CHECK_FILE} "
+        "is a named pipe (FIFO), not a regular file: refused unread"
+    )
 
 
 def _report_in_a_subprocess(run, *options, user=()):
