@@ -144,7 +144,7 @@ def _read_json(directory: Path, path: Path) -> tuple[Path, Any]:
     except FileNotFoundError:
         raise RunError(f"{directory}: no such run directory") from None
     except (OSError, ValueError) as error:
-        raise RunError(f"cannot read {directory}: {saved_files.why(error)}") from None
+        raise RunError(f"cannot read {directory}: {_why(error)}") from None
     if not stat.S_ISDIR(mode):
         raise RunError(f"{directory} is a file: name the run's directory, which holds {RUN_FILE}")
     try:
@@ -166,3 +166,7 @@ def _read_json(directory: Path, path: Path) -> tuple[Path, Any]:
         raise RunError(f"{path} is not a readable gemmreg run: nested too deeply") from None
     except ValueError as error:  # JSONDecodeError, or an integer too long to convert
         raise RunError(f"{path} is not a readable gemmreg run: not JSON: {error}") from None
+
+
+def _why(error: Exception) -> str:
+    return saved_files.why(error)
