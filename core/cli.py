@@ -203,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
         "device kernels), one line per point and pair; one run only",
     )
     report.add_argument(
+        "--accept-edited",
+        action="store_true",
+        help="read a run whose content does not match its checksum (edited or damaged "
+        "since it was saved) with a warning, instead of refusing it",
+    )
+    report.add_argument(
         "--margin",
         type=opt.number("--margin", 0.0, cli_options.MAX_MARGIN_PCT, low_open=True),
         default=None,

@@ -21,7 +21,7 @@ from gemmreg.deciding import device_memory
 from gemmreg.rendering import render
 from gemmreg.running import check_runner
 from gemmreg.running.comparing import CompareReport, KernelSummary, ProcessRun
-from gemmreg.storage import runs
+from gemmreg.storage import checksums, runs
 from offline_cli import WorkStarted, forbid_work, run_main
 
 PAIR = ["compare", "torch_ref", "triton_grouped"]
@@ -200,7 +200,8 @@ def test_a_run_with_invalid_values_is_refused_naming_the_field(
     data = json.loads((saved_run / "run.json").read_text())
     damage(data)
     (saved_run / "run.json").write_text(json.dumps(data))
-    outcome = cli_offline("report", str(saved_run))
+    # An edit accepted as such is still held to the schema, in one line.
+    outcome = cli_offline("report", str(saved_run), "--accept-edited")
     outcome.assert_refused()
     assert message in outcome.err and "run.json is not a readable gemmreg run" in outcome.err
 
@@ -291,8 +292,14 @@ def test_strict_check_fails_on_unavailable_and_broken_plugins(
     assert outcome.code == cli.EXIT_FAILURE
     assert "gemmreg: strict: plugin 'hip_naive' is unavailable: no GPU" in outcome.err
     assert "strict: plugin 'fake_plugins.broken_import' is BROKEN: import" in outcome.err
-    named = cli_offline("check", "torch_ref", "--strict")  # only what was named counts
-    assert named.code == cli.EXIT_OK and "strict" not in named.err
+    # Naming plugins leaves out the unavailable ones not named, never a BROKEN
+    # one: its kernels are unknown, so no name can rule it out.
+    named = cli_offline("check", "torch_ref", "--strict")
+    assert named.code == cli.EXIT_FAILURE
+    assert [line for line in named.err.splitlines() if "strict" in line] == [
+        "gemmreg: strict: plugin 'fake_plugins.broken_import' is BROKEN: import: "
+        "ModuleNotFoundError: No module named 'gemmreg_dependency_that_does_not_exist'"
+    ]
 
 
 def test_list_exits_0_with_broken_rows_unless_strict(cli_offline, fake_plugins, monkeypatch):
@@ -412,6 +419,7 @@ def test_a_timed_kernel_without_its_figures_is_refused_when_read(cli_offline, sa
     path = saved_run / "run.json"
     data = json.loads(path.read_text())
     damage(data["reports"][0]["summaries"][0])
+    del data[checksums.CHECKSUM_KEY]  # a run saved before checksums: the records judge it
     path.write_text(json.dumps(data))
     outcome = cli_offline("report", str(saved_run))
     outcome.assert_refused()

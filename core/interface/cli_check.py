@@ -25,8 +25,10 @@ from gemmreg.interface.cli_common import (
 
 
 def _strict_failures(kernels: Sequence[Any], issues: Sequence[Any]) -> list[str]:
-    """What ``--strict`` fails on: plugins that cannot run here, and plugins
-    that failed to load (a blocked plugin was the user's choice)."""
+    """What ``--strict`` fails on: plugins that cannot run here (among
+    ``kernels``: those named, when any are), and every plugin that failed to
+    load, named or not: no name can select or rule out kernels nobody could
+    read (a blocked plugin was the user's choice)."""
     unavailable = [
         f"plugin {k.name!r} is unavailable: {k.unavailable}" for k in kernels if k.unavailable
     ]
@@ -166,9 +168,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     if not any(r.status != "skip" and r.kind != REFUSAL for r in results):
         _error(f"nothing ran: {_why_nothing_ran(kernels, results)}")
         code = EXIT_FAILURE
-    if args.strict:
-        issues = found.issues if not args.names else []
-        code = max(code, _fail_strict(_strict_failures(kernels, issues)))
+    if args.strict:  # BROKEN counts even when plugins are named: its kernels are unknown
+        code = max(code, _fail_strict(_strict_failures(kernels, found.issues)))
     return code
 
 

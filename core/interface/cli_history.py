@@ -38,7 +38,7 @@ def report_history(args: argparse.Namespace) -> int:
     loaded = []
     for path in args.runs:
         try:
-            manifest, reports, partial = runs.load_run(path)
+            manifest, reports, partial = runs.load_run(path, not args.accept_edited, _progress)
         except runs.RunError as error:
             raise UsageError(str(error)) from None
         loaded.append(history.run_info(str(path), manifest, reports, partial))

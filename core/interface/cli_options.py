@@ -95,7 +95,8 @@ def strict_option(parser: argparse.ArgumentParser, what: str) -> None:
     parser.add_argument(
         "--strict",
         action="store_true",
-        help=f"exit 1 when {what} an unavailable plugin or a plugin that failed to load (BROKEN)",
+        help=f"exit 1 when {what} an unavailable plugin, or any installed plugin "
+        "failed to load (BROKEN), named or not",
     )
 
 

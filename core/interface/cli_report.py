@@ -28,7 +28,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         return report_history(args)
     try:
-        loaded = [runs.load_run(path) for path in args.runs]
+        loaded = [runs.load_run(path, not args.accept_edited, _progress) for path in args.runs]
     except runs.RunError as error:
         raise UsageError(str(error)) from None
     if args.plot is not None:

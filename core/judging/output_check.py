@@ -16,6 +16,7 @@ import attrs
 from gemmreg.contract import backend
 from gemmreg.contract.inputs import apply_layout, core_inputs, default_generator, torch_dtype
 from gemmreg.contract.records import KernelSpec, Problem, Tolerance
+from gemmreg.judging import non_finite_notes
 from gemmreg.judging.task_results import Comparison as Comparison  # re-exported: was defined here
 from gemmreg.judging.task_results import ValuesResult
 
@@ -64,8 +65,15 @@ def sentinel_count(out: torch.Tensor) -> int:
 
 
 def compare(
-    a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, tolerance: Tolerance
+    a: torch.Tensor,
+    b: torch.Tensor,
+    out: torch.Tensor,
+    tolerance: Tolerance,
+    nan_padding: bool = False,
 ) -> Comparison:
+    """``out`` against the float64 reference of ``a @ b``. ``nan_padding``: the
+    operands the kernel read sat beside padding that holds NaN (the ``padded``
+    layout), which is what lets a failure ask whether it read past a row."""
     ref, scale = reference(a, b)
     got = out.double()
     diff = (got - ref).abs()
@@ -89,12 +97,10 @@ def compare(
     reason = ""
     if bad_count:
         unwritten = sentinel_count(out)
-        computed_nan = int(got.isnan().sum()) - unwritten
         reason = f"{bad_count}/{total} elements outside tolerance"
         if unwritten:
             reason += f" ({unwritten} never written: still the sentinel NaN)"
-        if computed_nan:
-            reason += f" ({computed_nan} NaN computed by the kernel: read past an operand?)"
+        reason += non_finite_notes.note(got, unwritten, (a, b) if nan_padding else None)
     elif _is_constant(got) and not _is_constant(ref):
         reason = "output is constant while the reference is not"
     return Comparison(
@@ -231,7 +237,8 @@ def verify(
     guards intact. ``before`` holds copies of A and B taken before the launch."""
     # The reference comes from the copies: a kernel that writes into A must not
     # move the reference along with it.
-    result = compare(*before, guarded.out, spec.tolerance_for(problem.dtype))
+    padded = problem.layout == "padded"  # NaN in the padding (inputs.apply_layout)
+    result = compare(*before, guarded.out, spec.tolerance_for(problem.dtype), padded)
     if not all(_same(x, x_before) for x, x_before in zip(operands, before, strict=True)):
         return attrs.evolve(result, passed=False, reason="wrote into its inputs A or B")
     if not guarded.guards_intact():

@@ -6,11 +6,14 @@ Older files are read too, upgraded to today's records: the layout before the
 value kinds (``problem`` and ``seed`` at the case, the plugin's own inputs),
 and schema 1 (no ``schema`` key), whose comparisons carry no tolerance, so
 their rows show the error alone. Whatever is wrong with a file is a
-:class:`CheckFileError` naming it, never a crash.
+:class:`CheckFileError` naming it, never a crash. Each file carries the
+checksum of its content (:mod:`gemmreg.storage.checksums`), verified when read.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -25,7 +28,7 @@ from gemmreg.contract.serialization import (
 )
 from gemmreg.discovery import interrupts
 from gemmreg.running.check_runner import CaseResult
-from gemmreg.storage import run_schema
+from gemmreg.storage import checksums, run_schema, saved_files
 from gemmreg.storage.not_saved import STORAGE_ERRNOS, RunNotSaved
 
 CHECK_FILE = "check.json"
@@ -51,6 +54,7 @@ def write_check(directory: Path, manifest: Mapping[str, Any], views: Mapping[str
     a check saved again as results arrive (``check --ray``) is, at any
     moment, one whole earlier state or the next, never half a file."""
     files = {"manifest.json": dumps(manifest), **views}
+    files = {n: checksums.sealed(t) if n == CHECK_FILE else t for n, t in files.items()}
     with interrupts.deferred():  # the files are one unit: see runs.write_run
         for name, text in files.items():
             try:
@@ -61,17 +65,24 @@ def write_check(directory: Path, manifest: Mapping[str, Any], views: Mapping[str
                 raise RunNotSaved(directory / name, error.strerror or str(error)) from None
 
 
-def load_check(path: Path) -> tuple[list[CaseResult], bool]:
-    """(results, partial) of a saved check: ``path`` is the file or its directory."""
-    if path.is_dir():
-        path = path / CHECK_FILE
+def load_check(path: Path, verify: bool = True) -> tuple[list[CaseResult], bool]:
+    """(results, partial) of a saved check: ``path`` is the file or its directory.
+    A check whose content does not match its checksum is refused unless
+    ``verify`` is False; one saved before checksums reads as before."""
     try:
-        data = parse_json(path.read_text(encoding="utf-8"))
+        if stat.S_ISDIR(os.stat(path).st_mode):
+            path = path / CHECK_FILE
+        data = parse_json(saved_files.read_saved(path).decode("utf-8"))
+    except saved_files.UnreadableFile as error:
+        raise CheckFileError(str(error)) from None
     except (OSError, UnicodeDecodeError) as error:
-        why = getattr(error, "strerror", None) or error
-        raise CheckFileError(f"cannot read {path}: {why}") from None
+        raise CheckFileError(f"cannot read {path}: {saved_files.why(error)}") from None
     except (ValueError, RecursionError) as error:
         raise CheckFileError(f"{path} is not a readable gemmreg check: not JSON: {error}") from None
+    if isinstance(data, dict):
+        if verify and checksums.check(data) is checksums.Seal.MISMATCH:
+            raise CheckFileError(f"{path}: its content does not match its checksum: refused")
+        data = checksums.unsealed(data)
     try:
         return results_from_dict(data), bool(data.get("partial"))
     except (run_schema.SchemaError, ValueError, TypeError, KeyError) as error:

@@ -3,7 +3,8 @@ write, and ``gemmreg report`` reads back.
 
 A run directory holds:
 
-- ``run.json``: the manifest and every report, with every sample;
+- ``run.json``: the manifest and every report, with every sample, and the
+  checksum of all of it (:mod:`gemmreg.storage.checksums`), which reading verifies;
 - ``manifest.json``: the environment record alone;
 - the views the caller renders (``summary.csv``, ``report.txt``, ``report.md``:
   :func:`gemmreg.rendering.render_compare.run_views`). Storage never imports a renderer:
@@ -17,8 +18,8 @@ folder at a time (:mod:`gemmreg.storage.run_folder`).
 
 from __future__ import annotations
 
-import gzip
-import zlib
+import os
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from gemmreg.contract.serialization import (
 from gemmreg.discovery import interrupts
 from gemmreg.judging.schema_1 import upgrade
 from gemmreg.judging.timing_records import SCHEMA, CompareReport
-from gemmreg.storage import run_schema
+from gemmreg.storage import checksums, run_schema, saved_files
 from gemmreg.storage.not_saved import STORAGE_ERRNOS, RunNotSaved
 
 RUN_FILE = "run.json"
@@ -56,8 +57,8 @@ def write_run_json(
 ) -> str:
     """Write ``run.json`` (atomically: the old file or the new, never half
     of one), and return its text: the one writer of a run's record."""
-    text = document(
-        RUN_SCHEMA, {"manifest": manifest, "partial": partial, "reports": list(reports)}
+    text = checksums.sealed(
+        document(RUN_SCHEMA, {"manifest": manifest, "partial": partial, "reports": list(reports)})
     )
     write_atomically(directory / RUN_FILE, text + "\n")
     return text
@@ -99,16 +100,25 @@ def report_from_dict(data: dict[str, Any]) -> CompareReport:
     return CompareReport.from_dict(data)
 
 
-def load_run(directory: Path) -> tuple[dict[str, Any], list[CompareReport], bool]:
+def load_run(
+    directory: Path, verify: bool = True, on_note: Callable[[str], None] | None = None
+) -> tuple[dict[str, Any], list[CompareReport], bool]:
     """(manifest, reports, partial) of a saved run. Whatever is wrong with the
-    directory or its ``run.json`` is a :class:`RunError` naming it, never a crash."""
-    path = directory / RUN_FILE
-    data = _read_json(directory, path)
+    directory or its ``run.json`` is a :class:`RunError` naming it, never a crash.
+
+    A run whose content does not match its checksum (:mod:`gemmreg.storage.checksums`)
+    is refused; with ``verify=False`` it is read, and ``on_note`` told so, as
+    it is told of a run saved before checksums."""
+    path, data = _read_json(directory, directory / RUN_FILE)
+    notes: list[str] = []  # said once the run reads: a refusal stays one line
     try:
         _check_versions(data)
+        data = _checked_seal(path, data, verify, notes.append)
         if isinstance(data, dict) and isinstance(data.get("reports"), list):
             data["reports"] = [upgrade(report) for report in data["reports"]]
         run_schema.check_run(data, CompareReport)
+    except RunError:
+        raise
     except ValueError as error:  # SchemaError, NewerSchemaError, or no version number
         raise RunError(f"{path} is not a readable gemmreg run: {error}") from None
     except RecursionError:
@@ -119,6 +129,9 @@ def load_run(directory: Path) -> tuple[dict[str, Any], list[CompareReport], bool
         raise RunError(
             f"{path} is not a readable gemmreg run: {type(error).__name__}: {error}"
         ) from None
+    for note in notes:
+        if on_note is not None:
+            on_note(note)
     return data.get("manifest", {}), reports, bool(data.get("partial"))
 
 
@@ -134,37 +147,51 @@ def _check_versions(data: Any) -> None:
             refuse_newer(report.get("schema"), SCHEMA)
 
 
-def _read_json(directory: Path, path: Path) -> Any:
-    """The parsed ``run.json`` (or ``run.json.gz``, as committed evidence keeps
-    it), or a RunError saying why there is none."""
+def _checked_seal(path: Path, data: Any, verify: bool, note: Callable[[str], None]) -> Any:
+    """``data`` without its checksum, once the checksum is judged."""
+    if not isinstance(data, dict):
+        return data  # not a run at all: the schema check names it
+    seal = checksums.check(data)
+    if seal is checksums.Seal.MISMATCH and verify:
+        raise RunError(
+            f"{path}: its content does not match its checksum (changed since gemmreg "
+            "saved it); refused (report --accept-edited reads it anyway, with a warning)"
+        )
+    if seal is checksums.Seal.MISMATCH:
+        note(f"warning: {path}: content does not match its checksum; read anyway (--accept-edited)")
+    elif seal is checksums.Seal.ABSENT:
+        note(f"note: {path} was saved before checksums: its content is not verified")
+    return checksums.unsealed(data)
+
+
+def _read_json(directory: Path, path: Path) -> tuple[Path, Any]:
+    """The path read and the parsed ``run.json`` (or ``run.json.gz``, as
+    committed evidence keeps it), or a RunError saying why there is none.
+    No special file (a FIFO, a device) is opened for reading, and no more is
+    read than a saved file may hold (:func:`gemmreg.storage.saved_files.read_saved`)."""
     try:
-        present, folder = directory.exists(), directory.is_dir()
+        mode = os.stat(directory).st_mode
+    except FileNotFoundError:
+        raise RunError(f"{directory}: no such run directory") from None
     except (OSError, ValueError) as error:
         raise RunError(f"cannot read {directory}: {_why(error)}") from None
-    if not present:
-        raise RunError(f"{directory}: no such run directory")
-    if not folder:
+    if not stat.S_ISDIR(mode):
         raise RunError(f"{directory} is a file: name the run's directory, which holds {RUN_FILE}")
-    packed = path.with_name(path.name + ".gz")
-    if not path.exists() and packed.is_file():
-        path = packed  # evidence keeps its raw samples compressed
     try:
-        raw = path.read_bytes()
-        if path.suffix == ".gz":
-            raw = gzip.decompress(raw)
+        try:
+            raw = saved_files.read_saved(path)
+        except FileNotFoundError:
+            path = path.with_name(path.name + ".gz")  # evidence keeps its samples compressed
+            raw = saved_files.read_saved(path)
         text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RunError(f"{directory} is not a gemmreg run (no {RUN_FILE})") from None
-    except (gzip.BadGzipFile, EOFError, zlib.error) as error:
-        raise RunError(f"{path} is not a readable gzip file: {error}") from None
-    except IsADirectoryError:
-        raise RunError(f"{path} is a directory, not a file") from None
+    except saved_files.UnreadableFile as error:
+        raise RunError(str(error)) from None
     except UnicodeDecodeError as error:
         raise RunError(f"{path} is not UTF-8 text (bad byte at offset {error.start})") from None
-    except (OSError, ValueError) as error:
-        raise RunError(f"cannot read {path}: {_why(error)}") from None
     try:
-        return parse_json(text)
+        return path, parse_json(text)
     except RecursionError:
         raise RunError(f"{path} is not a readable gemmreg run: nested too deeply") from None
     except ValueError as error:  # JSONDecodeError, or an integer too long to convert
@@ -172,4 +199,4 @@ def _read_json(directory: Path, path: Path) -> Any:
 
 
 def _why(error: Exception) -> str:
-    return getattr(error, "strerror", None) or str(error)
+    return saved_files.why(error)

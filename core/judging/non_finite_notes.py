@@ -1,0 +1,41 @@
+"""What a failing output's NaN and Inf were, in words that say what was seen.
+
+A cause is named only where the case shows it could be the cause. The kernel
+computed NaN while A and B were all finite and sat beside padding that holds
+NaN (the ``padded`` layout, :func:`gemmreg.contract.inputs.apply_layout`):
+then the padding's NaN was the only NaN within the kernel's reach, and "read
+past a row's end?" is a question the evidence raises. Anywhere else, NaN
+has other causes as likely (a NaN accumulator, 0 * Inf, stale shared memory:
+the sanitizer's poison), and an output NaN or Inf everywhere is reported as
+just that.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import torch
+
+
+def note(
+    got: torch.Tensor, unwritten: int, padded: tuple[torch.Tensor, torch.Tensor] | None
+) -> str:
+    """`` (...)`` to append to a failure's reason, or ``""``. ``unwritten``:
+    the elements still holding the sentinel NaN (reported apart); ``padded``:
+    the operands the kernel read, given only when NaN filled their padding."""
+    total = got.numel()
+    computed_nan = int(got.isnan().sum()) - unwritten
+    if computed_nan:
+        where = "in every element" if computed_nan == total else f"in {computed_nan} elements"
+        said = f"NaN computed by the kernel {where}"
+        if padded is not None and all(bool(x.isfinite().all()) for x in padded):
+            said += (
+                "; A and B are finite, the padding past their rows is NaN: read past a row's end?"
+            )
+        return f" ({said})"
+    if total and bool(got.isinf().all()):
+        positive = int((got > 0).sum())
+        sign = "+Inf" if positive == total else "-Inf" if not positive else "+Inf or -Inf"
+        return f" (every element is {sign})"
+    return ""

@@ -1,0 +1,80 @@
+"""A failing output's NaN and Inf are reported as seen: a cause is named only
+where the case shows it could be one (NaN computed from finite inputs that sat
+beside NaN padding), never guessed for an output that is NaN everywhere."""
+
+from __future__ import annotations
+
+import types
+
+import torch
+from gemmreg.contract.records import Problem, Tolerance
+from gemmreg.judging import output_check
+
+TOLERANCE = Tolerance(rtol=1e-4)
+SPEC = types.SimpleNamespace(name="k", make_inputs=None, tolerance_for=lambda dtype: TOLERANCE)
+"""All that checking one output asks of a kernel's spec: inputs from the
+default generator, and its tolerance."""
+READ_PAST = "read past a row's end?"
+
+
+def _operands(m=6, n=5, k=4):
+    generator = torch.Generator().manual_seed(3)
+    return torch.randn(m, k, generator=generator), torch.randn(k, n, generator=generator)
+
+
+def _checked(layout, launch):
+    problem = Problem(m=6, n=5, k=4, layout=layout)
+    return output_check.run_and_compare(SPEC, launch, problem, seed=1, device="cpu")
+
+
+def test_an_output_nan_everywhere_says_so_and_guesses_no_cause():
+    def nan_everywhere(a, b, out):
+        out.fill_(float("nan"))  # a computed NaN: not the sentinel's bit pattern
+
+    result = _checked("rowmajor", nan_everywhere)
+    assert not result.passed
+    assert result.reason == (
+        "30/30 elements outside tolerance (NaN computed by the kernel in every element)"
+    )
+
+
+def test_an_output_inf_everywhere_says_so():
+    a, b = _operands()
+    for value, said in ((float("inf"), "+Inf"), (float("-inf"), "-Inf")):
+        out = torch.full((6, 5), value)
+        result = output_check.compare(a, b, out, TOLERANCE)
+        assert result.reason == f"30/30 elements outside tolerance (every element is {said})"
+    out[0, 0] = float("inf")
+    mixed = output_check.compare(a, b, out, TOLERANCE)
+    assert mixed.reason.endswith("(every element is +Inf or -Inf)")
+
+
+def test_a_kernel_that_reads_the_nan_padding_past_a_row_is_asked_about_it():
+    """The padded layout's last row of A read one element too far: the
+    padding's NaN reaches that row of C, and only the padding held NaN."""
+
+    def reads_past_the_last_row(a, b, out):
+        out.copy_(a @ b)
+        (rows, columns), (row_stride, _) = a.shape, a.stride()
+        after_last_row = a.storage_offset() + (rows - 1) * row_stride + columns
+        out[-1] += 0 * torch.as_strided(a, (1,), (1,), after_last_row)
+
+    result = _checked("padded", reads_past_the_last_row)
+    assert result.reason == (
+        "5/30 elements outside tolerance (NaN computed by the kernel in 5 elements; "
+        f"A and B are finite, the padding past their rows is NaN: {READ_PAST})"
+    )
+    unpadded = _checked("rowmajor", lambda a, b, out: out.copy_(a @ b).__setitem__(-1, torch.nan))
+    assert (
+        unpadded.reason
+        == "5/30 elements outside tolerance (NaN computed by the kernel in 5 elements)"
+    )
+
+
+def test_no_read_past_is_suggested_where_the_inputs_held_nan_themselves():
+    a, b = _operands()
+    a[0, 0] = float("nan")
+    out = (a @ b).nan_to_num()
+    out[0] = float("nan")
+    result = output_check.compare(a, b, out, TOLERANCE, nan_padding=True)
+    assert "read past" not in result.reason and "NaN computed by the kernel" in result.reason
