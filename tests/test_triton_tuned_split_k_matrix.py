@@ -9,6 +9,8 @@ interpreter's cost grows with the programs), K cut in three.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import gemmreg
 from gemmreg.testing import matrix
 from gemmreg_plugins import triton_tuned
@@ -30,7 +32,7 @@ SWAPPED = Config(
 )
 
 
-def _prepare_with(config: Config) -> gemmreg.Prepare:
+def _prepare_with(config: Config) -> Callable[[gemmreg.Problem], gemmreg.Launch]:
     def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         where = gemmreg.where()
         triton_tuned.capabilities_for(where.triton_target).require(problem)
