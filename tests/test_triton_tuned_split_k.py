@@ -107,20 +107,20 @@ def test_small_problems_get_split_k_first_and_the_tiled_fallback(m, n, k):
         assert 4 * c.split_k * c.block_m * c.block_n <= dispatch.MAX_REDUCE_BYTES or c.split_k == 1
         if c.swap_ab:
             assert c.block_n == 16  # M of 1 or 16 on the MMA's narrow side
-        assert (
-            tiles * c.split_k >= H200_SMS
-            or c.split_k
-            == dispatch.splits_for(tiles, -(-k // c.block_k), H200_SMS, c.block_m * c.block_n)[-1]
-        )  # fills the SMs, or K (or the reduction) allows no more
+        most = dispatch.splits_for(tiles, -(-k // c.block_k), H200_SMS, c.block_m * c.block_n)[-1]
+        # (nearly) fills the SMs, or K (or the reduction) allows no more
+        assert tiles * c.split_k >= dispatch.NEARLY_FULL * H200_SMS or c.split_k == most
 
 
 @pytest.mark.parametrize(
     "tiles, k_blocks, elements, splits",
     [
-        (16, 32, 64 * 16, (16,)),  # 1x1024x4096, 64-row swap tiles: 9 per tile, 32 capped
+        (16, 32, 64 * 16, (8, 16)),  # 1x1024x4096, 64-row swap tiles: 128 programs nearly fill
         (16, 32, 64 * 128, (4,)),  # 64x128 fp32 partials: 4 of them fill 128 KiB
         (8, 64, 64 * 16, (16,)),  # 16 per tile fill 132 SMs; 32 is past MAX_SPLIT
-        (64, 64, 64 * 16, (4, 8)),  # 1x4096x4096: 256 and 512 programs
+        (64, 64, 64 * 16, (2, 4, 8)),  # 1x4096x4096: 128 (nearly full), 256 and 512 programs
+        (128, 64, 64 * 64, (1, 2, 4)),  # 128 tiles: 128 of 132 SMs busy with no split
+        (40, 64, 64 * 16, (4, 8)),  # 160 and 320 programs; 80 is too few to time
         (224, 32, 64 * 16, (1, 2)),  # 1x14336x4096: the tiles fill the SMs already
         (1, 4, 16 * 16, (2,)),  # 2 K blocks per range at least
         (1, 1, 16 * 16, (1,)),  # one K block: nothing to cut

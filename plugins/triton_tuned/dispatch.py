@@ -44,6 +44,10 @@ pipeline)."""
 MAX_SPLIT = 16
 """At most this many ranges of K: past about 4 programs per SM more splits
 only add partials to write and read back."""
+NEARLY_FULL = 0.9
+"""A split count that gives programs to this share of the SMs is timed too,
+though it leaves some idle: 128 of 132 SMs with no partials to add may beat
+264 programs that write, read back and add them."""
 MAX_REDUCE_BYTES = 128 * 1024
 """The fp32 partials one tile's last program reads back and adds, at most:
 one SM pulls some 100-200 GB/s from L2, so 128 KiB is about a microsecond,
@@ -97,13 +101,18 @@ def family(m: int, n: int, k: int, num_sms: int) -> Family:
 def splits_for(tiles: int, k_blocks: int, num_sms: int, tile_elements: int) -> tuple[int, ...]:
     """The split counts worth timing for ``tiles`` tiles: the least power of
     two that gives every SM a program, and twice that (two programs per SM
-    hide one's epilogue behind the other's loads), each capped so that every
+    hide one's epilogue behind the other's loads), and half the first where
+    that leaves the SMs ``NEARLY_FULL`` with fewer partials to add (128 tiles
+    on 132 SMs: no split at all), each capped so that every
     range keeps ``MIN_BLOCKS_PER_SPLIT`` K blocks, at ``MAX_SPLIT``, and at
     ``MAX_REDUCE_BYTES`` of partials per tile."""
     by_reduce = MAX_REDUCE_BYTES // (4 * tile_elements)
     cap = max(1, min(MAX_SPLIT, k_blocks // MIN_BLOCKS_PER_SPLIT, by_reduce))
     fill = _pow2_at_least(max(1, _cdiv(num_sms, max(1, tiles))))
-    return tuple(sorted({min(fill, cap), min(2 * fill, cap)}))
+    counts = {fill, 2 * fill}
+    if fill > 1 and tiles * (fill // 2) >= NEARLY_FULL * num_sms:
+        counts.add(fill // 2)
+    return tuple(sorted({min(count, cap) for count in counts}))
 
 
 def split_k_candidates(
@@ -143,6 +152,6 @@ def describe() -> str:
     return (
         f"FILL_TILE={FILL_TILE};SWAP_MAX_M={SWAP_MAX_M};"
         f"MIN_BLOCKS_PER_SPLIT={MIN_BLOCKS_PER_SPLIT};MAX_SPLIT={MAX_SPLIT};"
-        f"MAX_REDUCE_BYTES={MAX_REDUCE_BYTES};"
+        f"MAX_REDUCE_BYTES={MAX_REDUCE_BYTES};NEARLY_FULL={NEARLY_FULL};"
         f"SWAP_TILES={SWAP_TILES};SPLIT_TILES={SPLIT_TILES}"
     )
