@@ -275,3 +275,50 @@ def test_two_calls_give_the_same_bits():
     first, _, _ = run_guarded(config, (5, 40, 72), "fp16", "transposedB", seed=5)
     second, _, _ = run_guarded(config, (5, 40, 72), "fp16", "transposedB", seed=5)
     assert first.equal(second)
+
+
+# ---------------------------------------------------------------------------
+# prepare's choice, on a pretend H200
+# ---------------------------------------------------------------------------
+
+
+def _h200():
+    import gemmreg
+
+    fields = dict(
+        backend="cuda", device="cuda", capability=(9, 0), arch="sm90", multiprocessors=H200_SMS
+    )
+    return attrs.evolve(gemmreg.where(), **fields)
+
+
+@pytest.mark.parametrize(
+    "shape, family",
+    [((1, 1024, 4096), "swap_ab"), ((128, 4096, 4096), "split_k"), ((8192, 4096, 4096), "tiles")],
+)
+def test_choose_hands_the_tuner_the_dispatched_candidates(monkeypatch, shape, family):
+    """What ``prepare`` tunes over on an H200, for a transposed-view B (no
+    Gluon: it takes row-major operands only), and whether the rule is kept
+    out of a memory-bound problem's way."""
+    import gemmreg
+    from gemmreg_plugins import triton_tuned
+    from gemmreg_plugins.triton_tuned import tuner
+
+    seen = {}
+
+    def fake_choose(candidates, key, make_trial, volume, tune_min_volume, **_):
+        seen.update(candidates=list(candidates), volume=volume, minimum=tune_min_volume)
+        first = candidates[0]
+        return tuner.Choice(best=first, fallback=tuner.fallback_of(candidates, {}), origin="tuned")
+
+    monkeypatch.setattr(tuner, "choose", fake_choose)
+    monkeypatch.setattr(triton_tuned, "_tma_supported", lambda where: True)
+    problem = gemmreg.Problem(
+        m=shape[0], n=shape[1], k=shape[2], dtype="fp16", layout="transposedB"
+    )
+    choice, _, sms = triton_tuned.choose(problem, _h200())
+    assert sms == H200_SMS and seen["volume"] >= seen["minimum"]  # tuned, not ruled
+    expected = dispatch.split_k_candidates(*shape, H200_SMS, "fp16", family)
+    assert seen["candidates"][: len(expected)] == expected
+    assert (choice.best.path == "split_k") == (family != "tiles")
+    if family == "tiles":
+        assert not any(c.path == "split_k" for c in seen["candidates"])
