@@ -269,12 +269,18 @@ def test_swap_ab_and_split_k_give_the_plain_kernels_bits_in_fp32(layout):
     assert torch.equal(results[0], a @ b)
 
 
-def test_two_calls_give_the_same_bits():
-    """The partials are added in split order, not in arrival order."""
-    config = attrs.evolve(SK, split_k=3, swap_ab=True)
-    first, _, _ = run_guarded(config, (5, 40, 72), "fp16", "transposedB", seed=5)
-    second, _, _ = run_guarded(config, (5, 40, 72), "fp16", "transposedB", seed=5)
-    assert first.equal(second)
+@pytest.mark.parametrize("swap", [True, False])
+def test_c_is_the_same_bits_whichever_range_arrives_last(monkeypatch, swap):
+    """The partials are added in split order, not in arrival order: with the
+    ranges handed out last to first, the first range's program is the one
+    that adds them up, and C must not change by a bit."""
+    config = attrs.evolve(SK, split_k=3, swap_ab=swap)
+    shape = (5, 40, 72) if swap else (40, 20, 72)
+    in_order, _, _ = run_guarded(config, shape, "fp32", "transposedB", seed=5)
+    monkeypatch.setattr(split_k, "REVERSED", True)
+    reversed_order, expected, scale = run_guarded(config, shape, "fp32", "transposedB", seed=5)
+    assert reversed_order.equal(in_order)
+    assert float((reversed_order.double() - expected).abs().max()) / scale < 1e-6
 
 
 # ---------------------------------------------------------------------------

@@ -34,7 +34,7 @@ aligned_names = ("x_ptr", "y_ptr", "c_ptr", "ws_ptr", "count_ptr", "rows", "k", 
 for form, (br, bc, bk, stages, warps) in forms:
     for split in (1, 4):
         constexprs = dict(BLOCK_R=br, BLOCK_C=bc, BLOCK_K=bk, SPLIT_K=split, X_K_UNIT=True,
-                          Y_K_UNIT=True, EVEN_K=True, INPUT_PRECISION="ieee")
+                          Y_K_UNIT=True, EVEN_K=True, INPUT_PRECISION="ieee", REVERSED=False)
         if split == 1:
             constexprs.update(ws_ptr=None, count_ptr=None)
         types = {"x_ptr": "*bf16", "y_ptr": "*bf16", "c_ptr": "*bf16", "ws_ptr": "*fp32",

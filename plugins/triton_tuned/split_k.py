@@ -32,6 +32,12 @@ if TYPE_CHECKING:
     from gemmreg_plugins.triton_tuned.launchers import Launcher
 
 
+REVERSED = False
+"""Tests only: hand the K ranges out last to first (the kernel's
+``REVERSED``), so that the interpreter, which runs programs in order, also
+runs the case where a tile's first range is the one to arrive last."""
+
+
 class Plan(NamedTuple):
     """How one problem's K is cut."""
 
@@ -126,6 +132,7 @@ def split_k_launcher(config: Config, m: int, n: int, k: int, input_precision: st
             Y_K_UNIT=y.stride(0) == 1,
             EVEN_K=k % bk == 0,
             INPUT_PRECISION=input_precision,
+            REVERSED=REVERSED,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
         )

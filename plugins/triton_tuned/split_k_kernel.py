@@ -32,9 +32,12 @@ def gemm_split_k(x_ptr, y_ptr, c_ptr, ws_ptr, count_ptr, rows, cols, k, stride_x
                  stride_yk, stride_yc, stride_cr, stride_cc, blocks_per_split,
                  BLOCK_R: tl.constexpr, BLOCK_C: tl.constexpr, BLOCK_K: tl.constexpr,
                  SPLIT_K: tl.constexpr, X_K_UNIT: tl.constexpr, Y_K_UNIT: tl.constexpr,
-                 EVEN_K: tl.constexpr, INPUT_PRECISION: tl.constexpr):  # fmt: skip
+                 EVEN_K: tl.constexpr, INPUT_PRECISION: tl.constexpr,
+                 REVERSED: tl.constexpr = False):  # fmt: skip
     tile = tl.program_id(axis=0)
     split = tl.program_id(axis=1)
+    if REVERSED:  # tests only: under the interpreter the first split then arrives last
+        split = SPLIT_K - 1 - split
     # Row tiles vary fastest: the programs launched together share a column
     # block of Y (B, the weight, when A is not swapped; with swap-AB there is
     # one column tile and they walk down the weight's rows).
