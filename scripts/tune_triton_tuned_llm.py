@@ -59,30 +59,44 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def shapes_file(args: argparse.Namespace) -> tuple[Path, list[dict[str, Any]]]:
-    """The rows to run, and a file holding exactly them (the given one when
-    nothing was filtered or overridden)."""
-    import yaml
+    """The rows to run, and a file holding exactly them: the given one when
+    nothing was filtered or overridden, else ``OUT/shapes.json``. Read by
+    gemmreg's own reader (YAML, JSON or CSV, checked as ``bench`` checks it)."""
+    from gemmreg.deciding.shape_files import read_shapes
 
-    rows = yaml.safe_load(args.shapes.read_text(encoding="utf-8"))["shapes"]
+    rows = [
+        {"name": r.name, "m": r.m, "n": r.n, "k": r.k, "dtype": r.dtype or "bf16",
+         "layout": r.layout or "rowmajor", "weight": r.weight}
+        for r in read_shapes(args.shapes)
+    ]  # fmt: skip
     keep = {int(v) for v in args.points.split(",") if v.strip()}
     if keep:
-        rows = [row for row in rows if int(row["m"]) in keep]
+        rows = [row for row in rows if row["m"] in keep]
     if args.dtype:
         rows = [{**row, "dtype": args.dtype} for row in rows]
     if not rows:
         raise SystemExit("no points left to run")
     if not keep and not args.dtype:
         return args.shapes, rows
-    path = args.out / "shapes.yaml"
-    path.write_text(yaml.safe_dump({"shapes": rows}, sort_keys=False), encoding="utf-8")
+    path = args.out / "shapes.json"
+    path.write_text(json.dumps({"shapes": rows}, indent=1) + "\n", encoding="utf-8")
     return path, rows
 
 
+TUNING_ENV = ("GEMMREG_CACHE_DIR", "TRITON_CACHE_DIR", "GEMMREG_TRITON_TUNED_RETUNE")
+"""Set for the tuning in this process (before gemmreg is imported), never
+passed to the bench: its cold starts get empty caches of gemmreg's making."""
+
+
+def tuning_env(out: Path) -> dict[str, str]:
+    return dict(
+        zip(TUNING_ENV, (str(out / "tuning"), str(out / "tuning" / "triton"), "1"), strict=True)
+    )
+
+
 def tune(rows: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
-    """``triton_tuned.choose`` at every row, a forced retune, into ``out``."""
-    os.environ["GEMMREG_CACHE_DIR"] = str(out / "tuning")
-    os.environ["TRITON_CACHE_DIR"] = str(out / "tuning" / "triton")
-    os.environ["GEMMREG_TRITON_TUNED_RETUNE"] = "1"
+    """``triton_tuned.choose`` at every row, a forced retune, into ``out``
+    (the environment of :func:`tuning_env`, set by ``main``)."""
     import gemmreg
     from gemmreg_plugins import triton_tuned
     from gemmreg_plugins.triton_tuned import configs, dispatch
@@ -137,6 +151,9 @@ def table(records: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
+    bench_env = {k: v for k, v in os.environ.items() if k not in TUNING_ENV}
+    if not args.skip_tune:
+        os.environ.update(tuning_env(args.out))
     path, rows = shapes_file(args)
     if not args.skip_tune:
         say(f"tuning {len(rows)} points")
@@ -160,13 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         "--out",
         str(args.out / "bench"),
     ]
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("GEMMREG_CACHE_DIR", "TRITON_CACHE_DIR", "GEMMREG_TRITON_TUNED_RETUNE")
-    }
     say("bench: " + " ".join(command[1:]))
-    done = subprocess.run(command, env=env, check=False)
+    done = subprocess.run(command, env=bench_env, check=False)
     say(f"bench exited {done.returncode}")
     return done.returncode
 
