@@ -1,10 +1,12 @@
 """triton_tuned: a Triton GEMM tuned per shape, meant to stand next to cuBLAS.
 
-Three kernel paths: a tiled pointer kernel that runs everywhere, on Hopper
+Four kernel paths: a tiled pointer kernel that runs everywhere, on Hopper
 (CUDA capability >= 9) a persistent kernel that moves tiles through TMA
 descriptors (both :mod:`.kernels`), and on Hopper for 16-bit row-major
 operands a warp-specialised persistent kernel written in Gluon
-(:mod:`.gluon_ws`). ``prepare`` picks a config (and with it
+(:mod:`.gluon_ws`), and on CUDA for problems whose tiles cannot fill the
+GPU (decode and prefill of a few hundred tokens) a split-K kernel, swap-AB
+for M of 32 or less (:mod:`.split_k`, chosen by :mod:`.dispatch`). ``prepare`` picks a config (and with it
 the path) for the problem: from the on-disk cache (:mod:`.tuning_cache`), by
 rule for problems too small to matter, or by benchmarking the candidates of
 :mod:`.configs` on operands of the problem's shape, dtype and layout
@@ -49,11 +51,14 @@ SOURCES = tuple(
         "__init__.py",
         "configs.py",
         "device_trial.py",
+        "dispatch.py",
         "gluon_ws.py",
         "interleaving.py",
         "kernels.py",
         "launch_config.py",
         "launchers.py",
+        "split_k.py",
+        "split_k_kernel.py",
         "stream_k.py",
         "stream_k_tail.py",
         "tile_parts.py",
@@ -225,7 +230,7 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
     tma = _tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
     # candidates() also needs tma for the Gluon configs (TMA-able strides)
     gluon = _gluon_supported(where) and _row_major(*operands[:2])
-    candidates = configs.candidates(where.backend, problem.dtype, m, n, k, tma, gluon)
+    candidates = configs.candidates(where.backend, problem.dtype, m, n, k, tma, gluon, num_sms)
     only = tuning_cache.forced_path()
 
     def make_launch(config: configs.Config) -> launchers.Launcher:
@@ -240,7 +245,7 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
         candidates,
         attrs.evolve(_device_key(problem, where), paths=only or "all"),
         make_trial,
-        volume=m * n * k,
+        volume=configs.tuning_volume(m, n, k),
         tune_min_volume=configs.TUNE_MIN_VOLUME,
         only=only,
         benchmark=tuning_cache.benchmarking_allowed(),
@@ -262,6 +267,7 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         "tiled": True,
         "persistent_tma": _tma_supported(where),
         "gluon_ws": _gluon_supported(where),
+        "split_k": True,
     }
     best = choice.best if runs_here[choice.best.path] else choice.fallback
     return launchers.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)

@@ -14,7 +14,11 @@ Two kernel paths (see :mod:`gemmreg_plugins.triton_tuned.kernels`):
   TMA tensor descriptors; CUDA compute capability >= 9 only;
 - ``gluon_ws``: one program per SM, warp-specialised in Gluon (a loader warp,
   two consumer warpgroups, :mod:`.gluon_ws`); Hopper (9.x) only, 16-bit
-  row-major operands.
+  row-major operands;
+- ``split_k``: K cut over several programs per tile, optionally as
+  C^T = B^T A^T (swap-AB), for problems whose tiles cannot fill the GPU
+  (:mod:`.split_k`); CUDA, any layout. Its candidates are made per problem
+  by :mod:`.dispatch`, which also decides who gets them.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import attrs
+from gemmreg_plugins.triton_tuned import dispatch
 from gemmreg_plugins.triton_tuned.launch_config import GROUP_M, MIN_BLOCK, Config
 
 WIDE_TILE = 128 * 128
@@ -197,7 +202,25 @@ INTERPRETER = _tiled(32, 32, 32, 1, 4)
 
 TUNE_MIN_VOLUME = 2**24
 """Below M*N*K = 256^3 a call is launch-bound on a GPU: the config is chosen by
-rule (the smallest surviving tile) instead of benchmarking candidates."""
+rule (the smallest surviving tile) instead of benchmarking candidates, unless
+its operands are big (``TUNE_MIN_ELEMENTS``)."""
+TUNE_MIN_ELEMENTS = 2**20
+"""Operands (A, B and C) of this many elements or more are tuned whatever
+M*N*K is: a decode GEMM (1x1024x4096: 4M multiply-adds, under
+``TUNE_MIN_VOLUME``) streams 8 MiB of weight, about 2 us at the H200's
+bandwidth, and how it streams decides its time; 2 MiB of 16-bit operands
+(2^20 elements) stream in about half a microsecond, below a launch's own
+cost, so below that the rule's pick is as good as any."""
+
+
+def tuning_volume(m: int, n: int, k: int) -> int:
+    """M*N*K as the tuner's rule weighs it (``tuner.choose``'s ``volume``):
+    at least ``TUNE_MIN_VOLUME`` where the operands alone are worth tuning
+    for (``TUNE_MIN_ELEMENTS``)."""
+    volume = m * n * k
+    if m * k + k * n + m * n >= TUNE_MIN_ELEMENTS:
+        return max(volume, TUNE_MIN_VOLUME)
+    return volume
 
 
 def next_pow2(x: int) -> int:
@@ -252,7 +275,14 @@ def smallest(configs: Sequence[Config]) -> Config:
 
 
 def candidates(
-    kind: str, dtype: str, m: int, n: int, k: int, tma: bool, gluon: bool = False
+    kind: str,
+    dtype: str,
+    m: int,
+    n: int,
+    k: int,
+    tma: bool,
+    gluon: bool = False,
+    num_sms: int | None = None,
 ) -> list[Config]:
     """Every config worth benchmarking for one problem on one backend.
 
@@ -260,8 +290,14 @@ def candidates(
     :param tma: whether the persistent TMA path may run (Hopper, TMA-able strides).
     :param gluon: whether the Gluon path may run (Hopper, row-major A and B, a
         Triton with the Gluon API it is written in); it takes 16-bit inputs only.
+    :param num_sms: the GPU's SM count: on CUDA, problems whose tiles cannot
+        fill it get split-K candidates first (:mod:`.dispatch`); None, none.
     """
     base: list[Config] = []
+    split: list[Config] = []
+    if kind == "cuda" and num_sms is not None:
+        family = dispatch.family(m, n, k, num_sms)
+        split = dispatch.split_k_candidates(m, n, k, num_sms, dtype, family)
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA
         warp_specialised = CUDA_GLUON_WS if gluon and tma and dtype != "fp32" else ()
@@ -274,7 +310,7 @@ def candidates(
         base = [for_dtype(c, dtype) for c in ROCM_TILED]
     else:
         raise ValueError(f"no candidates for backend {kind!r}")
-    return prune(base, m, n, k)
+    return split + prune(base, m, n, k)
 
 
 def describe_lists() -> str:
@@ -288,5 +324,8 @@ def describe_lists() -> str:
         "ROCM_TILED": ROCM_TILED,
         "INTERPRETER": (INTERPRETER,),
     }
-    rules = f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};WIDE_TILE={WIDE_TILE}"
+    rules = (
+        f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};"
+        f"TUNE_MIN_ELEMENTS={TUNE_MIN_ELEMENTS};WIDE_TILE={WIDE_TILE};{dispatch.describe()}"
+    )
     return rules + ";" + ";".join(f"{k}=" + ",".join(c.name for c in v) for k, v in lists.items())

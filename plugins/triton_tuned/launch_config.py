@@ -11,8 +11,8 @@ from typing import Any, Literal
 
 import attrs
 
-KernelPath = Literal["tiled", "persistent_tma", "gluon_ws"]
-PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma", "gluon_ws")
+KernelPath = Literal["tiled", "persistent_tma", "gluon_ws", "split_k"]
+PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma", "gluon_ws", "split_k")
 
 GROUP_M = 8
 """Tile rows walked down one column of B before moving on: L2 reuse of B."""
@@ -29,7 +29,10 @@ class Config:
 
     path: KernelPath
     block_m: int
+    """Rows of C per tile; on the split-K path with ``swap_ab``, rows of C^T
+    (along N)."""
     block_n: int
+    """Columns of C per tile; with ``swap_ab``, columns of C^T (along M)."""
     block_k: int
     num_stages: int
     num_warps: int
@@ -47,6 +50,12 @@ class Config:
     stream_k: bool = False
     """TMA path, persistent: one program per SM, the last rounds' tiles shared
     out by K steps (:mod:`.stream_k`) instead of fewer programs in whole rounds."""
+    split_k: int = 1
+    """Split-K path: K cut into this many ranges, one program each per tile
+    (:mod:`.split_k`); the last range of a tile to finish adds them up."""
+    swap_ab: bool = False
+    """Split-K path: compute C^T = B^T A^T, so that a small M sits on the
+    tile's column side and N fills its rows (:mod:`.split_k`)."""
 
     @property
     def name(self) -> str:
@@ -60,6 +69,8 @@ class Config:
                 "" if self.persistent or self.path == "tiled" else "-pertile",
                 "-tb" if self.transpose_b else "",
                 "-sk" if self.stream_k else "",
+                f"-k{self.split_k}" if self.path == "split_k" else "",
+                "-swap" if self.swap_ab else "",
             ]
         )
         return (
@@ -88,6 +99,10 @@ class Config:
             raise ValueError(f"epilogue_parts must be 1, 2 or 4: {config}")
         if config.stream_k and not (config.path == "persistent_tma" and config.persistent):
             raise ValueError(f"stream_k needs the persistent TMA path: {config}")
+        if not isinstance(config.split_k, int) or config.split_k < 1:
+            raise ValueError(f"split_k must be a positive count: {config}")
+        if (config.split_k > 1 or config.swap_ab) and config.path != "split_k":
+            raise ValueError(f"split_k and swap_ab belong to the split-K path: {config}")
         if config.path == "gluon_ws" and (config.num_warps != 4 or config.block_m % 128):
             # Each consumer is one warpgroup, its half of a tile whole wgmma rows (64).
             raise ValueError(f"the Gluon kernel takes 4 warps and 128-row multiples: {config}")

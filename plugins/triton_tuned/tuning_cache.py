@@ -33,7 +33,7 @@ from gemmreg_plugins.triton_tuned.launch_config import PATHS
 
 RETUNE_ENV = "GEMMREG_TRITON_TUNED_RETUNE"
 PATH_ENV = "GEMMREG_TRITON_TUNED_PATH"
-"""``tiled``, ``persistent_tma`` or ``gluon_ws``: tune over that path's
+"""``tiled``, ``persistent_tma``, ``gluon_ws`` or ``split_k``: tune over that path's
 candidates only (where it has any for the problem), so the correctness matrix
 can be run on each path."""
 TUNE_ENV = "GEMMREG_TRITON_TUNED_TUNE"

@@ -1,0 +1,157 @@
+"""Which kernel families a problem gets, from its shape and the SM count
+alone (a pure function, so the tests check it for every LLM shape without
+a GPU), and the split-K candidates of each.
+
+Three families:
+
+- ``tiles``: the lists of :mod:`.configs` (Gluon and persistent TMA tiles,
+  the tiled pointer kernel): one program per output tile, or per SM looping
+  over them. Where 128x256 tiles fill every SM at least once, that is the
+  whole of it, and the candidates are what they were before the split-K
+  path existed (4096^3, 2048 and 8192 tokens of Llama 3 8B's q, o, gate,
+  up and down projections).
+- ``split_k``: fewer 128x256 tiles than SMs (Llama 3 8B at 128 tokens, or
+  k_proj at 2048): the split-K kernel of :mod:`.split_k` with smaller tiles
+  and K cut to fill the SMs, beside the ``tiles`` family, which the tuner
+  weighs against it.
+- ``swap_ab``: M of ``SWAP_MAX_M`` or less (decode, 1 to 32 tokens): the
+  split-K kernel computing C^T = B^T A^T, with N on the tile's rows, beside
+  the tiled pointer kernel (the persistent ones' 128-row tiles do not fit
+  M; :func:`.configs.prune` drops them).
+
+The tuner (:mod:`.tuner`) ranks every candidate a problem gets, so the
+dispatch only decides what is worth compiling and timing.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from gemmreg_plugins.triton_tuned.launch_config import MIN_BLOCK, Config
+
+Family = Literal["tiles", "split_k", "swap_ab"]
+
+FILL_TILE = (128, 256)
+"""The persistent kernels' tile (rows, columns of C): a problem with at least
+one such tile per SM fills the GPU without splitting K."""
+SWAP_MAX_M = 32
+"""M up to this goes on the tile's columns (16 or 32 wide) by swap-AB: below
+it a 64-row tile of M (the least one ``wgmma`` takes) is half padding or more."""
+MIN_BLOCKS_PER_SPLIT = 2
+"""Each program gets at least this many K blocks: with one, nothing of the
+next block's loads can overlap the multiply (``num_stages`` has nothing to
+pipeline)."""
+MAX_SPLIT = 16
+"""At most this many ranges of K: past about 4 programs per SM more splits
+only add partials to write and read back."""
+NEARLY_FULL = 0.9
+"""A split count that gives programs to this share of the SMs is timed too,
+though it leaves some idle: 128 of 132 SMs with no partials to add may beat
+264 programs that write, read back and add them."""
+MAX_REDUCE_BYTES = 128 * 1024
+"""The fp32 partials one tile's last program reads back and adds, at most:
+one SM pulls some 100-200 GB/s from L2, so 128 KiB is about a microsecond,
+a tenth of what a 128-token projection takes on an H200; a 128x256 tile's
+partial alone is 128 KiB (so that tile is not among ``SPLIT_TILES``)."""
+
+# (rows, columns, BLOCK_K, num_stages, num_warps). Swap-AB: rows run along N,
+# the columns (M's side) are fitted to M (16 or 32). Column counts of the
+# plain split-K tiles are capped by N and rows by M as ``configs.prune`` does.
+SWAP_TILES: tuple[tuple[int, int, int, int, int], ...] = (
+    (64, 16, 128, 4, 4),
+    (128, 16, 128, 4, 4),
+    (64, 16, 256, 3, 4),
+)
+"""Decode: the weight (B^T) streams through 64 or 128 of its rows at a time,
+each row's K contiguous (a transposed-view B is a row-major weight), 128 or
+256 of K per stage (16-32 KB of weight per stage: enough bytes in flight per
+SM to near the HBM bandwidth with 2-4 programs per SM)."""
+SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
+    (64, 128, 64, 4, 4),
+    (128, 128, 64, 4, 8),
+    (64, 64, 128, 4, 4),
+    (64, 256, 64, 3, 8),
+)
+"""Tens to hundreds of tokens: one 64- or 128-row block of tokens, or two,
+and the weight cut by N into 64 to 256 columns and by K to fill the SMs."""
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _pow2_at_least(x: int) -> int:
+    return 1 << max(0, x - 1).bit_length()
+
+
+def fills_gpu(m: int, n: int, num_sms: int) -> bool:
+    """At least one ``FILL_TILE`` of C per SM."""
+    return _cdiv(m, FILL_TILE[0]) * _cdiv(n, FILL_TILE[1]) >= num_sms
+
+
+def family(m: int, n: int, k: int, num_sms: int) -> Family:
+    """The family a problem is dispatched to (module docstring)."""
+    if fills_gpu(m, n, num_sms):
+        return "tiles"
+    if m <= SWAP_MAX_M:
+        return "swap_ab"
+    return "split_k"
+
+
+def splits_for(tiles: int, k_blocks: int, num_sms: int, tile_elements: int) -> tuple[int, ...]:
+    """The split counts worth timing for ``tiles`` tiles: the least power of
+    two that gives every SM a program, and twice that (two programs per SM
+    hide one's epilogue behind the other's loads), and half the first where
+    that leaves the SMs ``NEARLY_FULL`` with fewer partials to add (128 tiles
+    on 132 SMs: no split at all), each capped so that every
+    range keeps ``MIN_BLOCKS_PER_SPLIT`` K blocks, at ``MAX_SPLIT``, and at
+    ``MAX_REDUCE_BYTES`` of partials per tile."""
+    by_reduce = MAX_REDUCE_BYTES // (4 * tile_elements)
+    cap = max(1, min(MAX_SPLIT, k_blocks // MIN_BLOCKS_PER_SPLIT, by_reduce))
+    fill = _pow2_at_least(max(1, _cdiv(num_sms, max(1, tiles))))
+    counts = {fill, 2 * fill}
+    if fill > 1 and tiles * (fill // 2) >= NEARLY_FULL * num_sms:
+        counts.add(fill // 2)
+    return tuple(sorted({min(count, cap) for count in counts}))
+
+
+def split_k_candidates(
+    m: int, n: int, k: int, num_sms: int, dtype: str, fam: Family
+) -> list[Config]:
+    """The split-K configs of ``fam`` for one problem, fitted to it: no tile
+    edge past the problem's (rounded up to a power of two, at least 16),
+    fp32 with half the 16-bit BLOCK_K (the same bytes per stage)."""
+    if fam == "tiles":
+        return []
+    swap = fam == "swap_ab"
+    rows, cols = (n, m) if swap else (m, n)
+    caps = (max(MIN_BLOCK, _pow2_at_least(rows)), max(MIN_BLOCK, _pow2_at_least(cols)))
+    kept: list[Config] = []
+    for br, bc, bk, stages, warps in SWAP_TILES if swap else SPLIT_TILES:
+        br, bc = min(br, caps[0]), (caps[1] if swap else min(bc, caps[1]))
+        bk = max(MIN_BLOCK, min(bk // 2 if dtype == "fp32" else bk, _pow2_at_least(k)))
+        tiles = _cdiv(rows, br) * _cdiv(cols, bc)
+        for split in splits_for(tiles, _cdiv(k, bk), num_sms, br * bc):
+            config = Config(
+                path="split_k",
+                block_m=br,
+                block_n=bc,
+                block_k=bk,
+                num_stages=stages,
+                num_warps=warps if br * bc >= 128 * 128 else min(warps, 4),
+                split_k=split,
+                swap_ab=swap,
+            )
+            if config not in kept:
+                kept.append(config)
+    return kept
+
+
+def describe() -> str:
+    """The rules and tile lists as text, for the tuning cache's key."""
+    return (
+        f"FILL_TILE={FILL_TILE};SWAP_MAX_M={SWAP_MAX_M};"
+        f"MIN_BLOCKS_PER_SPLIT={MIN_BLOCKS_PER_SPLIT};MAX_SPLIT={MAX_SPLIT};"
+        f"MAX_REDUCE_BYTES={MAX_REDUCE_BYTES};NEARLY_FULL={NEARLY_FULL};"
+        f"SWAP_TILES={SWAP_TILES};SPLIT_TILES={SPLIT_TILES}"
+    )

@@ -1,0 +1,60 @@
+"""``scripts/tune_triton_tuned_llm.py`` on the CPU: which points and dtype it
+hands to the tuner and to ``gemmreg bench`` (the tuning itself needs a GPU,
+and says so)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "tune_triton_tuned_llm.py"
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("tune_triton_tuned_llm", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_by_default_it_runs_the_llm_file_as_it_is(script, tmp_path):
+    args = script.parse_args(["--out", str(tmp_path)])
+    path, rows = script.shapes_file(args)
+    assert path == script.DEFAULT_SHAPES and len(rows) == 20
+    assert {row["dtype"] for row in rows} == {"bf16"}
+    assert not (tmp_path / "shapes.json").exists()
+
+
+def test_points_and_dtype_make_a_file_of_exactly_those_rows(script, tmp_path):
+    args = script.parse_args(["--out", str(tmp_path), "--points", "1,128", "--dtype", "fp16"])
+    path, rows = script.shapes_file(args)
+    assert path == tmp_path / "shapes.json"
+    written = json.loads(path.read_text())["shapes"]
+    assert written == rows and len(rows) == 8
+    assert {row["m"] for row in rows} == {1, 128} and {row["dtype"] for row in rows} == {"fp16"}
+    assert all(row["layout"] == "transposedB" and row["weight"] for row in rows)
+
+
+def test_tuning_without_a_gpu_stops_with_one_line(script, tmp_path, monkeypatch):
+    for name in script.TUNING_ENV:
+        monkeypatch.setenv(name, "")  # the script sets them: put them back afterwards
+    with pytest.raises(SystemExit, match="needs a CUDA GPU"):
+        script.main(["--out", str(tmp_path), "--points", "1", "--skip-bench"])
+
+
+def test_the_filtered_file_is_one_gemmreg_bench_reads(script, tmp_path):
+    from gemmreg.deciding.shape_files import read_shapes
+
+    args = script.parse_args(["--out", str(tmp_path), "--points", "16"])
+    path, rows = script.shapes_file(args)
+    read = read_shapes(path)
+    assert [(r.m, r.n, r.k, r.dtype, r.layout, r.weight) for r in read] == [
+        (row["m"], row["n"], row["k"], row["dtype"], row["layout"], row["weight"]) for row in rows
+    ]
