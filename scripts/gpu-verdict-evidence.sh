@@ -62,6 +62,16 @@
 #              8192^3 bf16: a profile per point, checked against the timed kernels
 #   sigterm    gemmreg killed with SIGTERM while a worker hangs on the GPU
 #              (no worker may survive)
+#   cheats     the kernels that skip work (skip on repeat, cache by identity,
+#              skip when timed, skip unless profiled) against torch_ref at a
+#              launch-, a memory- and a compute-bound shape, bf16: each must
+#              end FAILED or INVALID, never FASTER
+#   honest     honest multi-launch kernels (split-K, split-K atomic, a
+#              three-op split-K, an extra pass over C) against torch_ref at
+#              the four skinny split-K shapes, bf16: their verdicts stand
+#   aallm      A/A over Llama 3 8B's 20 projection shapes: one `bench` of
+#              twin_a and twin_b (one torch.mm under two names) with the
+#              default sequential budget
 #
 # PART:N runs N repetitions, PART:FROM-TO repetitions FROM..TO (the
 # repetition number is also the seed). Every console line is stamped with the
@@ -76,7 +86,7 @@ out=${1:?usage: scripts/gpu-verdict-evidence.sh OUT_DIR PART...}
 shift
 python=${PYTHON:-python3}
 export PYTHONPATH="$PWD/tests${PYTHONPATH:+:$PYTHONPATH}"
-export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
+export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream,timing_plugins.split_k,timing_plugins.skip_on_repeat,timing_plugins.cache_by_identity,timing_plugins.detects_timing,timing_plugins.unless_profiled
 export PYTHONUNBUFFERED=1
 mkdir -p "$out"
 
@@ -125,6 +135,23 @@ for spec in "$@"; do
       compare smoke-seed-pair hip_tiled triton_grouped
       compare smoke-exploit torch_ref side_stream_mm --shape 4096x4096x4096 --dtype bf16
       compare smoke-aa-512 twin_a twin_b --shape 512x512x512 --dtype fp32
+      ;;
+    cheats)
+      gemmreg cheats bench torch_ref skip_on_repeat cache_by_identity detects_timing \
+        mm_unless_profiled --shape 16x16x65536,64x4096x16384,4096x4096x4096 --dtype bf16 \
+        --out "$out/cheats"
+      gemmreg cheats-verdicts report "$out/cheats" --verdicts
+      ;;
+    honest)
+      gemmreg honest bench torch_ref splitk splitk_atomic split_k_mm mm_extra_pass \
+        --shape 16x16x65536,128x128x32768,64x4096x16384,32x8192x8192 --dtype bf16 \
+        --out "$out/honest"
+      gemmreg honest-verdicts report "$out/honest" --verdicts
+      ;;
+    aallm)
+      gemmreg aallm bench twin_a twin_b --shapes examples/shapes/llm-projections.yaml \
+        --out "$out/aallm"
+      gemmreg aallm-verdicts report "$out/aallm" --verdicts
       ;;
     aa)
       for i in $(range "$count" 7); do
@@ -276,7 +303,7 @@ PY
       compare hostile-compare-poison torch_ref fake_gpu_poison --shape 1024x1024x1024 --dtype fp32
       gemmreg hostile-check-hang check fake_gpu_hang torch_ref --timeout 30 --out "$out/hostile-check-hang"
       compare hostile-compare-hang torch_ref fake_gpu_hang --shape 1024x1024x1024 --dtype fp32 --timeout 30
-      export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
+      export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream,timing_plugins.split_k,timing_plugins.skip_on_repeat,timing_plugins.cache_by_identity,timing_plugins.detects_timing,timing_plugins.unless_profiled
       ;;
     ncu)
       # issue 14's profiler hook: triton_tuned against torch_ref, then
@@ -396,7 +423,7 @@ PY
       } >>"$out/sigterm.ps.txt"
       tail -n 3 "$out/sigterm.console.txt"
       cat "$out/sigterm.ps.txt"
-      export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream
+      export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream,timing_plugins.split_k,timing_plugins.skip_on_repeat,timing_plugins.cache_by_identity,timing_plugins.detects_timing,timing_plugins.unless_profiled
       ;;
     *)
       echo "unknown part $part" >&2
