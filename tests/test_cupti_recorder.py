@@ -84,3 +84,15 @@ def test_start_and_stop_switch_every_kind_and_return_what_was_flushed():
     fake.pending = []
     recorder.start()
     assert recorder.stop() == []  # nothing carried over from the last stretch
+
+
+def test_mangled_kernel_names_read_as_torchs_profiler_shows_them():
+    """CUPTI names a C++ kernel by its symbol; the profiling process (torch's
+    profiler) by its demangled name: accounting compares the two."""
+    symbol = "_ZN8cublasLt19splitKreduce_kernelILi32ELi16Eif13__nv_bfloat16EEvv"
+    (found,) = cupti_recorder.activities_from_records([record(10, 0, 1, symbol)], KINDS)
+    assert found.name == "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16>()"
+    assert cupti_recorder.demangled("nvjet_sm90_tst_64x16_64x16_1x1_h_bz_splitK_NNT") == (
+        "nvjet_sm90_tst_64x16_64x16_1x1_h_bz_splitK_NNT"
+    )
+    assert cupti_recorder.demangled("_Znot a symbol") == "_Znot a symbol"

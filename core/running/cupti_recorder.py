@@ -23,7 +23,10 @@ opened once per process.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import ctypes
+import ctypes.util
+import functools
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from gemmreg.judging.activity_analysis import Activity
@@ -37,6 +40,47 @@ _KINDS = {"CONCURRENT_KERNEL": "kernel", "MEMCPY": "memcpy", "MEMSET": "memset"}
 gemmreg's names for them (:data:`gemmreg.judging.activity_analysis.ACTIVITY_KINDS`)."""
 
 
+@functools.cache
+def _cxa_demangle() -> Callable[[str], str | None] | None:
+    """The C++ runtime's demangler (``abi::__cxa_demangle``), or None where
+    there is no libstdc++ to load."""
+    try:
+        lib = ctypes.CDLL(ctypes.util.find_library("stdc++") or "libstdc++.so.6")
+        libc = ctypes.CDLL(None)
+    except OSError:
+        return None
+    raw = lib.__cxa_demangle
+    raw.restype = ctypes.c_void_p
+    raw.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_int)]
+
+    def demangle(name: str) -> str | None:
+        status = ctypes.c_int(0)
+        pointer = raw(name.encode(), None, None, ctypes.byref(status))
+        if not pointer:
+            return None
+        try:
+            return ctypes.string_at(pointer).decode(errors="replace")
+        finally:
+            libc.free(ctypes.c_void_p(pointer))
+
+    return demangle
+
+
+def demangled(name: str) -> str:
+    """A kernel's name as torch's profiler shows it: CUPTI hands back the
+    mangled symbol (``_ZN8cublasLt19splitKreduce_kernel...``), torch's
+    profiler the demangled one (``void cublasLt::splitKreduce_kernel<...>()``),
+    through the same C++ runtime call. Work accounting holds a timed call's
+    kernels to the profiling process's by name, so both must use one form:
+    on the H200 every cuBLAS call read as launching other kernels than its
+    profile until the names were demangled here. Names that are not mangled
+    (Triton's, nvjet's) come back as they are."""
+    if not name.startswith("_Z"):
+        return name
+    demangle = _cxa_demangle()
+    return (demangle(name) if demangle is not None else None) or name
+
+
 def activities_from_records(records: Iterable[Any], kind_names: dict[int, str]) -> list[Activity]:
     """CUPTI activity records as gemmreg's :class:`Activity`, times in us from
     the first record's start. ``kind_names`` maps CUPTI's kind numbers to
@@ -48,7 +92,7 @@ def activities_from_records(records: Iterable[Any], kind_names: dict[int, str]) 
     out = []
     for r in kept:
         kind = kind_names[int(r.kind)]
-        name = str(getattr(r, "name", "") or "") if kind == "kernel" else kind
+        name = demangled(str(getattr(r, "name", "") or "")) if kind == "kernel" else kind
         out.append(
             Activity(
                 name=name,
