@@ -143,3 +143,24 @@ def test_a_point_that_kills_every_actor_is_reported_lost_and_the_others_survive(
     assert lost.startswith("[2/2] 10x10x10 fp32: lost on the cluster: its actor died")
     assert lost.endswith("2 times")
     assert "lost on the cluster" in manifest["stopped"]
+
+
+@pytest.mark.slow
+def test_a_ray_sweep_adds_processes_on_its_actors_pools_as_the_local_sweep_does(
+    tmp_path, fake_plugins
+):
+    """``--budget`` (sequential looks) is the local sweep's protocol, run on
+    each actor's pool; a Ray task per point could only time a fixed count."""
+    pytest.importorskip("ray", reason="Ray is optional (pip install 'gemmreg[ray]')")
+    fake_plugins("pinned")
+    out = tmp_path / "run"
+    pair = ["fake_pinned_a", "fake_pinned_b"]
+    timing = ["--repeats", "3", "--warmup", "1", "--budget", "0"]  # the first batch only
+    done = run_gemmreg(
+        "bench", *pair, "--shape", "6", *timing, "--ray", "local", "--out", str(out), env=ENV
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    [report] = json.loads((out / "run.json").read_text())["reports"]
+    assert report["budget_s"] == 0
+    assert report["looks"] == [report["processes"]] and report["processes"] >= 3
+    assert {r["status"] for r in report["records"]} == {"ok"}
