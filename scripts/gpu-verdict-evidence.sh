@@ -57,7 +57,9 @@
 #              actor per GPU), Ray installed first from wheels under .raywheels/
 #              if not importable; its verdicts matched against sweepone's and
 #              sweepall's, and each run's wall time against sweepone's
-#              (sweep-speed.txt)
+#              (sweep-speed.txt). SWEEP_PROCESSES=N gives the three sweeps
+#              `--processes N` (5: session 7's fixed count, whose one-GPU sweep
+#              fit a 10-minute command; unset: the sequential default)
 #   tf32       `bench torch_ref_tf32 triton_tuned` at issue 16's four large
 #              shapes in fp32: TF32 against cuBLAS TF32
 #   tuned      `bench torch_ref triton_tuned` at those shapes in fp16 and bf16
@@ -364,7 +366,8 @@ PY
       devices=0
       [ "$part" = sweepall ] && devices=all
       gemmreg "$part" bench hip_naive hip_tiled torch_ref triton_baseline triton_grouped triton_tuned \
-        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --devices "$devices" --out "$out/$part"
+        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --devices "$devices" --out "$out/$part" \
+        ${SWEEP_PROCESSES:+--processes "$SWEEP_PROCESSES"}
       if [ "$part" = sweepall ] && [ -d "$out/sweepone" ]; then
         "$python" scripts/verdict_match.py "$out/sweepone" "$out/sweepall" | tee "$out/sweep-match.txt"
       fi
@@ -397,7 +400,8 @@ PY
       fi
       "$python" -c "import ray; print('ray', ray.__version__)" 2>&1 | tee "$out/sweepray-ray.txt"
       gemmreg "$part" bench hip_naive hip_tiled torch_ref triton_baseline triton_grouped triton_tuned \
-        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --ray local --out "$out/$part"
+        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --ray local --out "$out/$part" \
+        ${SWEEP_PROCESSES:+--processes "$SWEEP_PROCESSES"}
       if [ -d "$out/sweepone" ]; then
         "$python" scripts/verdict_match.py "$out/sweepone" "$out/sweepray" | tee "$out/ray-match.txt"
       fi
