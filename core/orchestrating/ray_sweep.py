@@ -90,6 +90,8 @@ def _sweep(
     )
     switches = environment.switches()
     gpus = max(1, min(len(problems), ray_cluster.gpu_count(ray, info.is_gpu)))
+    # Taken before any actor starts: the actors' workers are not in this
+    # process's tree, so NVML would list them as other processes on the GPU.
     manifest = environment.manifest(kernels, seed=timing.seed, **manifest_fields)
     done: dict[int, CompareReport] = {}
     actors: dict[tuple[str, int], dict[str, Any]] = {}
