@@ -53,8 +53,14 @@
 #   sweepone   the sweep above with `--devices 0` (issue 15's one-GPU figure)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
 #              against sweepone's (scripts/verdict_match.py)
-#   sweepray   the same sweep through a local Ray head (`--ray local`), Ray
-#              installed first from wheels under .raywheels/ if not importable
+#   sweepray   the same sweep through a local Ray head (`--ray local`: one warm
+#              actor per GPU), Ray installed first from wheels under .raywheels/
+#              if not importable; its verdicts matched against sweepone's and
+#              sweepall's, and each run's wall time against sweepone's
+#              (sweep-speed.txt). SWEEP_PROCESSES=N gives the three sweeps
+#              `--processes N` (5: the fixed count of the committed two-GPU runs,
+#              evidence/2026-11-30-h200-session7, whose one-GPU sweep fit a
+#              10-minute command; unset: the sequential default)
 #   tf32       `bench torch_ref_tf32 triton_tuned` at issue 16's four large
 #              shapes in fp32: TF32 against cuBLAS TF32
 #   tuned      `bench torch_ref triton_tuned` at those shapes in fp16 and bf16
@@ -361,7 +367,8 @@ PY
       devices=0
       [ "$part" = sweepall ] && devices=all
       gemmreg "$part" bench hip_naive hip_tiled torch_ref triton_baseline triton_grouped triton_tuned \
-        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --devices "$devices" --out "$out/$part"
+        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --devices "$devices" --out "$out/$part" \
+        ${SWEEP_PROCESSES:+--processes "$SWEEP_PROCESSES"}
       if [ "$part" = sweepall ] && [ -d "$out/sweepone" ]; then
         "$python" scripts/verdict_match.py "$out/sweepone" "$out/sweepall" | tee "$out/sweep-match.txt"
       fi
@@ -394,10 +401,24 @@ PY
       fi
       "$python" -c "import ray; print('ray', ray.__version__)" 2>&1 | tee "$out/sweepray-ray.txt"
       gemmreg "$part" bench hip_naive hip_tiled torch_ref triton_baseline triton_grouped triton_tuned \
-        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --ray local --out "$out/$part"
+        --shape 256,512,1024,2048,4096,8192 --dtype fp32,fp16,bf16 --ray local --out "$out/$part" \
+        ${SWEEP_PROCESSES:+--processes "$SWEEP_PROCESSES"}
       if [ -d "$out/sweepone" ]; then
         "$python" scripts/verdict_match.py "$out/sweepone" "$out/sweepray" | tee "$out/ray-match.txt"
       fi
+      if [ -d "$out/sweepall" ]; then
+        "$python" scripts/verdict_match.py "$out/sweepall" "$out/sweepray" | tee "$out/ray-all-match.txt"
+      fi
+      # Each run's wall time against the one-GPU sweep's (goal for both: at most 0.55x).
+      for run in sweepall sweepray; do
+        if [ -f "$out/sweepone.console.txt" ] && [ -f "$out/$run.console.txt" ]; then
+          one=$(grep -o 'wall [0-9]* s' "$out/sweepone.console.txt" | tail -n 1 | tr -dc 0-9)
+          this=$(grep -o 'wall [0-9]* s' "$out/$run.console.txt" | tail -n 1 | tr -dc 0-9)
+          awk -v a="$this" -v b="$one" -v r="$run" \
+            'BEGIN { printf "%s: %d s against %d s on one GPU: %.3fx\n", r, a, b, a / b }' |
+            tee -a "$out/sweep-speed.txt"
+        fi
+      done
       ;;
     sigterm)
       # SIGTERM while a worker hangs on the GPU: gemmreg must go, and every

@@ -59,7 +59,7 @@ def cli_offline(monkeypatch, capsys, tmp_path):
             ["bench", "torch_ref", "--shape", "64", "--processes", "3", "--budget", "0"],
             "--processes and --budget: one or the other",
         ),
-        ([*PAIR, "--budget", "30", "--ray", "local"], "--budget and --ray: a Ray run times"),
+        ([*PAIR, "--budget", "30", "--ray", "local"], "--budget and --ray: compare on Ray times"),
         (
             ["bench", "torch_ref", "--device-processes", "x"],
             "--device-processes: expected an integer",

@@ -126,7 +126,7 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         help=f"a fixed number of independent worker processes, 1 to {opt.MAX_PROCESSES}, "
         "judged once, as runs without --budget were (default: as many as --budget needs on "
         f"a GPU; {defaults.CPU_DEFAULT_PROCESSES} on the CPU; {defaults.GPU_DEFAULT_PROCESSES} "
-        "with --ray)",
+        "with compare --ray)",
     )
     parser.add_argument(
         "--budget",

@@ -54,14 +54,15 @@ def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False, fixed: boo
 
 def _one_count(args: argparse.Namespace, ray: bool) -> None:
     """``--processes`` fixes the count, ``--budget`` lets it grow: one or the
-    other; and a Ray run's processes are a fixed count."""
+    other; and ``compare --ray``'s processes are a fixed count (``bench --ray``
+    adds them on each actor's pool, as ``--devices`` does)."""
     if args.budget is not None and args.processes is not None:
         raise UsageError(
             "--processes and --budget: one or the other (--processes fixes the count, "
             "--budget adds processes until every pair is decided)"
         )
     if args.budget is not None and ray:
-        raise UsageError("--budget and --ray: a Ray run times a fixed count (--processes)")
+        raise UsageError("--budget and --ray: compare on Ray times a fixed count (--processes)")
 
 
 def _start_ahead(args: argparse.Namespace, cold: bool, several: str | None = None) -> Any:
@@ -239,9 +240,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     problems = [point.problem for point in chosen]
     ray_address = cli_device.ray_address(args)
     cli_profiler.refuse_with_ray(ray_address, profilers)
-    _one_count(args, ray_address is not None)
+    _one_count(args, False)  # sequential on each actor's warm pool
     several = cli_device.several(args)
-    # On Ray each task starts its pool on its node; with --devices, one pool per GPU.
+    # On Ray each actor starts its pool on its node; with --devices, one pool per GPU.
     ahead = None if ray_address is not None else _start_ahead(args, False, several)
     with _killed_on_error(ahead):
         info = backend.current()
@@ -250,7 +251,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         on = _devices(several, info)
         ahead = ahead_pinned.unless_other_gpus(ahead, several, on)
         preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
-        timing = _timing(args, info.is_gpu, sweep=True, fixed=ray_address is not None)
+        timing = _timing(args, info.is_gpu, sweep=True)
         kernels = registry.discover().select(args.names)
         preflight.require_runnable(kernels, problems, 1, "bench")
         out = args.out or run_folder.default_folder(Path("runs"), "bench")

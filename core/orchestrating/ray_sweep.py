@@ -1,22 +1,27 @@
-"""``gemmreg bench --ray ADDRESS``: a sweep on a Ray cluster, a point per Ray task.
+"""``gemmreg bench --ray ADDRESS``: a sweep on a Ray cluster, served by one
+warm actor per GPU.
 
-Each point is one Ray task holding one GPU (:mod:`gemmreg.running.ray_cluster`):
-on its node it reads the plugins (installed there), starts a pool of
-timing workers (gemmreg's own worker subprocesses, on the task's GPU) and
-times the point exactly as the local sweep does (:func:`time_point`). The
-reports stream back through ``ray.wait``; the run is saved atomically as
-each arrives (partial until the last). A point whose Ray task died more
-than :data:`~gemmreg.running.ray_cluster.MAX_RETRIES` times is reported
-lost (``lost_points`` in the manifest; the run stays partial). Each report
+Each GPU of the cluster gets a :class:`~gemmreg.orchestrating.ray_point_actor.PointTimer`:
+a Ray actor holding that GPU and a pool of timing workers on it, started
+once and kept for the whole sweep, as ``bench --devices`` keeps a pool per
+GPU (a point timed through a Ray task that started its own pool took about
+3x as long on the H200). The driver hands out the points in the order asked,
+one at a time to whichever actor is free (:class:`Dispatch`): a GPU never
+times two points at once and every point is timed exactly as the local
+sweep times it. The reports stream back through ``ray.wait``; the run is
+saved atomically as each arrives (partial until the last). Each report
 names the GPU model it ran on, and the tables get one section per model.
 
-Each task starts its own pool: a few seconds of worker start-up a point,
-which the local sweep pays once (docs/multi-gpu.md).
+An actor whose process or node dies loses only the point it was timing:
+that point goes to the next free actor, :data:`POINT_RETRIES` time(s)
+(``retried_points`` in the manifest), after which it is reported lost
+(``lost_points``, with the reason; the run stays partial and says why).
+A replacement actor is started for each one lost while points wait, up to
+:data:`~gemmreg.running.ray_cluster.MAX_RETRIES` per GPU.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,32 +33,16 @@ from gemmreg.deciding.timing_options import TimingOptions
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.timing_records import CompareReport
 from gemmreg.orchestrating.progress import Meter
-from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
+from gemmreg.orchestrating.ray_dispatch import Dispatch, Lost
+from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save
 from gemmreg.rendering import render_points
-from gemmreg.running import environment, ray_cluster, worker_pool
+from gemmreg.running import environment, ray_cluster
 
-
-def time_point_on_node(
-    names: list[str], problem: Problem, timing: TimingOptions, switches: dict[str, str]
-) -> tuple[CompareReport, dict[str, Any]]:
-    """In a Ray task: the point timed on this node's GPU, and the node's record."""
-    from gemmreg.contract import backend
-    from gemmreg.discovery import registry
-
-    os.environ.update(switches)
-    info = backend.current()
-    kernels = registry.discover().select(names)
-    node = ray_cluster.node_record()
-    pool = worker_pool.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
-    pool.start()
-    try:
-        report = time_point(kernels, problem, timing, info, lambda line: None, "", pool)
-    finally:
-        pool.close()
-    report = attrs.evolve(
-        report, device_name=node["device_name"], device_index=node["device_index"]
-    )
-    return report, node
+POINT_RETRIES = 1
+"""Times a point whose actor died under it is handed to another actor. Once
+covers a node or worker lost by accident; a point that kills its actor
+every time (a kernel that brings its worker's parent down) must not take
+every GPU of the cluster down in turn."""
 
 
 def sweep_on_ray(
@@ -68,9 +57,9 @@ def sweep_on_ray(
     weights: Sequence[float] | None = None,
     **manifest_fields: Any,
 ) -> Sweep:
-    """Every point as a Ray task on the cluster at ``where``, saved as it
-    arrives; ``meter``, ``weights`` and ``manifest_fields`` as with
-    :func:`gemmreg.orchestrating.sweeping.sweep`."""
+    """Every point on the cluster at ``where``, served by one warm actor per
+    GPU and saved as it arrives; ``meter``, ``weights`` and
+    ``manifest_fields`` as with :func:`gemmreg.orchestrating.sweeping.sweep`."""
     try:
         with ray_cluster.connected(where) as ray:  # Ray's messages are not output
             return _sweep(
@@ -93,44 +82,64 @@ def _sweep(
     weights: Sequence[float] | None = None,
     meter: Meter | None = None,
 ) -> Sweep:
+    from gemmreg.orchestrating.ray_point_actor import PointTimer
+
     names = [k.name for k in kernels]
-    remote = ray.remote(time_point_on_node).options(
-        max_retries=ray_cluster.MAX_RETRIES,
-        retry_exceptions=False,
-        **ray_cluster.holds(info.is_gpu),
+    actor_class = ray.remote(PointTimer).options(
+        max_restarts=0, max_task_retries=0, **ray_cluster.holds(info.is_gpu)
     )
     switches = environment.switches()
-    waiting = {remote.remote(names, p, timing, switches): i for i, p in enumerate(problems)}
+    gpus = max(1, min(len(problems), ray_cluster.gpu_count(ray, info.is_gpu)))
+    # Taken before any actor starts: the actors' workers are not in this
+    # process's tree, so NVML would list them as other processes on the GPU.
     manifest = environment.manifest(kernels, seed=timing.seed, **manifest_fields)
     done: dict[int, CompareReport] = {}
-    nodes: dict[str, dict[str, Any]] = {}
+    actors: dict[tuple[str, int], dict[str, Any]] = {}
     lost: list[str] = []
-    pending = list(waiting)
-    while pending:
-        finished, pending = ray.wait(pending, num_returns=1)
-        index = waiting[finished[0]]
+    retried: list[str] = []
+
+    def label(index: int) -> str:
         problem = problems[index]
-        label = f"[{index + 1}/{len(problems)}] {problem.shape} {problem.dtype}"
-        try:
-            report, node = ray.get(finished[0])
-        except ray.exceptions.RayError as error:
-            lost.append(f"{label}: {ray_cluster.lost_outcomes(1, error)[0].error}")
-            progress(f"{lost[-1]}")
-            continue
-        nodes[str(node.get("host"))] = node
-        progress(f"{label}: timed on {node['host']} ({node['device_name']})")
+        return f"[{index + 1}/{len(problems)}] {problem.shape} {problem.dtype}"
+
+    def saved() -> None:
+        manifest.update(ray_nodes=list(actors.values()), lost_points=lost, retried_points=retried)
+        if lost:
+            manifest["stopped"] = f"{len(lost)} point(s) lost on the cluster (lost_points)"
+        reports = [done[i] for i in sorted(done)]
+        if reports:
+            save(out, manifest, reports, len(done) < len(problems))
+
+    def arrived(index: int, result: tuple[CompareReport, dict[str, Any]]) -> None:
+        report, node = result
+        actors[(str(node.get("host")), int(node.get("actor_pid", 0)))] = node
+        where = f"{node['host']} ({node['device_name']}, actor {node.get('actor_pid')})"
+        progress(f"{label(index)}: timed on {where}")
         if weights is not None:
             report = attrs.evolve(report, weight=weights[index])
         done[index] = flag_shared(report, manifest, progress)
-        for line in render_points.point_lines(report, f"{label}: "):
+        for line in render_points.point_lines(report, f"{label(index)}: "):
             progress(line)  # before the save: a full disk loses no figure
         if meter is not None and not report.partial:
-            meter.advance(float(problem.flops))
-        manifest.update(ray_nodes=list(nodes.values()), lost_points=lost)
-        save(out, manifest, [done[i] for i in sorted(done)], len(done) < len(problems))
-    manifest.update(ray_nodes=list(nodes.values()), lost_points=lost)
-    reports = [done[i] for i in sorted(done)]
-    partial = len(done) < len(problems)
-    if reports:
-        save(out, manifest, reports, partial)
-    return Sweep(reports=tuple(reports), partial=partial)
+            meter.advance(float(problems[index].flops))
+        saved()
+
+    def retrying(index: int, why: str) -> None:
+        retried.append(f"{label(index)}: {why}")
+        progress(f"{label(index)}: its actor was lost ({why}); handed to another actor")
+
+    def gave_up(failure: Lost) -> None:
+        lost.append(f"{label(failure.index)}: {failure.reason}")
+        progress(lost[-1])
+        saved()
+
+    dispatch = Dispatch(
+        ray=ray,
+        start=lambda: actor_class.remote(names, timing, switches),
+        send=lambda actor, index: actor.time.remote(problems[index]),
+        spares=ray_cluster.MAX_RETRIES * gpus,
+        retries=POINT_RETRIES,
+    )
+    dispatch.run(len(problems), gpus, arrived, retrying, gave_up)
+    saved()
+    return Sweep(reports=tuple(done[i] for i in sorted(done)), partial=len(done) < len(problems))

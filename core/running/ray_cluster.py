@@ -115,6 +115,16 @@ def gpu_models(ray: Any) -> list[str]:
     return sorted(found)
 
 
+def gpu_count(ray: Any, gpu: bool) -> int:
+    """The GPUs of the cluster a task or actor of gemmreg can hold (the
+    pretend ones on a machine without GPUs: :func:`holds`; 0 when it has
+    none); on the CPU alone, 1: points timed side by side would share its cores."""
+    resources = ray.cluster_resources()
+    if not gpu and devices.fake_devices() is not None:
+        return int(resources.get(FAKE_GPU_RESOURCE, 0))
+    return int(resources.get("GPU", 0)) if gpu else 1
+
+
 def holds(gpu: bool) -> dict[str, Any]:
     """What a Ray task of gemmreg holds: one GPU, or one pretend GPU."""
     held: dict[str, Any] = {"num_gpus": 1 if gpu else 0}

@@ -1,7 +1,10 @@
 """A correct kernel whose first call ever kills the process that started its
-worker (under ``--ray``: the Ray worker running the batch) and then its own
-worker, as a node lost mid-run would. A marker file (KILL_MARKER_ENV) makes
-it happen once; every later call is a plain torch.mm."""
+worker (under ``--ray``: the Ray worker running the batch, or the actor
+holding the pool of ``bench --ray``) and then its own worker, as a node lost
+mid-run would. A marker file (KILL_MARKER_ENV), made atomically, makes it
+happen once; every later call is a plain torch.mm. With KILL_AT_M_ENV set it
+kills instead in every call whose A has that many rows, adding a line to
+the marker file each time."""
 
 import os
 import signal
@@ -12,13 +15,26 @@ import torch
 from fake_plugins import fp32_spec
 
 KILL_MARKER_ENV = "GEMMREG_TEST_KILL_MARKER"
+KILL_AT_M_ENV = "GEMMREG_TEST_KILL_AT_M"
+
+
+def _claimed(marker):
+    """Whether this call made the marker (two workers racing: only one does)."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True
 
 
 def launch(a, b, out):
     marker = os.environ.get(KILL_MARKER_ENV)
-    if marker and not os.path.exists(marker):
-        with open(marker, "w") as note:
-            note.write(f"killed {os.getppid()}\n")
+    at_m = os.environ.get(KILL_AT_M_ENV)
+    kill = str(a.shape[0]) == at_m if at_m else bool(marker) and _claimed(marker)
+    if kill:
+        if marker:
+            with open(marker, "a") as note:
+                note.write(f"killed {os.getppid()}\n")
         os.kill(os.getppid(), signal.SIGKILL)
         os.kill(os.getpid(), signal.SIGKILL)
     torch.mm(a, b, out=out)
