@@ -158,7 +158,7 @@ def test_finish_verifies_a_checked_call_on_fresh_operands_and_reads_the_trace(
     monkeypatch.setattr(recorder, "stop", lambda: activities_from_events(kineto))
     recorder.backend = "CUPTI"
     said = work_recording.finish(recorder, [honest, stale], PROBLEM, 3, "cpu")
-    assert said.startswith("on (6 calls, 18 device activities; CUPTI set-up 0.00 s, trace read")
+    assert said.startswith("on (6 calls, 0 rounds drawn, 18 device activities; CUPTI set-up 0.00 s")
     assert recorder.checked == [False] * 4 + [True, True]
     assert honest.result.status == "ok" and honest.result.accounting.checked == ((GEMM, 1),)
     assert honest.result.accounting.calls == 2
@@ -223,3 +223,52 @@ def test_a_saved_run_keeps_the_accounting_and_older_runs_still_read(accounting):
     older = {k: v for k, v in data.items() if k != "accounting"}
     run_schema.check_record(ProcessRun, older, "runs[0]")
     assert from_jsonable(ProcessRun, older).accounting is None
+
+
+class Named:
+    def __init__(self, name):
+        self.name = name
+
+    def call(self):
+        pass
+
+
+class SwitchedCupti:
+    """The direct recorder's switches, counted."""
+
+    def __init__(self):
+        self.on = False
+        self.switches = 0
+
+    def resume(self):
+        self.on, self.switches = True, self.switches + 1
+
+    def pause(self):
+        self.on = False
+
+
+def test_through_cupti_one_round_in_each_block_is_recorded_and_only_its_calls():
+    """Sampling: CUPTI on for one drawn round in every SAMPLE_BLOCK, the
+    markers and the call log only there, the checked call always."""
+    log: list = []
+    recorder = Recorder(
+        SimpleNamespace(cuda=SimpleNamespace(synchronize=lambda: None)), Marker(log)
+    )
+    recorder.direct = direct = SwitchedCupti()
+    recorder.active = False
+    blocks = 3
+    recorded = []
+    for index in range(work_recording.SAMPLE_BLOCK * blocks):
+        recorder.round_begins(index)
+        recorder.open()
+        recorder.close(Named(f"round {index}").call)
+        if recorder.active:
+            assert direct.on
+            recorded.append(index)
+        recorder.round_ends()
+        assert not direct.on and not recorder.active
+    assert [i // work_recording.SAMPLE_BLOCK for i in recorded] == list(range(blocks))
+    assert recorder.owners == [f"round {i}" for i in recorded]
+    assert len(log) == 2 * blocks and recorder.rounds_recorded == blocks
+    recorder.record_alone()
+    assert direct.on and recorder.active

@@ -123,16 +123,26 @@ class CuptiRecorder:
         self._records.extend(activities)
 
     def start(self) -> None:
-        """Record from now on (the caller has synchronised the device)."""
+        """Record from now on (the caller has synchronised the device),
+        forgetting what was recorded before."""
         self._records.clear()
+        self.resume()
+
+    def resume(self) -> None:
+        """Record again after :meth:`pause`, keeping what was recorded."""
         for kind in self._kinds:
             self._cupti.activity_enable(kind)
+
+    def pause(self) -> None:
+        """Stop recording for now (the caller has synchronised the device, so
+        every activity of the stretch has ended and is kept)."""
+        for kind in self._kinds:
+            self._cupti.activity_disable(kind)
 
     def stop(self) -> list[Activity]:
         """Stop recording (the caller has synchronised the device) and return
         the activities recorded since :meth:`start`."""
-        for kind in self._kinds:
-            self._cupti.activity_disable(kind)
+        self.pause()
         self._cupti.activity_flush_all(1)
         found = activities_from_records(self._records, self._names)
         self._records.clear()

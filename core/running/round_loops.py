@@ -167,6 +167,11 @@ def take_rounds(
             if hasattr(kernel, "fresh_values"):
                 kernel.fresh_values(seed, index)
         readings = [monitor.read()] if monitor is not None else []
+        recorder = getattr(
+            clock, "marks", None
+        )  # work accounting's (gemmreg.running.work_recording)
+        if recorder is not None:
+            recorder.round_begins(index)
         slot_ms, wall, samples, host = {}, {}, {}, {}
         for name in order:
             expected = _enter(by_name[name])
@@ -175,6 +180,8 @@ def take_rounds(
             if host_ms is not None:
                 host[name] = host_ms
             _check_state(name, expected)
+        if recorder is not None:
+            recorder.round_ends()
         if monitor is not None:
             readings.append(monitor.read())
         dropped = None

@@ -11,17 +11,17 @@ kernels of a checked call.
 
 How, so that a kernel cannot tell which calls count:
 
-- The recording is on for the whole timed phase (heat soak and rounds), the
-  same for every call, and every call is read afterwards: nothing is
-  sampled, so there is no sampled call to tell apart. (Charging each
-  activity to its call touches each once, and comparing every call's
-  multiset costs little more than comparing a sample's would.)
-- CUPTI is used directly where NVIDIA's ``cupti-python`` is installed
-  (:mod:`gemmreg.running.cupti_recorder`): torch's profiler, the fallback,
-  sets flags a plugin can read (``torch.autograd.profiler._is_profiler_enabled``)
-  and takes seconds to set up. Either way the recording is on for every
-  timed call, so a kernel that behaves only while recorded behaves in every
-  timed call.
+- Through CUPTI used directly (NVIDIA's ``cupti-python``,
+  :mod:`gemmreg.running.cupti_recorder`), one round in every
+  :data:`SAMPLE_BLOCK` is recorded, drawn at random as its block starts:
+  switching CUPTI changes nothing a plugin can read through torch, and the
+  draw cannot be foretold, so no call can tell whether it counts, and every
+  call of a recorded round is read.
+- Through torch's profiler, the fallback, every timed call is recorded
+  (heat soak and rounds): it sets flags a plugin can read
+  (``torch.autograd.profiler._is_profiler_enabled``) and takes seconds to
+  set up, so it cannot be switched unseen; a kernel that behaves only while
+  recorded then behaves in every timed call.
 - Each sample's call is bracketed by two launches of an empty kernel of
   gemmreg's own, :data:`MARKER_NAME`, on the caller's stream, outside the
   timing events (:class:`gemmreg.running.clocks.GpuClock`): the flush and
@@ -39,8 +39,8 @@ How, so that a kernel cannot tell which calls count:
 Cost, once per timed process: the recorder's set-up (milliseconds through
 ``cupti-python``, seconds through torch's profiler; paid before the heat
 soak, which then brings the clocks back), two marker launches per sample
-(host time the stream hold keeps out of the events; a slot then holds a
-few samples fewer), and reading the trace at the end. The process record
+in a recorded round (host time the stream hold keeps out of the events; a
+slot then holds a few samples fewer), and reading the trace at the end. The process record
 says whether it was on and what it cost (``ProcessRecord.accounting``).
 Off with ``GEMMREG_WORK_ACCOUNTING=off`` (for diagnosis: the verdicts then
 rest on events alone, and the record says so).
@@ -49,6 +49,7 @@ rest on events alone, and the record says so).
 from __future__ import annotations
 
 import os
+import random
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -64,6 +65,18 @@ MARKER_NAME = "gemmreg_call_marker"
 MARKER_SOURCE = 'extern "C" __global__ void gemmreg_call_marker() {}'
 """An empty kernel with a name no plugin launches by accident (compiled with
 NVRTC/hiprtc, as the stream hold is): it does nothing but show in the trace."""
+SAMPLE_BLOCK = 8
+"""Through CUPTI, one round in every block of this many is recorded, drawn
+from the operating system's random source as the block starts: a process of
+10 to 300 rounds records 2 to 38 of them. On the H200, reading every call of
+a process (6000 calls, 39000 device activities) took 3-4 s of a 7-9 s
+process at 512^3; an eighth of them keeps that under half a second. Which
+rounds count cannot be seen (switching CUPTI changes nothing a plugin reads
+through torch) nor foretold (the draw is not seeded from anything in the
+process). A recorded round's figures stay in the verdict: its calls ran
+under CUPTI's kernel records (0.3-1.5% of a single-launch call's figure on
+the H200, ``evidence/2026-12-03-h200-cupti-cost/``), every kernel of the
+round alike."""
 CHECKED_SEED_OFFSET = 7919
 """The checked call's operands are drawn with the timing seed plus this: other values."""
 OFF_WORDS = ("off", "0", "no", "false")
@@ -90,19 +103,55 @@ class Recorder:
         self.direct: cupti_recorder.CuptiRecorder | None = None
         self.backend = ""
         """What recorded: ``CUPTI``, or torch's profiler and why not CUPTI."""
+        self.active = True
+        """Whether calls are recorded now: always through torch's profiler;
+        through CUPTI, in the rounds drawn to be recorded and the checked calls."""
+        self._draw = random.SystemRandom()
+        self._drawn = -1
+        self.rounds_recorded = 0
         self.clock: Any = None
         """The clock whose samples this recorder's markers bracket."""
         self.setup_s = 0.0
 
     def open(self) -> None:
-        """Before a call: the opening marker."""
-        self.marker.launch((1, 1, 1), (1, 1, 1), [])
+        """Before a call: the opening marker (in a recorded round)."""
+        if self.active:
+            self.marker.launch((1, 1, 1), (1, 1, 1), [])
 
     def close(self, call: Callable[[], None], checked: bool = False) -> None:
-        """After a call: the closing marker, and whose call it was."""
-        self.marker.launch((1, 1, 1), (1, 1, 1), [])
-        self.owners.append(_owner(call))
-        self.checked.append(checked)
+        """After a call: the closing marker, and whose call it was (in a recorded round)."""
+        if self.active:
+            self.marker.launch((1, 1, 1), (1, 1, 1), [])
+            self.owners.append(_owner(call))
+            self.checked.append(checked)
+
+    def round_begins(self, index: int) -> None:
+        """Before round ``index``'s slots: record it if it is drawn
+        (:func:`recorded_round`); every round where CUPTI cannot be switched
+        unseen (torch's profiler)."""
+        if self.direct is None:
+            return
+        if index % SAMPLE_BLOCK == 0:
+            self._drawn = index + self._draw.randrange(SAMPLE_BLOCK)
+        if index == self._drawn:
+            self.torch.cuda.synchronize()
+            self.direct.resume()
+            self.active = True
+            self.rounds_recorded += 1
+
+    def round_ends(self) -> None:
+        """After a round's slots: stop recording until the next drawn round."""
+        if self.direct is not None and self.active:
+            self.torch.cuda.synchronize()
+            self.direct.pause()
+            self.active = False
+
+    def record_alone(self) -> None:
+        """Record from now on whatever the draw (the checked calls)."""
+        if self.direct is not None and not self.active:
+            self.torch.cuda.synchronize()
+            self.direct.resume()
+        self.active = True
 
     def start(self) -> None:
         """Record from now on: through CUPTI directly where ``cupti-python``
@@ -114,7 +163,8 @@ class Recorder:
         direct, why = cupti_recorder.open_recorder()
         if direct is not None:
             direct.start()
-            self.direct, self.backend = direct, "CUPTI"
+            direct.pause()  # until the first round drawn (round_begins)
+            self.direct, self.backend, self.active = direct, "CUPTI", False
         else:
             from torch.profiler import ProfilerActivity, profile
 
@@ -170,6 +220,7 @@ def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, devic
     before = (a.clone(), b.clone())
     guarded = GuardedOutput.allocate(problem, device)
     recorder.torch.cuda.synchronize()
+    recorder.record_alone()
     recorder.open()
     try:
         kernel.launch(a, b, guarded.out)
@@ -216,8 +267,9 @@ def finish(
             accounting = attrs.evolve(accounting, checked_note=notes[kernel.name])
         kernel.result.accounting = accounting
     read_s = time.perf_counter() - began
+    rounds = f", {recorder.rounds_recorded} rounds drawn" if recorder.backend == "CUPTI" else ""
     return (
-        f"on ({len(recorder.owners)} calls, {len(activities)} device activities; "
+        f"on ({len(recorder.owners)} calls{rounds}, {len(activities)} device activities; "
         f"{recorder.backend} set-up {recorder.setup_s:.2f} s, trace read {read_s:.2f} s)"
     )
 
