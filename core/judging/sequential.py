@@ -93,8 +93,8 @@ def undecided_note(processes: int, budget_s: float | None) -> str:
     and what would have given it more."""
     if budget_s is None:
         return (
-            f"undecided after {processes} processes, a fixed count (--processes); "
-            "--budget SECONDS adds processes until every pair is decided"
+            f"undecided after {processes} processes, a fixed count (--processes, or the "
+            "CPU's default); --budget SECONDS adds processes until every pair is decided"
         )
     why = (
         f"{MAX_PROCESSES}, the most a run adds: the spread between processes is too wide"
