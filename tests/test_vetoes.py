@@ -184,7 +184,7 @@ def test_a_pair_whose_end_to_end_speedup_its_device_work_cannot_explain_is_inval
 
 
 def test_a_disagreement_that_launch_overhead_explains_stays_a_note():
-    # session 11's split-K against cuBLAS at 128x128x32768: faster end to end
+    # split-K against cuBLAS at 128x128x32768 in a committed H200 run: faster end to end
     # (one launch against two), slower in device kernels
     report = pair_report(0.0139, 0.0130, 0.0094, 0.0089 / 0.9)
     (judged,) = rejudging.rejudge(report, stats.DEFAULT_MARGIN).verdicts
