@@ -68,7 +68,8 @@ NVRTC/hiprtc, as the stream hold is): it does nothing but show in the trace."""
 SAMPLE_BLOCK = 8
 """Through CUPTI, one round in every block of this many is recorded, drawn
 from the operating system's random source as the block starts: a process of
-10 to 300 rounds records 1 to 38 of them (every block of 8 starts within the first 8 rounds, so at least one). On the H200, reading every call of
+10 to 300 rounds records 1 to 38 of them (the first block's round lies within
+the first 8, and a process takes at least 10). On the H200, reading every call of
 a process (6000 calls, 39000 device activities) took 3-4 s of a 7-9 s
 process at 512^3; an eighth of them keeps that under half a second. Which
 rounds count cannot be seen (switching CUPTI changes nothing a plugin reads
