@@ -18,7 +18,7 @@ from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
 from gemmreg.judging.output_check import GuardedOutput, sentinel_count
 from gemmreg.judging.task_results import KernelTiming
-from gemmreg.running import clocks, fresh_values, round_loops, timing
+from gemmreg.running import clocks, fresh_values, round_loops, timed_kernel, timing
 from test_gpu_clock import FakeTorch
 from test_stream_hold import FakeHold
 
@@ -67,7 +67,7 @@ def test_every_kernel_that_skips_work_fails_its_postcheck_and_gets_no_speed_clai
     for name, seen in HOSTILE.items():
         assert summaries[name]["status"] == "failed", (name, summaries[name]["reason"])
         reason = summaries[name]["reason"]
-        assert "postcheck: placement" in reason and timing.AS_LEFT in reason, reason
+        assert "postcheck: placement" in reason and timed_kernel.AS_LEFT in reason, reason
         assert seen in reason, reason
         assert verdicts[name]["verdict"] == "no verdict", verdicts[name]
         assert verdicts[name]["explanation"] == f"{name} has no timing"
@@ -85,11 +85,11 @@ def test_honest_kernels_of_several_launches_or_passes_keep_an_ordinary_verdict(c
             assert record["postcheck"]["passed"], record
 
 
-def _prepared(name: str, module: str, problem: Problem) -> timing._Kernel:
+def _prepared(name: str, module: str, problem: Problem) -> timed_kernel.TimedKernel:
     with only_extra_plugins([f"timing_plugins.{module}"]):
         spec = discover().get(name).spec
-    kernel = timing._Kernel(name=name, spec=spec)
-    assert timing._prepare(kernel, problem, seed=5, device="cpu")
+    kernel = timed_kernel.TimedKernel(name=name, spec=spec)
+    assert timed_kernel.prepare(kernel, problem, seed=5, device="cpu")
     kernel.sets, kernel.moved = [(kernel.operands, kernel.guarded)], [fresh_values.Shifts()]
     return kernel
 
@@ -102,7 +102,7 @@ def test_without_the_poison_a_kernel_that_skips_repeats_would_pass_the_postcheck
     kernel = _prepared("skip_on_repeat", "skip_on_repeat", problem)
     cost = {kernel.name: 1e-4}
     with monkeypatch.context() as patched:
-        patched.setattr(timing._Kernel, "poison", lambda self: None)
+        patched.setattr(timed_kernel.TimedKernel, "poison", lambda self: None)
         round_loops.take_rounds([kernel], clocks.CpuClock(), policy, cost, 3, None)
         assert kernel.verify_every_placement(problem).passed
     round_loops.take_rounds([kernel], clocks.CpuClock(), policy, cost, 3, None)

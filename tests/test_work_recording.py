@@ -18,7 +18,7 @@ from gemmreg.judging.task_results import KernelTiming, RoundsResult
 from gemmreg.judging.timing_records import ProcessRun
 from gemmreg.judging.verdicts import judge
 from gemmreg.judging.work_accounting import LaunchPattern, WorkAccounting, invalid_reasons
-from gemmreg.running import clocks, timing, work_recording
+from gemmreg.running import clocks, timed_kernel, work_recording
 from gemmreg.running.device_activity import activities_from_events
 from gemmreg.running.process_results import read_process
 from gemmreg.running.work_recording import MARKER_NAME, Recorder
@@ -114,11 +114,11 @@ def test_no_gpu_or_switched_off_records_nothing_and_a_gpu_kernel_says_why(monkey
     assert cpu.result.accounting is None
 
 
-def prepared(name: str, launch) -> timing._Kernel:
+def prepared(name: str, launch) -> timed_kernel.TimedKernel:
     from fake_plugins import fp32_spec
 
-    kernel = timing._Kernel(name=name, spec=fp32_spec(name, launch))
-    assert timing._prepare(kernel, PROBLEM, 3, "cpu")
+    kernel = timed_kernel.TimedKernel(name=name, spec=fp32_spec(name, launch))
+    assert timed_kernel.prepare(kernel, PROBLEM, 3, "cpu")
     return kernel
 
 

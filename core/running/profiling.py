@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping
 from gemmreg.contract import backend
 from gemmreg.contract.records import KernelSpec, Problem
 from gemmreg.judging.task_results import KernelProfile, ProfileResult
-from gemmreg.running.timing import _Kernel, _prepare
+from gemmreg.running.timed_kernel import TimedKernel, prepare
 
 
 def device_profiles(
@@ -39,10 +39,10 @@ def device_profiles(
     ready = []
     out: dict[str, KernelProfile] = {}
     for name, spec in specs.items():
-        kernel = _Kernel(name=name, spec=spec)
+        kernel = TimedKernel(name=name, spec=spec)
         note(f"preparing {name} for its device profile")
         try:
-            if _prepare(kernel, problem, seed, device):
+            if prepare(kernel, problem, seed, device):
                 ready.append(kernel)
             else:
                 out[name] = KernelProfile(unavailable=kernel.result.reason)
@@ -91,9 +91,9 @@ def capture_calls(
     info = backend.current()
     out: dict[str, KernelProfile] = {}
     for name, spec in specs.items():
-        kernel = _Kernel(name=name, spec=spec)
+        kernel = TimedKernel(name=name, spec=spec)
         note(f"preparing {name} for the profiler")
-        if not _prepare(kernel, problem, seed, info.device):
+        if not prepare(kernel, problem, seed, info.device):
             out[name] = KernelProfile(unavailable=kernel.result.reason)
             continue
         for _ in range(CAPTURE_WARMUP_CALLS):
@@ -124,7 +124,7 @@ def _profiler_range(cuda: bool) -> Iterator[None]:
         torch.cuda.profiler.stop()
 
 
-def _interleaved(kernels: list[_Kernel], one_round_s: float) -> dict[str, KernelProfile] | None:
+def _interleaved(kernels: list[TimedKernel], one_round_s: float) -> dict[str, KernelProfile] | None:
     """Every kernel's profile from one trace, their calls alternating round by
     round (:func:`~gemmreg.running.device_activity.profile_interleaved`), or
     ``None`` when that trace fails or any kernel's work escaped its calls: then
@@ -137,7 +137,7 @@ def _interleaved(kernels: list[_Kernel], one_round_s: float) -> dict[str, Kernel
     """
     from gemmreg.running import device_activity
 
-    def pinned(kernel: _Kernel) -> Callable[[], None]:
+    def pinned(kernel: TimedKernel) -> Callable[[], None]:
         def call() -> None:
             kernel.pin()  # each call under its own kernel's pin (TF32 where declared)
             kernel.call()
