@@ -16,7 +16,7 @@ import torch
 from conftest import TESTS, only_extra_plugins, run_gemmreg
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
-from gemmreg.judging.output_check import GuardedOutput, sentinel_count
+from gemmreg.judging.guarded_output import GuardedOutput, sentinel_count
 from gemmreg.judging.task_results import KernelTiming
 from gemmreg.running import clocks, fresh_values, round_loops, timed_kernel, timing
 from test_gpu_clock import FakeTorch

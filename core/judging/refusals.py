@@ -106,7 +106,8 @@ def refusal_case(spec: KernelSpec, problem: Problem) -> RefusalResult:
 
 
 def _refusal(spec: KernelSpec, problem: Problem) -> RefusalResult:
-    from gemmreg.judging.output_check import GuardedOutput, make_operands
+    from gemmreg.judging.guarded_output import GuardedOutput
+    from gemmreg.judging.output_check import make_operands
 
     device = backend.current().device
     try:

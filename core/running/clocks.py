@@ -12,7 +12,7 @@ checked apart (:mod:`gemmreg.running.device_activity`). On the CPU (torch's CPU 
 ``time.perf_counter`` brackets the call, with no flush.
 
 Before every sample, outside its interval and before the flush, C is poisoned
-(refilled with the sentinel NaN, :meth:`gemmreg.judging.output_check.GuardedOutput.poison`):
+(refilled with the sentinel NaN, :meth:`gemmreg.judging.guarded_output.GuardedOutput.poison`):
 a call that skips its work (the same operands again, a timer sensed) leaves
 the sentinel in C, and the postcheck reads the last sample's C. Cost: one
 write of C per sample (on a GPU one more launch in the held batch, a few us

@@ -31,7 +31,8 @@ from typing import Any
 
 from gemmreg.contract.records import KernelSpec, Problem
 from gemmreg.deciding.device_memory import operand_bytes
-from gemmreg.judging.output_check import GuardedOutput, make_operands
+from gemmreg.judging.guarded_output import GuardedOutput
+from gemmreg.judging.output_check import make_operands
 
 PLACEMENTS = 4
 """The most copies of one kernel's operands that a process rotates."""

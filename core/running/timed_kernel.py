@@ -15,7 +15,8 @@ import attrs
 from gemmreg.contract import backend
 from gemmreg.contract.records import KernelSpec, Problem
 from gemmreg.discovery import state_changes, torch_state
-from gemmreg.judging.output_check import GuardedOutput, make_operands, verify
+from gemmreg.judging.guarded_output import GuardedOutput
+from gemmreg.judging.output_check import make_operands, verify
 from gemmreg.judging.task_results import Comparison, KernelTiming
 from gemmreg.running import fresh_values
 

@@ -214,7 +214,8 @@ def begin(clock: Any, is_gpu: bool) -> Recorder | str:
 def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, device: str) -> Any:
     """One call of ``kernel`` on fresh operands inside the recording; the
     comparison of its output with the reference (verified after the call)."""
-    from gemmreg.judging.output_check import GuardedOutput, make_operands, verify
+    from gemmreg.judging.guarded_output import GuardedOutput
+    from gemmreg.judging.output_check import make_operands, verify
 
     kernel.pin()
     a, b = make_operands(kernel.spec, problem, seed + CHECKED_SEED_OFFSET, device)
