@@ -9,9 +9,9 @@ from typing import Any
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.contract.records import Tolerance
-from gemmreg.judging import rounds, stats, summaries
+from gemmreg.judging import rounds
 from gemmreg.judging.timing_records import SCHEMA, CompareReport, KernelSummary
-from gemmreg.rendering import formats
+from gemmreg.rendering import compare_legend, formats
 from gemmreg.rendering.device_sections import per_model
 from gemmreg.rendering.formats import grid, json_document
 from gemmreg.rendering.render import _fmt, tolerance_note
@@ -19,7 +19,6 @@ from gemmreg.rendering.render_verdicts import interval_text
 from gemmreg.rendering.render_verdicts import (
     verdict_table as verdict_table,  # re-exported: a sweep's report ends with it
 )
-from gemmreg.running import round_loops
 
 SUMMARY_COLUMNS = (
     "m",
@@ -183,16 +182,6 @@ def _protocol(report: CompareReport) -> str:
     )
 
 
-def _sequential_legend(report: CompareReport) -> list[str]:
-    if not report.looks:
-        return []
-    return [
-        "sequential: processes added in batches until every pair was decided or the budget",
-        "spent; each look judged at its own level (alpha 6/(pi^2 j^2) at look j), and a pair's",
-        "words, interval and confidence are those of the look that decided it.",
-    ]
-
-
 def verdict_lines(report: CompareReport) -> list[str]:
     lines = []
     for v in report.verdicts:
@@ -240,7 +229,6 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "max err",
         "notes",
     ]
-    margin = report.margin if report.margin is not None else stats.DEFAULT_MARGIN
     lines = [
         f"{p.shape} {p.dtype} {p.layout} on {report.device_name}{_gpu(report)}: {_protocol(report)}, "
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
@@ -248,25 +236,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         "",
         grid([_row(s) for s in report.summaries], headers, fmt, [None, 30, *[None] * 10, 40]),
         "",
-        "median ms: median of the process medians (each the median of the kernel's round figures);",
-        "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
-        "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay",
-        f"(not taken when a call lasts over {round_loops.GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
-        f"launch-bound: a median under {summaries.LAUNCH_BOUND_MAX_MS:g} ms whose graph ms is under "
-        f"{summaries.LAUNCH_BOUND_RATIO:.0%} of it;",
-        "host ms: the host's time per call (its launch path), which the samples leave out:",
-        "each batch is queued in full before the GPU runs it;",
-        "device ms and launches: device work per call and its launches, from CUPTI;",
-        "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
-        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",
-        "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
-        f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
-        "excludes 1), else FASTER/SLOWER when it excludes 1, else INCONCLUSIVE; INVALID when a",
-        "kernel's work escaped its timed interval, a timed call launched less device work than",
-        "a checked call on fresh operands, it ran above peak or beyond the memory roof, or its",
-        "timed calls took far less than its own device work; NO VERDICT when a kernel",
-        "has no timing, or one ran under Triton's interpreter and the other natively.",
-        *_sequential_legend(report),
+        *compare_legend.legend(report),
         "",
     ]
     return "\n".join(lines + verdict_lines(report))
