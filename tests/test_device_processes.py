@@ -232,7 +232,7 @@ def test_a_saved_run_keeps_each_process_calls_and_the_judged_regime(tmp_path):
 def test_the_option_reaches_the_timing_options_and_defaults_to_one(command):
     from gemmreg.cli import build_parser
     from gemmreg.deciding.timing_options import DEFAULT_DEVICE_PROCESSES
-    from gemmreg.interface.cli_timing import _timing
+    from gemmreg.interface.cli_timing_setup import timing_setup as _timing
 
     parser = build_parser()
     shape = ["--shape", "64"] if command == "bench" else []

@@ -6,14 +6,13 @@ and checked and the points decided; the timing and the saving are
 from __future__ import annotations
 
 import argparse
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import attrs
 from gemmreg.deciding.options import UsageError
-from gemmreg.interface import cli_device, cli_points, cli_profiler
+from gemmreg.interface import cli_device, cli_points, cli_profiler, cli_timing_setup
 from gemmreg.interface.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -24,80 +23,9 @@ from gemmreg.interface.cli_common import (
     _dtypes,
     _error,
     _progress,
-    _timeout,
 )
 from gemmreg.running import temp_folders
 from gemmreg.running.tracing import trace
-
-
-def _timing(args: argparse.Namespace, gpu: bool, sweep: bool = False, fixed: bool = False) -> Any:
-    """The timing options (bounded by argparse) with the backend's defaults
-    filled in; ``fixed``: a run that cannot add processes (``--ray``)."""
-    from gemmreg.deciding import timing_options
-
-    return timing_options.timing_options(
-        gpu,
-        sweep=sweep,
-        processes=args.processes,
-        repeats=args.repeats,
-        warmup=args.warmup,
-        seed=args.seed,
-        max_time_s=args.max_time,
-        margin_pct=args.margin,
-        task_timeout=_timeout(args.timeout),
-        l2=args.l2,
-        device_processes=args.device_processes,
-        budget_s=args.budget,
-        fixed=fixed,
-    )
-
-
-def _one_count(args: argparse.Namespace, ray: bool) -> None:
-    """``--processes`` fixes the count, ``--budget`` lets it grow: one or the
-    other; and ``compare --ray``'s processes are a fixed count (``bench --ray``
-    adds them on each actor's pool, as ``--devices`` does)."""
-    if args.budget is not None and args.processes is not None:
-        raise UsageError(
-            "--processes and --budget: one or the other (--processes fixes the count, "
-            "--budget adds processes until every pair is decided)"
-        )
-    if args.budget is not None and ray:
-        raise UsageError("--budget and --ray: compare on Ray times a fixed count (--processes)")
-
-
-def _start_ahead(args: argparse.Namespace, cold: bool, several: str | None = None) -> Any:
-    """The command's workers, started before this process imports torch and
-    reads the plugins (:class:`gemmreg.running.worker_pool.Ahead`), or None;
-    with ``--devices`` (``several``), pinned to the GPUs it will name, where
-    they can be known yet (:mod:`gemmreg.running.ahead_pinned`)."""
-    from gemmreg.contract import backend
-    from gemmreg.deciding import timing_options
-    from gemmreg.running import ahead_pinned, worker_pool
-
-    if not worker_pool.starting_ahead():
-        return None
-    gpu = backend.gpu_likely()
-    spend = timing_options.budget(gpu, args.processes, args.budget, fixed=False)
-    processes = timing_options.first_processes(gpu, args.processes, spend)
-    if several is not None:  # pinned to the GPUs --devices will name, where known yet
-        return ahead_pinned.start_ahead(several, args.names, processes, gpu, cold)
-    trace("starting workers ahead")
-    device_processes = args.device_processes or timing_options.DEFAULT_DEVICE_PROCESSES
-    return worker_pool.start_ahead(
-        args.names if cold else [], processes, gpu, cold=cold, profilers=device_processes
-    )
-
-
-@contextlib.contextmanager
-def _killed_on_error(ahead: Any) -> Iterator[None]:
-    """The workers started ahead are killed if the command fails before it
-    hands them their work (bad input found once the plugins are read)."""
-    try:
-        yield
-    except BaseException:
-        if ahead is not None:
-            ahead.abandon()
-        raise
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -116,10 +44,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     profilers = cli_profiler.chosen(args)
     ray_address = cli_device.ray_address(args)
     cli_profiler.refuse_with_ray(ray_address, profilers)
-    _one_count(args, ray_address is not None)
+    cli_timing_setup.one_count(args, ray_address is not None)
     several = cli_device.several(args)
-    ahead = None if ray_address is not None else _start_ahead(args, cold=True, several=several)
-    with _killed_on_error(ahead):
+    ahead = (
+        None
+        if ray_address is not None
+        else cli_timing_setup.start_ahead(args, cold=True, several=several)
+    )
+    with cli_timing_setup.killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
         chosen = _devices(several, info)
@@ -136,7 +68,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         else:
             problem = given.problem
         preflight.refuse_unfit([(problem.mnk, problem.dtype)], info)
-        timing = _timing(args, info.is_gpu, fixed=ray_address is not None)
+        timing = cli_timing_setup.timing_setup(args, info.is_gpu, fixed=ray_address is not None)
         kernels = registry.discover().select(args.names)
         preflight.require_runnable(kernels, [problem], 2, "compare")
         if args.out is not None:  # held until the command ends (cli.main releases it)
@@ -240,18 +172,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
     problems = [point.problem for point in chosen]
     ray_address = cli_device.ray_address(args)
     cli_profiler.refuse_with_ray(ray_address, profilers)
-    _one_count(args, False)  # sequential on each actor's warm pool
+    cli_timing_setup.one_count(args, False)  # sequential on each actor's warm pool
     several = cli_device.several(args)
     # On Ray each actor starts its pool on its node; with --devices, one pool per GPU.
-    ahead = None if ray_address is not None else _start_ahead(args, False, several)
-    with _killed_on_error(ahead):
+    ahead = None if ray_address is not None else cli_timing_setup.start_ahead(args, False, several)
+    with cli_timing_setup.killed_on_error(ahead):
         info = backend.current()
         cli_device.require_gpu(args, info)
         cli_profiler.refuse_on(info.kind, profilers)
         on = _devices(several, info)
         ahead = ahead_pinned.unless_other_gpus(ahead, several, on)
         preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
-        timing = _timing(args, info.is_gpu, sweep=True)
+        timing = cli_timing_setup.timing_setup(args, info.is_gpu, sweep=True)
         kernels = registry.discover().select(args.names)
         preflight.require_runnable(kernels, problems, 1, "bench")
         out = args.out or run_folder.default_folder(Path("runs"), "bench")
