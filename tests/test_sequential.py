@@ -333,7 +333,7 @@ def test_which_runs_are_sequential_and_what_they_start_with():
 def test_a_point_is_timed_with_the_budget_and_its_progress_has_no_total(monkeypatch):
     from gemmreg.contract import backend
     from gemmreg.deciding.timing_options import timing_options
-    from gemmreg.orchestrating import sweeping
+    from gemmreg.orchestrating import sweeping, timing_lines
 
     seen = {}
     monkeypatch.setattr(sweeping.comparing, "run_compare", lambda *a, **kw: seen.update(kw))
@@ -341,10 +341,10 @@ def test_a_point_is_timed_with_the_budget_and_its_progress_has_no_total(monkeypa
     lines: list[str] = []
     sweeping.time_point([], Problem(m=8, n=8, k=8), timing, backend.current(), lines.append)
     assert seen["budget_s"] == 12.0 and seen["processes"] == sequential.FIRST_BATCH
-    on_run, _ = sweeping.progress_hooks(timing, lines.append)
+    on_run, _ = timing_lines.progress_hooks(timing, lines.append)
     on_run(ProcessRun(kernel="k", process=6, status="timed", round_ms=(1.0,)))
     assert "process 7: k: timed" in lines[-1]
-    on_run, _ = sweeping.progress_hooks(timing_options(False), lines.append)
+    on_run, _ = timing_lines.progress_hooks(timing_options(False), lines.append)
     on_run(ProcessRun(kernel="k", process=1, status="timed", round_ms=(1.0,)))
     assert "process 2/3: k: timed" in lines[-1]
 
@@ -352,18 +352,18 @@ def test_a_point_is_timed_with_the_budget_and_its_progress_has_no_total(monkeypa
 def test_a_batch_is_announced_and_counted_by_the_meter():
     import io
 
-    from gemmreg.orchestrating import sweeping
+    from gemmreg.orchestrating import timing_lines
     from gemmreg.orchestrating.progress import Meter
 
     stream = io.StringIO()
     meter = Meter([1.0] * 6, "process runs", stream=stream, live=False)
     for _ in range(6):
         meter.advance_silently(1.0)
-    sweeping.batch_hook(stream.write, "", meter)(1, 3, 2)
+    timing_lines.batch_hook(stream.write, "", meter)(1, 3, 2)
     assert meter.total == 12 and len(meter.remaining) == 6
     assert "look 1 left a pair undecided: 3 more processes" in stream.getvalue()
     lines: list[str] = []
-    sweeping.batch_hook(lines.append, "[2/20] ")(2, 6, 3)  # bench: a line, no meter
+    timing_lines.batch_hook(lines.append, "[2/20] ")(2, 6, 3)  # bench: a line, no meter
     assert lines == ["  [2/20] look 2 left a pair undecided: 6 more processes"]
 
 

@@ -41,7 +41,8 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds, stats
 from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRecord, ProcessRun
 from gemmreg.orchestrating.progress import Meter
-from gemmreg.orchestrating.sweeping import Progress, clock_description, flag_shared, progress_hooks
+from gemmreg.orchestrating.sweeping import Progress, clock_description, flag_shared
+from gemmreg.orchestrating.timing_lines import progress_hooks
 from gemmreg.running import (
     compare_parts,
     device_processes,
