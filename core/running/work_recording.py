@@ -213,23 +213,22 @@ def begin(clock: Any, is_gpu: bool) -> Recorder | str:
 
 def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, device: str) -> Any:
     """One call of ``kernel`` on fresh operands inside the recording; the
-    comparison of its output with the reference (verified after the call)."""
-    from gemmreg.judging.guarded_output import GuardedOutput
-    from gemmreg.judging.output_check import make_operands, verify
+    comparison of its output with the reference: the checker's own run
+    (:func:`gemmreg.judging.output_check.run_and_compare`), its launch
+    bracketed by the markers."""
+    from gemmreg.judging.output_check import run_and_compare
+
+    def bracketed(a: Any, b: Any, c: Any) -> None:
+        recorder.torch.cuda.synchronize()  # the operands made, outside the call
+        recorder.record_alone()
+        recorder.open()
+        try:
+            kernel.launch(a, b, c)
+        finally:  # the markers stay paired whatever the call does
+            recorder.close(kernel.call, checked=True)
 
     kernel.pin()
-    a, b = make_operands(kernel.spec, problem, seed + CHECKED_SEED_OFFSET, device)
-    before = (a.clone(), b.clone())
-    guarded = GuardedOutput.allocate(problem, device)
-    recorder.torch.cuda.synchronize()
-    recorder.record_alone()
-    recorder.open()
-    try:
-        kernel.launch(a, b, guarded.out)
-    finally:  # the markers stay paired whatever the call does
-        recorder.close(kernel.call, checked=True)
-    recorder.torch.cuda.synchronize()
-    return verify(kernel.spec, problem, before, (a, b), guarded)
+    return run_and_compare(kernel.spec, bracketed, problem, seed + CHECKED_SEED_OFFSET, device)
 
 
 def finish(
