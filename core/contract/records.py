@@ -46,6 +46,10 @@ described by its declared precision."""
 DTYPES: tuple[DType, ...] = get_args(DType)
 """Every :data:`DType`, in the order the matrix and the tables use."""
 
+ELEMENT_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2}
+"""Bytes per element of each :data:`DType`: what a problem's operands take
+in memory and move through it (the core makes A, B and C in the problem's dtype)."""
+
 Layout = Literal["rowmajor", "transposedA", "transposedB", "padded"]
 """How A and B sit in memory. ``rowmajor``: both contiguous. ``transposedA`` /
 ``transposedB``: that operand is the transpose of a contiguous tensor (column

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 
 from gemmreg.contract.backend import BackendInfo
+from gemmreg.contract.records import ELEMENT_BYTES
 
-ELEMENT_BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 CPU_FALLBACK_BYTES = 1 << 40
 """Where the host cannot say how much RAM it has: a cap generous enough for any
 problem the CPU backend could finish (1 TiB)."""

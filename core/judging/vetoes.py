@@ -36,13 +36,10 @@ from typing import Any
 
 import attrs
 from gemmreg.contract import numbers
-from gemmreg.contract.records import Problem
+from gemmreg.contract.records import ELEMENT_BYTES, Problem
 from gemmreg.judging.peaks import device_peaks
 from gemmreg.judging.timing_records import CompareReport, KernelSummary
 
-ELEMENT_BYTES: Mapping[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2}
-"""Bytes per element of each dtype gemmreg runs. A, B and C all have the
-problem's dtype: the core makes the operands and allocates C itself."""
 EVENT_RESOLUTION_MS = 0.0005
 """CUDA documents about 0.5 us of resolution for the time between two events:
 a figure may read that much short of the truth, so both vetoes grant it.

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gemmreg.contract.records import ELEMENT_BYTES
 from gemmreg.judging.peaks import DevicePeaks, device_peaks
 from gemmreg.running.comparing import CompareReport
 
-BYTES = {"fp32": 4, "fp16": 2, "bf16": 2}
 SIZE_TICK_BASE = 2
 """Size ticks at powers of two (32, 64, ... 8192): GEMM sizes are mostly there."""
 RATE_TICK_STEPS = (1.0, 2.0, 5.0)
@@ -109,7 +109,8 @@ def figure(plt: Any, dtype: str, chosen: Sequence[CompareReport], manifest: dict
         line = sweep.plot(x, center, marker="o", label=f"{kernel} ({points[0][2].math})")[0]
         sweep.fill_between(x, low, high, color=line.get_color(), alpha=0.25)
         intensity = [
-            p[3].flops / (BYTES[dtype] * (p[3].m * p[3].k + p[3].k * p[3].n + p[3].m * p[3].n))
+            p[3].flops
+            / (ELEMENT_BYTES[dtype] * (p[3].m * p[3].k + p[3].k * p[3].n + p[3].m * p[3].n))
             for p in points
         ]
         roof.scatter(intensity, center, color=line.get_color(), label=kernel)
