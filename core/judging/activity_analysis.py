@@ -134,13 +134,13 @@ def _escape_reason(escapes: Sequence[_Escape], calls: int) -> str | None:
     return "; ".join(parts)
 
 
-def _markers(
-    activities: Sequence[Activity], marker_name: str, calls: int
+def split_markers(
+    activities: Sequence[Activity], marker_name: str, calls: int, expected: int
 ) -> tuple[list[Activity], list[Activity]] | str:
-    """Split the trace into the markers and the rest, or say why it cannot be read."""
+    """Split the trace into the markers (``expected`` of them, on one stream,
+    in order of start) and the rest, or say why it cannot be read."""
     markers = sorted((a for a in activities if marker_name in a.name), key=lambda a: a.start_us)
     work = [a for a in activities if marker_name not in a.name]
-    expected = calls + 1
     if not markers:
         return (
             f"no marker kernel {marker_name!r} in the device trace ({len(work)} other activities)"
@@ -223,7 +223,7 @@ def _charge(
     activities: Sequence[Activity], marker_name: str, calls: int
 ) -> tuple[list[list[Activity]], list[_Escape]] | str:
     """Each call's activities, and the escaped ones (see :func:`analyse`)."""
-    split = _markers(activities, marker_name, calls)
+    split = split_markers(activities, marker_name, calls, calls + 1)  # M c1 M ... cN M
     if isinstance(split, str):
         return split
     markers, work = split

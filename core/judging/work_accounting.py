@@ -59,7 +59,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
-from gemmreg.judging.activity_analysis import NAME_SHOWN, Activity
+from gemmreg.judging.activity_analysis import NAME_SHOWN, Activity, split_markers
 
 Launches = tuple[tuple[str, int], ...]
 """A multiset of kernel names, as sorted ``(name, count)`` pairs."""
@@ -148,22 +148,15 @@ def attribute(
     ``2 * calls`` on one stream: a plugin that launches the marker itself, or
     a profiler that dropped records, makes the trace unreadable, never clean.
     """
-    markers = sorted((a for a in activities if a.name == marker_name), key=lambda a: a.start_us)
-    if len(markers) != 2 * calls:
-        return (
-            f"expected {2 * calls} marker kernels {marker_name!r} for {calls} calls, "
-            f"found {len(markers)}"
-        )
-    streams = {m.stream for m in markers}
-    if len(streams) > 1:
-        return f"the marker kernels ran on several streams {sorted(streams)}"
-    caller = next(iter(streams), None)
+    split = split_markers(activities, marker_name, calls, 2 * calls)  # M c M per call
+    if isinstance(split, str):
+        return split
+    markers, work = split
+    caller = markers[0].stream
     opens = [m.start_us for m in markers[0::2]]
     closes = [m.start_us for m in markers[1::2]]
     per_call: list[list[Activity]] = [[] for _ in range(calls)]
-    for activity in activities:
-        if activity.name == marker_name:
-            continue
+    for activity in work:
         call = bisect.bisect_right(opens, activity.start_us) - 1
         if call < 0:
             continue
