@@ -14,7 +14,9 @@ One command on a GPU machine (the repository installed, e.g. by
    ``OUT/tuning/triton_tuned.json`` (the tuner's cache: every candidate's
    scores and skip reasons) and ``OUT/choices.json`` / ``choices.txt`` (per
    point: the dispatch family, the candidates, the winner, its path, the
-   tuning time), and prints the table.
+   tuning time, and the winner's time beside ``torch.mm``'s on the same
+   operands: a quick estimate of where each point stands, not a verdict),
+   and prints the table.
 2. **Bench**: ``gemmreg bench torch_ref triton_tuned --shapes FILE
    --processes 5 --out OUT/bench``. Its cold starts tune again (gemmreg gives
    every cold start empty caches, so a user's first call is what is
@@ -114,7 +116,8 @@ def tune(rows: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
             layout=row.get("layout", "rowmajor"),
         )
         began = time.monotonic()
-        choice, _, sms = triton_tuned.choose(problem, where)
+        choice, precision, sms = triton_tuned.choose(problem, where)
+        tuning_s = round(time.monotonic() - began, 1)
         m, n, k = problem.m, problem.n, problem.k
         record = {
             "name": row.get("name", ""),
@@ -131,19 +134,67 @@ def tune(rows: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
             "skipped": choice.skipped,
             "timings_ms": choice.timings_ms,
             "screened_ms": choice.screened_ms,
-            "seconds": round(time.monotonic() - began, 1),
+            "seconds": tuning_s,
+            "against_torch_mm": against_cublas(problem, choice, precision, sms),
         }
         records.append(record)
         say(f"{record['shape']} {problem.dtype}: {record['family']} -> {record['best']} "
-            f"({record['origin']}, {record['seconds']} s)")  # fmt: skip
+            f"({record['origin']}, {record['seconds']} s) "
+            f"{record['against_torch_mm']}")  # fmt: skip
     return records
 
 
+REFERENCE_ROUNDS = 5
+"""Alternating ``do_bench`` medians of the winner and ``torch.mm`` per point:
+enough to see a 0.5x from a 1.05x in a second, which is all the estimate is
+for (the bench that follows gives the verdicts)."""
+
+
+def against_cublas(problem: Any, choice: Any, precision: str, sms: int) -> dict[str, Any]:
+    """The winner's and ``torch.mm``'s milliseconds on one set of operands,
+    each the median of ``REFERENCE_ROUNDS`` alternating ``do_bench`` medians
+    (L2 flushed), and the speedup ``torch_ms / best_ms``."""
+    import statistics
+
+    import gemmreg
+    import torch
+    import triton.testing
+    from gemmreg_plugins.triton_tuned import device_trial, launchers
+
+    def make_launch(config: Any) -> Any:
+        return launchers.launcher(
+            config, problem.m, problem.n, problem.k, precision, sms, fallback=choice.fallback
+        )
+
+    trial = device_trial.device_trial(
+        problem.m, problem.n, problem.k, gemmreg.torch_dtype(problem.dtype),
+        problem.layout, make_launch,
+    )  # fmt: skip
+    ours = trial.build(choice.best)
+    ours()
+    if (bad := trial.verify()) is not None:
+        return {"wrong": bad}
+    a, b, out = trial.a, trial.b, trial.out
+
+    def cublas() -> None:
+        torch.mm(a, b, out=out)
+
+    best_ms: list[float] = []
+    torch_ms: list[float] = []
+    for _ in range(REFERENCE_ROUNDS):
+        best_ms.append(float(triton.testing.do_bench(ours, warmup=5, rep=20, return_mode="median")))
+        torch_ms.append(float(triton.testing.do_bench(cublas, warmup=5, rep=20, return_mode="median")))
+    best, ref = statistics.median(best_ms), statistics.median(torch_ms)
+    return {"best_ms": best, "torch_ms": ref, "speedup": ref / best}
+
+
 def table(records: list[dict[str, Any]]) -> str:
-    lines = [f"{'shape':<17} {'family':<8} {'best':<48} {'path':<15} {'s':>6}"]
+    lines = [f"{'shape':<17} {'family':<8} {'best':<48} {'path':<15} {'s':>6} {'vs mm':>6}"]
     for r in records:
+        speedup = r["against_torch_mm"].get("speedup", float("nan"))
         lines.append(
-            f"{r['shape']:<17} {r['family']:<8} {r['best']:<48} {r['path']:<15} {r['seconds']:>6}"
+            f"{r['shape']:<17} {r['family']:<8} {r['best']:<48} {r['path']:<15} "
+            f"{r['seconds']:>6} {speedup:>6.3f}"
         )
     return "\n".join(lines)
 

@@ -44,6 +44,7 @@ def test_the_recorder_says_why_when_cupti_python_is_missing(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_cupti)
+    monkeypatch.setattr(cupti_recorder, "_OPENED", [])  # not yet asked in this process
     recorder, why = cupti_recorder.open_recorder()
     assert recorder is None
     assert why.startswith("cupti-python not available (ImportError")
@@ -96,3 +97,19 @@ def test_mangled_kernel_names_read_as_torchs_profiler_shows_them():
         "nvjet_sm90_tst_64x16_64x16_1x1_h_bz_splitK_NNT"
     )
     assert cupti_recorder.demangled("_Znot a symbol") == "_Znot a symbol"
+
+
+def test_the_recorder_is_opened_once_per_process(monkeypatch):
+    """A worker serves a sweep's points and both kinds of task: CUPTI's
+    callbacks are registered once, and every later ask gets that recorder."""
+    made = []
+
+    def make():
+        made.append(cupti_recorder.CuptiRecorder(FakeCupti([])))
+        return made[-1], ""
+
+    monkeypatch.setattr(cupti_recorder, "_OPENED", [])
+    monkeypatch.setattr(cupti_recorder, "_open", make)
+    first, _ = cupti_recorder.open_recorder()
+    again, _ = cupti_recorder.open_recorder()
+    assert first is again is made[0] and len(made) == 1

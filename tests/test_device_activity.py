@@ -490,3 +490,45 @@ def test_sync_verdict_judges_the_median_not_one_outlier():
     floor = device_activity.SYNC_FLOOR_US
     assert sync_verdict([0.0, 0.0, floor * 100, 0.0, 0.0], [10.0] * 5) is None
     assert sync_verdict([floor * 3, floor * 3, 0.0, floor * 3, 0.0], [10.0] * 5) is not None
+
+
+def test_the_profile_records_through_cupti_directly_when_it_can(monkeypatch):
+    """With ``cupti-python`` the marker sequence is recorded by the direct
+    recorder (milliseconds to switch on), and torch's profiler, seconds to
+    set up, is never started."""
+    import torch
+    import torch.profiler
+    from gemmreg.running import cupti_recorder
+
+    class Recorder:
+        started = stopped = 0
+
+        def start(self):
+            self.started += 1
+
+        def stop(self):
+            self.stopped += 1
+            return markers(2)
+
+    class Event:
+        def record(self):
+            pass
+
+        def synchronize(self):
+            pass
+
+    def no_profiler(*args, **kwargs):
+        raise AssertionError("torch's profiler started")
+
+    queued = []
+    recorder = Recorder()
+    monkeypatch.setattr(cupti_recorder, "open_recorder", lambda: (recorder, ""))
+    monkeypatch.setattr(torch.profiler, "profile", no_profiler)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(device_activity, "gpu_spin", lambda t, cycles: queued.append("M"))
+    monkeypatch.setattr(device_activity.time, "sleep", lambda s: None)
+    found = device_activity._record([lambda: queued.append("c")] * 2)
+    assert found == markers(2)
+    assert (recorder.started, recorder.stopped) == (1, 1)
+    assert queued == ["M", "c", "M", "c", "M"]

@@ -107,6 +107,22 @@ def test_a_near_pair_still_samples_to_the_fine_precision():
         assert rounds.stop_reason(near, ["a", "b"], RULE, 0.1) is None
 
 
+def test_the_minimum_of_timed_work_binds_close_pairs_only():
+    """With 10 rounds of 10 samples of 1 and 3 ms (0.1 s timed for the
+    shorter kernel) and a minimum of 1 s of timed work: a pair 3x apart and
+    known to +-2% stops (its verdict is plain); the same rounds of a pair 2%
+    apart, or of identical kernels, go on until the minimum is met."""
+    rule = StopRule(min_rounds=5, min_kernel_s=1.0, max_rounds=500, max_time_s=10.0)
+    far = _noisy_pair(3.0, 0.008, 10)
+    assert rounds.all_decisive(far, ["a", "b"], rule)
+    assert "decisively apart" in rounds.stop_reason(far, ["a", "b"], rule, 0.1)
+    for ratio in (1.0, 1.02):
+        near = _noisy_pair(ratio, 0.0, 10)  # known exactly: only the minimum holds it
+        assert not rounds.all_decisive(near, ["a", "b"], rule)
+        assert rounds.stop_reason(near, ["a", "b"], rule, 0.1) is None
+        assert rounds.stop_reason(near * 10, ["a", "b"], rule, 0.1).startswith("steady")
+
+
 def test_a_decisive_pair_that_is_still_vague_samples_on():
     """Far apart but known only to +-10%: not settled (the printed speedup
     would be worth little)."""

@@ -143,6 +143,28 @@ def unsettled_halfwidth(rounds: Sequence[Round], names: Sequence[str], rule: Sto
     return widest
 
 
+def all_decisive(rounds: Sequence[Round], names: Sequence[str], rule: StopRule) -> bool:
+    """Every pair decisively apart (:attr:`StopRule.decisive_log_ratio`) and
+    known to ``rule.decisive_halfwidth``. Such a process needs no minimum of
+    timed work either (:attr:`StopRule.min_kernel_s`): that minimum is there
+    so that a close pair's figures cover more than a few milliseconds of
+    clocks, and a pair 5% or more apart with a +-3% interval is not close.
+    The seed pair (3x apart, a 16 us kernel) spent some 40 of its 73 rounds
+    a process, about 1 s of each, reaching 50 ms of the short kernel's work
+    after its verdict was plain."""
+    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    for a, b in pairs:
+        ratios = log_ratios(rounds, a, b)
+        if not ratios:
+            return False
+        width = stats.trimmed_halfwidth(ratios)
+        if width > rule.decisive_halfwidth:
+            return False
+        if abs(stats.trimmed_mean(ratios)) - width < rule.decisive_log_ratio:
+            return False
+    return bool(pairs)
+
+
 def stop_reason(
     rounds: Sequence[Round], names: Sequence[str], rule: StopRule, elapsed_s: float
 ) -> str | None:
@@ -160,7 +182,9 @@ def stop_reason(
     if elapsed_s >= rule.max_time_s:
         return f"time cap ({rule.max_time_s:g} s)"
     timed_s = {name: sum(r.slot_ms[name] * r.samples[name] for r in good) / 1e3 for name in names}
-    if min(timed_s.values(), default=0.0) < rule.min_kernel_s:
+    if min(timed_s.values(), default=0.0) < rule.min_kernel_s and not all_decisive(
+        good, names, rule
+    ):
         return None
     if unsettled_halfwidth(good, names, rule) <= rule.target_halfwidth:
         width = widest_halfwidth(good, names)

@@ -1,8 +1,8 @@
 """Device activity recorded through CUPTI directly (NVIDIA's ``cupti-python``),
 switched on and off around chosen stretches of a timed process.
 
-Why not torch's profiler, which the profiling process uses: a kernel can see
-it. While torch's profiler runs, ``torch.autograd.profiler._is_profiler_enabled``
+Why not torch's profiler, which both the timed processes and the profiling
+process fall back on without ``cupti-python``: a kernel can see it. While torch's profiler runs, ``torch.autograd.profiler._is_profiler_enabled``
 and ``torch._C._autograd._profiler_enabled()`` read True, so a plugin that
 behaves when it is watched and skips its work when it is not would pass any
 accounting made through it. CUPTI's activity API, used directly, changes no
@@ -17,8 +17,11 @@ launches, and their figures are left out of the verdict.
 and torch's CUDA, so gemmreg cannot pin it): without it, :func:`open_recorder`
 says why, and the caller records the accounting as not taken.
 On driver branches before r610 CUPTI admits one activity subscriber per
-process; the timed processes run no other profiler, and the recorder is
-opened once per process.
+process; a process that has this recorder runs no other profiler (the
+profiling process records through it too, :mod:`gemmreg.running.device_activity`),
+and the recorder is opened once per process. In the profiling process it
+also saves the seconds torch's profiler takes to set up and tear down (3.8 s
+to start on the H200), most of that process's time at a small problem.
 """
 
 from __future__ import annotations
@@ -149,8 +152,21 @@ class CuptiRecorder:
         return found
 
 
+_OPENED: list[tuple[CuptiRecorder | None, str]] = []
+"""The process's one answer of :func:`open_recorder`, once asked."""
+
+
 def open_recorder() -> tuple[CuptiRecorder | None, str]:
-    """The process's recorder, or None and why there is none."""
+    """The process's recorder, or None and why there is none. Made once per
+    process and handed out again: a worker serves many tasks (a sweep's
+    points, a timed process's and a profile's), and CUPTI's buffer callbacks
+    are registered once, by the recorder's constructor."""
+    if not _OPENED:
+        _OPENED.append(_open())
+    return _OPENED[0]
+
+
+def _open() -> tuple[CuptiRecorder | None, str]:
     try:
         from cupti import cupti
     except Exception as error:  # not installed, or built for another CUDA

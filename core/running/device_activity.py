@@ -30,6 +30,7 @@ from gemmreg.judging.activity_analysis import (
     analyse,
     analyse_interleaved,
 )
+from gemmreg.running import cupti_recorder
 from gemmreg.running.clocks import gpu_spin
 from gemmreg.running.sync_check import (
     SYNC_BUDGET_S,
@@ -154,7 +155,10 @@ def activities_from_events(events: Iterable[Any]) -> list[Activity]:
 
 
 def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
-    """Run ``M c1 M c2 ... cN M`` under torch's profiler and return the device activities.
+    """Run ``M c1 M c2 ... cN M`` under a device-activity recorder and return
+    the device activities: CUPTI directly where ``cupti-python`` is installed
+    (:mod:`gemmreg.running.cupti_recorder`: milliseconds to switch on, where
+    torch's profiler takes seconds), else torch's profiler.
 
     Private torch API: ``torch.cuda._sleep`` (the marker, behind
     :func:`gemmreg.running.clocks.gpu_spin`) and, kept here, the profiler's
@@ -173,20 +177,35 @@ def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
     work of one call never lands in another call's interval unseen.
     """
     import torch
-    from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
+    direct, _ = cupti_recorder.open_recorder()
+    if direct is not None:
+        direct.start()
+        try:
+            _paced(torch, sequence)
+        finally:
+            torch.cuda.synchronize()
+            found = direct.stop()
+        return found
+    from torch.profiler import ProfilerActivity, profile
+
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
-        gpu_spin(torch, MARKER_CYCLES)
-        for call in sequence:
-            call()
-            call_done = torch.cuda.Event()
-            call_done.record()
-            gpu_spin(torch, MARKER_CYCLES)
-            call_done.synchronize()
-        time.sleep(PROFILE_GRACE_S)
-        torch.cuda.synchronize()
+        _paced(torch, sequence)
     return activities_from_events(prof.profiler.kineto_results.events())
+
+
+def _paced(torch: Any, sequence: Sequence[Callable[[], None]]) -> None:
+    """The marker sequence of :func:`_record`, ending synchronised."""
+    gpu_spin(torch, MARKER_CYCLES)
+    for call in sequence:
+        call()
+        call_done = torch.cuda.Event()
+        call_done.record()
+        gpu_spin(torch, MARKER_CYCLES)
+        call_done.synchronize()
+    time.sleep(PROFILE_GRACE_S)
+    torch.cuda.synchronize()
 
 
 _UNAVAILABLE = "device profile unavailable: "

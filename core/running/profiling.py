@@ -28,10 +28,12 @@ def device_profiles(
     """Each kernel's device work per call, from CUPTI, in a process of its own.
 
     Every kernel is prepared and called first, and only then is CUPTI set up
-    (through torch's profiler): on the H200, Triton kernels prepared in a
-    process whose CUPTI was already set up crashed the process now and then,
-    and the set-up takes seconds, which one process pays once here rather
-    than every timed process.
+    (directly, or through torch's profiler without ``cupti-python``:
+    :func:`gemmreg.running.device_activity.profile_calls`): on the H200,
+    Triton kernels prepared in a process whose CUPTI was already set up
+    crashed the process now and then,
+    and torch's profiler takes seconds to set up, which one process pays
+    once here rather than every timed process.
     """
     from gemmreg.running import device_activity
 
