@@ -102,6 +102,16 @@ def test_a_true_difference_just_past_the_margin_is_rarely_called_equivalent():
     assert words.count("slower") == 0
 
 
+def test_a_true_difference_on_the_margin_is_called_equivalent_at_most_alpha_of_the_time():
+    """Equivalence is judged by two one-sided tests (the narrower interval of
+    ``stats.equivalence_confidence``): at a true ratio of exactly 1 + margin,
+    the worst case for that claim, it must still come out under alpha
+    (0.5%) over every look, with room for the simulation's own noise."""
+    edge = 1.0 + stats.DEFAULT_MARGIN
+    words = [sequential_word(simulated(seed, edge))[0] for seed in range(RUNS)]
+    assert words.count("equivalent") <= RUNS // 100, words.count("equivalent")
+
+
 def test_a_pair_is_decided_at_its_first_clear_look_and_says_which():
     clear = [math.log(3.0) + d for d in (0.001, -0.001, 0.0)] + [-1.0] * 45
     v = sequential_word(clear)

@@ -57,6 +57,27 @@ def test_words_follow_the_interval():
     assert word(0.98, 1.03) == "inconclusive"
 
 
+def test_equivalence_is_judged_by_two_one_sided_tests():
+    """Nine processes whose spread leaves the claim interval (99.5%) reaching
+    past +-1% but the equivalence interval (99%: two one-sided tests at 0.5%
+    each) inside it: EQUIVALENT, with the interval and confidence that
+    decided it, and no "real difference" read off the narrower interval."""
+    values = [0.0087 * v for v in (1.0, -1.0, 0.6, -0.6, 1.4, -1.4, 0.2, -0.2, 0.0)]
+    claim = stats.combine(values, stats.CONFIDENCE)
+    both = stats.combine(values, stats.equivalence_confidence(stats.CONFIDENCE))
+    assert stats.equivalence_confidence(stats.CONFIDENCE) == pytest.approx(0.99)
+    assert stats.classify(claim) == "inconclusive" and stats.classify(both) == "equivalent"
+    regime = verdicts._regime("end-to-end", values, stats.CONFIDENCE, stats.DEFAULT_MARGIN, 9)
+    assert (regime.word, regime.interval, regime.reason) == (
+        "equivalent",
+        both,
+        verdicts.TWO_ONE_SIDED,
+    )
+    word, why = verdicts._explain(regime, stats.DEFAULT_MARGIN)
+    assert word == "equivalent" and "two one-sided tests, each at 0.005: the 99% interval" in why
+    assert "real" not in why
+
+
 def test_bonferroni_tightens_each_pair():
     assert stats.family_confidence(0.995, 1) == pytest.approx(0.995)
     assert stats.family_confidence(0.995, 10) == pytest.approx(0.9995)

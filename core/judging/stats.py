@@ -184,6 +184,20 @@ def family_confidence(confidence: float, comparisons: int) -> float:
     return 1.0 - (1.0 - confidence) / max(1, comparisons)
 
 
+def equivalence_confidence(confidence: float) -> float:
+    """The confidence of the interval that decides EQUIVALENT at the same
+    error level as a claim at ``confidence``: two one-sided tests (Schuirmann's
+    TOST). Equivalence is claimed when the ratio is shown above -margin *and*
+    below +margin, each a one-sided test at the level ``1 - confidence``; the
+    two together are the two-sided interval at ``2 confidence - 1``, whose
+    tails hold ``1 - confidence`` each. The two-sided interval at
+    ``confidence`` puts half that in each tail, so judging equivalence by it
+    tested at half the level stated: a false EQUIVALENT stays under
+    ``1 - confidence`` either way, and this way it needs fewer processes
+    (about 10% narrower at 9 processes, a third at 3)."""
+    return 2.0 * confidence - 1.0
+
+
 def classify(interval: Interval, margin: float = DEFAULT_MARGIN) -> Word:
     """Equivalence first: an interval inside +-margin is EQUIVALENT even when it
     excludes 1. The margin is the smallest difference the user cares about; on

@@ -62,12 +62,23 @@ def _regime(
             f"a verdict needs at least {stats.MIN_PROCESSES}"
         )
         return RegimeResult(regime=name, word="inconclusive", reason=reason)
-    return RegimeResult(
-        regime=name,
-        word=stats.classify(interval, margin),
-        interval=interval,
-        estimate=interval.estimate,
-    )
+    word = stats.classify(interval, margin)
+    if word != "equivalent":
+        both_sides = stats.combine(ratios, stats.equivalence_confidence(confidence))
+        if both_sides is not None and stats.classify(both_sides, margin) == "equivalent":
+            return RegimeResult(
+                regime=name,
+                word="equivalent",
+                interval=both_sides,
+                estimate=both_sides.estimate,
+                reason=TWO_ONE_SIDED,
+            )
+    return RegimeResult(regime=name, word=word, interval=interval, estimate=interval.estimate)
+
+
+TWO_ONE_SIDED = "two one-sided tests"
+"""The reason of a regime found EQUIVALENT by :func:`gemmreg.judging.stats.equivalence_confidence`'s
+interval, which is narrower than the one speed claims are judged by."""
 
 
 def judge(
@@ -147,7 +158,7 @@ def judge(
         speedup=speedup,
         interval=bounds,
         explanation=why,
-        confidence=confidence,
+        confidence=interval.confidence if interval else confidence,
         regimes=regimes,
         notes=tuple(notes),
         processes=processes,
@@ -198,6 +209,11 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
         return "faster", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
     if result.word == "slower":
         return "slower", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
+    if result.word == "equivalent" and result.reason == TWO_ONE_SIDED:
+        return "equivalent", (
+            f"interval {bounds} lies inside +-{margin:.1%} (two one-sided tests, each at "
+            f"{(1 - i.confidence) / 2:.2g}: the {100 * i.confidence:.4g}% interval)"
+        )
     if result.word == "equivalent":
         real = i.low > 1.0 or i.high < 1.0
         detail = (
