@@ -22,7 +22,7 @@ def test_a_device_with_more_memory_gives_large_problems_more_placements():
     assert placements.placement_count(skinny) == 1
     assert placements.placement_count(skinny, h200) == placements.PLACEMENTS
     large = Problem(m=8192, n=8192, k=8192, dtype="bf16")  # 384 MiB a set
-    assert placements.placement_count(large, h200) == placements.PLACEMENTS
+    assert placements.placement_count(large, h200) == 5  # of 2.3 GB
     assert placements.placement_count(large, 24 << 30) == 1  # 384 MiB of a 24 GB GPU
     huge = Problem(m=16384, n=16384, k=16384, dtype="fp32")  # 3 GiB a set
     assert placements.placement_count(huge, h200) == 1
@@ -69,8 +69,9 @@ def test_a_kernel_that_keeps_its_first_pointers_fails_the_postcheck():
             policy=timing.policy_for(gpu=False, repeats=8),
         )
     good, cached = result.kernels["fake_good"], result.kernels["fake_first_pointers"]
-    assert good.status == "ok" and good.placements == placements.PLACEMENTS
+    used = min(8, placements.PLACEMENTS)  # one placement a round
+    assert good.status == "ok" and good.placements == used
     assert good.postcheck is not None and good.postcheck.passed
     assert cached.precheck is not None and cached.precheck.passed
     assert cached.status == "failed"
-    assert cached.reason.startswith("postcheck: placement 2 of 4")
+    assert cached.reason.startswith(f"postcheck: placement 2 of {placements.PLACEMENTS}")

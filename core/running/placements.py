@@ -15,8 +15,8 @@ evidence/2026-12-02-h200-session16) a memory-bound split-K call of 38 us
 moved by 3.7% across six placements of its 130 MiB operands (cuBLAS's by
 under 1%), and with one placement a process, gemmreg bench's per-process
 ratios at 64x4096x16384 spread 1.010-1.044. So the budget grows with the
-device's memory (:data:`PLACEMENT_DEVICE_SHARE`): on an H200 that is four
-copies of every problem up to about 560 MiB a set.
+device's memory (:data:`PLACEMENT_DEVICE_SHARE`): on an H200 that is
+sixteen copies up to about 140 MiB a set and four up to about 560 MiB.
 
 Rotating also checks something: every copy's C is postchecked, so a kernel
 that caches the first pointers it was given (and never writes the next C)
@@ -34,16 +34,23 @@ from gemmreg.deciding.device_memory import operand_bytes
 from gemmreg.judging.guarded_output import GuardedOutput
 from gemmreg.judging.output_check import make_operands
 
-PLACEMENTS = 4
-"""The most copies of one kernel's operands that a process rotates."""
+PLACEMENTS = 16
+"""The most copies of one kernel's operands that a process rotates. Four
+still left an A/A pair's processes apart by about twice what their own
+rounds explained at decode shapes (1x4096x4096 to 128x1024x4096 bf16, where
+a call is 10-20 us), so some of the 20 projection points stayed undecided;
+with sixteen, nine processes of each of three such points were EQUIVALENT
+where four left one INCONCLUSIVE
+(``evidence/2026-12-03-h200-decisive-verdicts``). Memory caps the count
+first for anything larger (:data:`PLACEMENT_DEVICE_SHARE`)."""
 PLACEMENT_BUDGET_BYTES = 256 << 20
 """Memory one kernel's copies may take in all, at least (and where the device's
-memory is not known): 4 copies up to 64 MiB a set (2048^3 fp32, 2896^3 bf16),
-one from 256 MiB (about 6000^3 fp32)."""
+memory is not known): 16 copies up to 16 MiB a set, 4 up to 64 MiB (2048^3
+fp32, 2896^3 bf16), one from 256 MiB (about 6000^3 fp32)."""
 PLACEMENT_DEVICE_SHARE = 1 / 64
 """Or this share of the device's memory, where that is more: 2.3 GB on an
-H200 (four copies up to about 560 MiB a set, 8192x14336x4096 bf16 included),
-384 MiB on a 24 GB GPU."""
+H200 (four copies or more up to about 560 MiB a set, 8192x14336x4096 bf16
+included), 384 MiB on a 24 GB GPU."""
 
 
 def placement_count(problem: Problem, device_bytes: int | None = None) -> int:
