@@ -183,7 +183,9 @@ def against_cublas(problem: Any, choice: Any, precision: str, sms: int) -> dict[
     torch_ms: list[float] = []
     for _ in range(REFERENCE_ROUNDS):
         best_ms.append(float(triton.testing.do_bench(ours, warmup=5, rep=20, return_mode="median")))
-        torch_ms.append(float(triton.testing.do_bench(cublas, warmup=5, rep=20, return_mode="median")))
+        torch_ms.append(
+            float(triton.testing.do_bench(cublas, warmup=5, rep=20, return_mode="median"))
+        )
     best, ref = statistics.median(best_ms), statistics.median(torch_ms)
     return {"best_ms": best, "torch_ms": ref, "speedup": ref / best}
 

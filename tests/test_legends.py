@@ -65,7 +65,10 @@ def command_help(command: str, capsys: pytest.CaptureFixture[str]) -> str:
 def test_the_timing_help_quotes_the_defaults_that_run(monkeypatch, capsys):
     text = command_help("compare", capsys)
     assert "3 on the CPU; 5 with compare --ray)" in text
-    assert "(default: 40 on a GPU; on the CPU, none: a fixed 3)" in text
+    assert (
+        "(default on a GPU: 120 for compare, 40 a point for bench; on the CPU, none: a fixed 3)"
+        in text
+    )
     assert "(default: 512x512x512 on a GPU, 128x128x128 on the CPU)" in text
     assert "(default: >= 10 calls, >= 0.25 s and a steady SM clock on a GPU)" in text
     assert "(default: 3 on a GPU; bench: 1)" in text
@@ -74,6 +77,7 @@ def test_the_timing_help_quotes_the_defaults_that_run(monkeypatch, capsys):
 
     monkeypatch.setattr(timing_options, "GPU_DEFAULT_PROCESSES", 7)
     monkeypatch.setattr(timing_options, "GPU_DEFAULT_BUDGET_S", 25.0)
+    monkeypatch.setattr(timing_options, "GPU_COMPARE_BUDGET_S", 75.0)
     monkeypatch.setattr(timing_options, "CPU_DEFAULT_SHAPE", (64, 32, 16))
     slow = timing_options.attrs.evolve(timing_options.GPU_POLICY, soak_min_calls=12)
     monkeypatch.setattr(timing_options, "GPU_POLICY", slow)
@@ -81,7 +85,9 @@ def test_the_timing_help_quotes_the_defaults_that_run(monkeypatch, capsys):
     monkeypatch.setattr(rounds, "TARGET_HALFWIDTH", 0.01)
     monkeypatch.setattr(stats, "DEFAULT_MARGIN", 0.02)
     text = command_help("compare", capsys)
-    assert "3 on the CPU; 7 with compare --ray)" in text and "(default: 25 on a GPU;" in text
+    assert (
+        "3 on the CPU; 7 with compare --ray)" in text and "GPU: 75 for compare, 25 a point" in text
+    )
     assert "128x128x128" not in text and "64x32x16 on the CPU" in text
     assert ">= 12 calls" in text and "bench: 0.5)" in text
     assert "known to +-1.0%, capped" in text and "default 2)" in text

@@ -326,8 +326,12 @@ def test_a_run_saved_before_looks_reads_as_a_fixed_count(monkeypatch, fake_plugi
 def test_which_runs_are_sequential_and_what_they_start_with():
     from gemmreg.deciding.timing_options import timing_options
 
-    gpu = timing_options(True)
-    assert (gpu.budget_s, gpu.processes) == (sequential.DEFAULT_BUDGET_S, sequential.FIRST_BATCH)
+    gpu = timing_options(True)  # compare: one point, a longer budget than a sweep's point
+    assert (gpu.budget_s, gpu.processes) == (
+        3 * sequential.DEFAULT_BUDGET_S,
+        sequential.FIRST_BATCH,
+    )
+    assert timing_options(True, sweep=True).budget_s == sequential.DEFAULT_BUDGET_S
     assert (
         timing_options(True, processes=5).budget_s,
         timing_options(True, processes=5).processes,

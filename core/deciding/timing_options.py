@@ -35,8 +35,17 @@ CPU_DEFAULT_PROCESSES = 3
 where a command runs a fixed count without being asked (``--ray``). A GPU
 run is sequential by default instead (:data:`GPU_DEFAULT_BUDGET_S`)."""
 GPU_DEFAULT_BUDGET_S: float | None = sequential.DEFAULT_BUDGET_S
-"""A GPU run adds processes until every pair is decided, within this budget
-per point (:mod:`gemmreg.judging.sequential`, ``--budget``)."""
+"""A GPU sweep (``bench``) adds processes until every pair is decided, within
+this budget per point (:mod:`gemmreg.judging.sequential`, ``--budget``)."""
+GPU_COMPARE_BUDGET_S: float | None = 3 * sequential.DEFAULT_BUDGET_S
+"""``compare`` asks about one point, so it may spend longer on it than a
+sweep spends on each of its points. At a large point a process takes some
+11 s on an H200 (8192x8192x32768 bf16: prepare, heat-soak, checks), so the
+sweep's 40 s held only the first look there, and one of nine comparisons of
+a known 1% difference stopped INCONCLUSIVE after it
+(``evidence/2026-12-03-h200-decisive-verdicts``); three times that holds the
+first three looks (3, 6 and 12 processes). A pair decided at the first look
+(the seed ``compare``, 3x apart) stops there whatever the budget."""
 CPU_DEFAULT_BUDGET_S: float | None = None
 """On the CPU a run keeps its fixed 3 processes unless ``--budget`` is given:
 a process under Triton's interpreter takes seconds a call, and its figures
@@ -124,15 +133,20 @@ def default_processes(gpu: bool) -> int:
     return GPU_DEFAULT_PROCESSES if gpu else CPU_DEFAULT_PROCESSES
 
 
-def budget(gpu: bool, processes: int | None, budget_s: float | None, fixed: bool) -> float | None:
+def budget(
+    gpu: bool, processes: int | None, budget_s: float | None, fixed: bool, sweep: bool = True
+) -> float | None:
     """A run's budget (None: a fixed count): ``--budget``'s, else none when
     ``--processes`` fixes the count or the run cannot look (``fixed``: a Ray
-    run), else the backend's default."""
+    run), else the backend's default for a sweep's point or (not ``sweep``)
+    for ``compare``'s one point."""
     if budget_s is not None:
         return budget_s
     if processes is not None or fixed:
         return None
-    return GPU_DEFAULT_BUDGET_S if gpu else CPU_DEFAULT_BUDGET_S
+    if not gpu:
+        return CPU_DEFAULT_BUDGET_S
+    return GPU_DEFAULT_BUDGET_S if sweep else GPU_COMPARE_BUDGET_S
 
 
 def first_processes(gpu: bool, processes: int | None, budget_s: float | None) -> int:
@@ -192,7 +206,7 @@ def timing_options(
     filled in; ``fixed``: the run cannot add processes (``--ray``)."""
     if max_time_s is None and sweep and gpu:
         max_time_s = BENCH_MAX_TIME_S
-    spend = budget(gpu, processes, budget_s, fixed)
+    spend = budget(gpu, processes, budget_s, fixed, sweep)
     return TimingOptions(
         processes=first_processes(gpu, processes, spend),
         budget_s=spend,

@@ -137,8 +137,9 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         f"{sequential.FIRST_BATCH} processes, batches are added (each as large as what "
         "ran, while it fits) until every pair is decided, each look at its own level "
         f"so the error stays at {percent(1 - stats.CONFIDENCE)} over all looks; up to "
-        f"{sequential.MAX_PROCESSES} processes; 0: the first batch only (default: "
-        f"{defaults.GPU_DEFAULT_BUDGET_S:g} on a GPU; on the CPU, none: a fixed "
+        f"{sequential.MAX_PROCESSES} processes; 0: the first batch only (default on a "
+        f"GPU: {defaults.GPU_COMPARE_BUDGET_S:g} for compare, {defaults.GPU_DEFAULT_BUDGET_S:g} "
+        "a point for bench; on the CPU, none: a fixed "
         f"{defaults.CPU_DEFAULT_PROCESSES}). Not with --processes, which fixes the count",
     )
     parser.add_argument(
