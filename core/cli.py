@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.format_option(check)
     cli_options.devices_option(check, "each plugin's cases on one of them", ray=True)
     cli_options.out_option(check, "also write the table, JSON and manifest into this directory")
+    cli_options.force_option(check)
     cli_options.strict_option(check, "it checks")
     check.add_argument(
         "--sanitize",
