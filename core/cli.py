@@ -266,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
-    except RunNotSaved as error:  # a save past the sweep's own (profilers, several GPUs)
+    except RunNotSaved as error:  # a save past the sweep's own (compare --out, profilers)
         print(f"gemmreg: {error}; the run on disk is its last save", file=sys.stderr)
         return EXIT_NOT_SAVED
     except Exception as error:
