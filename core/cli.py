@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.format_option(check)
     cli_options.devices_option(check, "each plugin's cases on one of them", ray=True)
     cli_options.out_option(check, "also write the table, JSON and manifest into this directory")
+    cli_options.force_option(check)
     cli_options.strict_option(check, "it checks")
     check.add_argument(
         "--sanitize",
@@ -265,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:
         return EXIT_OK
-    except RunNotSaved as error:  # a save past the sweep's own (profilers, several GPUs)
+    except RunNotSaved as error:  # a save past the sweep's own (compare --out, profilers)
         print(f"gemmreg: {error}; the run on disk is its last save", file=sys.stderr)
         return EXIT_NOT_SAVED
     except Exception as error:

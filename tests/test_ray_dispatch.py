@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
+import pytest
 from gemmreg.orchestrating.ray_dispatch import Dispatch, Lost
 
 
@@ -176,3 +177,54 @@ def test_while_a_point_is_in_flight_the_driver_waits_without_a_bound():
     assert seen["arrived"] == [("a", 0)]
     assert None in ray.timeouts  # a point may take minutes: no give-up while one runs
     assert sorted(ray.killed) == ["a", "b"]
+
+
+class LatestFirstRay(FakeRay):
+    """Gives back the most recent of the refs that have come back: actors up
+    before a point arrives, so that two points are in flight at once."""
+
+    def wait(self, refs: list[Ref], num_returns: int, timeout: float | None = None) -> Any:
+        back, rest = super().wait(list(reversed(refs)), num_returns, timeout)
+        return back, rest
+
+
+@pytest.mark.parametrize("dies", [False, True])
+def test_once_stopped_the_points_in_flight_arrive_and_no_other_is_handed_out_or_retried(dies):
+    """A sweep whose storage refused a save stops the hand-out: the point in
+    flight on another actor still arrives; one whose actor dies is given up,
+    not retried, and no replacement starts; the points waiting are left."""
+    died = RayActorError("The actor died unexpectedly")
+    actors = iter([Actor("a"), Actor("b", points={0: died} if dies else {}), Actor("c")])
+    ray = LatestFirstRay()
+    seen: dict[str, list[Any]] = {"arrived": [], "retried": [], "lost": []}
+
+    def send(actor: Actor, index: int) -> Ref:
+        error = actor.points.get(index)
+        return Ref(_raise(error) if error else _value((actor.name, index)))
+
+    dispatch = Dispatch(ray=ray, start=lambda: next(actors), send=send, spares=1, retries=1)
+
+    def arrived(index: int, result: Any) -> None:
+        seen["arrived"].append(result)
+        dispatch.stop()  # as a refused save does
+
+    dispatch.run(
+        4,
+        2,
+        arrived,
+        lambda i, why: seen["retried"].append((i, why)),
+        lambda lost: seen["lost"].append(lost),
+    )
+    # b took point 0, a point 1; point 1 arrived and stopped the hand-out;
+    # point 0, in flight, came back; points 2 and 3 were never handed out.
+    assert seen["retried"] == []
+    if not dies:
+        assert seen["arrived"] == [("a", 1), ("b", 0)] and seen["lost"] == []
+        assert sorted(ray.killed) == ["a", "b"]
+        return
+    assert seen["arrived"] == [("a", 1)]
+    assert seen["lost"] == [  # given up at once: no other point is handed out
+        Lost(0, "lost on the cluster: its actor died (The actor died unexpectedly), 1 times")
+    ]
+    assert ray.killed == ["a"]
+    assert next(actors).name == "c"  # b's replacement was never started

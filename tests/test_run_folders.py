@@ -4,6 +4,7 @@ run is not overwritten without --force, and default folders never collide."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -177,3 +178,108 @@ def test_the_probe_writes_real_bytes(tmp_path):
     )
     assert "cannot write there: File too large" in done.stdout, done.stderr[-1500:]
     assert list((tmp_path / "run").iterdir()) == []  # the probe is removed
+
+
+CHECK = ("check", "torch_ref", "--dtype", "fp32", "--layout", "rowmajor")
+"""A small real check: torch_ref's fp32 row-major cases."""
+
+HELD_CHECK = textwrap.dedent(
+    """
+    import os, sys
+    from gemmreg import cli
+    from gemmreg.running import check_runner
+
+    real, held = check_runner.run_check, int(sys.argv[1])
+
+    def run_check(*args, **kwargs):  # every case run, nothing saved yet: it waits here
+        real(*args, **kwargs)
+        os.write(held, b"held\\n")
+        sys.stdin.read()
+
+    check_runner.run_check = run_check
+    sys.argv = ["gemmreg", *sys.argv[2:]]
+    cli.run()
+    """
+)
+
+
+def test_a_second_check_into_a_folder_a_live_check_holds_is_refused_and_loses_it_nothing(
+    tmp_path,
+):
+    out = tmp_path / "evidence"
+    read, write = os.pipe()
+    first = subprocess.Popen(
+        [sys.executable, "-c", HELD_CHECK, str(write), *CHECK, "--out", str(out)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        pass_fds=(write,),
+    )
+    os.close(write)
+    try:
+        with os.fdopen(read) as held:
+            assert held.readline() == "held\n", first.communicate(timeout=60)[1][-2000:]
+        for extra in ((), ("--force",)):  # --force never takes a folder a live run holds
+            second = run_gemmreg(*CHECK, "--out", str(out), *extra)
+            assert second.returncode == 2, second.stderr[-2000:]
+            assert second.stderr.strip().splitlines() == [
+                f"gemmreg: error: --out '{out}' is being written by another gemmreg run; "
+                "choose another folder"
+            ]
+            assert second.stdout == ""  # refused before any case ran
+        assert not (out / "check.json").exists()
+        stdout, stderr = first.communicate("", timeout=120)
+    finally:
+        first.kill()
+        first.wait()
+    assert first.returncode == 0, stderr[-2000:]
+    assert f"evidence written to {out}/" in stderr
+    # The first check's evidence is whole: every case it printed, not partial.
+    saved = json.loads((out / "check.json").read_text())
+    assert saved["partial"] is False and saved["counts"]["pass"] > 0
+    assert f"{saved['counts']['pass']} pass, 0 fail" in stdout
+    assert json.loads((out / "manifest.json").read_text())["level"] == "quick"
+
+
+def test_a_check_into_a_folder_holding_a_run_exits_2_and_force_replaces_it(tmp_path):
+    out = tmp_path / "evidence"
+    first = run_gemmreg(*CHECK, "--seed", "1", "--out", str(out))
+    assert first.returncode == 0, first.stderr[-1500:]
+    (out / "sanitize-summary.txt").write_text("an older pass's summary")
+    (out / "notes.txt").write_text("mine")
+    before = (out / "check.json").read_text()
+    again = run_gemmreg(*CHECK, "--seed", "2", "--out", str(out))
+    assert again.returncode == 2
+    assert again.stderr.strip().splitlines() == [
+        f"gemmreg: error: --out '{out}' already holds a run (check.json); choose another "
+        "folder, or --force to replace it"
+    ]
+    assert again.stdout == ""  # refused before any case ran
+    assert (out / "check.json").read_text() == before
+    forced = run_gemmreg(*CHECK, "--seed", "2", "--out", str(out), "--force")
+    assert forced.returncode == 0, forced.stderr[-1500:]
+    seeds = {case["case"]["seed"] for case in json.loads((out / "check.json").read_text())["cases"]}
+    assert 2 in seeds and 1 not in seeds  # the new check's cases, none of the old's
+    # The old check's files went first (its sanitizer summary would be read
+    # as this check's); the user's own stayed.
+    assert sorted(p.name for p in out.iterdir()) == [
+        "check.json",
+        "check.md",
+        "check.txt",
+        "manifest.json",
+        "notes.txt",
+    ]
+
+
+@pytest.mark.parametrize("held", ["run.json", "check.json"])
+def test_a_folder_holding_either_kind_of_run_is_refused_to_both(tmp_path, held):
+    """A check and a timing run both write ``manifest.json``: neither may
+    write into the other's folder unless forced."""
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / held).write_text("{}")
+    with pytest.raises(UsageError, match=rf"already holds a run \({held}\)"):
+        run_folder.claim(out)
+    assert (out / held).read_text() == "{}"

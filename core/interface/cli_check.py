@@ -7,7 +7,6 @@ from collections.abc import Sequence
 from typing import Any, Literal
 
 from gemmreg.contract.task_kinds import REFUSAL
-from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
 from gemmreg.interface import cli_device
 from gemmreg.interface.cli_common import (
@@ -75,6 +74,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         ray_cluster,
         sanitizer_pass,
     )
+    from gemmreg.storage import run_folder
 
     tools = _sanitize_tools(args.sanitize)
     timeout = _timeout(args.timeout)
@@ -82,8 +82,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     _check_names("check", args.names, 0)
     found = registry.discover()
     kernels = found.select(args.names)
-    if args.out is not None:
-        opt.writable_directory(args.out, "--out")
     gpu = backend.current().is_gpu
     ray_address = ray_cluster.address(args.ray)
     if ray_address is not None and (args.devices is not None or args.device is not None):
@@ -94,6 +92,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     chosen = _devices(cli_device.several(args), backend.current())
     if ray_address is not None:
         ray_cluster.require()
+    if args.out is not None:  # the last check: --force removes the old run only now
+        run_folder.claim(args.out, force=args.force)  # held until the command ends
     level: Literal["quick", "full"] = "full" if args.level == "full" else "quick"
     cases = matrix.build(level, gpu, dtypes, layouts)
     if args.seed is not None:

@@ -46,8 +46,9 @@ def force_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--force",
         action="store_true",
-        help="replace the run already in --out (its run.json, manifest, tables and profiles "
-        "are removed first; other files stay); never one that a live run is writing",
+        help="replace the run already in --out (its run.json or check.json, manifest, tables, "
+        "profiles and sanitizer logs are removed first; other files stay); never one that a "
+        "live run is writing",
     )
 
 

@@ -145,13 +145,15 @@ def _failed(reports: Sequence[Any]) -> bool:
 
 
 def _not_saved(done: Any, out: Path, fmt: str) -> int:
-    """A sweep whose save the storage refused: every finished point's table
-    (their figures were printed as each finished), one line naming the file
-    and what the folder keeps, exit 4."""
+    """A sweep whose save the storage refused (on one GPU, several or a
+    cluster): every finished point's table (their figures were printed as
+    each finished), one line naming the file and what the folder keeps,
+    exit 4. The folder's run is partial unless its last save held every
+    point (only the closing save, with the GPU state after, was refused)."""
     from gemmreg.rendering import render_compare
 
     print(render_compare.sweep_table(done.reports, "table" if fmt == "json" else fmt))
-    kept = f"{out}/ keeps the run as last saved (partial)"
+    kept = f"{out}/ keeps the run as last saved{' (partial)' if done.partial else ''}"
     _error(f"{done.not_saved}; {kept}; every point's figures are printed above")
     return EXIT_NOT_SAVED
 

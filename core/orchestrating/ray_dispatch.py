@@ -11,6 +11,10 @@ answered its ``ready`` call, so a replacement that never finds a GPU (its
 node gone) holds no point: when nothing is in flight and no actor comes up
 within :data:`ACTOR_START_TIMEOUT_S`, the points left are given up.
 
+:meth:`Dispatch.stop` ends the handing out (a sweep whose storage refused
+a save): the points in flight come back, no other starts, and an actor lost
+after it is not replaced.
+
 Nothing here knows what a point is: ``start`` makes an actor (with a
 ``ready`` and a ``close`` method), ``send`` hands it point ``i`` and
 returns the reference to its result.
@@ -66,6 +70,13 @@ class Dispatch:
     start_timeout_s: float = ACTOR_START_TIMEOUT_S
     gone: str = ""
     """Why the last actor lost was lost ('' while none was)."""
+    stopped: bool = False
+    """No point is handed out any more (:meth:`stop`)."""
+
+    def stop(self) -> None:
+        """Hand out no more points: those in flight still arrive; those
+        waiting are left untimed, neither retried nor given up."""
+        self.stopped = True
 
     def run(
         self,
@@ -93,7 +104,7 @@ class Dispatch:
         def lost_actor(actor: Any, error: BaseException) -> None:
             live.remove(actor)
             self.gone = first_line(error)
-            if queue and self.spares > 0:
+            if queue and self.spares > 0 and not self.stopped:
                 self.spares -= 1
                 launch()
 
@@ -104,8 +115,8 @@ class Dispatch:
         for _ in range(actors):
             launch()
         try:
-            while queue or busy:
-                while queue and idle:
+            while (queue and not self.stopped) or busy:
+                while queue and idle and not self.stopped:
                     actor, index = idle.pop(0), queue.popleft()
                     busy[self.send(actor, index)] = (actor, index)
                 if not busy and not starting:
@@ -135,7 +146,7 @@ class Dispatch:
                 except self.ray.exceptions.RayActorError as error:  # died under the point
                     tries[index] = tries.get(index, 0) + 1
                     why = f"its actor died ({first_line(error)})"
-                    if tries[index] <= self.retries:
+                    if tries[index] <= self.retries and not self.stopped:
                         queue.appendleft(index)
                         retrying(index, why)
                     else:

@@ -18,6 +18,11 @@ that point goes to the next free actor, :data:`POINT_RETRIES` time(s)
 (``lost_points``, with the reason; the run stays partial and says why).
 A replacement actor is started for each one lost while points wait, up to
 :data:`~gemmreg.running.ray_cluster.MAX_RETRIES` per GPU.
+
+A save the storage refuses stops the sweep as on one GPU: no point is handed
+out after it (:meth:`Dispatch.stop`), the points in flight come back and
+print their figures (measured, not saved), and the sweep returns them all
+with the refusal (:mod:`gemmreg.orchestrating.sweep_saves`).
 """
 
 from __future__ import annotations
@@ -34,7 +39,8 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.timing_records import CompareReport
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.ray_dispatch import Dispatch, Lost
-from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save
+from gemmreg.orchestrating.sweep_saves import Saves
+from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared
 from gemmreg.rendering import render_points
 from gemmreg.running import environment, ray_cluster
 
@@ -97,6 +103,7 @@ def _sweep(
     actors: dict[tuple[str, int], dict[str, Any]] = {}
     lost: list[str] = []
     retried: list[str] = []
+    saves = Saves(out, manifest)
 
     def label(index: int) -> str:
         problem = problems[index]
@@ -107,8 +114,8 @@ def _sweep(
         if lost:
             manifest["stopped"] = f"{len(lost)} point(s) lost on the cluster (lost_points)"
         reports = [done[i] for i in sorted(done)]
-        if reports:
-            save(out, manifest, reports, len(done) < len(problems))
+        if reports and not saves.save(reports, len(done) < len(problems)):
+            dispatch.stop()  # the storage refused it: the points in flight still print
 
     def arrived(index: int, result: tuple[CompareReport, dict[str, Any]]) -> None:
         report, node = result
@@ -142,4 +149,7 @@ def _sweep(
     )
     dispatch.run(len(problems), gpus, arrived, retrying, gave_up)
     saved()
-    return Sweep(reports=tuple(done[i] for i in sorted(done)), partial=len(done) < len(problems))
+    saves.note()
+    partial = len(done) < len(problems) or (saves.refused is not None and saves.kept_partial)
+    reports = tuple(done[i] for i in sorted(done))
+    return Sweep(reports=reports, partial=partial, not_saved=saves.refused)

@@ -11,7 +11,11 @@ figures are compared only within one model, so a host with two models gives
 two full sweeps, one per model, each sharded over that model's GPUs. The
 reports come back in one run, ordered by group and then by point as asked,
 each naming its device; the run is saved again after every point (partial
-until the last), so an interruption keeps every point that finished.
+until the last), so an interruption keeps every point that finished. A save
+the storage refuses stops the sweep as on one GPU: no point starts after
+it, the points in flight finish and print their figures (they are measured,
+not saved), and the sweep returns them all with the refusal
+(:mod:`gemmreg.orchestrating.sweep_saves`).
 """
 
 from __future__ import annotations
@@ -29,7 +33,8 @@ from gemmreg.deciding.timing_options import TimingOptions
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging.timing_records import CompareReport
 from gemmreg.orchestrating.progress import Meter
-from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, save, time_point
+from gemmreg.orchestrating.sweep_saves import Saves
+from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared, time_point
 from gemmreg.rendering import render_points
 from gemmreg.running import ahead_pinned, devices, environment, worker_pool
 
@@ -88,6 +93,7 @@ def sweep_on_devices(
     errors: list[BaseException] = []
     names = ", ".join(kernel.name for kernel in kernels)
     manifest: dict[str, Any] = {}
+    saves = Saves(out, manifest)
 
     def finished() -> list[CompareReport]:
         return [done[slot] for slot in order if slot in done]
@@ -114,7 +120,7 @@ def sweep_on_devices(
                     device=device,
                 )
                 with lock:
-                    if stop.is_set():
+                    if stop.is_set() and saves.refused is None:
                         return  # killed under it: not a result
                     if weights is not None:
                         report = attrs.evolve(report, weight=weights[index])
@@ -124,8 +130,8 @@ def sweep_on_devices(
                     if meter is not None and not report.partial:
                         with printing:
                             meter.advance(float(problem.flops))
-                    save(out, manifest, finished(), len(done) < len(order))
-                    if report.partial:
+                    # A refused save stops the sweep; the points in flight still print.
+                    if not saves.save(finished(), len(done) < len(order)) or report.partial:
                         stop.set()
         except BaseException as error:  # re-raised in the main thread
             errors.append(error)
@@ -163,5 +169,7 @@ def sweep_on_devices(
     manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
     reports = finished()
     if reports:
-        save(out, manifest, reports, partial)
-    return Sweep(reports=tuple(reports), partial=partial)
+        saves.save(reports, partial)
+    saves.note()
+    partial = partial or (saves.refused is not None and saves.kept_partial)
+    return Sweep(reports=tuple(reports), partial=partial, not_saved=saves.refused)

@@ -1,9 +1,10 @@
 """One writer per run folder: a run claims its folder before any work starts,
 and holds it until the process ends.
 
-Two runs given the same ``--out`` (or default names made in the same second)
-used to write into one folder, each saying "run saved to", and the last to
-finish silently replaced the other. Now the claim is a lock on the folder
+Two runs given the same ``--out`` (``check``, ``compare`` or ``bench``, or
+default names made in the same second) used to write into one folder, each
+saying its run was saved, and the last to finish silently replaced the
+other. Now the claim is a lock on the folder
 itself (``flock`` on the directory, released by the system when the process
 ends however it ends, so a killed run never leaves a stale lock), and a folder
 that is held, or already holds a run, is refused in one line (exit 2) unless
@@ -37,13 +38,20 @@ OLD_RUN_FILES = (
     "report.txt",
     "report.md",
     "profiler",
+    "check.json",
+    "check.txt",
+    "check.md",
+    "sanitize-summary.txt",
+    "sanitizer",
 )
-"""What a saved run consists of (its record, its views, ``--ncu``'s profiles):
-the names ``--force`` removes before the new run writes, so that no file of
-the old run is ever read as the new one's. Anything else in the folder (a
-user's own notes) is left as it is."""
-RUN_MARKERS = ("run.json", "run.json.gz")
-"""A folder holding either already holds a run."""
+"""What a saved run consists of (a timing run's record, its views and
+``--ncu``'s profiles; a check's record, its tables and sanitizer logs): the
+names ``--force`` removes before the new run writes, so that no file of the
+old run is ever read as the new one's. Anything else in the folder (a user's
+own notes) is left as it is."""
+RUN_MARKERS = ("run.json", "run.json.gz", "check.json")
+"""A folder holding any of these already holds a run: a timing run or a
+check, either of which another run's ``manifest.json`` would overwrite."""
 PROBE_BYTES = 64 * 1024
 """The probe written before the run: about the size of a small run's
 ``run.json``, so a disk too full to hold one is refused before the timing,
