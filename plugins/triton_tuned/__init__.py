@@ -1,12 +1,14 @@
 """triton_tuned: a Triton GEMM tuned per shape, meant to stand next to cuBLAS.
 
-Four kernel paths: a tiled pointer kernel that runs everywhere, on Hopper
+Five kernel paths: a tiled pointer kernel that runs everywhere, on Hopper
 (CUDA capability >= 9) a persistent kernel that moves tiles through TMA
 descriptors (both :mod:`.kernels`), and on Hopper for 16-bit row-major
 operands a warp-specialised persistent kernel written in Gluon
 (:mod:`.gluon_ws`), and on CUDA for problems whose tiles cannot fill the
 GPU (decode and prefill of a few hundred tokens) a split-K kernel, swap-AB
-for M of 32 or less (:mod:`.split_k`, chosen by :mod:`.dispatch`). ``prepare`` picks a config (and with it
+for M of 32 or less (:mod:`.split_k`, chosen by :mod:`.dispatch`), and on
+CUDA for a few rows of A in fp16 or bf16 a GEMV kernel on the CUDA cores
+(:mod:`.gemv`). ``prepare`` picks a config (and with it
 the path) for the problem: from the on-disk cache (:mod:`.tuning_cache`), by
 rule for problems too small to matter, or by benchmarking the candidates of
 :mod:`.configs` on operands of the problem's shape, dtype and layout
@@ -52,6 +54,8 @@ SOURCES = tuple(
         "configs.py",
         "device_trial.py",
         "dispatch.py",
+        "gemv.py",
+        "gemv_kernel.py",
         "gluon_ws.py",
         "interleaving.py",
         "kernels.py",
@@ -89,11 +93,17 @@ def precision_for(kind: gemmreg.Backend) -> dict[gemmreg.DType, gemmreg.Precisio
             ),
             "fp16": gemmreg.Precision(
                 math="fp16",
-                detail="tl.dot, or Gluon's warpgroup_mma (wgmma on sm90), fp32 accumulate",
+                detail=(
+                    "tl.dot, or Gluon's warpgroup_mma (wgmma on sm90), or fp32 FMAs "
+                    "(the GEMV path), fp32 accumulate"
+                ),
             ),
             "bf16": gemmreg.Precision(
                 math="bf16",
-                detail="tl.dot, or Gluon's warpgroup_mma (wgmma on sm90), fp32 accumulate",
+                detail=(
+                    "tl.dot, or Gluon's warpgroup_mma (wgmma on sm90), or fp32 FMAs "
+                    "(the GEMV path), fp32 accumulate"
+                ),
             ),
         }
     if kind == "rocm":
@@ -216,6 +226,20 @@ def _device_key(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuning_
     )
 
 
+def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list[configs.Config]:
+    """Every config the tuner weighs for ``problem`` on this GPU, in its
+    order (``scripts/probe_decode_kernels.py`` times the same list)."""
+    dtype = gemmreg.torch_dtype(problem.dtype)
+    operands = _meta_operands(problem, dtype)
+    tma = _tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
+    # candidates() also needs tma for the Gluon configs (TMA-able strides)
+    gluon = _gluon_supported(where) and _row_major(*operands[:2])
+    return configs.candidates(
+        where.backend, problem.dtype, problem.m, problem.n, problem.k, tma, gluon,
+        where.multiprocessors,
+    )  # fmt: skip
+
+
 def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.Choice, str, int]:
     """The config for ``problem`` on this GPU, its fp32 input precision, and the
     SM count (the persistent grid)."""
@@ -226,11 +250,7 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
     precision = INPUT_PRECISION[where.backend]
     num_sms = where.multiprocessors
     assert num_sms is not None  # only GPU backends tune
-    operands = _meta_operands(problem, dtype)
-    tma = _tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
-    # candidates() also needs tma for the Gluon configs (TMA-able strides)
-    gluon = _gluon_supported(where) and _row_major(*operands[:2])
-    candidates = configs.candidates(where.backend, problem.dtype, m, n, k, tma, gluon, num_sms)
+    candidates = candidates_for(problem, where)
     only = tuning_cache.forced_path()
 
     def make_launch(config: configs.Config) -> launchers.Launcher:
@@ -268,6 +288,7 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         "persistent_tma": _tma_supported(where),
         "gluon_ws": _gluon_supported(where),
         "split_k": True,
+        "gemv": True,
     }
     best = choice.best if runs_here[choice.best.path] else choice.fallback
     return launchers.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)

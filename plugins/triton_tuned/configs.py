@@ -18,7 +18,10 @@ Two kernel paths (see :mod:`gemmreg_plugins.triton_tuned.kernels`):
 - ``split_k``: K cut over several programs per tile, optionally as
   C^T = B^T A^T (swap-AB), for problems whose tiles cannot fill the GPU
   (:mod:`.split_k`); CUDA, any layout. Its candidates are made per problem
-  by :mod:`.dispatch`, which also decides who gets them.
+  by :mod:`.dispatch`, which also decides who gets them;
+- ``gemv``: a few rows of A against the weight on the CUDA cores, K cut
+  as on the split-K path (:mod:`.gemv`); CUDA, fp16 and bf16, any layout.
+  Candidates from :mod:`.dispatch` as well.
 """
 
 from __future__ import annotations
@@ -132,13 +135,15 @@ def candidates(
     :param gluon: whether the Gluon path may run (Hopper, row-major A and B, a
         Triton with the Gluon API it is written in); it takes 16-bit inputs only.
     :param num_sms: the GPU's SM count: on CUDA, problems whose tiles cannot
-        fill it get split-K candidates first (:mod:`.dispatch`); None, none.
+        fill it get split-K candidates first, and problems of a few rows
+        GEMV ones after them (:mod:`.dispatch`); None, none.
     """
     base: list[Config] = []
     split: list[Config] = []
     if kind == "cuda" and num_sms is not None:
         family = dispatch.family(m, n, k, num_sms)
         split = dispatch.split_k_candidates(m, n, k, num_sms, dtype, family)
+        split += dispatch.gemv_candidates(m, n, k, num_sms, dtype)
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA
         warp_specialised = CUDA_GLUON_WS if gluon and tma and dtype != "fp32" else ()

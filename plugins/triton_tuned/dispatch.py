@@ -19,6 +19,11 @@ Three families:
   the tiled pointer kernel (the persistent ones' 128-row tiles do not fit
   M; :func:`.configs.prune` drops them).
 
+Beside the family, a problem of ``GEMV_MAX_M`` rows or fewer in fp16 or
+bf16 gets the GEMV kernel's candidates (:mod:`.gemv`), after the split-K
+ones, whichever family it is in (a decode step against a vocabulary-sized
+weight fills the GPU with tiles, and still streams a weight).
+
 The tuner (:mod:`.tuner`) ranks every candidate a problem gets, so the
 dispatch only decides what is worth compiling and timing.
 """
@@ -74,6 +79,26 @@ SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
 )
 """Tens to hundreds of tokens: one 64- or 128-row block of tokens, or two,
 and the weight cut by N into 64 to 256 columns and by K to fill the SMs."""
+
+
+GEMV_MAX_M = 4
+"""The GEMV kernel's candidates go to problems of this many rows or fewer:
+it does M fp32 multiply-adds per weight element, and at 8 tokens that is
+more than the SMs' fp32 units do while HBM delivers the element
+(:mod:`.gemv`); tensor cores (the swap-AB tiles) take over from there."""
+GEMV_TILES: tuple[tuple[int, int, int, int], ...] = (
+    (32, 256, 3, 4),
+    (16, 512, 3, 4),
+    (64, 128, 3, 4),
+)
+"""(weight rows, BLOCK_K, num_stages, num_warps) at M = 1: 16 KB of weight
+a stage, 256 B to 1 KB of each row contiguous; 115-128 registers and 33 KB
+of shared memory a program in the sm_90 code (four programs an SM, each
+with a stage in flight behind the one it multiplies). More rows of A
+shrink BLOCK_K, then the weight rows, to ``GEMV_PRODUCTS``."""
+GEMV_PRODUCTS = 8192
+"""Products the GEMV kernel keeps per program (rows of A x weight rows x
+BLOCK_K, fp32): 64 registers a thread at 4 warps."""
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -147,11 +172,55 @@ def split_k_candidates(
     return kept
 
 
+def gemv_tile(rows: int, block_k: int, block_m: int) -> tuple[int, int]:
+    """A ``GEMV_TILES`` entry for ``block_m`` rows of A: BLOCK_K halved (to
+    128 at least), then the weight rows (to 16), then BLOCK_K again, until
+    the products fit ``GEMV_PRODUCTS``."""
+    while block_m * rows * block_k > GEMV_PRODUCTS and block_k > 128:
+        block_k //= 2
+    while block_m * rows * block_k > GEMV_PRODUCTS and rows > MIN_BLOCK:
+        rows //= 2
+    while block_m * rows * block_k > GEMV_PRODUCTS and block_k > MIN_BLOCK:
+        block_k //= 2
+    return rows, block_k
+
+
+def gemv_candidates(m: int, n: int, k: int, num_sms: int, dtype: str) -> list[Config]:
+    """The GEMV configs for one problem: none past ``GEMV_MAX_M`` rows or for
+    fp32 (declared as TF32 on ``tl.dot``; these multiply in fp32), else every
+    ``GEMV_TILES`` entry fitted to M and to the problem (no edge past N or K
+    rounded up to a power of two, at least 16), K cut as :func:`splits_for`
+    cuts it."""
+    if m > GEMV_MAX_M or dtype == "fp32":
+        return []
+    width = _pow2_at_least(m)
+    kept: list[Config] = []
+    for rows, bk, stages, warps in GEMV_TILES:
+        rows, bk = gemv_tile(rows, bk, width)
+        rows = min(rows, max(MIN_BLOCK, _pow2_at_least(n)))
+        bk = min(bk, max(MIN_BLOCK, _pow2_at_least(k)))
+        tiles = _cdiv(n, rows)
+        for split in splits_for(tiles, _cdiv(k, bk), num_sms, rows * width):
+            config = Config(
+                path="gemv",
+                block_m=rows,
+                block_n=width,
+                block_k=bk,
+                num_stages=stages,
+                num_warps=warps,
+                split_k=split,
+            )
+            if config not in kept:
+                kept.append(config)
+    return kept
+
+
 def describe() -> str:
     """The rules and tile lists as text, for the tuning cache's key."""
     return (
         f"FILL_TILE={FILL_TILE};SWAP_MAX_M={SWAP_MAX_M};"
         f"MIN_BLOCKS_PER_SPLIT={MIN_BLOCKS_PER_SPLIT};MAX_SPLIT={MAX_SPLIT};"
         f"MAX_REDUCE_BYTES={MAX_REDUCE_BYTES};NEARLY_FULL={NEARLY_FULL};"
-        f"SWAP_TILES={SWAP_TILES};SPLIT_TILES={SPLIT_TILES}"
+        f"SWAP_TILES={SWAP_TILES};SPLIT_TILES={SPLIT_TILES};"
+        f"GEMV_MAX_M={GEMV_MAX_M};GEMV_TILES={GEMV_TILES};GEMV_PRODUCTS={GEMV_PRODUCTS}"
     )

@@ -11,8 +11,10 @@ from typing import Any, Literal
 
 import attrs
 
-KernelPath = Literal["tiled", "persistent_tma", "gluon_ws", "split_k"]
-PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma", "gluon_ws", "split_k")
+KernelPath = Literal["tiled", "persistent_tma", "gluon_ws", "split_k", "gemv"]
+PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma", "gluon_ws", "split_k", "gemv")
+SPLIT_PATHS: tuple[KernelPath, ...] = ("split_k", "gemv")
+"""The paths that cut K over several programs per tile (``Config.split_k``)."""
 
 GROUP_M = 8
 """Tile rows walked down one column of B before moving on: L2 reuse of B."""
@@ -29,10 +31,11 @@ class Config:
 
     path: KernelPath
     block_m: int
-    """Rows of C per tile; on the split-K path with ``swap_ab``, rows of C^T
-    (along N)."""
+    """Rows of C per tile; on the split-K path with ``swap_ab`` and on the
+    GEMV path, rows of C^T (along N)."""
     block_n: int
-    """Columns of C per tile; with ``swap_ab``, columns of C^T (along M)."""
+    """Columns of C per tile; with ``swap_ab``, columns of C^T (along M); on
+    the GEMV path M rounded up to a power of two (1 for decode)."""
     block_k: int
     num_stages: int
     num_warps: int
@@ -51,8 +54,9 @@ class Config:
     """TMA path, persistent: one program per SM, the last rounds' tiles shared
     out by K steps (:mod:`.stream_k`) instead of fewer programs in whole rounds."""
     split_k: int = 1
-    """Split-K path: K cut into this many ranges, one program each per tile
-    (:mod:`.split_k`); the last range of a tile to finish adds them up."""
+    """Split-K and GEMV paths: K cut into this many ranges, one program each
+    per tile (:mod:`.split_k`, :mod:`.gemv`); the last range of a tile to
+    finish adds them up."""
     swap_ab: bool = False
     """Split-K path: compute C^T = B^T A^T, so that a small M sits on the
     tile's column side and N fills its rows (:mod:`.split_k`)."""
@@ -69,7 +73,7 @@ class Config:
                 "" if self.persistent or self.path == "tiled" else "-pertile",
                 "-tb" if self.transpose_b else "",
                 "-sk" if self.stream_k else "",
-                f"-k{self.split_k}" if self.path == "split_k" else "",
+                f"-k{self.split_k}" if self.path in SPLIT_PATHS else "",
                 "-swap" if self.swap_ab else "",
             ]
         )
@@ -88,9 +92,12 @@ class Config:
         config = cls(**dict(data))
         if config.path not in PATHS:
             raise ValueError(f"unknown kernel path {config.path!r}")
-        for size in (config.block_m, config.block_n, config.block_k):
-            if not isinstance(size, int) or size < MIN_BLOCK or size & (size - 1):
-                raise ValueError(f"block sizes must be powers of two >= {MIN_BLOCK}: {config}")
+        # The GEMV path multiplies without tl.dot: its M side (block_n) may be
+        # any power of two, 1 included.
+        least = (MIN_BLOCK, 1 if config.path == "gemv" else MIN_BLOCK, MIN_BLOCK)
+        for size, low in zip((config.block_m, config.block_n, config.block_k), least, strict=True):
+            if not isinstance(size, int) or size < low or size & (size - 1):
+                raise ValueError(f"block sizes must be powers of two >= {low}: {config}")
         if not all(isinstance(v, int) and v >= 1 for v in (config.num_stages, config.num_warps)):
             raise ValueError(f"num_stages and num_warps must be positive: {config}")
         if not isinstance(config.group_m, int) or config.group_m < 1:
@@ -101,8 +108,10 @@ class Config:
             raise ValueError(f"stream_k needs the persistent TMA path: {config}")
         if not isinstance(config.split_k, int) or config.split_k < 1:
             raise ValueError(f"split_k must be a positive count: {config}")
-        if (config.split_k > 1 or config.swap_ab) and config.path != "split_k":
-            raise ValueError(f"split_k and swap_ab belong to the split-K path: {config}")
+        if config.split_k > 1 and config.path not in SPLIT_PATHS:
+            raise ValueError(f"split_k belongs to the split-K and GEMV paths: {config}")
+        if config.swap_ab and config.path != "split_k":
+            raise ValueError(f"swap_ab belongs to the split-K path: {config}")
         if config.path == "gluon_ws" and (config.num_warps != 4 or config.block_m % 128):
             # Each consumer is one warpgroup, its half of a tile whole wgmma rows (64).
             raise ValueError(f"the Gluon kernel takes 4 warps and 128-row multiples: {config}")
