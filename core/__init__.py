@@ -3,8 +3,9 @@
 Plugin authors need only what this module exports (``__all__``): the
 ``hookimpl`` marker, the records a plugin fills in, where its kernels run
 (:func:`where`), the run-time compiler for HIP/CUDA sources, the input
-helpers, and the order a plugin's own tuner should time its candidates in
-(:func:`williams_rows`, the design of gemmreg's own rounds). Every other
+helpers, and, for a plugin's own tuner, the order to time its candidates in
+(:func:`williams_rows`, the design of gemmreg's own rounds) and the clock to
+time them with (:func:`sample_ms`, the one gemmreg's verdicts use). Every other
 module of the package is the core's own and may change; plugins import none
 of them (a test in gemmreg's own suite holds the built-ins and the split-K
 example to that). See :mod:`gemmreg.hookspecs` for the contract.
@@ -23,6 +24,7 @@ from gemmreg.contract.balanced_orders import williams_rows
 from gemmreg.contract.gpu_compile import CompiledKernel, compile_kernel
 from gemmreg.contract.gpu_compile import unavailable_reason as compile_unavailable
 from gemmreg.contract.inputs import apply_layout, normal_inputs, torch_dtype
+from gemmreg.contract.judge_clock import sample_ms
 from gemmreg.contract.records import (
     BACKENDS,
     DTYPES,
@@ -79,6 +81,7 @@ __all__ = [
     "compile_unavailable",
     "hookimpl",
     "normal_inputs",
+    "sample_ms",
     "standard_tolerances",
     "torch_dtype",
     "where",

@@ -1,4 +1,4 @@
-"""Where a decode-sized GEMM's time goes: torch.mm and triton_tuned's candidates, four clocks.
+"""Where a decode-sized GEMM's time goes: torch.mm and triton_tuned's candidates, five clocks.
 
 On a GPU machine (the repository installed)::
 
@@ -7,10 +7,11 @@ On a GPU machine (the repository installed)::
 ``--points``: the shapes file's rows of those token counts (M), and any
 ``MxNxK``. At each point, for torch.mm, every candidate the tuner weighs
 (``triton_tuned.candidates_for``) and every ``--extra`` config (named as
-the tuning cache names it, ``-g8`` optional), microseconds per call: bench,
-``triton.testing.do_bench``'s median with L2 zeroed before each call (what
-the tuner ranks by; a host launch path longer than the flush lands inside
-its events); graph, ``do_bench_cudagraph``'s median (replayed back to back:
+the tuning cache names it, ``-g8`` optional), microseconds per call: judge,
+gemmreg's own clock (``gemmreg.sample_ms``, what the tuner ranks by and the
+verdicts time: L2 flushed clean, each batch queued before the GPU runs it);
+bench, ``triton.testing.do_bench``'s median with L2 zeroed before each call
+(a host launch path longer than the flush lands inside its events); graph, ``do_bench_cudagraph``'s median (replayed back to back:
 no launch path, no flush, so a weight that fits the L2 stays there);
 device and clean, the device's own time from ``torch.profiler`` (the
 call's kernels summed, median of ``--calls``) after a zeroing flush (dirty
@@ -138,14 +139,15 @@ def render(title: str, rows: Sequence[dict[str, Any]]) -> str:
         return num(ours / theirs, 2) if ours and theirs else "-"
 
     lines = [title, f"{'config':<46} {'ok':<3} {'device':>7} {'clean':>7} {'kern':>4} "
-             f"{'bench':>7} {'graph':>7} {'host':>7} {'dev/mm':>6} {'bnch/mm':>7}"]  # fmt: skip
+             f"{'judge':>7} {'bench':>7} {'graph':>7} {'host':>7} {'dev/mm':>6} {'jdg/mm':>6} "
+             f"{'bnch/mm':>7}"]  # fmt: skip
     for r in sorted(rows, key=lambda r: (r.get("device_us") is None, r.get("device_us") or 0)):
         lines.append(
             f"{r['name']:<46} {'ok' if r['ok'] else 'NO':<3} {num(r.get('device_us')):>7} "
             f"{num(r.get('clean_us')):>7} {num(r.get('kernels'), 0):>4} "
-            f"{num(r.get('bench_us')):>7} {num(r.get('graph_us')):>7} {num(r.get('host_us')):>7} "
-            f"{ratio(r, 'device_us'):>6} {ratio(r, 'bench_us'):>7}"
-            + (f"  {r['error'][:80]}" if r.get("error") else "")
+            f"{num(r.get('judge_us')):>7} {num(r.get('bench_us')):>7} {num(r.get('graph_us')):>7} "
+            f"{num(r.get('host_us')):>7} {ratio(r, 'device_us'):>6} {ratio(r, 'judge_us'):>6} "
+            f"{ratio(r, 'bench_us'):>7}" + (f"  {r['error'][:80]}" if r.get("error") else "")
         )
     return "\n".join(lines)
 
@@ -208,6 +210,7 @@ def clocks(run: Callable[[], None]) -> dict[str, Any]:
     import triton.testing
 
     found: dict[str, Any] = {"bench_us": 1e3 * triton.testing.do_bench(run, 5, 20, return_mode="median")}  # fmt: skip
+    found["judge_us"] = 1e3 * device_trial.measure_ms(run)  # gemmreg's clock, as the tuner ranks
     try:
         found["graph_us"] = 1e3 * triton.testing.do_bench_cudagraph(
             run, rep=10, return_mode="median"

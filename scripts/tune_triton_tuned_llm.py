@@ -145,20 +145,21 @@ def tune(rows: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
 
 
 REFERENCE_ROUNDS = 5
-"""Alternating ``do_bench`` medians of the winner and ``torch.mm`` per point:
+"""Alternating medians of the winner and ``torch.mm`` per point, on gemmreg's
+clock (:func:`gemmreg.sample_ms`, as the tuner's own ranking):
 enough to see a 0.5x from a 1.05x in a second, which is all the estimate is
 for (the bench that follows gives the verdicts)."""
 
 
 def against_cublas(problem: Any, choice: Any, precision: str, sms: int) -> dict[str, Any]:
     """The winner's and ``torch.mm``'s milliseconds on one set of operands,
-    each the median of ``REFERENCE_ROUNDS`` alternating ``do_bench`` medians
-    (L2 flushed), and the speedup ``torch_ms / best_ms``."""
+    each the median of ``REFERENCE_ROUNDS`` alternating measurements of the
+    tuner's own (``device_trial.measure_ms``: L2 flushed clean, the batch
+    queued before the GPU runs it), and the speedup ``torch_ms / best_ms``."""
     import statistics
 
     import gemmreg
     import torch
-    import triton.testing
     from gemmreg_plugins.triton_tuned import device_trial, launchers
 
     def make_launch(config: Any) -> Any:
@@ -182,10 +183,8 @@ def against_cublas(problem: Any, choice: Any, precision: str, sms: int) -> dict[
     best_ms: list[float] = []
     torch_ms: list[float] = []
     for _ in range(REFERENCE_ROUNDS):
-        best_ms.append(float(triton.testing.do_bench(ours, warmup=5, rep=20, return_mode="median")))
-        torch_ms.append(
-            float(triton.testing.do_bench(cublas, warmup=5, rep=20, return_mode="median"))
-        )
+        best_ms.append(device_trial.measure_ms(ours))
+        torch_ms.append(device_trial.measure_ms(cublas))
     best, ref = statistics.median(best_ms), statistics.median(torch_ms)
     return {"best_ms": best, "torch_ms": ref, "speedup": ref / best}
 

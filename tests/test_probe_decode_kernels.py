@@ -107,15 +107,30 @@ def test_a_profile_is_cut_into_calls_at_each_flush(probe):
 
 def test_the_table_is_sorted_by_device_time_with_ratios_to_torch_mm(probe):
     rows = [
-        {"name": "split_k:a", "ok": True, "device_us": 20.0, "bench_us": 37.0, "kernels": 1},
-        {"name": "torch.mm", "ok": True, "device_us": 10.0, "bench_us": 18.5, "kernels": 1},
+        {
+            "name": "split_k:a",
+            "ok": True,
+            "device_us": 20.0,
+            "judge_us": 30.0,
+            "bench_us": 37.0,
+            "kernels": 1,
+        },
+        {
+            "name": "torch.mm",
+            "ok": True,
+            "device_us": 10.0,
+            "judge_us": 20.0,
+            "bench_us": 18.5,
+            "kernels": 1,
+        },
         {"name": "gemv:b", "ok": False, "error": "wrong result", "device_us": 5.0},
         {"name": "broken", "ok": False, "error": "ValueError: no"},
     ]
     lines = probe.render("1x4096x4096 bf16", rows).splitlines()
     assert lines[0] == "1x4096x4096 bf16" and lines[1].split()[:3] == ["config", "ok", "device"]
     assert [line.split()[0] for line in lines[2:]] == ["gemv:b", "torch.mm", "split_k:a", "broken"]
-    assert lines[4].split()[-2:] == ["2.00", "2.00"]  # device and bench against torch.mm's
+    # device, judge and bench against torch.mm's
+    assert lines[4].split()[-3:] == ["2.00", "1.50", "2.00"]
     assert lines[2].split()[1] == "NO" and lines[2].endswith("wrong result")
     assert lines[5].split()[2] == "-" and "ValueError: no" in lines[5]
 

@@ -2,8 +2,14 @@
 a candidate (the tests drive ``tune`` with fakes instead).
 
 A candidate's C is checked on a spread of rows against a float64 reference
-made once per problem; timing is ``triton.testing.do_bench`` with L2 flushed,
-one short measurement per round of the tuner's interleaved rounds.
+made once per problem; timing is gemmreg's own clock (:func:`gemmreg.sample_ms`:
+L2 flushed clean before each sample, every sample of a batch queued before
+the GPU runs it), one short measurement per round of the tuner's
+interleaved rounds. Not ``triton.testing.do_bench``: its events are
+recorded as the host launches each call, so at a decode GEMM of 10-40 us
+its figure holds the host's launch path (tens of us for a Triton launch),
+and the tuner ranked launch paths there, not kernels; gemmreg's verdicts
+leave the launch path out, and the tuner now ranks what they time.
 """
 
 from __future__ import annotations
@@ -26,12 +32,17 @@ last included): enough to catch a miscompiled tile, cheap at any M."""
 VERIFY_RTOL = 1e-2
 """Of |A|@|B|: above every dtype's honest rounding (TF32 ~2e-3, bf16 C ~4e-3),
 far below what a wrong tile gives."""
-BENCH_WARMUP_MS = 5
 BENCH_REP_MS = 20
-"""One round's measurement of one candidate (``triton.testing.do_bench``'s
-milliseconds; the tuner runs one per candidate per round): short, so that a
-round of twenty candidates passes before the clocks move far. The candidate's
-first call, its compile and check, has warmed it up already."""
+"""One round's measurement of one candidate, in milliseconds of its calls
+(the tuner runs one per candidate per round): short, so that a round of
+twenty candidates passes before the clocks move far. The candidate's first
+call, its compile and check, has warmed it up already."""
+PROBE_SAMPLES = 3
+"""Samples that size a measurement: how many calls fit ``BENCH_REP_MS``."""
+MIN_SAMPLES = 5
+MAX_SAMPLES = 200
+"""A measurement's samples, at least and at most (a 10 us call's 20 ms
+would be 2000 samples, each behind an 80 us flush)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -98,13 +109,19 @@ class DeviceTrial:
         return hashlib.sha256(code).hexdigest()
 
     def benchmark(self, run: Run) -> float:
-        import triton.testing
+        return measure_ms(run)
 
-        return float(
-            triton.testing.do_bench(
-                run, warmup=BENCH_WARMUP_MS, rep=BENCH_REP_MS, return_mode="median"
-            )
-        )
+
+def measure_ms(run: Run) -> float:
+    """Median milliseconds of ``run`` on gemmreg's clock, over as many samples
+    as fit ``BENCH_REP_MS`` (within ``MIN_SAMPLES`` .. ``MAX_SAMPLES``)."""
+    import statistics
+
+    probe = statistics.median(gemmreg.sample_ms(run, PROBE_SAMPLES))
+    count = int(BENCH_REP_MS / max(probe, 1e-3))
+    return float(
+        statistics.median(gemmreg.sample_ms(run, max(MIN_SAMPLES, min(MAX_SAMPLES, count))))
+    )
 
 
 def device_trial(
