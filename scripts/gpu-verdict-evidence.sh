@@ -75,6 +75,10 @@
 #   honest     honest multi-launch kernels (split-K, split-K atomic, a
 #              three-op split-K, an extra pass over C) against torch_ref at
 #              the four skinny split-K shapes, bf16: their verdicts stand
+#   decodeprobe torch.mm and triton_tuned's candidates at the decode and 128-token LLM
+#              points, five clocks each (scripts/probe_decode_kernels.py)
+#   tunedllm   triton_tuned against cuBLAS over the 20 LLM projections, bf16 and fp16:
+#              the tuner's choices, then a 5-process bench (scripts/tune_triton_tuned_llm.py)
 #   aallm      A/A over Llama 3 8B's 20 projection shapes: one `bench` of
 #              twin_a and twin_b (one torch.mm under two names) with the
 #              default sequential budget
@@ -329,6 +333,25 @@ PY
       # issue 16: triton_tuned against cuBLAS at the four large shapes, fp16 and bf16
       gemmreg tuned bench torch_ref triton_tuned \
         --shape 4096,8192,8192x14336x4096,8192x4096x14336 --dtype fp16,bf16 --out "$out/tuned"
+      ;;
+    decodeprobe)
+      # where a decode GEMM's time goes: torch.mm and triton_tuned's candidates at the
+      # LLM points of 1, 16 and 128 tokens, five clocks each (scripts/probe_decode_kernels.py)
+      "$python" scripts/probe_decode_kernels.py --out "$out/decodeprobe.json" \
+        2>&1 | stamp >"$out/decodeprobe.console.txt"
+      tail -n 60 "$out/decodeprobe.console.txt"
+      ;;
+    tunedllm)
+      # triton_tuned against cuBLAS over Llama 3 8B's 20 projections, bf16 then fp16:
+      # the tuner's choices (with the winner beside torch.mm), then a 5-process bench
+      # ($TUNEDLLM_DTYPES, default "bf16 fp16"; $TUNEDLLM_POINTS, e.g. 1,16,128: those
+      # token counts only, so that each half fits a 10-minute command)
+      for dtype in ${TUNEDLLM_DTYPES:-bf16 fp16}; do
+        "$python" scripts/tune_triton_tuned_llm.py --out "$out/tunedllm-$dtype" --dtype "$dtype" \
+          ${TUNEDLLM_POINTS:+--points "$TUNEDLLM_POINTS"} \
+          2>&1 | stamp >"$out/tunedllm-$dtype.console.txt"
+        grep -h "geometric\|weighted" "$out/tunedllm-$dtype.console.txt"
+      done
       ;;
     ncubench)
       # bench --ncu: the kernel profiled at every point of a sweep
