@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The verdict protocol's evidence on a GPU (issues "Verdicts that cannot be
-# fooled" and "Hostile plugins"), one part per call so each fits a 10-minute
-# device command:
+# The verdict protocol's evidence on a GPU (verdicts that cannot be fooled,
+# hostile plugins contained, the kernels' speed goals), one part per call so
+# each fits a 10-minute device command:
 #
 #   smoke      the side-stream exploit, one A/A pair, and the wall time of
 #              `gemmreg compare hip_tiled triton_grouped`
@@ -19,7 +19,7 @@
 #   knownbench the known difference as sweeps: one `gemmreg bench torch_ref
 #              mm_extra_pass` per repetition over 8192^3 and 8192x8192x32768
 #              bf16 with --max-time 3 (10 repetitions)
-#   splitk     issue 16: `gemmreg bench torch_ref splitk splitk_atomic
+#   splitk     `gemmreg bench torch_ref splitk splitk_atomic
 #              triton_grouped` over the four skinny split-K shapes in fp16 and
 #              bf16 (one launch per call; both regimes: end-to-end and
 #              device-kernel), the verdict table, the full report with every
@@ -28,7 +28,7 @@
 #              installed too (`pip wheel --no-deps -w .whl examples/gemmreg-splitk`)
 #   splitkpairs the split-K goals as pairs only (torch_ref, splitk, splitk_atomic) over
 #              10 processes ($SPLITKPAIRS_PROCESSES): fewer pairs and more processes
-#              narrow every interval (session 17's INCONCLUSIVE 64x4096x16384 bf16 said
+#              narrow every interval (an INCONCLUSIVE 64x4096x16384 bf16 on the H200 said
 #              about 15-17 would settle it; 16 take about 370 s); the device-kernel
 #              regime judged across 5 profiling processes ($SPLITKPAIRS_DEVICE_PROCESSES)
 #   trace      `gemmreg compare hip_tiled triton_grouped` with GEMMREG_TRACE=1:
@@ -50,7 +50,8 @@
 #   device1    `compare --device 1` with nvidia-smi sampling both GPUs: the
 #              work must show on GPU 1 alone (two-GPU machine)
 #   comparedev `compare torch_ref triton_grouped` with `--devices 0`, then `all`
-#   sweepone   the sweep above with `--devices 0` (issue 15's one-GPU figure)
+#   sweepone   the sweep above with `--devices 0` (the one-GPU figure that
+#              the multi-GPU sweeps are measured against)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
 #              against sweepone's (scripts/verdict_match.py)
 #   sweepray   the same sweep through a local Ray head (`--ray local`: one warm
@@ -61,8 +62,8 @@
 #              `--processes N` (5: the fixed count of the committed two-GPU runs,
 #              evidence/2026-11-30-h200-session7, whose one-GPU sweep fit a
 #              10-minute command; unset: the sequential default)
-#   tf32       `bench torch_ref_tf32 triton_tuned` at issue 16's four large
-#              shapes in fp32: TF32 against cuBLAS TF32
+#   tf32       `bench torch_ref_tf32 triton_tuned` at the four large shapes
+#              (4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336) in fp32: TF32 against cuBLAS TF32
 #   tuned      `bench torch_ref triton_tuned` at those shapes in fp16 and bf16
 #   ncubench   `bench torch_ref triton_tuned --ncu=triton_tuned` at 4096^3 and
 #              8192^3 bf16: a profile per point, checked against the timed kernels
@@ -244,7 +245,7 @@ PY
       done
       ;;
     splitkpairs)
-      # issue 16's split-K goals as pairs only: torch_ref, splitk and splitk_atomic (3 pairs,
+      # the split-K speed goals as pairs only: torch_ref, splitk and splitk_atomic (3 pairs,
       # so a narrower Bonferroni interval than splitk's 6) over 10 processes (or
       # $SPLITKPAIRS_PROCESSES); the ratio to triton_grouped is splitk's part
       for i in $(range "$count" 1); do
@@ -316,7 +317,7 @@ PY
       export GEMMREG_EXTRA_PLUGINS=timing_plugins.twins,timing_plugins.extra_pass,timing_plugins.side_stream,timing_plugins.split_k,timing_plugins.skip_on_repeat,timing_plugins.cache_by_identity,timing_plugins.detects_timing,timing_plugins.unless_profiled
       ;;
     ncu)
-      # issue 14's profiler hook: triton_tuned against torch_ref, then
+      # the profiler hook: triton_tuned against torch_ref, then
       # triton_tuned once more under Nsight Compute (clocks unlocked); and
       # --nsys, refused in one line where nsys is not on PATH
       compare ncu-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --ncu=triton_tuned
@@ -325,12 +326,12 @@ PY
       compare nsys-4096-bf16 torch_ref triton_tuned --shape 4096x4096x4096 --dtype bf16 --nsys=triton_tuned
       ;;
     tf32)
-      # issue 16: triton_tuned's fp32 (TF32) against cuBLAS TF32 (torch_ref_tf32), like for like
+      # triton_tuned's fp32 (TF32) against cuBLAS TF32 (torch_ref_tf32), like for like
       gemmreg tf32 bench torch_ref_tf32 triton_tuned \
         --shape 4096,8192,8192x14336x4096,8192x4096x14336 --dtype fp32 --out "$out/tf32"
       ;;
     tuned)
-      # issue 16: triton_tuned against cuBLAS at the four large shapes, fp16 and bf16
+      # triton_tuned against cuBLAS at the four large shapes, fp16 and bf16
       gemmreg tuned bench torch_ref triton_tuned \
         --shape 4096,8192,8192x14336x4096,8192x4096x14336 --dtype fp16,bf16 --out "$out/tuned"
       ;;

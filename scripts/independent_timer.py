@@ -1,5 +1,5 @@
-"""Cross-check gemmreg's figures with an independent timer (issue "Verdicts
-that cannot be fooled"): Triton's ``do_bench_cudagraph`` times each kernel's
+"""Cross-check gemmreg's figures with an independent timer, so that
+a verdict does not rest on gemmreg's clock alone: Triton's ``do_bench_cudagraph`` times each kernel's
 launch, on gemmreg's own operands, in one process, kernels alternated.
 
     python scripts/independent_timer.py RUN_DIR [--reps-ms 500] [--rounds 5]

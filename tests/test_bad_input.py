@@ -1,5 +1,5 @@
-"""Issue 12, items 7, 8 and 10: every malformed input is refused before any work
-starts, in one line with exit 2, and the exit codes CI reads do not lie.
+"""Every malformed input is refused before any work starts, in one line with
+exit 2, and the exit codes CI reads do not lie.
 
 The command line runs in-process (``gemmreg.cli.main``) with every way of
 starting work made to fail the test (see ``offline_cli``)."""

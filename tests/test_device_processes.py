@@ -70,8 +70,8 @@ def test_consistent_processes_make_the_regime_a_verdict_with_an_interval():
 
 
 def test_processes_that_disagree_leave_it_inconclusive_whatever_each_ones_rounds_say():
-    """Session 21's split-K point: each process's rounds were tight (under
-    0.7%), the processes 0.990-1.016x apart. One process's figure would have
+    """A split-K point on the H200 (December 2026): each process's rounds were
+    tight (under 0.7%), the processes 0.990-1.016x apart. One process's figure would have
     been settled on either side of 1; across them there is no claim."""
     base, new = across([1.016, 0.990, 1.014, 1.001, 0.999])
     regime = device_regime(base, new, stats.CONFIDENCE)

@@ -67,7 +67,7 @@ def test_check_skips_the_sanitizer_pass_on_the_cpu_with_the_reason(cli_check):
 
 def test_compare_prints_a_table_and_a_verdict(tmp_path):
     """No wall-clock assertion: on a loaded machine the time cap stopped a
-    process before the sample minimum and this test failed (issue 12). A fixed
+    process before the sample minimum and this test failed. A fixed
     number of rounds takes the clock out of it; the stopping rule is the timing
     layer's to test. A small shape keeps the interpreted Triton calls cheap."""
     args = ["torch_ref", "triton_grouped", "--shape", "32x32x32", "--repeats", "5"]

@@ -210,7 +210,7 @@ def test_saved_checks_in_every_format(folder, fmt):
 
 
 def test_the_precision_cell_no_longer_wraps_in_markdown():
-    """The issue's example: the precision of a bf16 row over two table rows."""
+    """The precision of a bf16 row once wrapped over two table rows."""
     from gemmreg.rendering import render_compare
 
     _, reports, _ = runs.load_run(KNOWN)

@@ -1,4 +1,4 @@
-"""Hostile plugins (issue 12): nothing escapes, nothing leaks, nothing hangs for hours.
+"""Hostile plugins: nothing escapes, nothing leaks, nothing hangs for hours.
 
 Each fault is a throwaway plugin in tests/fake_plugins; each test asserts what
 gemmreg makes of it. No test depends on timing: waits are bounded polls with

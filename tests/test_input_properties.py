@@ -1,4 +1,4 @@
-"""Issue 12: generated malformed command lines and saved runs, thrown at the
+"""Generated malformed command lines and saved runs, thrown at the
 command line in-process. Each must end in exit 2 with exactly one line on
 stderr, no traceback, nothing on stdout, and no work started (every entry to
 workers, timing and plotting is made to fail the test, see ``offline_cli``).
@@ -120,7 +120,7 @@ def bad_sweep(draw: Any) -> str:
 
 @st.composite
 def bad_ranged_shape(draw: Any) -> str:
-    """MxNxK with ranges per dimension (issue 14), one of them broken: a
+    """MxNxK with ranges per dimension, one of them broken: a
     backwards range, a step of 0, a factor below 2, a bad number in it, or
     dimensions whose product passes the sweep's bound."""
     dims = [draw(st.sampled_from(["8", "8:16:8", "2:64:*2"])) for _ in range(3)]
@@ -493,7 +493,7 @@ def test_a_malformed_saved_run_is_one_line_exit_2(
 
 
 # ---------------------------------------------------------------------------
-# Malformed shapes files (issue 14): a valid file with one thing broken
+# Malformed shapes files: a valid file with one thing broken
 # ---------------------------------------------------------------------------
 
 SHAPES_EXAMPLES = 100

@@ -57,6 +57,6 @@ def test_two_runs_under_different_l2_states_say_so_and_old_gpu_runs_count_as_dir
     (note,) = notes(dirty, clean)
     assert note.startswith("UNLIKE L2 STATE: before timed after a flush that left L2 dirty")
     assert notes(clean, clean) == set() and notes(old, dirty) == set()
-    assert notes(old, clean)  # saved before session 15: its flush zeroed the buffer
+    assert notes(old, clean)  # saved before --l2 existed: its flush zeroed the buffer
     cpu = unlike_report()  # clock "test", no state: nothing to compare
     assert regression.l2_state(cpu) == "" and notes(cpu, cpu) == set()

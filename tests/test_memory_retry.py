@@ -90,7 +90,7 @@ def outcome(error: str, status: str = "error") -> TaskOutcome:
 
 
 def test_the_h200s_own_out_of_memory_error_is_recognised():
-    """The ERROR session 22 recorded on the H200, as its worker reported it."""
+    """The ERROR a shared H200 gave in December 2026, as its worker reported it."""
     import gzip
 
     saved = REPO / "evidence/2026-12-02-h200-session22/c1/check-gluon/check.json.gz"

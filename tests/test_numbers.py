@@ -65,8 +65,8 @@ def test_examples(value, text):
     assert significant(value) == text
 
 
-def test_the_range_from_the_issue():
-    """The issue's ``4.72e-05-7.34e-05``: the hyphen blurred with the exponent's minus."""
+def test_a_range_of_small_numbers_reads_with_to():
+    """Once printed ``4.72e-05-7.34e-05``: the hyphen blurred with the exponent's minus."""
     assert span(4.72e-05, 7.34e-05) == "4.72e-05 to 7.34e-05"
     assert significant(4.72e-05) != "0.000"
 

@@ -1,4 +1,4 @@
-"""Issue 14, progress with elapsed time and an ETA: the estimator as a pure
+"""Progress with elapsed time and an ETA: the estimator as a pure
 function, the meter with a clock of its own (no test here waits or times
 anything), and the warning before a run estimated to be long."""
 

@@ -1,6 +1,6 @@
 """``report RUN --regimes``: each pair's word in every timing regime, checked
 against the report's own per-regime lines for the same saved H200 runs (the
-split-K pairs run of session 23: 24 pairs in three regimes, two of them
+split-K pairs run of December 2026: 24 pairs in three regimes, two of them
 disagreeing with the verdict in device kernels), and refused, in one line,
 where it cannot apply."""
 

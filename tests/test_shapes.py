@@ -1,4 +1,4 @@
-"""Issue 14, shapes and layouts for timing: ``--shape`` with per-dimension
+"""Shapes and layouts for timing: ``--shape`` with per-dimension
 ranges, ``--shapes FILE`` (YAML, JSON, CSV) with weights, ``--layout`` on
 ``compare`` and ``bench``, and every malformed file refused in one line that
 names the file and the row, before any work starts."""

@@ -116,7 +116,7 @@ def test_satisfies_reads_torchs_two_forms():
 
 
 def test_every_stack_pins_the_triton_its_torch_requires():
-    """The regression of issue 14: constraints.txt kept Triton 3.6.0 when the
+    """A regression once shipped: constraints.txt kept Triton 3.6.0 when the
     default torch moved to 2.13.0, which requires 3.7.1."""
     for name, pinned in [("default", default_stack())] + [(s, stack(s)) for s in STACKS]:
         torch = pinned["torch"].split("+")[0]

@@ -1,4 +1,4 @@
-"""torch's TF32 switch pinned per kernel, from the math it declares (issue 16).
+"""torch's TF32 switch pinned per kernel, from the math it declares.
 
 A kernel that declares ``tf32`` for fp32 runs its prepare and calls with TF32
 allowed, every other kernel with it off, in the same worker; a plugin that

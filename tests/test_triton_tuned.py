@@ -907,7 +907,7 @@ class CarryOverTrial(FakeTrial):
 
 
 def forward_backward_pick(candidates: list[Config], trial: FakeTrial) -> str:
-    """The tuner before session 18: three forward-backward pairs of rounds, each
+    """The tuner before the Williams design: three forward-backward pairs of rounds, each
     pair starting at another offset, the median over pairs of each pair's mean
     log-ratio against the round's mean."""
     runs = {c.name: trial.build(c) for c in candidates}

@@ -3,7 +3,7 @@ design, public (``gemmreg.williams_rows``) so that a plugin's own tuner
 ranks its candidates by the rule gemmreg's verdicts are taken by.
 
 On a power-limited GPU a kernel's time depends on what ran just before it:
-in issue 16's H200 tunings a built-in plugin's tuner, whose old design timed
+in H200 tunings of December 2026 a built-in plugin's tuner, whose old design timed
 its first candidate right after its list's last and slowest one in every
 forward round, picked that candidate 72 times in 76, and put its twin (a
 byte-identical binary, second in the list) 3.5% slower at the median and up

@@ -19,8 +19,8 @@ from gemmreg.judging.rounds import StopRule
 L2_STATES = ("clean", "dirty")
 """What the flush before each sample leaves in L2 (``compare --l2``, ``bench --l2``):
 ``clean`` reads the flush buffer (the default, ``L2_FLUSH_MULTIPLE``);
-``dirty`` zeroes it, as ``triton.testing.do_bench`` and gemmreg before
-session 15 did, so each call starts on an L2 full of someone else's dirty
+``dirty`` zeroes it, as ``triton.testing.do_bench`` does and gemmreg did
+until December 2026, so each call starts on an L2 full of someone else's dirty
 lines, as after a kernel that wrote a large output. Both evict A, B and C.
 A kernel that suffers more than another from the dirty start shows it there
 (``evidence/2026-12-02-h200-session15/p2``: a persistent Triton kernel 2-5%

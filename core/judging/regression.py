@@ -45,7 +45,7 @@ class Change:
 
 def l2_state(report: CompareReport) -> str:
     """What the flush before each sample left in L2: the run's record, or for
-    a GPU run saved before it was recorded (session 15) ``dirty``, as that
+    a GPU run saved before it was recorded ``dirty``, as that
     flush zeroed its buffer; '' on the CPU."""
     if report.l2:
         return report.l2
@@ -62,7 +62,7 @@ _QUEUED = {
 def queueing(report: CompareReport) -> str:
     """How a GPU run queued its samples: ``held`` (every batch queued in full
     before the GPU ran it, :mod:`gemmreg.running.stream_hold`) or ``spin``
-    (led by a spin: runs saved before session 16, or a process that could not
+    (led by a spin: runs saved before batches were held, or a process that could not
     hold its stream, whose slow host could show in short calls); '' on the CPU."""
     if not report.clock.startswith("GPU"):
         return ""

@@ -3,9 +3,9 @@ the card, the driver, torch, Triton, the power limit.
 
 ``report BEFORE AFTER`` and a history (``report RUN1 RUN2 RUN3``) judge a
 step from one run's process medians to the other's, and a step is the
-kernel's only if nothing else moved. In issue 16's H200 runs cuBLAS itself
-(torch 2.11.0 throughout, one driver) came out 2.6% FASTER at 8192³ fp16
-from session 16's ``r4`` to session 17's ``c2`` (``report
+kernel's only if nothing else moved. In two H200 runs of December 2026
+cuBLAS itself (torch 2.11.0 throughout, one driver) came out 2.6% FASTER at
+8192³ fp16 from the first to the second (``report
 evidence/2026-12-02-h200-session16/r4/tuned
 evidence/2026-12-02-h200-session17/c2/tuned``): two cards, and nine commits
 of gemmreg between them, none of them cuBLAS's. Cards of one model can
@@ -16,7 +16,7 @@ read as the commit's doing.
 The card is the GPU's UUID in the manifest (NVML's record of the process's
 first GPU) where every report of the run was timed on that one GPU. A
 ``--devices`` run over several GPUs names the set of its cards (the
-manifest's ``devices``, each with its UUID since session 21), and two such
+manifest's ``devices``, each with its UUID where the run recorded one), and two such
 runs on other sets get the note too. A Ray run, and a multi-GPU run saved
 before, record no card and get no card note.
 """

@@ -62,9 +62,9 @@ class ColdStart:
 
 
 HELD_WORDS = "each batch of samples queued in full before the GPU runs it"
-"""What a GPU report's clock line says from session 16 on, where each batch's
-stream was held until the host had queued it (:mod:`gemmreg.running.stream_hold`);
-earlier lines say "queued behind a spin"."""
+"""What a GPU report's clock line says since each batch's stream has been held
+until the host had queued it (:mod:`gemmreg.running.stream_hold`); lines of
+runs saved before the hold say "queued behind a spin"."""
 
 
 @attrs.frozen(kw_only=True)
@@ -85,7 +85,7 @@ class ProcessRun:
     graph_ms: float | None = None
     host_ms: float | None = None
     """The host's time per call (its launch path), median over the kept rounds;
-    None on the CPU and in runs saved before session 16."""
+    None on the CPU and in runs saved before it was recorded."""
     escaped: str = ""
     """Why some of the call's device work outlived its timed interval, or ''."""
     precheck: dict[str, Any] | None = None
@@ -131,8 +131,8 @@ class ProcessRecord:
     queued: str = ""
     """Why its batches of samples were (from some point on) led by a spin
     instead of held until queued (:mod:`gemmreg.running.stream_hold`); ''
-    where every batch was held, on the CPU, and in runs saved before session 16
-    (whose batches were all led by a spin: their clock line says so)."""
+    where every batch was held, on the CPU, and in runs saved before batches were
+    held (whose batches were all led by a spin: their clock line says so)."""
     accounting: str = ""
     """Whether its timed calls' device work was recorded: ``on (...)`` with
     the cost, ``off: why``; '' in runs saved before it was."""
@@ -172,7 +172,7 @@ class KernelSummary:
     host_ms: float | None = None
     """The host's time per call (the launch path an end-to-end sample no
     longer holds, :mod:`gemmreg.running.stream_hold`): the median of the
-    processes' figures; None on the CPU and in runs saved before session 16."""
+    processes' figures; None on the CPU and in runs saved before it was recorded."""
     device_kernel_ms: float | None = None
     launches_per_call: float | None = None
     device_kernels: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
@@ -190,7 +190,7 @@ class KernelSummary:
     """With several profiling processes (``--device-processes``), each one's
     interleaved calls' device times in process order, ``()`` for a process
     that gave none (unprofiled, or not interleaved); empty with one process,
-    and in runs saved before session 21."""
+    and in runs saved before it was recorded."""
     launch_bound: bool = False
     tile_efficiency: float | None = None
     """Useful 2MNK over the work of the padded tiles (1.0: no tail waste)."""
@@ -294,7 +294,7 @@ class CompareReport:
     """The seconds of timed processes a sequential run could spend (``--budget``)."""
     l2: str = ""
     """What the flush before each sample left in L2 on a GPU, ``clean`` or
-    ``dirty`` (``--l2``); '' on the CPU and in runs saved before session 15,
+    ``dirty`` (``--l2``); '' on the CPU and in runs saved before ``--l2`` existed,
     whose GPU flush zeroed its buffer (left it dirty)."""
 
     @classmethod

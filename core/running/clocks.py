@@ -33,8 +33,8 @@ L2_FLUSH_MULTIPLE = 4
 """The flush buffer is this many times the device's L2, so nothing of A, B or C survives.
 
 By default the flush *reads* the buffer, so the L2 it leaves holds clean
-lines only. Zeroing it instead (as ``triton.testing.do_bench`` does, and gemmreg did up
-to session 14) leaves an L2 full of dirty lines that the timed kernel must
+lines only. Zeroing it instead (as ``triton.testing.do_bench`` does, and gemmreg did until
+December 2026) leaves an L2 full of dirty lines that the timed kernel must
 write back first, and on the H200 what that cost was drawn per process. In
 ``evidence/2026-12-02-h200-session15/`` (``t1``, ``t2``: two processes, 60
 samples each, device kernel times from CUPTI) cuBLAS's kernel took, after a
@@ -55,13 +55,13 @@ before the GPU reaches it, as it has for every later sample of the batch.
 Without it the first sample after a synchronisation started on an idle GPU:
 its flush (about 80 us on the H200) was all that hid the host's launch path,
 and a launch path longer than that landed inside the events of that sample
-only. In session 15's trace (``t2``, two samples per batch) a persistent
+only. In a trace on an H200 (December 2026, two samples per batch) a persistent
 Triton GEMM began 44 us after the flush ended in the first sample of a batch at
 8192x14336x4096 and 2.4 us after it in the second, cuBLAS's 4.5 us after in
 both; the first samples' events were 3.9% longer than the second ones', a
 handicap of one kernel decided by batch position. Host time still shows
 where it holds the stream up (a launch path longer than a sample's flush
-and device work): the stream hold took that out in session 16."""
+and device work): the stream hold takes that out."""
 DEFAULT_L2_BYTES = 64 * 2**20
 """Assumed L2 size where the device does not report one."""
 GRAPH_TARGET_MS = 2.0

@@ -129,7 +129,7 @@ def activities_from_events(events: Iterable[Any]) -> list[Activity]:
     counts nanoseconds since the Unix epoch, about 1.8e18 in 2026. As a float
     of microseconds that is about 1.8e15, where a double's steps are 0.25 us
     apart: every kernel time came out a multiple of 0.25 us (3% of a 7.5 us
-    kernel; seen on the H200 in session 10). The subtraction is done in
+    kernel; seen on an H200 in December 2026). The subtraction is done in
     integers, so the float keeps every nanosecond.
     """
     device_events = []

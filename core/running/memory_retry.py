@@ -1,10 +1,10 @@
 """A case that ran out of memory is tried once more, after its kernel's other
 cases, in a fresh worker, before it counts as an error.
 
-Why: on the H200 (session 22) five ``check --full`` runs shared one card and
+Why: on an H200 in December 2026 five ``check --full`` runs shared one card and
 the checker's float64 reference for 65600x64x32768 could not get its 16 GiB;
 the case read as the kernel's ERROR though the kernel was never judged (the
-same plugin code had passed it the session before). Memory taken by other
+same plugin code had passed it the run before). Memory taken by other
 processes on the device, or still held by the worker's earlier cases, says
 nothing about the kernel. So the case waits until the kernel's batch is done
 (its worker gone, its memory freed) and runs again in a fresh worker, with

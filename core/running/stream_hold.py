@@ -2,8 +2,8 @@
 
 Why: a sample is a flush, a start event, the call and an end event. If the
 host queues them more slowly than the GPU runs them, the GPU waits inside
-the events for the next launch, and the sample times the host. In session
-16's ``r2`` probe on the H200 host, queueing one sample of a split-K call
+the events for the next launch, and the sample times the host. In a probe
+on an H200 host (December 2026), queueing one sample of a split-K call
 took 58-119 us (the flush's and the events' launches and the call's Python
 launch path), against 65 us of flush plus 11-38 us of kernel on the GPU: up
 to a third of the batches ran queue-bound, at up to twice the kernel's time,
@@ -58,7 +58,7 @@ NAME = "gemmreg_hold_stream"
 TIMEOUT_KCYCLES = 1 << 18
 """2^28 GPU cycles: about 0.14 s at the H200's 1.98 GHz, 0.8 s at 345 MHz.
 A chunk of samples is queued in a few milliseconds (about 0.1 ms a sample
-on session 16's H200 host); only a host that waits on the GPU (or on a full
+on an H200 host); only a host that waits on the GPU (or on a full
 launch queue) gets near it."""
 MAX_SAMPLES = 64
 """Samples queued behind one hold: four launches each (the poison of C, the

@@ -86,8 +86,8 @@ CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
 """Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
 fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
 config won everywhere; each of these was best or within 2% of best somewhere.
-The two with ``group_m=16`` were added in session 12 from a probe whose
-output was not kept. Session 13's interleaved probe of this list
+The two with ``group_m=16`` were added from a third probe whose output was
+not kept. An interleaved probe of this list
 (``evidence/2026-12-01-h200-session13/c2/interleave.log``, L2 flushed, the
 same four shapes) ranked them within 0.5% of the best flat config everywhere;
 it put the flat 128x256 configs ahead at all eight points, the non-flat and
@@ -106,7 +106,7 @@ specialised kernel is the Gluon one (``CUDA_GLUON_WS``). A 4-stage 128x256x64 ti
 only with the split epilogue.
 
 The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
-8192x14336x4096 in session 14's interleaved probe
+8192x14336x4096 in an interleaved probe on the H200
 (``evidence/2026-12-01-h200-session14/s1/sk_probe.log``: one call per
 variant per round, L2 flushed), where each stream-K form led
 its whole-round form at 8192x14336x4096 (by 0.6-1.7%, level with cuBLAS)
@@ -125,7 +125,7 @@ CUDA_GLUON_WS: tuple[Config, ...] = (
 )
 """Hopper, fp16/bf16, row-major A and B (:mod:`.gluon_ws`): 128x256 tiles
 (each consumer a 64x256 half), 3 stages of 48 KB beside two 32 KB C buffers.
-Session 20's probe (``evidence/2026-12-02-h200-session20/p4``: one call per
+A probe on the H200 (``evidence/2026-12-02-h200-session20/p4``: one call per
 variant per round, L2 flushed, beside torch.mm) put these two 0.2-0.7% ahead
 of cuBLAS at 4096^3, 2.7-3.0% at 8192^3, level (0.998-1.003x) at the two
 14336-wide shapes, and ahead of the persistent kernel's usual winner at all
@@ -144,14 +144,14 @@ CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
 only, so a row-major B takes one of two routes: through registers, the
 kernel computing C^T = B^T A^T (``kernels``' ``TF32_SWAP``, see
 ``tma_rules.tf32_swap``), or copied K-major first (``transpose_b``, see
-:mod:`.transpose`). From H200 probes (session 8, do_bench medians against
+:mod:`.transpose`). From H200 probes (do_bench medians against
 cuBLAS TF32 at the four shapes above, ``evidence/2026-11-30-h200-session8/
 probes``): the four swapped configs were each best or within 3% of the best
 swapped one somewhere; the copy route beat all of them at all four shapes
 (``fp32-probe-7-routes.json``), and the swapped ones stay for the shapes where
 a pass over B costs more than it saves. A 128x256 fp32 C tile needs its
-store split to fit beside 3 or 4 stages. No ``stream_k`` config: in session
-14's probe (``s1/sk_probe.log``) the two tried were behind their whole-round
+store split to fit beside 3 or 4 stages. No ``stream_k`` config: in the
+stream-K probe above (``s1/sk_probe.log``) the two tried were behind their whole-round
 forms at all four shapes (by 0.4-26%).
 
 Left out, measured: 256x128 tiles in the swapped form returned wrong results

@@ -2,7 +2,7 @@
 lower-level language, ``triton.experimental.gluon``): the ``gluon_ws`` path.
 
 Why Gluon: Triton's own warp specialisation does nothing for the persistent
-kernel of :mod:`.kernels` with 8 warps (session 18: the very same binary),
+kernel of :mod:`.kernels` with 8 warps (Triton 3.6: the very same binary),
 and with 4 warps its forms hung on the H200 at their first launch
 (``evidence/2026-12-02-h200-session20/p3``). Without it, every K step of
 the persistent kernel ends in CTA-wide barriers, and a stage is handed back
@@ -19,7 +19,7 @@ out, as in cuBLAS's and CUTLASS's cooperative Hopper kernels:
   group that read it is done; each stores its half of C through its own
   shared buffer and TMA.
 
-On the H200 (session 20, ``p4``, ``q1``, ``q2``) the 128x256 form ran
+On the H200 (December 2026: a probe and two tunings) the 128x256 form ran
 0.3-1.0% ahead of cuBLAS at 4096^3, 2.7-3.0% at 8192^3, and level at the two
 14336-wide shapes, where the persistent kernel of :mod:`.kernels` ran
 0.3-1.8% behind. A ping-pong form (the consumers taking whole 128x128 tiles in

@@ -9,7 +9,7 @@ candidate once for 100 ms, picked configs that ``gemmreg bench`` put 2.5%
 behind cuBLAS at 4096^3 fp16 (``evidence/2026-12-01-h200-session13``).
 
 Why a Williams design: a kernel's time also depends on what ran just before
-it (most likely the clocks its predecessor left). Until session 18 the
+it (most likely the clocks its predecessor left). Until December 2026 the
 rounds came in forward-backward pairs, which keep each candidate's
 neighbours: in every forward round the first candidate followed the list's
 last and slowest one. It won 72 of 76 16-bit tunings on the H200,
@@ -27,8 +27,8 @@ Why screening: a candidate far behind the fastest cannot win, and being cool
 it lends the next one clocks. Screening times every candidate twice, in the
 list's order and then in reverse, after a discarded lead-in call, and drops
 those whose geometric mean is over :data:`SCREEN_RATIO` times the fastest's;
-only the rest are ranked, so they are also ranked sooner. Until session 19
-it was one pass in list order, right after the candidates were compiled and
+only the rest are ranked, so they are also ranked sooner. Screening used to
+be one pass in list order, right after the candidates were compiled and
 checked (seconds of an idle, cooling GPU): on the H200 the first candidate
 then screened 2-13% faster than the rest against their ranking scores
 (first/others 0.87-0.98 over the eight tunings of

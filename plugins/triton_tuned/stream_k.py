@@ -2,9 +2,9 @@
 
 Why: a persistent launch runs its tiles in rounds of one tile per program,
 and the SMs a round leaves idle are lost. On the H200 (132 SMs) 128x256 tiles
-come in counts that 132 does not divide (512, 2048, 3584 and 1024 at issue
-16's four shapes), so the plain kernel takes 128 programs, whole rounds, and
-leaves 4 SMs idle throughout: 3% of the machine.
+come in counts that 132 does not divide (512, 2048, 3584 and 1024 at 4096^3,
+8192^3, 8192x14336x4096 and 8192x4096x14336), so the plain kernel takes 128
+programs, whole rounds, and leaves 4 SMs idle throughout: 3% of the machine.
 
 How: every SM gets a program. All tiles but the last ``tail_tiles`` go in
 whole rounds (``dp_tiles``, data-parallel); the K steps of the rest are cut

@@ -4,7 +4,8 @@ Why: Hopper's TF32 ``wgmma`` reads shared-memory operands K-major only, and
 a row-major B is N-major. The swapped kernel (``tma_rules.tf32_swap``) takes
 B^T through registers instead; with B already K-major both operands stay in
 shared memory. On the H200 the copy plus that kernel beat the swapped
-kernel at issue 16's four shapes (the plugin's README has ``gemmreg
+kernel at the four large shapes it is tuned for (4096^3, 8192^3,
+8192x14336x4096, 8192x4096x14336; the plugin's README has ``gemmreg
 bench``'s figures). The tuner measures both routes and keeps the faster one.
 
 The copy goes into a fresh buffer from torch's caching allocator on every

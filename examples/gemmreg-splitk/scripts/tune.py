@@ -8,7 +8,7 @@ then timed: a pair of CUDA events around each of ``--reps`` calls with L2
 flushed before each, as gemmreg samples (``--warm``: back-to-back calls), ``--trials``
 times, interleaved with ``torch.mm`` on the same inputs; the median trial
 counts. As gemmreg's clock does, the flush reads its buffer (clean lines
-left; ``--l2 dirty`` zeroes it, as gemmreg did before session 15 and as
+left; ``--l2 dirty`` zeroes it, as gemmreg did until December 2026 and as
 ``triton.testing.do_bench`` does), and each batch of calls is queued behind a
 GPU spin, so no call's launch path shows on an idle GPU. Wrong or failing candidates are kept in the JSON with the reason.
 
@@ -53,7 +53,11 @@ def say(text: str) -> None:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--shapes", default=DEFAULT_SHAPES, help="MxNxK,... (default: issue 16's four)")
+    p.add_argument(
+        "--shapes",
+        default=DEFAULT_SHAPES,
+        help="MxNxK,... (default: the four skinny split-K shapes)",
+    )
     p.add_argument("--dtypes", default="fp16,bf16")
     p.add_argument("--modes", default="splitk,splitk_atomic")
     p.add_argument("--out", default="splitk-tune", help="folder for tune.json")

@@ -16,8 +16,8 @@ end-to-end verdict sees it (a warm-L2 ranking picked configs that lost
 there: evidence/2026-11-30-h200-session7/README.md)."""
 LEAD_SPIN_CYCLES = 500_000
 """GPU clock cycles of the spin each batch of calls is queued behind, as gemmreg's
-clock has it: the host is ahead before the first call (session 15 found the first
-call after a synchronisation otherwise carried its whole launch path)."""
+clock has it: the host is ahead before the first call (on an H200 the first call
+after a synchronisation otherwise carried its whole launch path)."""
 L2_STATES = ("clean", "dirty")
 """What the flush before each call leaves in L2, as ``gemmreg compare --l2``."""
 

@@ -134,7 +134,7 @@ def test_stage_two_varies_the_reduction_and_pipeline_around_a_seed(grid):
 ATOMIC_SMALL = tuned.Tuned(
     block_m=32, block_n=64, block_k=128, programs_per_sm=1.939, num_stages=4, swap_ab=True
 )
-"""Atomic mode's small-class entry of session 9 (8 tiles, split 32), pinned so
+"""An earlier atomic-mode small-class entry (8 tiles, split 32), pinned so
 the wide-tree tests do not depend on what ``tuned.TABLE`` holds today."""
 
 

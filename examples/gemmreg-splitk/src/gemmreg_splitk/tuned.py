@@ -96,18 +96,18 @@ CLASSES = (
 
 TABLE: dict[tuple[str, bool], Tuned] = {
     # (class, atomic). tiny and small: scripts/tune.py with L2 flushed before every sample,
-    # as gemmreg times (evidence/2026-11-30-h200-session8/splitk-tune). Session 7's warm-L2
-    # picks had lost there under `gemmreg bench` (atomic 1.38 -> 1.17x and 0.92 -> 0.57x).
+    # as gemmreg times (evidence/2026-11-30-h200-session8/splitk-tune). Earlier picks made
+    # with a warm L2 had lost there under `gemmreg bench` (atomic 1.38 -> 1.17x and 0.92 -> 0.57x).
     # Deterministic tiny and small: the reduce-scatter (reduce="scatter"), measured on the
-    # H200 in session 10 (evidence/2026-12-01-h200-session10/c1/tune-small): every program
-    # of a tile sums a share of it, one program per SM. It replaces session 9's fan-in trees
+    # H200 in December 2026 (evidence/2026-12-01-h200-session10/c1/tune-small): every program
+    # of a tile sums a share of it, one program per SM. It replaces the earlier fan-in trees
     # (0.935-0.965x and 0.859-0.862x torch.mm in the same run), where one program summed the tile
     # at the end. The figures below are the tuner's, with the scatter's first form; waiting on
     # the count itself (cd7cba8), `gemmreg bench` gives 1.33-1.34x and 1.05-1.08x (c9, c10).
     # Atomic mode at small sums the same way (fixed_order): 1.022x/1.007x there against
     # 1.010x/0.999x by atomic adds (fp16/bf16). Small has 4 stages, the tuner's pick:
-    # session 10 shipped 5 (1.035x/1.016x against 1.020x/0.993x with L2 flushed, its
-    # c4/smallcfg.json), but session 11's interleaved device-kernel profile put 5 stages at
+    # 5 shipped first (1.035x/1.016x against 1.020x/0.993x with L2 flushed, c4/smallcfg.json
+    # beside that c1), but an interleaved device-kernel profile put 5 stages at
     # 0.968-0.978x cuBLAS in bf16 against 0.999-1.003x for 4; end to end both were FASTER
     # (`gemmreg bench`, two runs each, alternated; evidence/2026-12-01-h200-session11/p8).
     ("tiny", False): Tuned(
@@ -118,7 +118,7 @@ TABLE: dict[tuple[str, bool], Tuned] = {
         num_warps=2,
         num_stages=4,
         reduce="scatter",
-    ),  # 16x16x65536 splitk: 1.230x torch.mm (geomean over 2 dtypes; session 10)
+    ),  # 16x16x65536 splitk: 1.230x torch.mm (geomean over 2 dtypes; the c1 tuning above)
     ("tiny", True): Tuned(
         block_m=16, block_n=16, block_k=128, programs_per_sm=0.97, num_warps=2, num_stages=4
     ),  # 16x16x65536 splitk_atomic: 1.375x torch.mm (geomean over 2 dtypes)
@@ -130,7 +130,7 @@ TABLE: dict[tuple[str, bool], Tuned] = {
         num_warps=4,
         num_stages=4,
         reduce="scatter",
-    ),  # 128x128x32768 splitk: 1.061-1.077x torch.mm end to end (session 11, p8)
+    ),  # 128x128x32768 splitk: 1.061-1.077x torch.mm end to end (the p8 runs above)
     ("small", True): Tuned(
         block_m=64,
         block_n=64,
@@ -143,9 +143,9 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     ),  # 128x128x32768 splitk_atomic: deterministic mode's entry, in its fixed order
     # flat64 and flat32: scripts/tune.py with L2 flushed, its grid with the one-program-
     # per-SM TMA family (evidence/2026-12-01-h200-session9/c4/tune-flat; the "current"
-    # column there is session 8's entries, 0.953-0.988x): a tile covering all of M and
+    # column there is the entries before it, 0.953-0.988x): a tile covering all of M and
     # about one program per SM streams B faster than four smaller programs per SM did.
-    # Session 16 took a stage off both flat64 entries (evidence/2026-12-02-h200-session16):
+    # Both flat64 entries have 4 stages, not 5 (evidence/2026-12-02-h200-session16):
     # the tuner under gemmreg's read flush (r1/tune-flat) put 64x64x128 split 2 TMA at
     # 1.060x/1.079x torch.mm (fp16/bf16) with 4 stages, and the same call replayed from a
     # graph behind a flush (r2/skmodes) ran 38.10/37.92 us with 4 stages against 38.61/40.65
@@ -159,7 +159,7 @@ TABLE: dict[tuple[str, bool], Tuned] = {
         num_stages=4,
         reduce="serial",
         tma=True,
-    ),  # 64x4096x16384 splitk: 1.060-1.079x torch.mm (session 16's tuner, r1)
+    ),  # 64x4096x16384 splitk: 1.060-1.079x torch.mm (the tuner run r1 above)
     # Atomic mode at flat64 sums in the fixed order: in the same tuner run this config
     # gave 1.020x/1.023x torch.mm that way (the splitk rows) and 0.991x/0.992x by atomic
     # adds (fp16/bf16), and gemmreg bench agreed (c5, c6: 1.014-1.016x against 0.981-0.985x).
