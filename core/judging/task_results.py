@@ -91,7 +91,6 @@ class KernelTiming:
     """Its figure in each kept round."""
     placements: int = 1
     """Copies of its operands it was timed in (:mod:`gemmreg.running.placements`)."""
-    placements_note: str = ""
     graph_error: str = ""
     """Why no CUDA graph of its call could be captured, or ''."""
     sync_escape: str | None = None

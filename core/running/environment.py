@@ -82,13 +82,6 @@ def pin_torch_precision() -> dict[str, Any]:
     return torch_state.record(torch_state.pin())
 
 
-def torch_precision_flags() -> dict[str, Any]:
-    """torch's global switches as they are now, under the manifest's names."""
-    from gemmreg.discovery import torch_state
-
-    return torch_state.record(torch_state.current())
-
-
 def switches(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The :data:`SWITCH_PREFIXES` and :data:`SWITCH_NAMES` variables set, by name."""
     env = os.environ if env is None else env
@@ -239,10 +232,3 @@ def own_process_tree(proc: Path = Path("/proc")) -> set[int]:
                 tree.add(pid)
                 frontier.append(pid)
     return tree
-
-
-def shared_gpu(record: dict[str, Any]) -> str | None:
-    """Why verdicts taken on this GPU are flagged (other processes on it), or None."""
-    from gemmreg.running import gpu_monitor
-
-    return gpu_monitor.busy_reason(record.get("gpu", {}))

@@ -115,9 +115,8 @@ def measure_group(
         first = (kernel.operands, kernel.guarded)
         try:
             extra = more_placements(kernel.spec, problem, seed, info.device, count - 1)
-        except Exception as error:  # no room for copies: time in the one placement
+        except Exception:  # no room for copies: time in the one placement (placements: 1)
             extra = []
-            kernel.result.placements_note = f"one placement: {type(error).__name__}: {error}"
         kernel.sets = [first, *extra]
         kernel.moved = [fresh_values.Shifts()] * len(kernel.sets)  # one draw: the same values
         kernel.result.placements = len(kernel.sets)
