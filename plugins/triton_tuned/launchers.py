@@ -62,7 +62,7 @@ def persistent_programs(tiles: int, num_sms: int) -> int:
     rounds and so do 128; the 128 each take exactly four tiles, and every round
     walks whole ``GROUP_M`` groups of tiles instead of a window that slides
     across them. In session 13's interleaved probe on the H200
-    (``evidence/2026-12-01-h200-session13/c2/interleave.log``) the flat
+    (``evidence/2026-12-01-h200-tuner-interleaved-rounds/c2/interleave.log``) the flat
     128x256 configs ran 0.6-1.2% faster with 128 programs than with 132 at
     4096^3 in fp16 and bf16, and within 0.6% either way at issue 16's three
     larger shapes."""
