@@ -60,7 +60,7 @@
 #              sweepall's, and each run's wall time against sweepone's
 #              (sweep-speed.txt). SWEEP_PROCESSES=N gives the three sweeps
 #              `--processes N` (5: the fixed count of the committed two-GPU runs,
-#              evidence/2026-11-30-h200-session7, whose one-GPU sweep fit a
+#              evidence/2026-11-30-h200-two-gpu-sweeps, whose one-GPU sweep fit a
 #              10-minute command; unset: the sequential default)
 #   tf32       `bench torch_ref_tf32 triton_tuned` at the four large shapes
 #              (4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336) in fp32: TF32 against cuBLAS TF32

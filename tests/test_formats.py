@@ -20,7 +20,7 @@ from gemmreg.running import check_runner, worker_pool
 from gemmreg.storage import check_files, runs
 from offline_cli import run_main
 
-SESSION = REPO / "evidence" / "2026-11-30-h200-session6" / "run-a" / "g0"
+SESSION = REPO / "evidence" / "2026-11-30-h200-verdict-calibration" / "run-a" / "g0"
 KNOWN, AA = SESSION / "knownbench-1", SESSION / "aabench-1"
 BEFORE = REPO / "evidence" / "2026-11-30-h200-verdict-evidence" / "knownbench-1"
 """A run at the same points as KNOWN, a commit earlier: ``report BEFORE KNOWN``."""

@@ -93,7 +93,7 @@ def test_the_h200s_own_out_of_memory_error_is_recognised():
     """The ERROR a shared H200 gave in December 2026, as its worker reported it."""
     import gzip
 
-    saved = REPO / "evidence/2026-12-02-h200-session22/c1/check-gluon/check.json.gz"
+    saved = REPO / "evidence/2026-12-02-h200-device-processes/c1/check-gluon/check.json.gz"
     cases = json.loads(gzip.decompress(saved.read_bytes()))["cases"]
     (error,) = [c for c in cases if c["status"] == "error"]
     assert "Tried to allocate 16.02 GiB" in error["reason"]

@@ -16,7 +16,7 @@ from gemmreg.rendering import render_compare, render_regimes
 from gemmreg.storage import runs
 from offline_cli import forbid_work, run_main
 
-SESSION = REPO / "evidence" / "2026-12-03-h200-session23"
+SESSION = REPO / "evidence" / "2026-12-03-h200-kernel-speed-verdicts"
 PAIRS = SESSION / "p1" / "splitkpairs-1"
 """12 processes, the device-kernel regime judged across 12 profiling processes."""
 ONE_POINT = SESSION / "d1" / "dev24"

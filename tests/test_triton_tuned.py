@@ -653,7 +653,7 @@ class SameBinaryTrial(FakeTrial):
 
 def test_a_config_with_the_binary_of_an_earlier_one_is_not_timed_again():
     """Under Triton 3.6 ``ws`` compiles to nothing on Hopper: two configs,
-    one binary (evidence/2026-12-02-h200-session18/same-binary.txt)."""
+    one binary (evidence/2026-12-02-h200-tuner-order-bias/same-binary.txt)."""
     plain, twin, other = tma(128, 256), attrs.evolve(tma(128, 256), ws=True), tma(128, 128)
     times = {plain.name: 1.0, twin.name: 1.0, other.name: 1.02}
     trial = SameBinaryTrial(times, same={twin.name: plain.name})
@@ -856,7 +856,7 @@ def test_screening_after_an_idle_spell_drops_no_candidate_a_cold_start_flattered
     """On the H200 the tuner's first candidate, screened first right after the
     candidates were compiled and checked, screened 2-13% faster than its
     ranking score put it, against the others' median
-    (evidence/2026-12-02-h200-session19/screen-bias.txt). Here the first call
+    (evidence/2026-12-02-h200-tuner-screening-bias/screen-bias.txt). Here the first call
     runs 20% fast (a GPU cooled while the host compiled) and the clocks fall
     3% a call after it: one pass in list order cuts every later candidate,
     the fastest with them; the lead-in and the reversed second pass keep
@@ -895,7 +895,7 @@ class CarryOverTrial(FakeTrial):
     call right after ``cool`` (a slow candidate, light on power) runs
     ``boost`` faster. On the H200 this made the tuner's first candidate, timed
     right after its list's slowest one, beat its own byte-identical twin by
-    3.5% at the median (evidence/2026-12-02-h200-session18/tuner-bias.txt)."""
+    3.5% at the median (evidence/2026-12-02-h200-tuner-order-bias/tuner-bias.txt)."""
 
     def __init__(self, times_ms: dict[str, float], cool: str, boost: float = 0.94):
         super().__init__(times_ms)

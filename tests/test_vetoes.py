@@ -196,9 +196,9 @@ def test_a_disagreement_that_launch_overhead_explains_stays_a_note():
 
 EVIDENCE = REPO / "evidence"
 JUDGED_AGAIN = (
-    "2026-12-02-h200-session22",
-    "2026-12-03-h200-session23",
-    "2026-12-01-h200-session11/c5",
+    "2026-12-02-h200-device-processes",
+    "2026-12-03-h200-kernel-speed-verdicts",
+    "2026-12-01-h200-device-kernel-figures/c5",
 )
 """Split-K and tuned Triton against cuBLAS at launch-bound, memory-bound and
 compute-bound shapes, and an exploit (``side_stream_mm``) beside them."""

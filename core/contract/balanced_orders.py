@@ -7,7 +7,7 @@ in H200 tunings of December 2026 a built-in plugin's tuner, whose old design tim
 its first candidate right after its list's last and slowest one in every
 forward round, picked that candidate 72 times in 76, and put its twin (a
 byte-identical binary, second in the list) 3.5% slower at the median and up
-to 7% (``evidence/2026-12-02-h200-session18/tuner-bias.txt``).
+to 7% (``evidence/2026-12-02-h200-tuner-order-bias/tuner-bias.txt``).
 A Williams design puts every candidate first, last, and after every other
 candidate equally often, so neither a position nor a predecessor favours
 anyone (first-order carry-over balance).

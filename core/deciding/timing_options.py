@@ -23,7 +23,7 @@ L2_STATES = ("clean", "dirty")
 until December 2026, so each call starts on an L2 full of someone else's dirty
 lines, as after a kernel that wrote a large output. Both evict A, B and C.
 A kernel that suffers more than another from the dirty start shows it there
-(``evidence/2026-12-02-h200-session15/p2``: a persistent Triton kernel 2-5%
+(``evidence/2026-12-02-h200-l2-flush-write-back/p2``: a persistent Triton kernel 2-5%
 behind cuBLAS at two long shapes dirty, 0.3-0.8% clean); the default is the
 state whose cost does not depend on where the flush buffer lies
 (:data:`gemmreg.running.clocks.L2_FLUSH_MULTIPLE`)."""
@@ -57,7 +57,7 @@ device-kernel regime is one process's figure beside the verdict; from
 timed regimes. One process's figure can mislead: split-K's device-kernel
 ratio against cuBLAS at 128x128x32768 bf16 moved 0.990-1.016x between five
 processes whose own rounds each spanned under 0.7%
-(``evidence/2026-12-02-h200-session21/device-figures.txt``). Why 1 by default
+(``evidence/2026-12-02-h200-device-figure-spread/device-figures.txt``). Why 1 by default
 all the same: each profiling process pays CUPTI's set-up (4 of the 5 s the one
 process took in the README's two-kernel comparison), and they run one after
 another, so 3 would add about 10 s to its 30 s; the figure says how

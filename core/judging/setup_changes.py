@@ -6,8 +6,8 @@ step from one run's process medians to the other's, and a step is the
 kernel's only if nothing else moved. In two H200 runs of December 2026
 cuBLAS itself (torch 2.11.0 throughout, one driver) came out 2.6% FASTER at
 8192³ fp16 from the first to the second (``report
-evidence/2026-12-02-h200-session16/r4/tuned
-evidence/2026-12-02-h200-session17/c2/tuned``): two cards, and nine commits
+evidence/2026-12-02-h200-host-bound-batches/r4/tuned
+evidence/2026-12-02-h200-split-k-tuned-repeat/c2/tuned``): two cards, and nine commits
 of gemmreg between them, none of them cuBLAS's. Cards of one model can
 differ by a few percent (each power-limited, each its own silicon). The verdict stays what the figures say; a step whose two
 runs differ in setup carries a note naming what differed, so that it is not

@@ -17,7 +17,7 @@ end-to-end figure). The warm regimes are no floor: graph replays and the
 profiled calls run with A and B possibly in L2 (50 MB on an H200), and in
 the committed H200 runs an honest kernel's graph replay read as low as 0.44
 of its device time (a grouped-order Triton GEMM at 128x128x32768,
-``evidence/2026-12-01-h200-session11/c5``).
+``evidence/2026-12-01-h200-device-kernel-figures/c5``).
 
 A kernel that pins its operands in L2 (a persisting access-policy window)
 so that the flush leaves them there beats the memory roof without skipping

@@ -36,7 +36,7 @@ By default the flush *reads* the buffer, so the L2 it leaves holds clean
 lines only. Zeroing it instead (as ``triton.testing.do_bench`` does, and gemmreg did until
 December 2026) leaves an L2 full of dirty lines that the timed kernel must
 write back first, and on the H200 what that cost was drawn per process. In
-``evidence/2026-12-02-h200-session15/`` (``t1``, ``t2``: two processes, 60
+``evidence/2026-12-02-h200-l2-flush-write-back/`` (``t1``, ``t2``: two processes, 60
 samples each, device kernel times from CUPTI) cuBLAS's kernel took, after a
 read and after a zeroing, 1210 and 1210 us, 1228 and 1313 us at
 8192x4096x14336, and 1250 and 1372 us, 1258 and 1262 us at 8192x14336x4096:

@@ -6,7 +6,7 @@ Why several: one process's device-kernel ratio moved more between processes
 than its own rounds said. Split-K against cuBLAS at 128x128x32768 bf16 on the
 H200 read 0.990x in one process whose 40 paired rounds spanned 0.986-0.993,
 and 1.016x, 1.014x, 1.001x and 0.999x in four others
-(``evidence/2026-12-02-h200-session21/device-figures.txt``): a process's own
+(``evidence/2026-12-02-h200-device-figure-spread/device-figures.txt``): a process's own
 operands and placement, not its rounds, set most of the figure.
 
 The processes run in turn, never side by side (two on one GPU would share it),

@@ -11,7 +11,7 @@ rounds averages placements inside each process instead.
 
 The copies cost memory, so their number falls with the problem's size. Size
 alone does not make placement vanish: on an H200 in December 2026 (the
-``skprobe`` of evidence/2026-12-02-h200-session16) a memory-bound split-K call of 38 us
+``skprobe`` of evidence/2026-12-02-h200-host-bound-batches) a memory-bound split-K call of 38 us
 moved by 3.7% across six placements of its 130 MiB operands (cuBLAS's by
 under 1%), and with one placement a process, gemmreg bench's per-process
 ratios at 64x4096x16384 spread 1.010-1.044. So the budget grows with the

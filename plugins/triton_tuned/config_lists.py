@@ -88,7 +88,7 @@ fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
 config won everywhere; each of these was best or within 2% of best somewhere.
 The two with ``group_m=16`` were added from a third probe whose output was
 not kept. An interleaved probe of this list
-(``evidence/2026-12-01-h200-session13/c2/interleave.log``, L2 flushed, the
+(``evidence/2026-12-01-h200-tuner-interleaved-rounds/c2/interleave.log``, L2 flushed, the
 same four shapes) ranked them within 0.5% of the best flat config everywhere;
 it put the flat 128x256 configs ahead at all eight points, the non-flat and
 one-program-per-tile ones 1-5% behind them, and 128x128 tiles 8-12% behind.
@@ -96,18 +96,18 @@ Those stay for shapes not probed; the tuner times every candidate in
 interleaved rounds (:mod:`.interleaving`), where a 1% gap is told apart.
 Warp specialisation (``ws``) compiled and ran on the H200 with Triton 3.6,
 to the very binary its config compiles to without it wherever both are
-listed (``evidence/2026-12-02-h200-session18/same-binary.txt``): the tuner
+listed (``evidence/2026-12-02-h200-tuner-order-bias/same-binary.txt``): the tuner
 times such twins once (``tuner.tune``), and they stay for a Triton that
 specialises. Triton 3.6 specialises only with 4 warps (Hopper's pass returns
 at once for 8); every such form tried (non-flat loops, C through pointers or
 an in-kernel descriptor) hung on its first launch on the H200
-(``evidence/2026-12-02-h200-session20/p3``), so none is listed: the
+(``evidence/2026-12-02-h200-gluon-warp-specialised/p3``), so none is listed: the
 specialised kernel is the Gluon one (``CUDA_GLUON_WS``). A 4-stage 128x256x64 tile fits the 227 KB of shared memory
 only with the split epilogue.
 
 The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
 8192x14336x4096 in an interleaved probe on the H200
-(``evidence/2026-12-01-h200-session14/s1/sk_probe.log``: one call per
+(``evidence/2026-12-01-h200-stream-k-tail/s1/sk_probe.log``: one call per
 variant per round, L2 flushed), where each stream-K form led
 its whole-round form at 8192x14336x4096 (by 0.6-1.7%, level with cuBLAS)
 and at 8192^3 (0.4-1.0%), and was far behind at 4096^3 and 8192x4096x14336
@@ -125,7 +125,7 @@ CUDA_GLUON_WS: tuple[Config, ...] = (
 )
 """Hopper, fp16/bf16, row-major A and B (:mod:`.gluon_ws`): 128x256 tiles
 (each consumer a 64x256 half), 3 stages of 48 KB beside two 32 KB C buffers.
-A probe on the H200 (``evidence/2026-12-02-h200-session20/p4``: one call per
+A probe on the H200 (``evidence/2026-12-02-h200-gluon-warp-specialised/p4``: one call per
 variant per round, L2 flushed, beside torch.mm) put these two 0.2-0.7% ahead
 of cuBLAS at 4096^3, 2.7-3.0% at 8192^3, level (0.998-1.003x) at the two
 14336-wide shapes, and ahead of the persistent kernel's usual winner at all
@@ -145,7 +145,7 @@ only, so a row-major B takes one of two routes: through registers, the
 kernel computing C^T = B^T A^T (``kernels``' ``TF32_SWAP``, see
 ``tma_rules.tf32_swap``), or copied K-major first (``transpose_b``, see
 :mod:`.transpose`). From H200 probes (do_bench medians against
-cuBLAS TF32 at the four shapes above, ``evidence/2026-11-30-h200-session8/
+cuBLAS TF32 at the four shapes above, ``evidence/2026-11-30-h200-tf32-routes/
 probes``): the four swapped configs were each best or within 3% of the best
 swapped one somewhere; the copy route beat all of them at all four shapes
 (``fp32-probe-7-routes.json``), and the swapped ones stay for the shapes where

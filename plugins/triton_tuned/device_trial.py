@@ -94,7 +94,7 @@ class DeviceTrial:
         candidate's first call: this one finds it compiled), or None where
         Triton's launch does not hand back a kernel with its machine code.
         Under Triton 3.6 ``ws`` compiles to nothing on Hopper: two configs,
-        one binary (``evidence/2026-12-02-h200-session18/same-binary.txt``)."""
+        one binary (``evidence/2026-12-02-h200-tuner-order-bias/same-binary.txt``)."""
         import hashlib
 
         kernel = self.make_launch(config)(self.a, self.b, self.out)

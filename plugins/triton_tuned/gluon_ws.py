@@ -4,7 +4,7 @@ lower-level language, ``triton.experimental.gluon``): the ``gluon_ws`` path.
 Why Gluon: Triton's own warp specialisation does nothing for the persistent
 kernel of :mod:`.kernels` with 8 warps (Triton 3.6: the very same binary),
 and with 4 warps its forms hung on the H200 at their first launch
-(``evidence/2026-12-02-h200-session20/p3``). Without it, every K step of
+(``evidence/2026-12-02-h200-gluon-warp-specialised/p3``). Without it, every K step of
 the persistent kernel ends in CTA-wide barriers, and a stage is handed back
 to the loads only when all eight warps pass them. Here the roles are written
 out, as in cuBLAS's and CUTLASS's cooperative Hopper kernels:

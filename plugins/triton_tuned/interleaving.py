@@ -6,7 +6,7 @@ Why interleaved: on a power-limited GPU (the H200) a kernel's time moves by
 or two percent. Timed one after the other, each candidate sees its own
 clocks and the ranking follows them. At 8e21403 the tuner, timing each
 candidate once for 100 ms, picked configs that ``gemmreg bench`` put 2.5%
-behind cuBLAS at 4096^3 fp16 (``evidence/2026-12-01-h200-session13``).
+behind cuBLAS at 4096^3 fp16 (``evidence/2026-12-01-h200-tuner-interleaved-rounds``).
 
 Why a Williams design: a kernel's time also depends on what ran just before
 it (most likely the clocks its predecessor left). Until December 2026 the
@@ -16,7 +16,7 @@ last and slowest one. It won 72 of 76 16-bit tunings on the H200,
 and its twin, second in the list and the very same binary under Triton 3.6
 (``ws`` compiles to nothing there), came out 3.5% slower at the median and
 slower in 74 of the 76; the twins at places 4 and 5 came out level (-0.2%)
-(``evidence/2026-12-02-h200-session18/tuner-bias.txt``,
+(``evidence/2026-12-02-h200-tuner-order-bias/tuner-bias.txt``,
 ``same-binary.txt``). :func:`gemmreg.williams_rows`, the design of gemmreg's
 own rounds, puts every candidate first, last, and after every other
 candidate equally often inside the rounds; a round's first candidate runs
@@ -32,7 +32,7 @@ be one pass in list order, right after the candidates were compiled and
 checked (seconds of an idle, cooling GPU): on the H200 the first candidate
 then screened 2-13% faster than the rest against their ranking scores
 (first/others 0.87-0.98 over the eight tunings of
-``evidence/2026-12-02-h200-session19/screen-bias.txt``), and ranked 6th to
+``evidence/2026-12-02-h200-tuner-screening-bias/screen-bias.txt``), and ranked 6th to
 8th at the six points over 4096^3. A 15% cut from a time that low dropped
 candidates at 1.151-1.176 times it, one of them a form that won the ranking
 at another of those shapes. The lead-in takes the cold start; the

@@ -53,7 +53,7 @@ def tf32_swap(input_precision: str, a: torch.Tensor, a_t: bool, b_t: bool) -> bo
     transposing forms are 16-bit only). A row-major B is N-major, so Triton
     copied each B tile out of shared memory and back in, transposed, on every
     K step: on the H200 that kernel lost even to the pointer kernel (November 2026,
-    ``evidence/2026-11-30-h200-session7/c5/g1/tf32``). ``wgmma``'s first
+    ``evidence/2026-11-30-h200-two-gpu-sweeps/c5/g1/tf32``). ``wgmma``'s first
     operand may come from registers instead, in any order: so the kernel
     swaps the operands and loads B^T into registers; A^T, K-major already, is
     read from shared memory as it is. The load goes through registers because

@@ -13,7 +13,7 @@ FLUSH_L2_TIMES = 4
 """The flush buffer is this many times L2, as gemmreg's clock has it: a
 tiny problem's time is then its cold reads and its launch, as gemmreg's
 end-to-end verdict sees it (a warm-L2 ranking picked configs that lost
-there: evidence/2026-11-30-h200-session7/README.md)."""
+there: evidence/2026-11-30-h200-two-gpu-sweeps/README.md)."""
 LEAD_SPIN_CYCLES = 500_000
 """GPU clock cycles of the spin each batch of calls is queued behind, as gemmreg's
 clock has it: the host is ahead before the first call (on an H200 the first call

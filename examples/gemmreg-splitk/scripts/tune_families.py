@@ -27,7 +27,7 @@ ONE_PER_SM_TILES = ((64, 128), (128, 64), (128, 128))
 ONE_PER_SM_STAGES = (4, 5)
 """Its pipeline depths (each capped by ``SMEM_LIMIT``): in one H200 probe the
 same config ran 2.5x slower one depth apart
-(evidence/2026-12-01-h200-session9/c3/flatcfg.json)."""
+(evidence/2026-12-01-h200-split-k-flat-shapes/c3/flatcfg.json)."""
 FANINS = (4, 8)
 """Deterministic mode's wide trees: split 32 in 3 or 2 hand-overs instead of 5."""
 FANIN_MIN_SPLIT = 16
@@ -103,7 +103,7 @@ def one_per_sm(m: int, n: int, k: int, procs: int) -> list[Candidate]:
     kernel in this shape ran at 0.99-1.03x torch.mm (one program per SM,
     64x64x128, split 2); a config one pipeline stage deeper or shallower
     could run 2.5x slower, so the tuner times each
-    (evidence/2026-12-01-h200-session9: c2/stream.json, c3/flatcfg.json)."""
+    (evidence/2026-12-01-h200-split-k-flat-shapes: c2/stream.json, c3/flatcfg.json)."""
     bm = heuristics._edges(m, heuristics.MAX_BLOCK_M)[0]  # the widest M tile the plugin uses
     out = []
     for bn, bk in ONE_PER_SM_TILES:
@@ -150,8 +150,8 @@ def scatters(m: int, n: int, k: int, procs: int, atomic: bool) -> list[Candidate
     :mod:`gemmreg_splitk.scatter`); in atomic mode as its fixed order. Where
     deterministic mode paid for its fixed order with one program summing the
     tile at the end (16x16x65536: 12.8 us up a fan-in 8 tree against 10.1 us
-    for atomic adds at the same split, evidence/2026-12-01-h200-session9/c1/
-    tune-small), every program of the tile sums a share of it instead."""
+    for atomic adds at the same split, evidence/2026-12-01-h200-split-k-flat-shapes/c1/
+    tune-small.log), every program of the tile sums a share of it instead."""
     out = []
     for bm in edges(m):
         for bn in edges(n):

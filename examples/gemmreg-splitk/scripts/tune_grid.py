@@ -148,7 +148,7 @@ def stage2(seeds: list[dict[str, Any]], m: int, n: int, k: int, atomic: bool,
                     variants.append({"block_k": bk})
             variants += [{"num_warps": w} for w in (2, 4, 8) if w != c.num_warps]
             # two deeper too: on the H200 the small shape's best (5 stages) was two
-            # past its seed's 3 (evidence/2026-12-01-h200-session10/c4/smallcfg.json)
+            # past its seed's 3 (evidence/2026-12-01-h200-split-k-reduce-scatter/c4/smallcfg.json)
             depths = (c.num_stages - 1, c.num_stages + 1, c.num_stages + 2)
             variants += [{"num_stages": s} for s in depths if 2 <= s <= 6]
         for change in variants:

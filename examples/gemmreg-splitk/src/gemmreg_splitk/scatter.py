@@ -5,7 +5,7 @@ Why: the serial and tree reductions put the whole tile's sum on one program
 at the end (the last to arrive reads every slot, or ``FANIN - 1`` slots per
 level, one level after another). At 16x16x65536 on the H200 that cost
 deterministic mode 2.7 µs of 12.8 against atomic mode at the same split
-(evidence/2026-12-01-h200-session9/c1/tune-small). Here the tile's
+(evidence/2026-12-01-h200-split-k-flat-shapes/c1/tune-small.log). Here the tile's
 ``SPLIT_K`` programs, all done with their main loops, each sum
 ``PER`` elements of the tile over every slot, so the reduction after the last
 arrival is one round of loads, spread over the tile's programs.

@@ -96,10 +96,10 @@ CLASSES = (
 
 TABLE: dict[tuple[str, bool], Tuned] = {
     # (class, atomic). tiny and small: scripts/tune.py with L2 flushed before every sample,
-    # as gemmreg times (evidence/2026-11-30-h200-session8/splitk-tune). Earlier picks made
+    # as gemmreg times (evidence/2026-11-30-h200-tf32-routes/README.md). Earlier picks made
     # with a warm L2 had lost there under `gemmreg bench` (atomic 1.38 -> 1.17x and 0.92 -> 0.57x).
     # Deterministic tiny and small: the reduce-scatter (reduce="scatter"), measured on the
-    # H200 in December 2026 (evidence/2026-12-01-h200-session10/c1/tune-small): every program
+    # H200 in December 2026 (evidence/2026-12-01-h200-split-k-reduce-scatter/c1/tune-small.log): every program
     # of a tile sums a share of it, one program per SM. It replaces the earlier fan-in trees
     # (0.935-0.965x and 0.859-0.862x torch.mm in the same run), where one program summed the tile
     # at the end. The figures below are the tuner's, with the scatter's first form; waiting on
@@ -109,7 +109,7 @@ TABLE: dict[tuple[str, bool], Tuned] = {
     # 5 shipped first (1.035x/1.016x against 1.020x/0.993x with L2 flushed, c4/smallcfg.json
     # beside that c1), but an interleaved device-kernel profile put 5 stages at
     # 0.968-0.978x cuBLAS in bf16 against 0.999-1.003x for 4; end to end both were FASTER
-    # (`gemmreg bench`, two runs each, alternated; evidence/2026-12-01-h200-session11/p8).
+    # (`gemmreg bench`, two runs each, alternated; evidence/2026-12-01-h200-device-kernel-figures/p8).
     ("tiny", False): Tuned(
         block_m=16,
         block_n=16,
@@ -142,10 +142,10 @@ TABLE: dict[tuple[str, bool], Tuned] = {
         fixed_order=True,
     ),  # 128x128x32768 splitk_atomic: deterministic mode's entry, in its fixed order
     # flat64 and flat32: scripts/tune.py with L2 flushed, its grid with the one-program-
-    # per-SM TMA family (evidence/2026-12-01-h200-session9/c4/tune-flat; the "current"
+    # per-SM TMA family (evidence/2026-12-01-h200-split-k-flat-shapes/c4/tune-flat.log; the "current"
     # column there is the entries before it, 0.953-0.988x): a tile covering all of M and
     # about one program per SM streams B faster than four smaller programs per SM did.
-    # Both flat64 entries have 4 stages, not 5 (evidence/2026-12-02-h200-session16):
+    # Both flat64 entries have 4 stages, not 5 (evidence/2026-12-02-h200-host-bound-batches):
     # the tuner under gemmreg's read flush (r1/tune-flat) put 64x64x128 split 2 TMA at
     # 1.060x/1.079x torch.mm (fp16/bf16) with 4 stages, and the same call replayed from a
     # graph behind a flush (r2/skmodes) ran 38.10/37.92 us with 4 stages against 38.61/40.65

@@ -1,0 +1,162 @@
+"""Run on an H200 from the wheels of 05ecee9: python scripts/probes/gluon_probe.py OUT fp16,bf16 ROUNDS SHAPES
+
+A probe of triton_tuned's ``gluon_ws`` kernel (a warp-specialised
+persistent GEMM in Gluon, ``plugins/triton_tuned/gluon_ws.py`` as of commit
+05ecee9, whose wheel it ran from: the landed kernel has no ping-pong form and
+takes no ``PINGPONG``) beside cuBLAS (torch.mm) and triton_tuned's usual winner
+(128x256x64-s3-w8-g8-flat), at issue 16's four large shapes.
+
+Each Gluon variant is first checked at every point in a subprocess of its
+own with a time limit (a producer/consumer kernel that deadlocks must not
+take the probe down), all side by side; only those that finish and agree
+with torch.mm are timed. Each round times every variant once, order rotated
+and reversed every other pass, 256 MB written between calls to flush L2.
+
+  python3 gluon_probe.py OUT fp16,bf16 ROUNDS SHAPES
+  python3 gluon_probe.py --check INDEX fp16,bf16 SHAPES
+"""
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import torch
+
+from gemmreg_plugins.triton_tuned import gluon_ws, launchers
+from gemmreg_plugins.triton_tuned.configs import _tiled, _tma
+
+checking = sys.argv[1] == "--check"
+args = sys.argv[2:] if checking else sys.argv[1:]
+out, dtypes, shape_arg = args[0], args[1].split(","), args[-1]
+rounds = 0 if checking else int(args[2])
+shapes = [tuple(int(x) for x in s.split("x")) for s in shape_arg.split(",")]
+sms = torch.cuda.get_device_properties(0).multi_processor_count
+torch_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}
+base = _tma(128, 256, 64, 3, 8, flatten=True)
+GLUON = [  # (BLOCK_M, BLOCK_N, BLOCK_K, stages, GROUP_M, ping-pong)
+    (128, 256, 64, 3, 8, False),
+    (256, 128, 64, 3, 8, False),
+    (128, 256, 64, 3, 16, False),
+    (128, 128, 64, 5, 8, True),
+    (128, 128, 64, 4, 8, True),
+    (128, 128, 64, 5, 16, True),
+]
+
+
+def gluon_name(v):
+    return "gluon-ws:{}x{}x{}-s{}-g{}".format(*v[:5]) + ("-pingpong" if v[5] else "-coop")
+
+
+def gluon_launch(v, m, n, k):
+    bm, bn, bk, stages, group_m, pingpong = v
+    tiles = -(-m // bm) * -(-n // bn)
+    programs = launchers.persistent_programs(tiles, sms)
+
+    def launch(a, b, c):
+        descs = gluon_ws.descriptors(a, b, c, bm, bn, bk, pingpong)
+        return gluon_ws.gemm_gluon_ws[(programs,)](*descs, m, n, k, GROUP_M=group_m,
+                                                   PROGRAMS=programs, STAGES=stages,
+                                                   PINGPONG=pingpong, num_warps=4)  # fmt: skip
+
+    return launch
+
+
+def operands(dt, m, n, k):
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch_dtype[dt])
+    b = torch.randn(k, n, device="cuda", generator=g).to(torch_dtype[dt])
+    return a, b
+
+
+def rel_err(c, a, b):
+    ref = torch.mm(a, b).double()
+    return ((c.double() - ref).abs().max() / ref.abs().max()).item()
+
+
+if checking:
+    v = GLUON[int(out)]
+    for dt in dtypes:
+        for m, n, k in [*shapes, (1000, 1096, 328), (200, 520, 4096)]:  # ragged edges (TMA strides: 16 bytes)
+            a, b = operands(dt, m, n, k)
+            c = torch.full((m, n), float("nan"), device="cuda", dtype=torch_dtype[dt])
+            for _ in range(3):
+                gluon_launch(v, m, n, k)(a, b, c)
+                torch.cuda.synchronize()
+                err = rel_err(c, a, b)
+                print(f"  {gluon_name(v)} {dt} {m}x{n}x{k}: rel err {err:.3g}", flush=True)
+                if not err < 1e-2:
+                    sys.exit(1)
+    sys.exit(0)
+
+procs = [subprocess.Popen([sys.executable, __file__, "--check", str(i), ",".join(dtypes), shape_arg],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+         for i in range(len(GLUON))]  # fmt: skip
+deadline = time.monotonic() + 150
+usable = []
+for v, proc in zip(GLUON, procs, strict=True):
+    try:
+        text = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))[0]
+        verdict = f"exit {proc.returncode}"
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        text = proc.communicate()[0]
+        verdict = "TIMED OUT"
+    with open(os.path.join(out, f"check-{gluon_name(v)}.log"), "w") as f:
+        f.write(text)
+    tail = " | ".join(text.strip().splitlines()[-2:])
+    print(f"check {gluon_name(v)}: {verdict}; {tail}", flush=True)
+    if proc.returncode == 0:
+        usable.append(v)
+
+flush = torch.empty(256 * 2**20, dtype=torch.int8, device="cuda")
+report = {"device": torch.cuda.get_device_name(), "sms": sms, "rounds": rounds, "rows": []}
+for dt in dtypes:
+    for m, n, k in shapes:
+        a, b = operands(dt, m, n, k)
+        calls = {"cublas": lambda a=a, b=b: torch.mm(a, b)}
+        fallback = _tiled(128, 256, 64, 3, 8)
+        builds = [(base.name, launchers.launcher(base, m, n, k, "ieee", sms, fallback=fallback))]
+        builds += [(gluon_name(v), gluon_launch(v, m, n, k)) for v in usable]
+        for name, launch in builds:
+            c = torch.empty((m, n), device="cuda", dtype=torch_dtype[dt])
+            launch(a, b, c)
+            torch.cuda.synchronize()
+            calls[name] = lambda launch=launch, a=a, b=b, c=c: launch(a, b, c)
+        names = list(calls)
+        for f in calls.values():
+            for _ in range(3):
+                f()
+        torch.cuda.synchronize()
+        times = {nm: [] for nm in names}
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+                  for _ in names]  # fmt: skip
+        for r in range(rounds):
+            order = names[r % len(names) :] + names[: r % len(names)]
+            if (r // len(names)) % 2:
+                order.reverse()
+            for nm, (e0, e1) in zip(order, events, strict=True):
+                flush.zero_()
+                e0.record()
+                calls[nm]()
+                e1.record()
+            torch.cuda.synchronize()
+            for nm, (e0, e1) in zip(order, events, strict=True):
+                times[nm].append(e0.elapsed_time(e1))
+        cub = times["cublas"]
+        print(f"{dt} {m}x{n}x{k}: cublas median {statistics.median(cub):.4f} ms", flush=True)
+        table = []
+        for nm in names[1:]:
+            ratios = sorted(x / y for x, y in zip(cub, times[nm], strict=True))
+            q = len(ratios) // 4
+            table.append((statistics.median(ratios), ratios[q], ratios[-q - 1], nm,
+                          statistics.median(times[nm])))  # fmt: skip
+        for med, lo, hi, nm, ms in sorted(table, reverse=True):
+            print(f"  {med:.4f}x (IQR {lo:.4f}-{hi:.4f}) {ms:.4f} ms  {nm}", flush=True)
+        report["rows"].append(dict(dtype=dt, shape=[m, n, k], times=times))
+        with open(os.path.join(out, "gluon_probe.json"), "w") as f:
+            json.dump(report, f)
+        del a, b, calls
+        torch.cuda.empty_cache()
