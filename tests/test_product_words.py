@@ -21,9 +21,6 @@ SCANNED = ("core", "plugins", "tests", "scripts", "examples", "docs", "README.md
 """The product: its code, its docs and its tests, from the repository root."""
 SKIPPED_DIRS = frozenset({"__pycache__", "build", "dist", "node_modules"})
 """Build outputs and caches, besides hidden folders and ``*.egg-info``."""
-PENDING = ("docs/results.md",)
-"""Files whose prose is still being rewritten: each is held to the rule by a
-strict xfail, so the day it complies the test fails until it leaves this list."""
 WORDS = re.compile(r"\b(?:sessions?|issues?)\s+(?:[0-9]|\")", re.IGNORECASE)
 """A numbered session or issue ("issue" then a number), or an issue by its
 quoted title; across a line break too, as prose wraps."""
@@ -86,14 +83,7 @@ def test_what_the_scan_catches_and_what_it_leaves(text, lines):
 
 
 def test_code_docs_and_tests_never_name_a_session_or_an_issue():
-    left_out = {(REPO / p).resolve() for p in PENDING} | {Path(__file__).resolve()}
-    paths = [p for p in _files(SCANNED) if p.resolve() not in left_out]
+    paths = [p for p in _files(SCANNED) if p.resolve() != Path(__file__).resolve()]
     assert len(paths) > 100, "the scan found too few files: wrong root?"
     found = offending_lines(paths)
     assert not found, "say what and why, not which session or issue:\n" + "\n".join(found)
-
-
-@pytest.mark.parametrize("name", PENDING)
-@pytest.mark.xfail(strict=True, reason="prose still being rewritten; drop it from PENDING")
-def test_a_pending_file_complies_too(name):
-    assert not offending_lines([REPO / name])

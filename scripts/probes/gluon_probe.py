@@ -4,7 +4,7 @@ A probe of triton_tuned's ``gluon_ws`` kernel (a warp-specialised
 persistent GEMM in Gluon, ``plugins/triton_tuned/gluon_ws.py`` as of commit
 05ecee9, whose wheel it ran from: the landed kernel has no ping-pong form and
 takes no ``PINGPONG``) beside cuBLAS (torch.mm) and triton_tuned's usual winner
-(128x256x64-s3-w8-g8-flat), at issue 16's four large shapes.
+(128x256x64-s3-w8-g8-flat), at the four large shapes (4096³, 8192³, 8192x14336x4096, 8192x4096x14336).
 
 Each Gluon variant is first checked at every point in a subprocess of its
 own with a time limit (a producer/consumer kernel that deadlocks must not

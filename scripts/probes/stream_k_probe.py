@@ -9,7 +9,7 @@ triton_tuned's stream-K tail (``Config.stream_k``) on the GPU.
 2. Speed: each stream-K candidate beside the same config without it (128
    programs in whole rounds) and cuBLAS (torch.mm), in interleaved rounds
    (each round times every variant once, order rotated, 256 MB written
-   between calls to flush L2), at issue 16's four shapes.
+   between calls to flush L2), at the four large shapes (4096³, 8192³, 8192x14336x4096, 8192x4096x14336).
 """
 
 import json
