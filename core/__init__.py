@@ -10,6 +10,12 @@ module of the package is the core's own and may change; plugins import none
 of them (a test in gemmreg's own suite holds the built-ins and the split-K
 example to that). See :mod:`gemmreg.hookspecs` for the contract.
 
+The same namespace holds the Python API for those who run gemmreg rather
+than extend it: :func:`compare`, :func:`bench`, :func:`check` and
+:func:`load_run`, the command line's work as calls that return typed results
+(:mod:`gemmreg.api`; bad input raises :class:`UsageError`). They are imported
+at first use (PEP 562), so that a plugin's ``import gemmreg`` stays light.
+
 Importing gemmreg turns Triton's interpreter on where no GPU can be here
 (:func:`gemmreg.contract.backend.settle_interpreter_early`): a plugin imports gemmreg
 before it decorates a ``@triton.jit`` kernel at module level, however it is
@@ -18,8 +24,11 @@ imported.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import pluggy
 from gemmreg.contract.backend import settle_interpreter_early
+from gemmreg.contract.bad_input import UsageError
 from gemmreg.contract.balanced_orders import williams_rows
 from gemmreg.contract.gpu_compile import CompiledKernel, compile_kernel
 from gemmreg.contract.gpu_compile import unavailable_reason as compile_unavailable
@@ -45,12 +54,39 @@ from gemmreg.contract.records import (
 )
 from gemmreg.contract.runtime import Environment, where
 from gemmreg.contract.tolerance_table import STANDARD_TOLERANCES, standard_tolerances
+from gemmreg.contract.version import __version__
 from gemmreg.hookspecs import PROJECT_NAME
+
+if TYPE_CHECKING:
+    from gemmreg.api import (
+        BenchResult,
+        CheckResult,
+        CompareResult,
+        Run,
+        bench,
+        check,
+        compare,
+        load_run,
+    )
 
 settle_interpreter_early()
 
-__version__ = "0.1.0"
-"""gemmreg's version, recorded in every run's manifest."""
+_API = frozenset(
+    {"BenchResult", "CheckResult", "CompareResult", "Run", "bench", "check", "compare", "load_run"}
+)
+"""The names :mod:`gemmreg.api` lends this namespace, imported at first use."""
+
+
+def __getattr__(name: str) -> Any:
+    """The Python API's names, imported when first asked for (PEP 562): the
+    API reads plugins and starts workers, and a plugin that imports gemmreg
+    for its records should not pay for that."""
+    if name in _API:
+        from gemmreg import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'gemmreg' has no attribute {name!r}")
+
 
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 """Marker for plugin hook implementations: ``@gemmreg.hookimpl``."""
@@ -61,7 +97,10 @@ __all__ = [
     "LAYOUTS",
     "STANDARD_TOLERANCES",
     "Backend",
+    "BenchResult",
     "Capabilities",
+    "CheckResult",
+    "CompareResult",
     "CompiledKernel",
     "DType",
     "Environment",
@@ -72,14 +111,20 @@ __all__ = [
     "MathMode",
     "Precision",
     "Problem",
+    "Run",
     "SpecError",
     "Tolerance",
     "UnsupportedProblem",
+    "UsageError",
     "__version__",
     "apply_layout",
+    "bench",
+    "check",
+    "compare",
     "compile_kernel",
     "compile_unavailable",
     "hookimpl",
+    "load_run",
     "normal_inputs",
     "sample_ms",
     "standard_tolerances",

@@ -22,7 +22,7 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from gemmreg import __version__
+from gemmreg.contract.version import __version__
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
 from gemmreg.interface import cli_device, cli_options, cli_plot_options, cli_profiler
@@ -237,7 +237,6 @@ def run() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     from gemmreg.discovery import interrupts
-    from gemmreg.discovery.registry import UnknownKernelError
 
     interrupts.install_termination_handlers()
     try:
@@ -254,7 +253,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"gemmreg: {interrupts.Terminated(terminated)}; workers killed", file=sys.stderr)
             return 128 + terminated
         return code
-    except (UsageError, UnknownKernelError) as error:
+    except UsageError as error:  # an unknown plugin's name among them
         message = str(error.args[0] if error.args else error)
         print(f"gemmreg: error: {' '.join(message.splitlines())}", file=sys.stderr)
         return EXIT_USAGE

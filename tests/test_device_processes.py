@@ -232,11 +232,12 @@ def test_a_saved_run_keeps_each_process_calls_and_the_judged_regime(tmp_path):
 def test_the_option_reaches_the_timing_options_and_defaults_to_one(command):
     from gemmreg.cli import build_parser
     from gemmreg.deciding.timing_options import DEFAULT_DEVICE_PROCESSES
-    from gemmreg.interface.cli_timing_setup import timing_setup as _timing
+    from gemmreg.interface.cli_points import timing_asked
 
     parser = build_parser()
     shape = ["--shape", "64"] if command == "bench" else []
     given = parser.parse_args([command, "a", "b", *shape, "--device-processes", "4"])
-    assert _timing(given, gpu=True, sweep=command == "bench").device_processes == 4
+    options = timing_asked(given).options(gpu=True, sweep=command == "bench")
+    assert options.device_processes == 4
     default = parser.parse_args([command, "a", "b", *shape])
-    assert _timing(default, gpu=True).device_processes == DEFAULT_DEVICE_PROCESSES == 1
+    assert timing_asked(default).options(gpu=True).device_processes == DEFAULT_DEVICE_PROCESSES == 1

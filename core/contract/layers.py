@@ -26,7 +26,8 @@ holds the core to these folders, to no import cycle and to small modules).
   a judge never calls a runner (placed above running, in the order data
   flows, 22 imports pointed up).
 - **deciding**: what to run, decided in the parent before any work starts:
-  the user's options, the correctness matrix, preflight refusals, task time
+  the user's options and the commands' requests built from them (or from a
+  call of the Python API), the correctness matrix, preflight refusals, task time
   limits, the timing defaults and budgets, the sanitizer tools.
 - **running**: worker processes and what runs in them: isolation, sessions,
   the worker, the timing protocol and its loops, device monitors, the check
@@ -34,12 +35,16 @@ holds the core to these folders, to no import cycle and to small modules).
 - **storage**: saved runs and checks: written as handed, read back checked.
   No presentation: the views a run keeps are rendered by the caller.
 - **rendering**: records in, text out: tables, legends, plots.
-- **orchestrating**: a command's work from decided options to saved
-  results, with no parsing: the sweep over points.
-- **interface**: parsing and dispatch: the command line and the pytest plugin.
+- **orchestrating**: a command's work from its request to its result,
+  with no parsing: ``compare``, ``bench`` and ``check`` for the command line
+  and the Python API alike, the sweep over points.
+- **interface**: parsing and dispatch: the command line, the Python API
+  (:mod:`gemmreg.api`: the same requests, built from a call's arguments)
+  and the pytest plugin.
 
 The top of ``core/`` holds the public surface only (:data:`PUBLIC_MODULES`):
-the ``gemmreg`` namespace, the hooks, the command and the pytest plugin.
+the ``gemmreg`` namespace, the hooks, the command, the Python API and the
+pytest plugin.
 Every other module lives in its layer's folder.
 """
 
@@ -64,16 +69,23 @@ PUBLIC_MODULES: dict[str, str] = {
     "__main__": "interface",
     "cli": "interface",
     "testing": "interface",
+    "api": "interface",
 }
 """The modules directly in ``core/``, each with its layer: the namespace
 plugins import, the plugin author's hooks (``gemmreg.hookspecs``), ``python -m
-gemmreg``, the console script (``gemmreg.cli:run``) and the pytest plugin
-(``gemmreg.testing``), at paths users and entry points name."""
+gemmreg``, the console script (``gemmreg.cli:run``), the pytest plugin
+(``gemmreg.testing``) and the Python API (``gemmreg.api``, whose names the
+namespace lends), at paths users and entry points name."""
 
 UPWARD_IMPORTS: dict[tuple[str, str], str] = {
     ("contract.judge_clock", "running.clocks"): (
         "the clock a plugin's own tuner borrows through the public API is the timing "
         "protocol's own, imported when first called, never at import"
+    ),
+    ("__init__", "api"): (
+        "the Python API's names (gemmreg.compare, bench, check, load_run) are lent "
+        "to the namespace at first use (PEP 562), never at import: a plugin's import "
+        "of gemmreg stays light"
     ),
 }
 """(importer, imported) -> why this import may point up a layer. Kept to a few,

@@ -36,6 +36,8 @@ MAX_TIME_S = 3600.0
 """Sampling cap per plugin and process, in seconds."""
 MAX_THRESHOLD_PCT = 1000.0
 """A regression threshold, in percent slowdown (1000%: 11x slower)."""
+MAX_MARGIN_PCT = 50.0
+"""An equivalence margin wider than this would call a 2x difference "equivalent"."""
 MAX_SEED = 2**32 - 1
 """Seeds reach ``torch.Generator.manual_seed`` and ``random.Random``; 32 bits
 keep them portable."""
@@ -63,12 +65,32 @@ def integer(option: str, low: int, high: int) -> Callable[[str], int]:
                 f"expected an integer from {low} to {high}, got {text!r}"
             )
         value = int(text)
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be from {low} to {high}, got {value}")
+        wrong = integer_bounds(value, low, high)
+        if wrong:
+            raise argparse.ArgumentTypeError(wrong)
         return value
 
     parse.__name__ = option  # argparse names the type in some of its messages
     return parse
+
+
+def integer_bounds(value: int, low: int, high: int) -> str | None:
+    """Why ``value`` is outside ``[low, high]``, or None: the one wording of
+    a bound, for an option typed on the command line and a keyword passed
+    to the Python API (:mod:`gemmreg.deciding.requests`)."""
+    return None if low <= value <= high else f"must be from {low} to {high}, got {value}"
+
+
+def number_bounds(value: float, low: float, high: float, low_open: bool = False) -> str | None:
+    """Why the finite ``value`` is outside ``[low, high]`` (``(low, high]``
+    with ``low_open``), or None: see :func:`integer_bounds`."""
+    if value < low or value > high or (low_open and value == low):
+        return f"must be {_span(low, high, low_open)}, got {value:g}"
+    return None
+
+
+def _span(low: float, high: float, low_open: bool) -> str:
+    return f"{'above' if low_open else 'from'} {low:g}{' up' if low_open else ''} to {high:g}"
 
 
 def number(
@@ -77,7 +99,7 @@ def number(
     """An argparse ``type``: a finite number in ``[low, high]`` (``(low, high]``
     with ``low_open``). ``nan`` compares false with everything, so it is refused
     by name: a NaN threshold would switch regression detection off."""
-    where = f"{'above' if low_open else 'from'} {low:g}{' up' if low_open else ''} to {high:g}"
+    where = _span(low, high, low_open)
 
     def parse(text: str) -> float:
         try:
@@ -88,8 +110,9 @@ def number(
             raise argparse.ArgumentTypeError(f"expected a number {where}, got {text!r}")
         if not math.isfinite(value):
             raise argparse.ArgumentTypeError(f"must be a finite number {where}, got {text!r}")
-        if value < low or value > high or (low_open and value == low):
-            raise argparse.ArgumentTypeError(f"must be {where}, got {value:g}")
+        wrong = number_bounds(value, low, high, low_open)
+        if wrong:
+            raise argparse.ArgumentTypeError(wrong)
         return value
 
     parse.__name__ = option

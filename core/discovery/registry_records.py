@@ -10,6 +10,7 @@ import functools
 from collections.abc import Iterable, Sequence
 
 import attrs
+from gemmreg.contract.bad_input import UsageError
 from gemmreg.contract.records import KernelSpec
 
 BLOCK_ENV = "GEMMREG_BLOCK_PLUGINS"
@@ -68,11 +69,13 @@ class PluginIssue:
     """The kernel name refused, where the issue is about one name."""
 
 
-class UnknownKernelError(LookupError):
+class UnknownKernelError(UsageError, LookupError):
     """A name no loaded plugin has. Plugins that failed to load without naming
     their kernels (an import error, a declaration refused) are listed, since
     the name may be one of theirs: "unknown" alone would send the user
-    looking for a typo."""
+    looking for a typo. Bad input like any other (:class:`UsageError`: one
+    line on the command line, one exception type for the Python API), and
+    still a ``LookupError`` for those who look a kernel up."""
 
     def __init__(self, name: str, known: Iterable[str], failed: Sequence[PluginIssue] = ()):
         self.name = name

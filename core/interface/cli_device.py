@@ -2,7 +2,7 @@
 ``compare`` and ``bench``: one GPU named pins the whole run to it, in this
 process's environment before any work (:mod:`gemmreg.deciding.device_choice`),
 and is refused when it leaves no GPU; several GPUs are resolved once torch
-can count them (:func:`gemmreg.interface.cli_common._devices`)."""
+can count them (:func:`gemmreg.orchestrating.launching.spread_over`)."""
 
 from __future__ import annotations
 

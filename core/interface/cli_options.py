@@ -11,8 +11,8 @@ from typing import Any
 
 from gemmreg.deciding import options as opt
 
-MAX_MARGIN_PCT = 50.0
-"""An equivalence margin wider than this would call a 2x difference "equivalent"."""
+MAX_MARGIN_PCT = opt.MAX_MARGIN_PCT
+"""Re-exported: its home is :mod:`gemmreg.deciding.options`, beside the other bounds."""
 
 
 def seed_option(parser: argparse.ArgumentParser) -> None:

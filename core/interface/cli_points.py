@@ -1,18 +1,18 @@
-"""What ``compare`` and ``bench`` decide from their shape options before any
-work: the points (``--shape`` or ``--shapes``, ``--dtype``, ``--layout``),
-and, once the plugins are read, the run's estimated time (a warning when it
-is long) and the meter that shows progress against it."""
+"""What ``compare`` and ``bench`` parse from their options, once, into the
+request the command's work reads (:mod:`gemmreg.deciding.requests`, the
+same records the Python API builds): the points (``--shape`` or
+``--shapes``, ``--dtype``, ``--layout``) and the timing options."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from typing import Any
 
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
 from gemmreg.deciding.points import Point, points
-from gemmreg.interface.cli_common import _dtypes, _progress
+from gemmreg.deciding.requests import BenchRequest, CompareRequest, TimingAsked
+from gemmreg.interface.cli_common import _dtypes
 
 DEFAULT_LAYOUT = "rowmajor"
 """``compare`` and ``bench`` time row-major operands unless ``--layout`` says."""
@@ -22,6 +22,22 @@ def layouts(value: str | None) -> list[Any]:
     from gemmreg.contract.records import LAYOUTS
 
     return opt.choices(DEFAULT_LAYOUT if value is None else value, LAYOUTS, "layout", "--layout")
+
+
+def timing_asked(args: argparse.Namespace) -> TimingAsked:
+    """The timing options as given (argparse has bounded each)."""
+    return TimingAsked(
+        processes=args.processes,
+        budget=args.budget,
+        repeats=args.repeats,
+        warmup=args.warmup,
+        seed=args.seed,
+        max_time=args.max_time,
+        margin=args.margin,
+        timeout=args.timeout,
+        l2=args.l2,
+        device_processes=args.device_processes,
+    )
 
 
 def sweep_points(args: argparse.Namespace) -> list[Point]:
@@ -34,9 +50,22 @@ def sweep_points(args: argparse.Namespace) -> list[Point]:
     return points(opt.parse_shapes(args.shape), [], dtypes, chosen)
 
 
-def compare_point(args: argparse.Namespace, default_shape: Any) -> Point | None:
+def bench_request(args: argparse.Namespace) -> BenchRequest:
+    source = {"shapes_file": str(args.shapes)} if args.shapes is not None else {}
+    return BenchRequest(
+        kernels=tuple(args.names),
+        points=tuple(sweep_points(args)),
+        timing=timing_asked(args),
+        out=args.out,
+        force=args.force,
+        weighted=args.shapes is not None,
+        manifest={"shapes": args.shape, **source},
+    )
+
+
+def compare_point(args: argparse.Namespace) -> Point | None:
     """``compare``'s one point; None when no shape was given (the backend's
-    default is filled in once the backend is known: ``default_shape``)."""
+    default is filled in once the backend is known)."""
     from gemmreg.deciding import shape_files
 
     dtype, layout = _dtypes(args.dtype), layouts(args.layout)
@@ -57,25 +86,25 @@ def compare_point(args: argparse.Namespace, default_shape: Any) -> Point | None:
     return points([opt.parse_shape(args.shape)], [], dtype, layout)[0]
 
 
-def interpreted(kernels: Sequence[Any]) -> list[bool]:
-    """Per runnable kernel: does it run under Triton's interpreter here."""
-    from gemmreg.contract.known_limits import triton_interpreted
-
-    return [triton_interpreted(k.spec.capabilities.triton) for k in kernels if not k.unavailable]
-
-
-def warn_if_long(
-    command: str, kernels: Sequence[Any], problems: Sequence[Any], timing: Any, gpu: bool
-) -> float:
-    """The run's estimated seconds, with a warning line first when it is long."""
-    from gemmreg.deciding import run_estimate, timing_options
-
-    policy = timing_options.policy_for(gpu, timing.repeats, timing.warmup, timing.max_time_s)
-    slow = interpreted(kernels)
-    estimate = run_estimate.run_s(problems, slow, timing.processes, policy)
-    warning = run_estimate.long_run_warning(
-        estimate, len(problems), timing.processes, sum(slow), command
+def compare_request(args: argparse.Namespace) -> CompareRequest:
+    """``compare``'s request; its point from ``--shape``, a one-row
+    ``--shapes`` file (with its weight) or, given neither, the backend's default."""
+    given = compare_point(args)
+    from_file = args.shapes is not None
+    if given is None:
+        problem = None
+        dtype, layout = _dtypes(args.dtype)[0], layouts(args.layout)[0]
+    else:
+        problem = given.problem
+        dtype, layout = problem.dtype, problem.layout
+    return CompareRequest(
+        kernels=tuple(args.names),
+        shape=None if problem is None else problem.mnk,
+        dtype=dtype,
+        layout=layout,
+        timing=timing_asked(args),
+        out=args.out,
+        force=args.force,
+        weight=given.weight if given is not None and from_file else None,
+        manifest={"shapes_file": str(args.shapes)} if from_file else {},
     )
-    if warning:
-        _progress(warning)
-    return estimate

@@ -152,4 +152,4 @@ def _sweep(
     saves.note()
     partial = len(done) < len(problems) or (saves.refused is not None and saves.kept_partial)
     reports = tuple(done[i] for i in sorted(done))
-    return Sweep(reports=reports, partial=partial, not_saved=saves.refused)
+    return Sweep(reports=reports, partial=partial, not_saved=saves.refused, manifest=manifest)

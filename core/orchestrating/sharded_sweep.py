@@ -172,4 +172,6 @@ def sweep_on_devices(
         saves.save(reports, partial)
     saves.note()
     partial = partial or (saves.refused is not None and saves.kept_partial)
-    return Sweep(reports=tuple(reports), partial=partial, not_saved=saves.refused)
+    return Sweep(
+        reports=tuple(reports), partial=partial, not_saved=saves.refused, manifest=manifest
+    )

@@ -197,6 +197,8 @@ class Sweep:
     """The save the storage refused, which ended the sweep; every point's
     figures were printed as it finished, and the run on disk is the last
     save that succeeded."""
+    manifest: dict[str, Any] = attrs.field(factory=dict)
+    """The run's manifest, as last saved."""
 
 
 def sweep(
@@ -218,6 +220,7 @@ def sweep(
     reports: list[CompareReport] = []
     partial = False
     not_saved: runs.RunNotSaved | None = None
+    manifest: dict[str, Any] = {}
     names = ", ".join(kernel.name for kernel in kernels)
     # One pool of timing workers serves every point: their start-up is paid
     # once, and overlaps the manifest's (and, started ahead, the plugins').
@@ -260,4 +263,4 @@ def sweep(
         pool.close()
         if ahead is not None:
             ahead.close()  # its caches folder
-    return Sweep(reports=tuple(reports), partial=partial, not_saved=not_saved)
+    return Sweep(reports=tuple(reports), partial=partial, not_saved=not_saved, manifest=manifest)

@@ -38,6 +38,8 @@ crashes only on some edge shapes is interrupted by cases that pass, so each
 of its crashing shapes still shows."""
 
 CaseStatus = Literal["pass", "fail", "skip", "error", "crashed", "timeout"]
+BAD_STATUSES: tuple[CaseStatus, ...] = ("fail", "error", "crashed", "timeout")
+"""A case's statuses that fail the check."""
 
 
 @attrs.frozen(kw_only=True)
@@ -265,5 +267,4 @@ def result_from_outcome(
 
 def exit_code(results: Iterable[CaseResult]) -> int:
     """0 when everything that ran passed, 1 on any failure, error, crash or hang."""
-    bad = {"fail", "error", "crashed", "timeout"}
-    return 1 if any(r.status in bad for r in results) else 0
+    return 1 if any(r.status in BAD_STATUSES for r in results) else 0

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from gemmreg import __version__
 from gemmreg.contract import backend
+from gemmreg.contract.version import __version__
 from gemmreg.discovery.registry import RegisteredKernel
 
 COMMIT_ENV = "GEMMREG_GIT_COMMIT"

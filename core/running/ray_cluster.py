@@ -163,7 +163,7 @@ def run_batch(
 
 def node_record() -> dict[str, Any]:
     """Where a Ray task ran, for the manifest and the rows: host, GPU, versions."""
-    from gemmreg import __version__
+    from gemmreg.contract.version import __version__
 
     fake = devices.fake_devices()
     visible = os.environ.get("CUDA_VISIBLE_DEVICES", "")

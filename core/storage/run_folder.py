@@ -25,6 +25,7 @@ import fcntl
 import os
 import secrets
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
@@ -85,6 +86,19 @@ def release_all() -> None:
         _HELD.pop().release()
 
 
+@contextlib.contextmanager
+def released() -> Iterator[None]:
+    """The folders claimed inside are let go of when it ends: a call of the
+    Python API, in a process that goes on (a notebook) and may save into
+    them again (``force``)."""
+    before = len(_HELD)
+    try:
+        yield
+    finally:
+        while len(_HELD) > before:
+            _HELD.pop().release()
+
+
 def default_folder(parent: Path, stem: str) -> Path:
     """A new folder ``parent/stem-YYYYmmdd-HHMMSS-xxxxxx``, made here (an
     exclusive ``mkdir``: two runs in one second never share one)."""
@@ -103,11 +117,15 @@ def default_folder(parent: Path, stem: str) -> Path:
     raise UsageError(f"cannot make a run folder in {str(parent)!r}: every name tried was taken")
 
 
-def claim(directory: Path, option: str = "--out", force: bool = False) -> Claim:
+def claim(
+    directory: Path, option: str = "--out", force: bool = False, force_option: str = "--force"
+) -> Claim:
     """Hold ``directory`` for this run, or refuse it in one line: another
     live run holds it, it already holds a run (without ``force``), or it
     cannot be written (the probe). With ``force``, the old run's files
-    (:data:`OLD_RUN_FILES`) are removed once the folder is held."""
+    (:data:`OLD_RUN_FILES`) are removed once the folder is held. ``option``
+    and ``force_option`` name the two as the user gave them (``--out`` on
+    the command line, ``out`` in a call of the Python API)."""
     shown = f"{option} {str(directory)!r}"
     try:
         if directory.exists() and not directory.is_dir():
@@ -128,7 +146,7 @@ def claim(directory: Path, option: str = "--out", force: bool = False) -> Claim:
         if marker is not None and not force:
             raise UsageError(
                 f"{shown} already holds a run ({marker}); choose another folder, "
-                "or --force to replace it"
+                f"or {force_option} to replace it"
             )
         if force:
             _remove_old_run(directory, shown)

@@ -1,0 +1,237 @@
+"""gemmreg's Python API: the command line's ``compare``, ``bench``, ``check``
+and ``report``'s reading of a saved run, as calls that return typed records
+(for a notebook, a test, a script), importable from ``gemmreg`` itself.
+
+Each call builds the same request record the command line parses its
+options into (:mod:`gemmreg.deciding.requests`) and hands it to the same
+work (:mod:`gemmreg.orchestrating.compare_command` and its siblings): the
+verdicts, the files saved and the refusals are the command's. What only
+the command line does is left out: printing (ask a result for its
+``table()``), spreading the work over GPUs (``--devices``, ``--ray``) and
+the profilers (``--ncu``, ``--nsys``).
+
+Bad input (an unknown plugin, a malformed shape, an option out of bounds,
+a folder that holds a run) raises :class:`gemmreg.UsageError` before any
+worker starts, with the one line the command would print. Progress lines
+go to ``progress`` (``print``, say); by default nowhere. Ctrl-C during the
+timing returns what finished, marked ``partial``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import attrs
+from gemmreg.contract.records import DTYPES, LAYOUTS
+from gemmreg.deciding import keywords
+from gemmreg.deciding.keywords import Names, PathLike, Shape
+from gemmreg.deciding.options import UsageError
+from gemmreg.deciding.requests import (
+    BenchRequest,
+    CheckRequest,
+    CompareRequest,
+    TimingAsked,
+)
+from gemmreg.orchestrating import bench_command, check_command, compare_command
+from gemmreg.orchestrating.results import BenchResult, CheckResult, CompareResult, Run
+
+__all__ = [
+    "BenchResult",
+    "CheckResult",
+    "CompareResult",
+    "Run",
+    "UsageError",
+    "bench",
+    "check",
+    "compare",
+    "load_run",
+]
+
+_Result = TypeVar("_Result", CompareResult, BenchResult, CheckResult)
+
+
+def compare(
+    kernels: Sequence[str],
+    shape: Shape | None = None,
+    dtype: str = "fp32",
+    layout: str = "rowmajor",
+    *,
+    processes: int | None = None,
+    budget: float | None = None,
+    seed: int | None = None,
+    margin: float | None = None,
+    repeats: int | None = None,
+    warmup: int | None = None,
+    max_time: float | None = None,
+    timeout: float | None = None,
+    l2: str | None = None,
+    device_processes: int | None = None,
+    out: PathLike | None = None,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> CompareResult:
+    """``gemmreg compare``: time two or more kernels at one point, in
+    independent processes, and judge every pair (``result.verdict(kernel)``).
+
+    ``shape`` defaults to the backend's (512^3 on a GPU, 128^3 on the CPU).
+    The keywords are the command's options: ``margin`` in percent (1.0 is
+    +-1%), ``budget`` and ``max_time`` and ``timeout`` in seconds;
+    ``processes`` fixes the count (3 on the CPU by default), ``budget`` lets
+    it grow until every pair is decided (the default on a GPU). ``out``:
+    save the run there, as ``compare --out`` does (``force``: replace a run
+    it holds)."""
+    timing: dict[str, Any] = dict(
+        processes=processes,
+        budget=budget,
+        seed=seed,
+        margin=margin,
+        repeats=repeats,
+        warmup=warmup,
+        max_time=max_time,
+        timeout=timeout,
+        l2=l2,
+        device_processes=device_processes,
+    )
+    asked = dict(shape=shape, dtype=dtype, layout=layout, **timing, out=out, force=force)
+    request = CompareRequest(
+        kernels=keywords.names("compare", kernels),
+        shape=None if shape is None else keywords.shape(shape),
+        dtype=keywords.one(dtype, "dtype", DTYPES),
+        layout=keywords.one(layout, "layout", LAYOUTS),
+        timing=TimingAsked(**timing),
+        out=keywords.folder(out, "out"),
+        force=force,
+        manifest={"command": keywords.call("compare", kernels, **asked)},
+    )
+    return _answered(compare_command.compare, compare_command.save, request, progress)
+
+
+def bench(
+    kernels: Sequence[str],
+    shapes: str | Sequence[Shape],
+    dtypes: Names = "fp32",
+    layouts: Names = "rowmajor",
+    *,
+    processes: int | None = None,
+    budget: float | None = None,
+    seed: int | None = None,
+    margin: float | None = None,
+    repeats: int | None = None,
+    warmup: int | None = None,
+    max_time: float | None = None,
+    timeout: float | None = None,
+    l2: str | None = None,
+    device_processes: int | None = None,
+    out: PathLike | None = None,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> BenchResult:
+    """``gemmreg bench``: time kernels at every point of a sweep, every
+    shape in every dtype and layout, the run saved after each point (in
+    ``out``, by default a new folder under ``runs/``).
+
+    ``shapes``: as ``--shape`` takes them (``"256:1024:256,2048"``, squares
+    and ranges included), or a list of ``"MxNxK"`` and ``(m, n, k)``. The
+    other keywords are :func:`compare`'s."""
+    from gemmreg.deciding.points import points
+
+    timing: dict[str, Any] = dict(
+        processes=processes,
+        budget=budget,
+        seed=seed,
+        margin=margin,
+        repeats=repeats,
+        warmup=warmup,
+        max_time=max_time,
+        timeout=timeout,
+        l2=l2,
+        device_processes=device_processes,
+    )
+    asked = dict(shapes=shapes, dtypes=dtypes, layouts=layouts, **timing, out=out, force=force)
+    chosen = points(
+        keywords.shapes(shapes),
+        [],
+        keywords.many(dtypes, "dtypes", DTYPES),
+        keywords.many(layouts, "layouts", LAYOUTS),
+    )
+    request = BenchRequest(
+        kernels=keywords.names("bench", kernels),
+        points=tuple(chosen),
+        timing=TimingAsked(**timing),
+        out=keywords.folder(out, "out"),
+        force=force,
+        manifest={
+            "shapes": keywords.label(shapes),
+            "command": keywords.call("bench", kernels, **asked),
+        },
+    )
+    return _answered(bench_command.bench, None, request, progress)
+
+
+def check(
+    plugins: Sequence[str] | None = None,
+    *,
+    full: bool = False,
+    dtypes: Names | None = None,
+    layouts: Names | None = None,
+    seed: int | None = None,
+    timeout: float | None = None,
+    out: PathLike | None = None,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> CheckResult:
+    """``gemmreg check``: the correctness matrix on ``plugins`` (every one
+    installed, by default), in crash-isolated workers; ``full``: the full
+    matrix, else the quick one. ``dtypes`` and ``layouts`` narrow the
+    cases (default: all). ``result.passed`` is the command's exit 0."""
+    request = CheckRequest(
+        plugins=() if plugins is None else keywords.names("check", plugins),
+        level="full" if full else "quick",
+        dtypes=tuple(keywords.many(dtypes, "dtypes", DTYPES)),
+        layouts=tuple(keywords.many(layouts, "layouts", LAYOUTS)),
+        seed=seed,
+        timeout=timeout,
+        out=keywords.folder(out, "out"),
+        force=force,
+    )
+    return _answered(check_command.check, check_command.save, request, progress)
+
+
+def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:
+    """A run saved by ``compare --out``, ``bench`` or :func:`compare` (the
+    records ``gemmreg report`` reads): its reports, manifest and whether it
+    is partial. A folder that holds no readable run raises
+    :class:`UsageError`; so does one whose content no longer matches its
+    checksum, unless ``accept_edited``."""
+    from gemmreg.storage import runs
+
+    folder = keywords.folder(path, "path")
+    assert folder is not None
+    try:
+        manifest, reports, partial = runs.load_run(folder, not accept_edited)
+    except runs.RunError as error:
+        raise UsageError(str(error)) from None
+    return Run(reports=tuple(reports), manifest=manifest, partial=partial, out=folder.absolute())
+
+
+def _answered(
+    work: Callable[..., _Result],
+    save: Callable[..., None] | None,
+    request: Any,
+    progress: Callable[[str], None] | None,
+) -> _Result:
+    """The request's result, saved where it asks, its folder's path whole;
+    the folder it claimed let go of when the call ends (the process goes
+    on: a notebook)."""
+    from gemmreg.orchestrating.launching import LOCAL, silent
+    from gemmreg.storage import run_folder
+
+    said = progress or silent
+    with run_folder.released():
+        result = work(request, said, LOCAL)
+        if save is not None:
+            save(result, said)
+    if result.out is None:
+        return result
+    return attrs.evolve(result, out=result.out.absolute())  # the caller may change folder
