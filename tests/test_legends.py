@@ -40,6 +40,7 @@ def test_the_compare_legend_states_the_rules_in_force_today():
     assert "launch-bound: a median under 0.05 ms whose graph ms is under 50% of it" in text
     assert "rounds until every pair is known to +-0.5% (capped)" in text
     assert "EQUIVALENT when inside +-1.0%" in text
+    assert "two one-sided tests' narrower interval" in text
 
 
 def test_the_compare_legend_follows_its_constants(monkeypatch):
