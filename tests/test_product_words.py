@@ -68,10 +68,11 @@ def offending_lines(paths: Iterable[Path]) -> list[str]:
 @pytest.mark.parametrize(
     ("text", "lines"),
     [
-        ("as gemmreg did before session 15", [1]),
-        ("Issue 12, items 7, 8 and 10", [1]),
+        # spelled in two parts, so that this file passes its own scan
+        ("as gemmreg did before session" + " 15", [1]),
+        ("Issue" + " 12, items 7, 8 and 10", [1]),
         ("a first line\nin SESSION\n16's probe", [2]),
-        ('the issue "Verdicts that cannot be fooled"', [1]),
+        ("the issue" + ' "Verdicts that cannot be fooled"', [1]),
         ("(``evidence/2026-12-02-h200-session16/r2``)", []),
         ("evidence/2026-11-30-h200-session7/c5/g1/tf32/verdicts.txt", []),
         ("a worker session ends; one issue per refused plugin", []),
@@ -83,7 +84,7 @@ def test_what_the_scan_catches_and_what_it_leaves(text, lines):
 
 
 def test_code_docs_and_tests_never_name_a_session_or_an_issue():
-    paths = [p for p in _files(SCANNED) if p.resolve() != Path(__file__).resolve()]
+    paths = list(_files(SCANNED))
     assert len(paths) > 100, "the scan found too few files: wrong root?"
     found = offending_lines(paths)
     assert not found, "say what and why, not which session or issue:\n" + "\n".join(found)
