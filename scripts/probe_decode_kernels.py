@@ -6,7 +6,7 @@ On a GPU machine (the repository installed)::
 
 ``--points``: the shapes file's rows of those token counts (M), and any
 ``MxNxK``. At each point, for torch.mm, every candidate the tuner weighs
-(``triton_tuned.candidates_for``) and every ``--extra`` config (named as
+(``triton_tuned.paths_here.candidates_for``) and every ``--extra`` config (named as
 the tuning cache names it, ``-g8`` optional), microseconds per call: judge,
 gemmreg's own clock (``gemmreg.sample_ms``, what the tuner ranks by and the
 verdicts time: L2 flushed clean, each batch queued before the GPU runs it);
@@ -44,7 +44,7 @@ from typing import Any
 import attrs
 import gemmreg  # first: gemmreg decides the backend before triton is imported
 from gemmreg_plugins import triton_tuned
-from gemmreg_plugins.triton_tuned import device_trial, launchers, tuner
+from gemmreg_plugins.triton_tuned import device_trial, launchers, paths_here, tuner
 from gemmreg_plugins.triton_tuned.launch_config import Config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -156,7 +156,7 @@ def configs_at(point: Point, extras: Sequence[str], only: str) -> tuple[list[Con
     """The tuner's candidates at ``point``, and what to time there: those
     that ``only`` matches, then the extras not among them."""
     keys = ("m", "n", "k", "dtype", "layout")
-    found = triton_tuned.candidates_for(
+    found = paths_here.candidates_for(
         gemmreg.Problem(**{key: point[key] for key in keys}), gemmreg.where()
     )
     listed: list[Entry] = [c for c in found if re.search(only, c.name)]

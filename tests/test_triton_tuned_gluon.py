@@ -16,8 +16,7 @@ import gemmreg
 import pytest
 import torch
 from gemmreg.testing import native_compile
-from gemmreg_plugins import triton_tuned
-from gemmreg_plugins.triton_tuned import configs, launchers
+from gemmreg_plugins.triton_tuned import configs, launchers, paths_here
 from gemmreg_plugins.triton_tuned.configs import Config
 
 GLUON = list(configs.CUDA_GLUON_WS)
@@ -71,12 +70,12 @@ def test_gluon_runs_on_hopper_only_with_the_triton_it_is_written_for(monkeypatch
     monkeypatch.setattr(triton, "__version__", "3.6.0")
     if not _has_gluon_hopper():
         pytest.skip("this Triton has no Gluon for Hopper")
-    assert triton_tuned._gluon_supported(_hopper())
-    assert not triton_tuned._gluon_supported(_hopper(capability=(10, 0), arch="sm100"))
-    assert not triton_tuned._gluon_supported(_hopper(capability=(8, 0), arch="sm80"))
-    assert not triton_tuned._gluon_supported(_hopper(backend="rocm", arch="gfx942"))
+    assert paths_here.gluon_supported(_hopper())
+    assert not paths_here.gluon_supported(_hopper(capability=(10, 0), arch="sm100"))
+    assert not paths_here.gluon_supported(_hopper(capability=(8, 0), arch="sm80"))
+    assert not paths_here.gluon_supported(_hopper(backend="rocm", arch="gfx942"))
     monkeypatch.setattr(triton, "__version__", "3.5.1")
-    assert not triton_tuned._gluon_supported(_hopper())
+    assert not paths_here.gluon_supported(_hopper())
 
 
 @pytest.mark.parametrize(
@@ -146,8 +145,8 @@ print(json.dumps(out))
 def compiled() -> dict:
     import triton
 
-    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < triton_tuned.GLUON_TRITON:
-        pytest.skip(f"the Gluon path is written for Triton >= {triton_tuned.GLUON_TRITON}")
+    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < paths_here.GLUON_TRITON:
+        pytest.skip(f"the Gluon path is written for Triton >= {paths_here.GLUON_TRITON}")
     return native_compile(SCRIPT)
 
 

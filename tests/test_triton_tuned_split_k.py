@@ -307,7 +307,7 @@ def test_choose_hands_the_tuner_the_dispatched_candidates(monkeypatch, shape, fa
     out of a memory-bound problem's way."""
     import gemmreg
     from gemmreg_plugins import triton_tuned
-    from gemmreg_plugins.triton_tuned import tuner
+    from gemmreg_plugins.triton_tuned import paths_here, tuner
 
     seen = {}
 
@@ -317,7 +317,7 @@ def test_choose_hands_the_tuner_the_dispatched_candidates(monkeypatch, shape, fa
         return tuner.Choice(best=first, fallback=tuner.fallback_of(candidates, {}), origin="tuned")
 
     monkeypatch.setattr(tuner, "choose", fake_choose)
-    monkeypatch.setattr(triton_tuned, "_tma_supported", lambda where: True)
+    monkeypatch.setattr(paths_here, "tma_supported", lambda where: True)
     problem = gemmreg.Problem(
         m=shape[0], n=shape[1], k=shape[2], dtype="fp16", layout="transposedB"
     )

@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import attrs
 import gemmreg
@@ -36,13 +35,10 @@ from gemmreg_plugins.triton_tuned import (
     configs,
     device_trial,
     launchers,
-    tma_rules,
+    paths_here,
     tuner,
     tuning_cache,
 )
-
-if TYPE_CHECKING:
-    import torch
 
 NAME = "triton_tuned"
 LOG = logging.getLogger(__name__)
@@ -61,6 +57,7 @@ SOURCES = tuple(
         "kernels.py",
         "launch_config.py",
         "launchers.py",
+        "paths_here.py",
         "split_k.py",
         "split_k_kernel.py",
         "stream_k.py",
@@ -162,54 +159,6 @@ def source_hash() -> str:
     return tuning_cache.source_hash(SOURCES, configs.describe_lists())
 
 
-def _meta_operands(problem: gemmreg.Problem, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
-    """Operands with the strides the core will hand over, and no storage."""
-    import torch
-
-    a = torch.empty(problem.m, problem.k, dtype=dtype, device="meta")
-    b = torch.empty(problem.k, problem.n, dtype=dtype, device="meta")
-    out = torch.empty(problem.m, problem.n, dtype=dtype, device="meta")
-    return (*gemmreg.apply_layout(a, b, problem.layout), out)
-
-
-def _tma_supported(where: gemmreg.Environment) -> bool:
-    """TMA descriptors: NVIDIA compute capability 9 (Hopper) or later, and a
-    Triton that has them."""
-    if where.backend != "cuda" or where.capability is None or where.capability[0] < 9:
-        return False
-    try:
-        from triton.tools.tensor_descriptor import TensorDescriptor  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-GLUON_TRITON = (3, 6)
-"""The oldest Triton whose Gluon API :mod:`.gluon_ws` is written in (compiled
-for sm_90 with 3.6, 3.7 and 3.9, run on the H200 with 3.6; 3.5's
-``warp_specialize`` took its arguments another way)."""
-
-
-def _gluon_supported(where: gemmreg.Environment) -> bool:
-    """Gluon's Hopper kernel: ``wgmma`` is sm_90 only (Blackwell has other
-    tensor-core instructions), and it needs a Triton with the Gluon it is
-    written in."""
-    if not _tma_supported(where) or where.capability is None or where.capability[0] != 9:
-        return False
-    import triton
-
-    try:
-        version = tuple(int(part) for part in triton.__version__.split(".")[:2])
-        from triton.experimental.gluon.language.nvidia import hopper  # noqa: F401
-    except (ImportError, ValueError):
-        return False
-    return version >= GLUON_TRITON
-
-
-def _row_major(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return not (tma_rules.is_transposed(a) or tma_rules.is_transposed(b))
-
-
 def _device_key(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuning_cache.CacheKey:
     import triton
 
@@ -226,20 +175,6 @@ def _device_key(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuning_
     )
 
 
-def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list[configs.Config]:
-    """Every config the tuner weighs for ``problem`` on this GPU, in its
-    order (``scripts/probe_decode_kernels.py`` times the same list)."""
-    dtype = gemmreg.torch_dtype(problem.dtype)
-    operands = _meta_operands(problem, dtype)
-    tma = _tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
-    # candidates() also needs tma for the Gluon configs (TMA-able strides)
-    gluon = _gluon_supported(where) and _row_major(*operands[:2])
-    return configs.candidates(
-        where.backend, problem.dtype, problem.m, problem.n, problem.k, tma, gluon,
-        where.multiprocessors,
-    )  # fmt: skip
-
-
 def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.Choice, str, int]:
     """The config for ``problem`` on this GPU, its fp32 input precision, and the
     SM count (the persistent grid)."""
@@ -250,7 +185,7 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
     precision = INPUT_PRECISION[where.backend]
     num_sms = where.multiprocessors
     assert num_sms is not None  # only GPU backends tune
-    candidates = candidates_for(problem, where)
+    candidates = paths_here.candidates_for(problem, where)
     only = tuning_cache.forced_path()
 
     def make_launch(config: configs.Config) -> launchers.Launcher:
@@ -285,8 +220,8 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     choice, precision, num_sms = choose(problem, where)
     runs_here = {
         "tiled": True,
-        "persistent_tma": _tma_supported(where),
-        "gluon_ws": _gluon_supported(where),
+        "persistent_tma": paths_here.tma_supported(where),
+        "gluon_ws": paths_here.gluon_supported(where),
         "split_k": True,
         "gemv": True,
     }

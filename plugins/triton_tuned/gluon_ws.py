@@ -31,7 +31,7 @@ Operands: A (M x K) and B (K x N) row-major, fp16 or bf16, TMA-able (the
 launcher falls back to the tiled path otherwise); TMA zero-fills the boxes
 that cross an edge and clips the stores, so ragged shapes need no masks.
 Imported by the launch closure only, on a Hopper GPU with a Triton whose
-Gluon this is written in (``triton_tuned.GLUON_TRITON``).
+Gluon this is written in (``paths_here.GLUON_TRITON``).
 """
 
 from typing import TYPE_CHECKING, Any
