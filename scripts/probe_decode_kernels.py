@@ -50,8 +50,6 @@ from gemmreg_plugins.triton_tuned.launch_config import Config
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_SHAPES = ROOT / "examples" / "shapes" / "llm-projections.yaml"
 MM = "torch.mm"
-FLAGS = {"flat": ("flatten", True), "ws": ("ws", True), "tb": ("transpose_b", True), "sk": ("stream_k", True), "swap": ("swap_ab", True), "pertile": ("persistent", False), "split": ("epilogue_parts", 2)}  # fmt: skip
-NUMBERS = {"split": "epilogue_parts", "s": "num_stages", "w": "num_warps", "g": "group_m", "k": "split_k"}  # fmt: skip
 Point = dict[str, Any]
 Entry = Config | tuple[str, str]
 """A config to time, or an extra's name and why it was refused."""
@@ -68,29 +66,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--calls", type=int, default=20, help="profiled calls per L2 state")
     p.add_argument("--jobs", type=int, default=12, help="compile processes (1: compile inline)")
     return p.parse_args(argv)
-
-
-def parse_config(text: str) -> Config:
-    """A config from its name (``Config.name``'s format, ``-g8`` optional);
-    ValueError on anything else."""
-    path, colon, rest = text.strip().partition(":")
-    parts = rest.split("-")
-    sizes = parts[0].split("x")
-    if not colon or len(sizes) != 3 or not all(s.isdigit() for s in sizes):
-        raise ValueError(f"not a config name: {text!r} (like split_k:64x16x128-s4-w4-k4-swap)")
-    fields: dict[str, Any] = {"path": path, "block_m": int(sizes[0]), "block_n": int(sizes[1])}
-    fields["block_k"] = int(sizes[2])
-    for part in parts[1:]:
-        number = re.fullmatch(r"(split|s|w|g|k)(\d+)", part)
-        if part in FLAGS:
-            fields[FLAGS[part][0]] = FLAGS[part][1]
-        elif number:
-            fields[NUMBERS[number.group(1)]] = int(number.group(2))
-        else:
-            raise ValueError(f"{text!r}: unknown part {part!r}")
-    if "num_stages" not in fields or "num_warps" not in fields:
-        raise ValueError(f"{text!r}: needs -s<stages> and -w<warps>")
-    return Config.from_dict(fields)
 
 
 def parse_points(spec: str, rows: Sequence[Point], dtype: str | None) -> list[Point]:
@@ -162,7 +137,7 @@ def configs_at(point: Point, extras: Sequence[str], only: str) -> tuple[list[Con
     listed: list[Entry] = [c for c in found if re.search(only, c.name)]
     for name in extras:
         try:
-            config = parse_config(name)
+            config = Config.from_name(name)
         except (TypeError, ValueError) as error:
             listed.append((name, str(error)))
             continue

@@ -43,15 +43,15 @@ def test_every_candidate_name_reads_back_as_its_config(probe):
     assert any(c.stream_k for c in found) and any(not c.persistent for c in found)
     assert any(c.transpose_b for c in found) and any(c.epilogue_parts == 4 for c in found)
     for config in found:
-        assert probe.parse_config(config.name) == config, config.name
+        assert Config.from_name(config.name) == config, config.name
 
 
 def test_a_name_may_leave_the_group_out(probe):
-    config = probe.parse_config("split_k:64x16x512-s3-w8-k4-swap")
+    config = Config.from_name("split_k:64x16x512-s3-w8-k4-swap")
     expected = Config(path="split_k", block_m=64, block_n=16, block_k=512, num_stages=3,
                       num_warps=8, split_k=4, swap_ab=True)  # fmt: skip
     assert config == expected and config.group_m == 8
-    assert probe.parse_config("gemv:32x1x256-s3-w4-k2") == attrs.evolve(
+    assert Config.from_name("gemv:32x1x256-s3-w4-k2") == attrs.evolve(
         expected, path="gemv", block_m=32, block_n=1, block_k=256, num_warps=4, split_k=2,
         swap_ab=False,
     )  # fmt: skip
@@ -72,7 +72,7 @@ def test_a_name_may_leave_the_group_out(probe):
 )
 def test_what_is_not_a_config_name_is_refused(probe, name):
     with pytest.raises(ValueError):
-        probe.parse_config(name)
+        Config.from_name(name)
 
 
 def test_default_points_are_the_decode_and_128_token_rows_and_one_more(probe):

@@ -1,11 +1,12 @@
 """One launch configuration of triton_tuned's kernels (:class:`Config`): its
 fields, its short name (the key of timings and skip reasons in the tuning
-cache) and the checks a config read back from that cache must pass.
+cache) and the config a name stands for, and the checks a config read back from that cache must pass.
 Which configs are candidates, and for which shapes, is :mod:`.configs`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -20,6 +21,12 @@ GROUP_M = 8
 """Tile rows walked down one column of B before moving on: L2 reuse of B."""
 MIN_BLOCK = 16
 """``tl.dot`` needs every block edge >= 16."""
+
+
+_NAME_FLAGS: dict[str, tuple[str, Any]] = {"flat": ("flatten", True), "ws": ("ws", True), "tb": ("transpose_b", True), "sk": ("stream_k", True), "swap": ("swap_ab", True), "pertile": ("persistent", False), "split": ("epilogue_parts", 2)}  # fmt: skip
+"""The flags of :attr:`Config.name`, each the field and value it stands for."""
+_NAME_NUMBERS = {"split": "epilogue_parts", "s": "num_stages", "w": "num_warps", "g": "group_m", "k": "split_k"}  # fmt: skip
+"""The numbered parts of :attr:`Config.name`, each the field it sets."""
 
 
 @attrs.frozen(kw_only=True, order=True)
@@ -81,6 +88,30 @@ class Config:
             f"{self.path}:{self.block_m}x{self.block_n}x{self.block_k}"
             f"-s{self.num_stages}-w{self.num_warps}-{extras}"
         )
+
+    @classmethod
+    def from_name(cls, text: str) -> Config:
+        """The config :attr:`name` labels (``-g8``, the default group, may be
+        left out), for naming configs by hand (``scripts/probe_decode_kernels.py
+        --extra``); ``ValueError`` on anything else."""
+        path, colon, rest = text.strip().partition(":")
+        parts = rest.split("-")
+        sizes = parts[0].split("x")
+        if not colon or len(sizes) != 3 or not all(s.isdigit() for s in sizes):
+            raise ValueError(f"not a config name: {text!r} (like split_k:64x16x128-s4-w4-k4-swap)")
+        fields: dict[str, Any] = {"path": path, "block_m": int(sizes[0]), "block_n": int(sizes[1])}
+        fields["block_k"] = int(sizes[2])
+        for part in parts[1:]:
+            number = re.fullmatch(r"(split|s|w|g|k)(\d+)", part)
+            if part in _NAME_FLAGS:
+                fields[_NAME_FLAGS[part][0]] = _NAME_FLAGS[part][1]
+            elif number:
+                fields[_NAME_NUMBERS[number.group(1)]] = int(number.group(2))
+            else:
+                raise ValueError(f"{text!r}: unknown part {part!r}")
+        if "num_stages" not in fields or "num_warps" not in fields:
+            raise ValueError(f"{text!r}: needs -s<stages> and -w<warps>")
+        return cls.from_dict(fields)
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
