@@ -9,6 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,6 +54,19 @@ def fake_plugins(monkeypatch: pytest.MonkeyPatch):
 
 FAKE_PROFILER_DIR = TESTS / "fake_profiler"
 """Stand-ins for Nsight's ``ncu`` (tests/fake_profiler/ncu), found first on PATH."""
+
+
+def load_script(name: str) -> Any:
+    """``scripts/NAME.py`` imported as a module (scripts are not a package),
+    registered in ``sys.modules`` so that its dataclasses and pickling work."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def fake_ncu_env(calls: Path | None = None) -> dict[str, str]:

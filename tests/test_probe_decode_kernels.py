@@ -4,26 +4,16 @@ timing itself needs a GPU, and says so."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import attrs
 import pytest
+from conftest import load_script
 from gemmreg_plugins.triton_tuned import configs
 from gemmreg_plugins.triton_tuned.configs import Config
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "probe_decode_kernels.py"
 
 
 @pytest.fixture(scope="module")
 def probe():
-    spec = importlib.util.spec_from_file_location("probe_decode_kernels", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("probe_decode_kernels")
 
 
 def every_candidate() -> list[Config]:
