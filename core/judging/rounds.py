@@ -80,15 +80,17 @@ def process_estimate(rounds: Sequence[Round], baseline: str, other: str) -> floa
     return stats.trimmed_mean(ratios) if ratios else None
 
 
+def _pairs(names: Sequence[str]) -> list[tuple[str, str]]:
+    return [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+
+
 def widest_halfwidth(
     rounds: Sequence[Round], names: Sequence[str], confidence: float = stats.CONFIDENCE
 ) -> float:
     """The widest within-process interval half-width of any pair's mean
     log-ratio: sampling may stop when even the worst pair is narrow."""
     widths = [
-        stats.trimmed_halfwidth(log_ratios(rounds, names[i], names[j]), confidence)
-        for i in range(len(names))
-        for j in range(i + 1, len(names))
+        stats.trimmed_halfwidth(log_ratios(rounds, a, b), confidence) for a, b in _pairs(names)
     ]
     return max(widths, default=0.0)
 
@@ -125,42 +127,40 @@ class StopRule:
     +-2% on the H200, about 3.5 s of its 35 s over five processes."""
 
 
+def _decisive(ratios: Sequence[float], width: float, rule: StopRule) -> bool:
+    """A pair's paired log-ratios (``width``: their half-width) decisively
+    apart (:attr:`StopRule.decisive_log_ratio`) and known to
+    ``rule.decisive_halfwidth``."""
+    distance = abs(stats.trimmed_mean(ratios)) - width if ratios else 0.0
+    return width <= rule.decisive_halfwidth and distance >= rule.decisive_log_ratio
+
+
 def unsettled_halfwidth(rounds: Sequence[Round], names: Sequence[str], rule: StopRule) -> float:
     """The widest half-width among the pairs still worth sampling: a pair
     that is *decisively* apart (see :attr:`StopRule.decisive_log_ratio`)
     counts as settled once its half-width is within ``rule.decisive_halfwidth``."""
     widest = 0.0
-    for i in range(len(names)):
-        for j in range(i + 1, len(names)):
-            ratios = log_ratios(rounds, names[i], names[j])
-            width = stats.trimmed_halfwidth(ratios)
-            if width <= rule.target_halfwidth:
-                continue
-            distance = abs(stats.trimmed_mean(ratios)) - width if ratios else 0.0
-            if width <= rule.decisive_halfwidth and distance >= rule.decisive_log_ratio:
-                continue
-            widest = max(widest, width)
+    for a, b in _pairs(names):
+        ratios = log_ratios(rounds, a, b)
+        width = stats.trimmed_halfwidth(ratios)
+        if width <= rule.target_halfwidth or _decisive(ratios, width, rule):
+            continue
+        widest = max(widest, width)
     return widest
 
 
 def all_decisive(rounds: Sequence[Round], names: Sequence[str], rule: StopRule) -> bool:
-    """Every pair decisively apart (:attr:`StopRule.decisive_log_ratio`) and
-    known to ``rule.decisive_halfwidth``. Such a process needs no minimum of
-    timed work either (:attr:`StopRule.min_kernel_s`): that minimum is there
-    so that a close pair's figures cover more than a few milliseconds of
-    clocks, and a pair 5% or more apart with a +-3% interval is not close.
-    The seed pair (3x apart, a 16 us kernel) spent some 40 of its 73 rounds
-    a process, about 1 s of each, reaching 50 ms of the short kernel's work
-    after its verdict was plain."""
-    pairs = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
+    """Every pair decisively apart (:func:`_decisive`). Such a process needs
+    no minimum of timed work either (:attr:`StopRule.min_kernel_s`): that
+    minimum is there so that a close pair's figures cover more than a few
+    milliseconds of clocks, and a pair 5% or more apart with a +-3% interval
+    is not close. The seed pair (3x apart, a 16 us kernel) spent some 40 of
+    its 73 rounds a process, about 1 s of each, reaching 50 ms of the short
+    kernel's work after its verdict was plain."""
+    pairs = _pairs(names)
     for a, b in pairs:
         ratios = log_ratios(rounds, a, b)
-        if not ratios:
-            return False
-        width = stats.trimmed_halfwidth(ratios)
-        if width > rule.decisive_halfwidth:
-            return False
-        if abs(stats.trimmed_mean(ratios)) - width < rule.decisive_log_ratio:
+        if not ratios or not _decisive(ratios, stats.trimmed_halfwidth(ratios), rule):
             return False
     return bool(pairs)
 
