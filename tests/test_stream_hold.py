@@ -169,3 +169,22 @@ def test_runs_queued_differently_are_not_compared_silently() -> None:
         "after's held until queued"
     )
     assert notes(held, held) == set() and notes(old, unheld) == set()
+
+
+def test_a_worker_compiles_the_hold_ahead_into_the_cache_the_clock_reads(monkeypatch):
+    """compile_ahead asks for exactly the kernel make() asks for (compile_kernel
+    caches per process on its arguments), and a compiler that fails is left for
+    make() to report, not raised at worker start."""
+    from gemmreg.contract import gpu_compile
+
+    asked = []
+
+    def compile_kernel(source, name):
+        asked.append((source, name))
+        raise RuntimeError("no NVRTC here")
+
+    monkeypatch.setattr(gpu_compile, "compile_kernel", compile_kernel)
+    stream_hold.compile_ahead()
+    hold, why = stream_hold.make(FakePinnedTorch())
+    assert asked == [(stream_hold.SOURCE, stream_hold.NAME)] * 2
+    assert hold is None and "no NVRTC here" in why

@@ -37,6 +37,7 @@ cost the same way, without the flush.)
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 SOURCE = r"""
@@ -95,6 +96,20 @@ class StreamHold:
     def timed_out(self) -> bool:
         """Whether a hold gave up waiting (read after a synchronisation)."""
         return bool(int(self.gave_up.item()))
+
+
+def compile_ahead() -> None:
+    """Compile the hold's kernel now, into the per-process cache :func:`make` reads.
+
+    Why: NVRTC takes a few hundred ms, and a timing process built its clock
+    (and so this kernel) at the start of its turn, while the processes of a
+    comparison run one after another: on the H200 each paid it in turn. A worker
+    compiles it while it starts, beside the others, with no timed work running.
+    A failure is left for :func:`make` to meet and report."""
+    from gemmreg.contract.gpu_compile import compile_kernel
+
+    with contextlib.suppress(Exception):
+        compile_kernel(SOURCE, NAME)
 
 
 def make(torch: Any) -> tuple[StreamHold | None, str]:
