@@ -204,6 +204,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     bench_env = {k: v for k, v in os.environ.items() if k not in TUNING_ENV}
+    if not args.skip_tune and not args.skip_bench:
+        # Tune in a child process: this one would otherwise keep its CUDA context
+        # and the tuner's memory through the bench, which then times beside another
+        # process on the GPU (and says so: "SHARED GPU").
+        again = [sys.executable, str(Path(__file__).resolve())]
+        again += [*(sys.argv[1:] if argv is None else argv), "--skip-bench"]
+        tuned = subprocess.run(again, check=False)
+        if tuned.returncode:
+            say(f"tuning exited {tuned.returncode}")
+            return tuned.returncode
+        args.skip_tune = True
     if not args.skip_tune:
         os.environ.update(tuning_env(args.out))
     path, rows = shapes_file(args)

@@ -49,3 +49,37 @@ def test_the_filtered_file_is_one_gemmreg_bench_reads(script, tmp_path):
     assert [(r.m, r.n, r.k, r.dtype, r.layout, r.weight) for r in read] == [
         (row["m"], row["n"], row["k"], row["dtype"], row["layout"], row["weight"]) for row in rows
     ]
+
+
+def test_tuning_runs_in_a_child_so_the_bench_has_the_gpu_alone(script, tmp_path, monkeypatch):
+    """Both halves: the tuner runs in a child process (which exits, CUDA context
+    and all) and only then the bench; this process never tunes itself."""
+    commands = []
+
+    class Done:
+        returncode = 0
+
+    def run(command, **kwargs):
+        commands.append(command)
+        return Done()
+
+    def tune(*args, **kwargs):
+        raise AssertionError("tuned in the process that then waits for the bench")
+
+    monkeypatch.setattr(script.subprocess, "run", run)
+    monkeypatch.setattr(script, "tune", tune)
+    assert script.main(["--out", str(tmp_path), "--points", "16"]) == 0
+    child, bench = commands
+    assert child[1].endswith("tune_triton_tuned_llm.py") and child[-1] == "--skip-bench"
+    assert "--points" in child and bench[1:4] == ["-m", "gemmreg", "bench"]
+
+
+def test_a_failed_tuning_child_stops_before_the_bench(script, tmp_path, monkeypatch):
+    commands = []
+
+    class Failed:
+        returncode = 3
+
+    monkeypatch.setattr(script.subprocess, "run", lambda c, **k: commands.append(c) or Failed())
+    assert script.main(["--out", str(tmp_path), "--points", "16"]) == 3
+    assert len(commands) == 1
