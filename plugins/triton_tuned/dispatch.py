@@ -76,9 +76,14 @@ SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
     (128, 128, 64, 4, 8),
     (64, 64, 128, 4, 4),
     (64, 256, 64, 3, 8),
+    (128, 64, 64, 4, 4),
 )
 """Tens to hundreds of tokens: one 64- or 128-row block of tokens, or two,
-and the weight cut by N into 64 to 256 columns and by K to fill the SMs."""
+and the weight cut by N into 64 to 256 columns and by K to fill the SMs.
+The 128x64 tile holds all 128 tokens of a prefill chunk, so the weight is
+read once, and its partial is small (32 KB) enough for two or four splits:
+on the H200 at 128 tokens the tiles above came to 1.07-1.21x cuBLAS's time
+(``evidence/2026-12-03-h200-llm-projections-bf16/decodeprobe``)."""
 
 
 GEMV_MAX_M = 4
