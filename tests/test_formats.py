@@ -15,7 +15,8 @@ import pytest
 from conftest import REPO
 from gemmreg.cli import build_parser
 from gemmreg.orchestrating import sweeping
-from gemmreg.rendering.formats import FORMATS, grid
+from gemmreg.rendering import formats
+from gemmreg.rendering.formats import FORMATS
 from gemmreg.running import check_runner, worker_pool
 from gemmreg.storage import check_files, runs
 from offline_cli import run_main
@@ -222,7 +223,7 @@ def test_the_precision_cell_no_longer_wraps_in_markdown():
 
 
 def test_a_pipe_and_a_line_break_stay_inside_their_markdown_cell():
-    text = grid([["a|b", "one\ntwo"], ["c", "d"]], ["x", "y"], "markdown")
+    text = formats.get("markdown").table([["a|b", "one\ntwo"], ["c", "d"]], ["x", "y"])
     (header, rows), *_ = markdown_tables(text)
     assert rows == [["a\\|b", "one<br>two"], ["c", "d"]] and header == ["x", "y"]
 

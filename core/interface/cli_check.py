@@ -73,7 +73,7 @@ def check_request(args: argparse.Namespace) -> CheckRequest:
 def cmd_check(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating import check_command
     from gemmreg.orchestrating.launching import Launch
-    from gemmreg.rendering import render
+    from gemmreg.rendering import formats, render
     from gemmreg.running import check_runner, ray_cluster
 
     request = check_request(args)
@@ -92,7 +92,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     )
     result = check_command.check(request, _progress, launch)
     print(result.table(args.format, every_case=args.verbose))
-    if request.sanitize and args.format in ("table", "markdown"):  # csv and json: one document
+    if request.sanitize and not formats.get(args.format).document_only:  # one document
         print("\n" + render.sanitize_summary(result.cases, args.format))
     check_command.save(result, _progress)
     for issue in result.issues:

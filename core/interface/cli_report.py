@@ -15,7 +15,7 @@ from gemmreg.interface.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 def cmd_report(args: argparse.Namespace) -> int:
     from gemmreg.judging import device_pairing, regression, rejudging
     from gemmreg.orchestrating import sweeping
-    from gemmreg.rendering import render_changes, render_compare, render_regimes
+    from gemmreg.rendering import formats, render_changes, render_compare, render_regimes
     from gemmreg.storage import runs
 
     if args.regimes and args.verdicts:
@@ -63,15 +63,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(render_regimes.regime_table(reports, args.format))
         elif args.verdicts:
             print(render_compare.verdict_table(reports, args.format))
-        elif args.format == "json":
-            print(render_compare.run_document(manifest, reports, partial))
-        elif args.format == "csv":
-            rows = [row for r in reports for row in render_compare.summary_rows(r)]
-            print(render_compare.csv_text(rows))
         else:
-            print("\n\n".join(render_compare.compare_table(r, args.format) for r in reports))
-            if len(reports) > 1:  # a sweep: every verdict again, one line each
-                print("\n" + render_compare.verdict_table(reports, args.format))
+            print(render_compare.run_output(manifest, reports, partial, args.format))
         return EXIT_OK
     threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold
     (before_manifest, before, _), (after_manifest, after, _) = loaded
@@ -89,7 +82,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             changes, args.format, before_manifest, after_manifest, threshold, pairing.unpaired
         )
     )
-    if pairing.unpaired and args.format == "csv":  # rows of changes only: said on stderr
+    if pairing.unpaired and formats.get(args.format).writes == "rows":  # said on stderr
         for line in render_changes.unpaired_lines(pairing.unpaired):
             _progress(line)
     unjudged = [c for c in changes if c.verdict == "no verdict" and "partial" in c.explanation]

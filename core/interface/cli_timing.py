@@ -78,9 +78,11 @@ def _not_saved(done: Any, out: Path, fmt: str) -> int:
     each finished), one line naming the file and what the folder keeps,
     exit 4. The folder's run is partial unless its last save held every
     point (only the closing save, with the GPU state after, was refused)."""
-    from gemmreg.rendering import render_compare
+    from gemmreg.rendering import formats, render_compare
 
-    print(render_compare.sweep_table(done.reports, "table" if fmt == "json" else fmt))
+    if formats.get(fmt).writes == "records":  # a sweep's records are its run: not saved
+        fmt = formats.default()
+    print(render_compare.sweep_table(done.reports, fmt))
     kept = f"{out}/ keeps the run as last saved{' (partial)' if done.partial else ''}"
     _error(f"{done.not_saved}; {kept}; every point's figures are printed above")
     return EXIT_NOT_SAVED
@@ -88,7 +90,7 @@ def _not_saved(done: Any, out: Path, fmt: str) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.orchestrating import bench_command
-    from gemmreg.rendering import render_compare, speedup_means
+    from gemmreg.rendering import formats, render_compare, speedup_means
 
     request = cli_points.bench_request(args)
     profilers = cli_profiler.chosen(args)
@@ -99,15 +101,16 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _not_saved(result, out, args.format)
     if not result.partial:  # before the output: `--format json` prints the run as saved
         cli_profiler.run_after_sweep(profilers, out, _progress)
-    if args.format == "json":  # the run as saved: `report OUT --format json` prints the same
+    formatter = formats.get(args.format)
+    if formatter.writes == "records":  # the run as saved: `report OUT` prints the same
         from gemmreg.storage import runs
 
         manifest, reports, partial = runs.load_run(out)
-        print(render_compare.run_document(manifest, reports, partial))
+        print(render_compare.run_output(manifest, reports, partial, args.format))
     else:
         print(result.table(args.format))
     means = speedup_means.mean_lines(result.reports)
-    if means and args.format in ("table", "markdown"):
+    if means and not formatter.document_only:
         print("\n" + "\n".join(means))
     elif means:  # csv and json keep stdout to the document
         _progress("\n".join(means))

@@ -16,6 +16,9 @@ from gemmreg.rendering import render
 from gemmreg.running.check_runner import CaseResult
 from gemmreg.storage import check_files
 
+CHECK_FILES = {"check.txt": "table", "check.md": "markdown", "check.json": "json"}
+"""The saved views of a check, and their formats."""
+
 
 def check_views(results: Sequence[CaseResult], partial: bool, sanitized: bool) -> dict[str, str]:
     """The check's files, by name: its table, markdown and JSON (and the
@@ -23,9 +26,7 @@ def check_views(results: Sequence[CaseResult], partial: bool, sanitized: bool) -
     summary = {"sanitize-summary.txt": render.sanitize_summary(results, "table")}
     return {
         **(summary if sanitized else {}),
-        "check.txt": render.check_output(results, "table", partial),
-        "check.md": render.check_output(results, "markdown", partial),
-        "check.json": render.check_output(results, "json", partial),
+        **{name: render.check_output(results, fmt, partial) for name, fmt in CHECK_FILES.items()},
     }
 
 

@@ -63,15 +63,7 @@ class Run:
         (``table``, ``markdown``, ``csv``, ``json``)."""
         from gemmreg.rendering import render_compare
 
-        if format == "json":
-            return render_compare.run_document(self.manifest, self.reports, self.partial)
-        if format == "csv":
-            rows = [row for r in self.reports for row in render_compare.summary_rows(r)]
-            return render_compare.csv_text(rows)
-        text = "\n\n".join(render_compare.compare_table(r, format) for r in self.reports)
-        if len(self.reports) > 1:  # a sweep: every verdict again, one line each
-            text += "\n\n" + render_compare.verdict_table(self.reports, format)
-        return text
+        return render_compare.run_output(self.manifest, self.reports, self.partial, format)
 
 
 def _one(found: Sequence[Any], what: str, known: Sequence[str]) -> Any:
@@ -155,9 +147,9 @@ class BenchResult(Run):
     def table(self, format: str = "table") -> str:
         """The sweep at a glance, as ``gemmreg bench`` prints it: a line per
         point and kernel (``json``: the run as saved)."""
-        from gemmreg.rendering import render_compare
+        from gemmreg.rendering import formats, render_compare
 
-        if format == "json":
+        if formats.get(format).writes == "records":
             return super().table(format)
         return render_compare.sweep_table(self.reports, format)
 

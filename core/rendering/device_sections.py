@@ -5,9 +5,10 @@ and tables never set two models' figures side by side."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from gemmreg.judging.timing_records import CompareReport
+from gemmreg.rendering.formats import Formatter
+from gemmreg.running.check_runner import CaseResult
 
 
 def by_device_model(reports: Sequence[CompareReport]) -> dict[str, list[CompareReport]]:
@@ -21,30 +22,28 @@ def by_device_model(reports: Sequence[CompareReport]) -> dict[str, list[CompareR
 def per_model(
     reports: Sequence[CompareReport],
     render: Callable[[Sequence[CompareReport]], str],
-    fmt: str = "table",
+    formatter: Formatter,
 ) -> str | None:
     """``render`` of each model's reports under a heading naming the model
     (a markdown heading in ``markdown``), or None when the run has only one
-    model (rendered as it always was). csv and json have no sections: their
-    rows name the device in columns (``device_name``, ``device_index``)."""
+    model (rendered as it always was). A document has no sections: its rows
+    name the device in columns (``device_name``, ``device_index``)."""
     grouped = by_device_model(reports)
-    if len(grouped) < 2 or fmt in ("csv", "json"):
+    if len(grouped) < 2 or formatter.document_only:
         return None
     return "\n\n".join(
-        f"{section_heading(model, len(group), fmt)}\n{render(group)}"
+        f"{section_heading(model, len(group), formatter)}\n{render(group)}"
         for model, group in grouped.items()
     )
 
 
-def section_heading(model: str, points: int, fmt: str) -> str:
+def section_heading(model: str, points: int, formatter: Formatter) -> str:
     """The heading of one model's section: a markdown heading (a blank line
     after it, so the table below it renders), a ruled line on a terminal."""
-    if fmt == "markdown":
-        return f"### On {model} ({points} points)\n"
-    return f"== on {model} ({points} points) =="
+    return formatter.section(f"on {model} ({points} points)")
 
 
-def check_devices_line(results: Sequence[Any]) -> str:
+def check_devices_line(results: Sequence[CaseResult]) -> str:
     """Which GPU each plugin's cases ran on, for a check spread over several
     (``--devices``): '' for a check on one device."""
     where: dict[str, list[str]] = {}

@@ -10,13 +10,19 @@ put a wrong "% of peak" in front of the reader.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from gemmreg.contract.records import ELEMENT_BYTES
 from gemmreg.judging.peaks import DevicePeaks, device_peaks
 from gemmreg.running.comparing import CompareReport
+
+if TYPE_CHECKING:  # matplotlib is optional: named for the type checker only
+    from matplotlib.axes import Axes
+    from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
 
 SIZE_TICK_BASE = 2
 """Size ticks at powers of two (32, 64, ... 8192): GEMM sizes are mostly there."""
@@ -25,7 +31,7 @@ RATE_TICK_STEPS = (1.0, 2.0, 5.0)
 inside one decade still gets labelled ticks (plain numbers, not 3x10^1)."""
 
 
-def _pyplot() -> Any:
+def _pyplot() -> ModuleType:
     try:
         import matplotlib
 
@@ -37,7 +43,7 @@ def _pyplot() -> Any:
 
 
 def roofs(
-    manifest: dict[str, Any], reports: Sequence[CompareReport]
+    manifest: Mapping[str, object], reports: Sequence[CompareReport]
 ) -> tuple[DevicePeaks | None, str]:
     """The run's device's datasheet peaks, or None, and the note the picture shows."""
     name = str(manifest.get("device_name") or (reports[0].device_name if reports else ""))
@@ -49,14 +55,14 @@ def roofs(
     return peaks, f"peaks: {peaks.source}"
 
 
-def plain_number(value: float, _position: Any = None) -> str:
+def plain_number(value: float, _position: object = None) -> str:
     """A tick label: 32, not 3.2x10^1; 0.05, not 5x10^-2."""
     if value >= 1 and value == round(value):
         return str(round(value))
     return f"{value:g}"
 
 
-def _plain_log_axis(axis: Any, base: int, steps: Sequence[float]) -> None:
+def _plain_log_axis(axis: Axis, base: int, steps: Sequence[float]) -> None:
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     axis.set_major_locator(LogLocator(base=base, subs=tuple(steps)))
@@ -65,7 +71,7 @@ def _plain_log_axis(axis: Any, base: int, steps: Sequence[float]) -> None:
 
 
 def write_plots(
-    directory: Path, reports: Sequence[CompareReport], manifest: dict[str, Any]
+    directory: Path, reports: Sequence[CompareReport], manifest: Mapping[str, object]
 ) -> list[Path]:
     plt = _pyplot()
     directory.mkdir(parents=True, exist_ok=True)
@@ -85,7 +91,9 @@ def _tflops(flops: int, ms: float | None) -> float:
     return flops / (ms * 1e-3) / 1e12 if ms else float("nan")
 
 
-def figure(plt: Any, dtype: str, chosen: Sequence[CompareReport], manifest: dict[str, Any]) -> Any:
+def figure(
+    plt: ModuleType, dtype: str, chosen: Sequence[CompareReport], manifest: Mapping[str, object]
+) -> Figure:
     """One dtype's picture: TFLOP/s against size, and the roofline view."""
     peaks, note = roofs(manifest, chosen)
     fig, (sweep, roof) = plt.subplots(1, 2, figsize=(13, 5))
@@ -142,7 +150,7 @@ def figure(plt: Any, dtype: str, chosen: Sequence[CompareReport], manifest: dict
     return fig
 
 
-def _draw_roofs(peaks: DevicePeaks, maths: Sequence[str], sweep: Any, roof: Any) -> None:
+def _draw_roofs(peaks: DevicePeaks, maths: Sequence[str], sweep: Axes, roof: Axes) -> None:
     """The compute peak of each math class on both panels, and the memory slope."""
     for math in maths:
         peak = peaks.tflops(math)

@@ -8,11 +8,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from gemmreg.judging.history import Trend
 from gemmreg.rendering.plots import _pyplot
 from gemmreg.rendering.render_history import short_commit
+
+if TYPE_CHECKING:  # matplotlib is optional: named for the type checker only
+    from matplotlib.figure import Figure
+
 
 PANEL_SIZE = (7.0, 3.2)
 """Inches of one problem's panel: wide enough for a dozen commit labels."""
@@ -37,7 +42,7 @@ def write_history_plots(directory: Path, history: Sequence[Trend]) -> list[Path]
     return written
 
 
-def figure(plt: Any, device: str, trends: Sequence[Trend]) -> Any:
+def figure(plt: ModuleType, device: str, trends: Sequence[Trend]) -> Figure:
     """One device's trend: a panel per problem, a line per kernel."""
     problems = list(dict.fromkeys(t.problem for t in trends))
     fig, axes = plt.subplots(

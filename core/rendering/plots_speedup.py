@@ -10,10 +10,14 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from gemmreg.judging.timing_records import CompareReport, Verdict
 from gemmreg.rendering.plots import SIZE_TICK_BASE, _plain_log_axis, _pyplot
+
+if TYPE_CHECKING:  # matplotlib is optional: named for the type checker only
+    from matplotlib.figure import Figure
 
 
 class NoSuchBaseline(ValueError):
@@ -68,7 +72,7 @@ def write_speedup_plots(
     return written
 
 
-def figure(plt: Any, dtype: str, reports: Sequence[CompareReport], baseline: str) -> Any:
+def figure(plt: ModuleType, dtype: str, reports: Sequence[CompareReport], baseline: str) -> Figure:
     fig, axes = plt.subplots(figsize=(8, 5))
     series: dict[str, list[tuple[float, float, tuple[float, float] | None]]] = {}
     for report in reports:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import cast
 
 from gemmreg.contract.numbers import significant
 from gemmreg.contract.records import DTYPES, Tolerance
@@ -13,8 +13,9 @@ from gemmreg.contract.serialization import (
 from gemmreg.contract.serialization import to_jsonable as to_jsonable
 from gemmreg.contract.serialization import write_atomically as write_atomically
 from gemmreg.contract.task_kinds import REFUSAL, SANITIZE, VALUES
+from gemmreg.rendering import formats
 from gemmreg.rendering.device_sections import check_devices_line
-from gemmreg.rendering.formats import csv_text, grid, json_document
+from gemmreg.rendering.formats import Cell, Document
 from gemmreg.running.check_runner import CaseResult
 from gemmreg.storage.check_files import CHECK_SCHEMA
 
@@ -59,7 +60,7 @@ def check_counts(results: Sequence[CaseResult]) -> dict[str, int]:
     return counts
 
 
-def check_rows(results: Sequence[CaseResult]) -> list[dict[str, Any]]:
+def check_rows(results: Sequence[CaseResult]) -> list[dict[str, Cell]]:
     """The rows of ``check --format csv``, in the order the cases finished."""
     rows = []
     for r in results:
@@ -93,11 +94,22 @@ def check_table(
     cases of one plugin, kind and dtype are one row, with the worst error
     among them beside its tolerance; every other case keeps its own row. The
     saved tables, CSV and JSON always hold every case."""
-    if fmt == "json":
-        body = {"partial": interrupted, "counts": check_counts(results), "cases": results}
-        return json_document("check", CHECK_SCHEMA, body)
-    if fmt == "csv":
-        return csv_text(check_rows(results), CHECK_CSV_COLUMNS)
+    formatter = formats.get(fmt)
+    document = formatter.document(
+        Document(
+            kind="check",
+            schema=CHECK_SCHEMA,
+            records=lambda: {
+                "partial": interrupted,
+                "counts": check_counts(results),
+                "cases": results,
+            },
+            rows=lambda: check_rows(results),
+            columns=CHECK_CSV_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
     table = []
     skipped: dict[tuple[str, str], int] = {}
     dtype_order = {d: i for i, d in enumerate(DTYPES)}
@@ -148,10 +160,10 @@ def check_table(
         f"{n} {status}" for status, n in counts.items() if n or status in ("pass", "fail")
     )
     return (
-        grid(table, headers, fmt, widths)
+        formatter.table(table, headers, widths)
         + f"\n\n{summary}"
         + check_devices_line(results)
-        + "".join(f"\n{'- ' * (fmt == 'markdown')}{line}" for line in tolerance_reasons(results))
+        + "".join(f"\n{formatter.note(line)}" for line in tolerance_reasons(results))
     )
 
 
@@ -179,11 +191,11 @@ PARTIAL_CHECK_BANNER = "[PARTIAL: check interrupted; only the cases below finish
 
 
 def check_output(
-    results: Sequence[Any], fmt: str, interrupted: bool, every_case: bool = True
+    results: Sequence[CaseResult], fmt: str, interrupted: bool, every_case: bool = True
 ) -> str:
     """The check table, marked partial after Ctrl-C (a ``partial`` key in JSON)."""
     text = check_table(results, fmt, interrupted, every_case)
-    if fmt in ("json", "csv"):  # JSON says so in its key; CSV stays one table
+    if formats.get(fmt).document_only:  # JSON says so in its key; CSV stays one table
         return text
     return f"{PARTIAL_CHECK_BANNER}\n\n{text}" if interrupted else text
 
@@ -215,7 +227,7 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
             continue
         check = r.tool if r.kind == SANITIZE else "values (no sanitizer)"
         groups.setdefault((r.kernel, check), []).append(r)
-    table = []
+    table: list[list[Cell]] = []
     for (kernel, check), rows in groups.items():
         failed = [r for r in rows if r.status != "pass"]
         reported = [r for r in failed if r.sanitizer is not None and r.sanitizer.failed]
@@ -238,7 +250,7 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
             [kernel, check, len(rows), len(rows) - len(failed), len(failed), "; ".join(why)]
         )
     headers = ["plugin", "check", "cases", "pass", "fail", "why they failed"]
-    return grid(table, headers, fmt, widths=[None, None, None, None, None, 70])
+    return formats.get(fmt).table(table, headers, widths=[None, None, None, None, None, 70])
 
 
 def case_detail(result: CaseResult) -> str:
@@ -258,8 +270,10 @@ def case_detail(result: CaseResult) -> str:
     return text + _first_bad(comparison)
 
 
-def _first_bad(comparison: dict[str, Any]) -> str:
-    bad = comparison.get("first_bad") or ()
+def _first_bad(comparison: Mapping[str, object]) -> str:
+    """The first elements out of tolerance, as the check recorded them:
+    ``[row, column, got, want]`` each."""
+    bad = cast("Sequence[tuple[int, int, float, float]]", comparison.get("first_bad") or ())
     if not bad:
         return ""
     shown = "; ".join(f"[{i},{j}] got {g:.6g} want {w:.6g}" for i, j, g, w in bad[:3])

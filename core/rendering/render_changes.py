@@ -6,14 +6,17 @@ device model where the runs share several, and the points left unpaired
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.judging import stats
+from gemmreg.judging.device_pairing import Unpaired
+from gemmreg.judging.regression import Change
 from gemmreg.judging.setup_changes import setup_notes, setup_of
+from gemmreg.judging.timing_records import KernelSummary
+from gemmreg.rendering import formats
 from gemmreg.rendering.device_sections import section_heading
-from gemmreg.rendering.formats import csv_text, grid, json_document
+from gemmreg.rendering.formats import Cell, Document
 
 CHANGES_SCHEMA = 1
 """The layout of ``report BEFORE AFTER --format json``: ``threshold_pct``,
@@ -40,12 +43,12 @@ CHANGE_COLUMNS = (
 and the change in percent of time with its interval, as numbers."""
 
 
-def _figures(run: str, s: Any) -> dict[str, float | None]:
+def _figures(run: str, s: KernelSummary) -> dict[str, Cell]:
     """A run's median and range as the CSV's columns (``before_ms``, ...)."""
     return {f"{run}_ms": s.center_ms, f"{run}_low_ms": s.low_ms, f"{run}_high_ms": s.high_ms}
 
 
-def change_rows(changes: Sequence[Any]) -> list[dict[str, Any]]:
+def change_rows(changes: Sequence[Change]) -> list[dict[str, Cell]]:
     rows = []
     for c in changes:
         low, high = c.interval_pct or (None, None)
@@ -67,14 +70,14 @@ def change_rows(changes: Sequence[Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def unpaired_lines(unpaired: Sequence[Any]) -> list[str]:
+def unpaired_lines(unpaired: Sequence[Unpaired]) -> list[str]:
     """One line per point left out: its run, point, model and why."""
     return [f"unpaired: {u.run} {u.problem} on {u.device}: {u.reason}" for u in unpaired]
 
 
-def _rows(changes: Sequence[Any]) -> list[list[str]]:
-    def median_and_range(s: Any) -> str:
-        if not s.center_ms:
+def _rows(changes: Sequence[Change]) -> list[list[str]]:
+    def median_and_range(s: KernelSummary) -> str:
+        if not s.center_ms or s.low_ms is None or s.high_ms is None:
             return str(s.status)
         return f"{significant(s.center_ms, 5)} ({span(s.low_ms, s.high_ms)})"
 
@@ -101,22 +104,31 @@ HEADERS = ["problem", "plugin", "before ms (range)", "after ms (range)", "time c
 
 
 def changes_table(
-    changes: Sequence[Any],
+    changes: Sequence[Change],
     fmt: str,
-    before_manifest: dict[str, Any],
-    after_manifest: dict[str, Any],
+    before_manifest: Mapping[str, object],
+    after_manifest: Mapping[str, object],
     threshold_pct: float,
-    unpaired: Sequence[Any] = (),
+    unpaired: Sequence[Unpaired] = (),
 ) -> str:
-    if fmt == "json":
-        body = {
-            "threshold_pct": threshold_pct,
-            "changes": list(changes),
-            "unpaired": list(unpaired),
-        }
-        return json_document("changes", CHANGES_SCHEMA, body)
-    if fmt == "csv":
-        return csv_text(change_rows(changes), CHANGE_COLUMNS)
+    """The changes in ``fmt``; a document of rows holds the changes alone
+    (the command says the unpaired points on stderr)."""
+    formatter = formats.get(fmt)
+    document = formatter.document(
+        Document(
+            kind="changes",
+            schema=CHANGES_SCHEMA,
+            records=lambda: {
+                "threshold_pct": threshold_pct,
+                "changes": list(changes),
+                "unpaired": list(unpaired),
+            },
+            rows=lambda: change_rows(changes),
+            columns=CHANGE_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
     lines = [
         f"note: {key} differs: {before_manifest.get(key)} -> {after_manifest.get(key)}"
         for key in ("device_name", "git")
@@ -130,12 +142,11 @@ def changes_table(
         for model in models:
             group = [c for c in changes if c.device == model]
             points = len({c.problem for c in group})
-            tables.append(
-                f"{section_heading(model, points, fmt)}\n{grid(_rows(group), HEADERS, fmt)}"
-            )
+            heading = section_heading(model, points, formatter)
+            tables.append(f"{heading}\n{formatter.table(_rows(group), HEADERS)}")
         table = "\n\n".join(tables)
     else:
-        table = grid(_rows(changes), HEADERS, fmt)
+        table = formatter.table(_rows(changes), HEADERS)
     warnings = []
     for c in changes:
         if c.verdict in ("noisy", "no verdict"):
@@ -145,7 +156,7 @@ def changes_table(
         )
     warnings += unpaired_lines(unpaired)
     # In markdown a line touching a table is read as one of its rows: blank lines around it.
-    gap = [""] if fmt == "markdown" else []
+    gap = [""] if formatter.table_apart else []
     lines += [*(gap if lines else []), table, *(gap if warnings else [])]
     lines += warnings
     regressions = sum(c.regression for c in changes)

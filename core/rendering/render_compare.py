@@ -4,62 +4,22 @@ the legends are generated from the constants they describe."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.contract.records import Tolerance
 from gemmreg.judging import rounds
 from gemmreg.judging.timing_records import SCHEMA, CompareReport, KernelSummary
-from gemmreg.rendering import compare_legend, formats
+from gemmreg.rendering import compare_legend, format_csv, formats
 from gemmreg.rendering.device_sections import per_model
-from gemmreg.rendering.formats import grid, json_document
+from gemmreg.rendering.formats import Document, Row
 from gemmreg.rendering.render import _fmt, tolerance_note
 from gemmreg.rendering.render_verdicts import interval_text
 from gemmreg.rendering.render_verdicts import (
     verdict_table as verdict_table,  # re-exported: a sweep's report ends with it
 )
-
-SUMMARY_COLUMNS = (
-    "m",
-    "n",
-    "k",
-    "dtype",
-    "layout",
-    "kernel",
-    "package",
-    "precision",
-    "math",
-    "execution",
-    "status",
-    "center_ms",
-    "low_ms",
-    "high_ms",
-    "tflops",
-    "percent_of_peak",
-    "graph_ms",
-    "host_ms",
-    "device_kernel_ms",
-    "launches_per_call",
-    "launch_bound",
-    "tile_efficiency",
-    "cold_prepare_s",
-    "cold_first_call_s",
-    "warm_prepare_s",
-    "warm_first_call_s",
-    "processes",
-    "samples",
-    "exposure_s",
-    "max_error",
-    "rtol",
-    "atol",
-    "invalid",
-    "flags",
-    "reason",
-    "device_name",
-    "device_index",
-)
-
+from gemmreg.rendering.run_summary import SUMMARY_COLUMNS as SUMMARY_COLUMNS
+from gemmreg.rendering.run_summary import summary_rows
 
 PARTIAL_RUN_BANNER = (
     "[PARTIAL: the run stopped before its last point (interrupted, killed, "
@@ -84,37 +44,46 @@ def run_views(reports: Sequence[CompareReport], partial: bool) -> dict[str, str]
     }
 
 
-def summary_rows(report: CompareReport) -> list[dict[str, Any]]:
-    """One flat row per kernel: the CSV and the sweep tables read these."""
-    rows = []
-    p = report.problem
-    for s in report.summaries:
-        row = {column: getattr(s, column, None) for column in SUMMARY_COLUMNS}
-        row.update(
-            m=p.m,
-            n=p.n,
-            k=p.k,
-            dtype=p.dtype,
-            layout=p.layout,
-            device_name=report.device_name,
-            device_index=report.device_index,
-            processes=len(s.process_medians_ms),
-            flags="; ".join(s.flags),
-            invalid="; ".join(s.invalid),
-        )
-        rows.append(row)
-    return rows
-
-
-def csv_text(rows: Sequence[dict[str, Any]]) -> str:
+def csv_text(rows: Sequence[Row]) -> str:
     """The summary rows as CSV: ``summary.csv``, and ``--format csv`` of a run."""
-    return formats.csv_text(rows, SUMMARY_COLUMNS)
+    return format_csv.csv_text(rows, SUMMARY_COLUMNS)
 
 
-def run_document(manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool) -> str:
-    """A run as JSON (``report RUN``, ``bench``): what ``run.json`` holds, with its kind."""
-    body = {"manifest": manifest, "partial": partial, "reports": list(reports)}
-    return json_document("run", SCHEMA, body)
+def _no_records() -> Mapping[str, object]:
+    raise ValueError("a sweep's JSON is its run: run_output(manifest, reports, partial, 'json')")
+
+
+def _run_document(
+    reports: Sequence[CompareReport],
+    manifest: Mapping[str, object] | None = None,
+    partial: bool = False,
+) -> Document:
+    """A run as a document: its summary rows, or what ``run.json`` holds
+    (without ``manifest``: a sweep's points, which have no records of their own)."""
+    return Document(
+        kind="run",
+        schema=SCHEMA,
+        records=_no_records
+        if manifest is None
+        else lambda: {"manifest": manifest, "partial": partial, "reports": list(reports)},
+        rows=lambda: [row for report in reports for row in summary_rows(report)],
+        columns=SUMMARY_COLUMNS,
+    )
+
+
+def run_output(
+    manifest: Mapping[str, object], reports: Sequence[CompareReport], partial: bool, fmt: str
+) -> str:
+    """A run as ``report RUN`` prints it: a document (JSON: what ``run.json``
+    holds, with its kind), or each point's table and, for a sweep, every
+    verdict again, one line each."""
+    document = formats.get(fmt).document(_run_document(reports, manifest, partial))
+    if document is not None:
+        return document
+    text = "\n\n".join(compare_table(r, fmt) for r in reports)
+    if len(reports) > 1:
+        text += "\n\n" + verdict_table(reports, fmt)
+    return text
 
 
 def _confidence(level: float | None) -> str:
@@ -208,11 +177,23 @@ def verdict_lines(report: CompareReport) -> list[str]:
     return lines
 
 
-def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | None = None) -> str:
-    if fmt == "json":
-        return json_document("compare", SCHEMA, {"report": report, "manifest": manifest or {}})
-    if fmt == "csv":
-        return csv_text(summary_rows(report))
+def compare_table(
+    report: CompareReport, fmt: str, manifest: Mapping[str, object] | None = None
+) -> str:
+    """One point's table, legend and verdicts; its document is the point's
+    summary rows, or its record with the manifest."""
+    formatter = formats.get(fmt)
+    document = formatter.document(
+        Document(
+            kind="compare",
+            schema=SCHEMA,
+            records=lambda: {"report": report, "manifest": manifest or {}},
+            rows=lambda: summary_rows(report),
+            columns=SUMMARY_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
     p = report.problem
     headers = [
         "plugin",
@@ -234,7 +215,7 @@ def compare_table(report: CompareReport, fmt: str, manifest: dict[str, Any] | No
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
         f"clock: {report.clock}",
         "",
-        grid([_row(s) for s in report.summaries], headers, fmt, [None, 30, *[None] * 10, 40]),
+        formatter.table([_row(s) for s in report.summaries], headers, [None, 30, *[None] * 10, 40]),
         "",
         *compare_legend.legend(report),
         "",
@@ -248,35 +229,39 @@ SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", 
 def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
     """A sweep at a glance: one line per point and kernel (``bench``), as a
     table, markdown or CSV (with each row's device_name and device_index);
-    its JSON is the whole run (:func:`run_document`). A run over several
+    its JSON is the whole run (:func:`run_output`). A run over several
     device models gets one section per model in the table and markdown."""
-    if fmt == "json":
-        raise ValueError("a sweep's JSON is its run: run_document(manifest, reports, partial)")
-    rows = [row for report in reports for row in summary_rows(report)]
-    if fmt == "csv":
-        return csv_text(rows)
-    sections = per_model(reports, lambda group: sweep_table(group, fmt), fmt)
+    formatter = formats.get(fmt)
+    document = formatter.document(_run_document(reports))
+    if document is not None:
+        return document
+    sections = per_model(reports, lambda group: sweep_table(group, fmt), formatter)
     if sections is not None:
         return sections
-    table = [
-        [
-            f"{r['m']}x{r['n']}x{r['k']}",
-            r["dtype"],
-            r["kernel"],
-            r["math"],
-            significant(r["center_ms"], 5) if r["center_ms"] else "-",
-            span(r["low_ms"], r["high_ms"], 5) if r["low_ms"] else "-",
-            significant(r["tflops"]) if r["tflops"] else "-",
-            r["status"]
-            if r["status"] != "timed"
-            else ("launch-bound" if r["launch_bound"] else "ok"),
-        ]
-        for r in rows
-    ]
+    table: list[list[str]] = []
+    layouts: list[str] = []
+    for report in reports:
+        p = report.problem
+        for s in report.summaries:
+            table.append(
+                [
+                    f"{p.m}x{p.n}x{p.k}",
+                    p.dtype,
+                    s.kernel,
+                    s.math,
+                    significant(s.center_ms, 5) if s.center_ms else "-",
+                    span(s.low_ms, s.high_ms, 5) if s.low_ms and s.high_ms is not None else "-",
+                    significant(s.tflops) if s.tflops else "-",
+                    s.status
+                    if s.status != "timed"
+                    else ("launch-bound" if s.launch_bound else "ok"),
+                ]
+            )
+            layouts.append(p.layout)
     headers = SWEEP_HEADERS
-    if any(r["layout"] != "rowmajor" for r in rows):  # a column only where layouts vary
+    if any(layout != "rowmajor" for layout in layouts):  # a column only where layouts vary
         headers = [*headers[:2], "layout", *headers[2:]]
         table = [
-            [*cells[:2], r["layout"], *cells[2:]] for cells, r in zip(table, rows, strict=True)
+            [*cells[:2], layout, *cells[2:]] for cells, layout in zip(table, layouts, strict=True)
         ]
-    return grid(table, headers, fmt)
+    return formatter.table(table, headers)

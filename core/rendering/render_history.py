@@ -5,13 +5,12 @@ previous run judged as ``report BEFORE AFTER`` judges it
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Sequence
 
 from gemmreg.judging import stats
 from gemmreg.judging.history import Trend, TrendPoint, latest_regressions
-from gemmreg.rendering.formats import grid, json_document
+from gemmreg.rendering import formats
+from gemmreg.rendering.formats import Cell, Document
 
 COMMIT_CHARS = 10
 """A commit is shown by its first characters, as ``git log --oneline`` does."""
@@ -59,12 +58,18 @@ def _change(point: TrendPoint) -> tuple[str, str]:
 
 
 def history_table(history: Sequence[Trend], fmt: str, threshold_pct: float) -> str:
-    if fmt == "json":
-        return json_document(
-            "history", HISTORY_SCHEMA, {"threshold_pct": threshold_pct, "trends": list(history)}
+    formatter = formats.get(fmt)
+    document = formatter.document(
+        Document(
+            kind="history",
+            schema=HISTORY_SCHEMA,
+            records=lambda: {"threshold_pct": threshold_pct, "trends": list(history)},
+            rows=lambda: history_rows(history),
+            columns=CSV_HEADER,
         )
-    if fmt == "csv":
-        return _csv(history)
+    )
+    if document is not None:
+        return document
     lines: list[str] = []
     for device in dict.fromkeys(t.device for t in history):
         rows = []
@@ -83,9 +88,8 @@ def history_table(history: Sequence[Trend], fmt: str, threshold_pct: float) -> s
                     ]
                 )
         headers = ["problem", "plugin", "commit", "run at (UTC)", "ms (range)", "change", "verdict"]
-        title = f"device: {device}"
-        lines += [title if fmt == "table" else f"### {title}", ""]
-        lines += [grid(rows, headers, fmt), ""]
+        lines += [formatter.heading(f"device: {device}"), ""]
+        lines += [formatter.table(rows, headers), ""]
     for trend in history:
         for point in trend.points:
             if point.change is not None and point.change.verdict in ("noisy", "no verdict"):
@@ -119,31 +123,29 @@ def _note_lines(history: Sequence[Trend]) -> list[str]:
     ]
 
 
-def _csv(history: Sequence[Trend]) -> str:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_HEADER)
+def history_rows(history: Sequence[Trend]) -> list[dict[str, Cell]]:
+    """One flat row per device model, problem, kernel and run, oldest run first."""
+    rows: list[dict[str, Cell]] = []
     for trend in history:
         for point in trend.points:
             c, s = point.change, point.summary
             low, high = c.interval_pct if c and c.interval_pct else (None, None)
-            writer.writerow(
-                [
-                    trend.device,
-                    trend.problem,
-                    trend.kernel,
-                    point.run,
-                    point.commit,
-                    point.timestamp,
-                    s.center_ms,
-                    s.low_ms,
-                    s.high_ms,
-                    c.change_pct if c else None,
-                    low,
-                    high,
-                    c.verdict if c else "first",
-                    bool(c and c.regression),
-                    "; ".join(c.notes) if c else "",
-                ]
-            )
-    return buffer.getvalue().rstrip("\n")
+            values: list[Cell] = [
+                trend.device,
+                trend.problem,
+                trend.kernel,
+                point.run,
+                point.commit,
+                point.timestamp,
+                s.center_ms,
+                s.low_ms,
+                s.high_ms,
+                c.change_pct if c else None,
+                low,
+                high,
+                c.verdict if c else "first",
+                bool(c and c.regression),
+                "; ".join(c.notes) if c else "",
+            ]
+            rows.append(dict(zip(CSV_HEADER, values, strict=True)))
+    return rows

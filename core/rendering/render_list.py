@@ -3,11 +3,12 @@ in CSV, where each tolerance is two numbers); records in, text out."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 from gemmreg.contract.inputs import generator_name
 from gemmreg.discovery.registry import Registry
-from gemmreg.rendering.formats import csv_text, grid, json_document
+from gemmreg.rendering import formats
+from gemmreg.rendering.formats import Cell, Document
 
 LIST_SCHEMA = 1
 """The layout of ``list --format json``: ``plugins``, one object per plugin."""
@@ -30,8 +31,35 @@ LIST_CSV_COLUMNS = (
 ``backends`` and ``layouts`` are ``;``-separated."""
 
 
-def list_rows(registry: Registry) -> list[dict[str, Any]]:
-    rows = []
+class ListedTolerance(TypedDict):
+    rtol: float
+    atol: float
+    why: str
+
+
+class ListedPlugin(TypedDict, total=False):
+    """One plugin of ``list --format json``; a BROKEN plugin (one that did
+    not load) has its names, ``available``, ``broken`` (the stage it failed
+    in), ``unavailable_reason`` and ``output`` only."""
+
+    name: str
+    package: str
+    plugin: str
+    summary: str
+    backends: list[str]
+    dtypes: list[str]
+    layouts: list[str]
+    precision: dict[str, str]
+    tolerance: dict[str, ListedTolerance]
+    input_generator: str
+    available: bool
+    broken: str
+    unavailable_reason: str
+    output: str
+
+
+def list_rows(registry: Registry) -> list[ListedPlugin]:
+    rows: list[ListedPlugin] = []
     for name in sorted(registry.kernels):
         kernel = registry.kernels[name]
         spec = kernel.spec
@@ -72,12 +100,18 @@ def list_rows(registry: Registry) -> list[dict[str, Any]]:
     return rows
 
 
-def list_csv_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def list_csv_rows(rows: list[ListedPlugin]) -> list[dict[str, Cell]]:
     """The listing flattened: one row per plugin and dtype, tolerances as numbers."""
-    flat: list[dict[str, Any]] = []
+    flat: list[dict[str, Cell]] = []
     for row in rows:
-        common = {key: row.get(key) for key in ("name", "package", "plugin", "available")}
-        common.update(broken=row.get("broken"), unavailable_reason=row["unavailable_reason"])
+        common: dict[str, Cell] = {
+            "name": row["name"],
+            "package": row["package"],
+            "plugin": row["plugin"],
+            "available": row["available"],
+            "broken": row.get("broken"),
+            "unavailable_reason": row["unavailable_reason"],
+        }
         if "broken" in row:
             flat.append(common)
             continue
@@ -87,24 +121,32 @@ def list_csv_rows(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             input_generator=row["input_generator"],
         )
         for dtype in row["dtypes"]:
-            tolerance = row["tolerance"].get(dtype, {})
+            tolerance = row["tolerance"].get(dtype)
             flat.append(
                 {
                     **common,
                     "dtype": dtype,
                     "precision": row["precision"].get(dtype),
-                    "rtol": tolerance.get("rtol"),
-                    "atol": tolerance.get("atol"),
+                    "rtol": tolerance["rtol"] if tolerance else None,
+                    "atol": tolerance["atol"] if tolerance else None,
                 }
             )
     return flat
 
 
 def list_table(registry: Registry, fmt: str) -> str:
-    if fmt == "json":
-        return json_document("list", LIST_SCHEMA, {"plugins": list_rows(registry)})
-    if fmt == "csv":
-        return csv_text(list_csv_rows(list_rows(registry)), LIST_CSV_COLUMNS)
+    formatter = formats.get(fmt)
+    document = formatter.document(
+        Document(
+            kind="list",
+            schema=LIST_SCHEMA,
+            records=lambda: {"plugins": list_rows(registry)},
+            rows=lambda: list_csv_rows(list_rows(registry)),
+            columns=LIST_CSV_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
     table = []
     for row in list_rows(registry):
         if "broken" in row:
@@ -147,4 +189,4 @@ def list_table(registry: Registry, fmt: str) -> str:
         "available here",
         "tolerance",
     ]
-    return grid(table, headers, fmt, widths=[None, None, 12, 14, 44, 40, 28])
+    return formatter.table(table, headers, widths=[None, None, 12, 14, 44, 40, 28])

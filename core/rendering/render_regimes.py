@@ -12,12 +12,12 @@ point, pair and regime)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.judging.timing_records import CompareReport, RegimeResult
+from gemmreg.rendering import formats
 from gemmreg.rendering.device_sections import per_model
-from gemmreg.rendering.formats import csv_text, grid, json_document
+from gemmreg.rendering.formats import Cell, Document
 
 REGIMES_SCHEMA = 1
 """The layout of ``report --regimes --format json``: ``regimes``, the CSV's rows."""
@@ -77,7 +77,7 @@ def regime_cell(result: RegimeResult | None) -> str:
     return word
 
 
-def regime_rows(reports: Sequence[CompareReport]) -> list[dict[str, Any]]:
+def regime_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
     """Every regime of every pairwise verdict as a flat row, figures as numbers."""
     rows = []
     for report in reports:
@@ -111,14 +111,24 @@ def regime_table(reports: Sequence[CompareReport], fmt: str) -> str:
     one column per regime and one section per device model, as in
     ``--verdicts``. A verdict with no regimes (no timing, or an interpreted
     kernel against a native one) shows its headline word and dashes."""
-    sections = per_model(reports, lambda group: regime_table(group, fmt), fmt)
+    formatter = formats.get(fmt)
+    sections = per_model(reports, lambda group: regime_table(group, fmt), formatter)
     if sections is not None:
         return sections
-    if fmt == "json":
-        body = {"partial": any(r.partial for r in reports), "regimes": regime_rows(reports)}
-        return json_document("regimes", REGIMES_SCHEMA, body)
-    if fmt == "csv":
-        return csv_text(regime_rows(reports), REGIME_COLUMNS)
+    document = formatter.document(
+        Document(
+            kind="regimes",
+            schema=REGIMES_SCHEMA,
+            records=lambda: {
+                "partial": any(r.partial for r in reports),
+                "regimes": regime_rows(reports),
+            },
+            rows=lambda: regime_rows(reports),
+            columns=REGIME_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
     names = regime_names(reports)
     table = []
     for report in reports:
@@ -134,4 +144,4 @@ def regime_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     *(regime_cell(by_regime.get(name)) for name in names),
                 ]
             )
-    return grid(table, ("shape", "dtype", "pair", "verdict", *names), fmt)
+    return formatter.table(table, ("shape", "dtype", "pair", "verdict", *names))

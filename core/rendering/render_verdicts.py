@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.judging.timing_records import CompareReport, Verdict
+from gemmreg.rendering import formats
 from gemmreg.rendering.device_sections import per_model
-from gemmreg.rendering.formats import csv_text, grid, json_document
+from gemmreg.rendering.formats import Cell, Document
 from gemmreg.rendering.render import _fmt
 
 VERDICTS_SCHEMA = 1
@@ -60,7 +60,7 @@ def interval_text(v: Verdict) -> str:
     return span(*v.interval) if v.interval else "-"
 
 
-def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Any]]:
+def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
     """Every pairwise verdict of a run as a flat row, figures as numbers."""
     rows = []
     for report in reports:
@@ -97,17 +97,24 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
     one-screen answer to "where does it stand?" over a sweep; in a table or
     markdown, one section per device model, as a verdict only ever pairs
     figures of one model (csv and json: the device_name column)."""
-    sections = per_model(reports, lambda group: verdict_table(group, fmt), fmt)
+    formatter = formats.get(fmt)
+    sections = per_model(reports, lambda group: verdict_table(group, fmt), formatter)
     if sections is not None:
         return sections
-    if fmt == "json":
-        body = {
-            "partial": any(r.partial for r in reports),
-            "verdicts": verdict_rows(reports),
-        }
-        return json_document("verdicts", VERDICTS_SCHEMA, body)
-    if fmt == "csv":
-        return csv_text(verdict_rows(reports), VERDICT_COLUMNS)
+    document = formatter.document(
+        Document(
+            kind="verdicts",
+            schema=VERDICTS_SCHEMA,
+            records=lambda: {
+                "partial": any(r.partial for r in reports),
+                "verdicts": verdict_rows(reports),
+            },
+            rows=lambda: verdict_rows(reports),
+            columns=VERDICT_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
     table = []
     for report in reports:
         p = report.problem
@@ -128,4 +135,4 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     "; ".join(v.notes),
                 ]
             )
-    return grid(table, VERDICT_HEADERS, fmt)
+    return formatter.table(table, VERDICT_HEADERS)
