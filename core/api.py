@@ -218,7 +218,7 @@ def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:
 def _answered(
     work: Callable[..., _Result],
     save: Callable[..., None] | None,
-    request: Any,
+    request: CompareRequest | BenchRequest | CheckRequest,
     progress: Callable[[str], None] | None,
 ) -> _Result:
     """The request's result, saved where it asks, its folder's path whole;

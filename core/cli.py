@@ -20,7 +20,7 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import Any
+from typing import NoReturn
 
 from gemmreg.contract.version import __version__
 from gemmreg.deciding import options as opt
@@ -57,7 +57,7 @@ __all__ = [
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse would print usage and exit 2 itself
+    def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
         raise UsageError(message)
 
 

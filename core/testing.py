@@ -38,8 +38,9 @@ process, not the test session).
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from gemmreg.contract.task_kinds import SANITIZE
@@ -48,7 +49,9 @@ from gemmreg.interface.testing_params import MatrixParam
 
 if TYPE_CHECKING:
     from gemmreg.contract.records import KernelSpec
+    from gemmreg.discovery.registry_records import RegisteredKernel, Registry
     from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
+    from gemmreg.running.check_runner import CaseResult
 
 __all__ = ["matrix", "native_compile", "run_fresh"]
 
@@ -60,7 +63,7 @@ def matrix(
     *kernels: str | KernelSpec,
     dtypes: Sequence[str] | None = None,
     layouts: Sequence[str] | None = None,
-) -> Any:
+) -> Callable[[MatrixParam, Runner], None]:
     """A test function that runs the correctness matrix over the given kernels.
 
     :param kernels: Installed gemmreg kernels by name (as in ``gemmreg list``),
@@ -162,11 +165,11 @@ def _batch(param: MatrixParam) -> str:
 
 
 _SELECTED = pytest.StashKey[dict]()
-_REGISTRY = pytest.StashKey[Any]()
-_SPECS = pytest.StashKey[Any]()
+_REGISTRY = pytest.StashKey["Registry"]()
+_SPECS = pytest.StashKey["KnownSpecs"]()
 
 
-def _registry(config: pytest.Config) -> Any:
+def _registry(config: pytest.Config) -> Registry:
     if _REGISTRY not in config.stash:
         from gemmreg.discovery.registry import discover
 
@@ -183,7 +186,7 @@ def _specs(config: pytest.Config) -> KnownSpecs:
     return config.stash[_SPECS]
 
 
-def _kernel(config: pytest.Config, name: str) -> Any:
+def _kernel(config: pytest.Config, name: str) -> RegisteredKernel:
     """The RegisteredKernel ``name``: a spec given to matrix(), else an installed one."""
     return _specs(config).get(name) or _registry(config).get(name)
 
@@ -195,7 +198,7 @@ class _Kernels:
         self.config = config
         self.conflicts = {r.name: why for r in specs if (why := _specs(config).add(r))}
 
-    def get(self, name: str) -> Any:
+    def get(self, name: str) -> RegisteredKernel:
         if name in self.conflicts:
             raise LookupError(self.conflicts[name])
         return _kernel(self.config, name)
@@ -204,10 +207,10 @@ class _Kernels:
 class Runner:
     """Runs each plugin's selected cases in worker processes, once, on first use."""
 
-    def __init__(self, config: pytest.Config, log_dir: Any = None):
+    def __init__(self, config: pytest.Config, log_dir: Path):
         self.config = config
         self.log_dir = log_dir
-        self.results: dict[tuple[str, str], Any] = {}
+        self.results: dict[tuple[str, str], CaseResult] = {}
         self.ran: set[str] = set()
 
     def _run_sanitized(self, batch: str, kernel: str, tool: str) -> None:
@@ -216,7 +219,7 @@ class Runner:
 
         params = self.config.stash.get(_SELECTED, {}).get(batch, [])
 
-        def record(result: Any) -> None:
+        def record(result: CaseResult) -> None:
             self.results[(kernel, result.id)] = result
 
         sanitizer_pass.run_pass(

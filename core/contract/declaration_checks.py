@@ -29,12 +29,12 @@ class UnsupportedProblem(ValueError):
     """
 
 
-def _owner(instance: Any) -> str:
+def _owner(instance: object) -> str:
     name = getattr(instance, "name", None)
     return f"{type(instance).__name__} {name!r}" if name else type(instance).__name__
 
 
-def _fail(instance: Any, attribute: attrs.Attribute, message: str) -> SpecError:
+def _fail(instance: object, attribute: attrs.Attribute, message: str) -> SpecError:
     error = SpecError(f"{_owner(instance)}: field '{attribute.name}': {message}")
     name = getattr(instance, "name", "")
     names_kernel = getattr(type(instance), "names_a_kernel", False)
@@ -42,26 +42,26 @@ def _fail(instance: Any, attribute: attrs.Attribute, message: str) -> SpecError:
     return error
 
 
-def _positive(instance: Any, attribute: attrs.Attribute, value: int) -> None:
+def _positive(instance: object, attribute: attrs.Attribute, value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 1:
         raise _fail(instance, attribute, f"must be a positive integer, got {value!r}")
 
 
 def _member_of(choices: tuple[str, ...]) -> Callable[..., None]:
-    def check(instance: Any, attribute: attrs.Attribute, value: str) -> None:
+    def check(instance: object, attribute: attrs.Attribute, value: str) -> None:
         if value not in choices:
             raise _fail(instance, attribute, f"{value!r} is not one of {', '.join(choices)}")
 
     return check
 
 
-def _non_negative_float(instance: Any, attribute: attrs.Attribute, value: float) -> None:
+def _non_negative_float(instance: object, attribute: attrs.Attribute, value: float) -> None:
     if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
         raise _fail(instance, attribute, f"must be a non-negative number, got {value!r}")
 
 
 def _capability_set(choices: tuple[str, ...]) -> Callable[..., None]:
-    def check(instance: Any, attribute: attrs.Attribute, value: frozenset[str]) -> None:
+    def check(instance: object, attribute: attrs.Attribute, value: frozenset[str]) -> None:
         if not value:
             raise _fail(instance, attribute, "must name at least one")
         unknown = sorted(set(value) - set(choices))
@@ -71,23 +71,23 @@ def _capability_set(choices: tuple[str, ...]) -> Callable[..., None]:
     return check
 
 
-def _optional_callable(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _optional_callable(instance: object, attribute: attrs.Attribute, value: object) -> None:
     if value is not None and not callable(value):
         raise _fail(instance, attribute, f"must be callable or None, got {type(value).__name__}")
 
 
-def _boolean(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _boolean(instance: object, attribute: attrs.Attribute, value: object) -> None:
     if not isinstance(value, bool):
         raise _fail(instance, attribute, f"must be True or False, got {value!r}")
 
 
-def _required_callable(instance: Any, attribute: attrs.Attribute, value: Any) -> None:
+def _required_callable(instance: object, attribute: attrs.Attribute, value: object) -> None:
     if not callable(value):
         raise _fail(instance, attribute, f"must be callable, got {type(value).__name__}")
 
 
 def check_precision_mapping(
-    instance: Any,
+    instance: object,
     attribute: attrs.Attribute,
     value: dict,
     declared: Collection[str],
@@ -110,7 +110,7 @@ def check_precision_mapping(
             raise _fail(instance, attribute, f"precision for {dtype!r} must be a gemmreg.Precision")
 
 
-def defining_file(prepare: Any) -> tuple[str, ...]:
+def defining_file(prepare: Callable[..., object]) -> tuple[str, ...]:
     """The file of the module that defines ``prepare`` (through any
     ``functools.partial``), or nothing where it has none: a kernel's default
     ``sources``."""

@@ -11,8 +11,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import attrs
 
@@ -29,13 +28,13 @@ class CompiledKernel:
     """``nvrtc`` or ``hiprtc``."""
     compile_seconds: float
     source_sha256: str
-    _function: Any = attrs.field(repr=False, alias="function")
+    _function: Callable[..., object] = attrs.field(repr=False, alias="function")
 
     def launch(
         self,
         grid: tuple[int, int, int],
         block: tuple[int, int, int],
-        args: Sequence[Any],
+        args: Sequence[object],
         shared_mem: int = 0,
     ) -> None:
         """Launch on torch's current stream. Python ints travel as 32-bit C ints,

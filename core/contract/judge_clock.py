@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gemmreg.contract import backend
 
+if TYPE_CHECKING:
+    from gemmreg.running.clocks import CpuClock, GpuClock
+
 
 @functools.cache
-def _clock() -> Any:
+def _clock() -> GpuClock | CpuClock:
     """One clock per process (on a GPU it holds a flush buffer of four times
     the L2 and a stream-hold kernel: made once, reused by every tuning)."""
     from gemmreg.running.clocks import CpuClock, GpuClock

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
+from typing import TYPE_CHECKING, ClassVar, Literal, get_args
 
 import attrs
 from gemmreg.contract.declaration_checks import SpecError as SpecError  # its home for users
@@ -292,7 +292,7 @@ class KernelSpec:
             raise _fail(self, attribute, "must be one non-empty line")
 
     @capabilities.validator
-    def _check_capabilities(self, attribute: attrs.Attribute, value: Any) -> None:
+    def _check_capabilities(self, attribute: attrs.Attribute, value: object) -> None:
         if not isinstance(value, Capabilities):
             raise _fail(self, attribute, f"must be a Capabilities, got {type(value).__name__}")
 

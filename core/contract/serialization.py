@@ -20,11 +20,15 @@ import types
 import typing
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeAlias, TypeVar, overload
 
 import attrs
 
 T = TypeVar("T")
+
+JSON: TypeAlias = bool | int | float | str | list["JSON"] | dict[str, "JSON"] | None
+"""A value as :func:`parse_json` reads it: what a saved document holds before
+it is checked against the records it must rebuild."""
 
 SCHEMA_KEY = "schema"
 """The key of a saved document's schema version (``check.json``, ``run.json``)."""
@@ -37,9 +41,16 @@ class NewerSchemaError(ValueError):
     """A saved document from a newer gemmreg than this one: one line, naming both."""
 
 
-def to_jsonable(value: Any) -> Any:
-    if attrs.has(type(value)):
-        return to_jsonable(attrs.asdict(value, recurse=False))
+@overload
+def to_jsonable(value: attrs.AttrsInstance) -> dict[str, object]: ...
+@overload
+def to_jsonable(value: object) -> object: ...
+
+
+def to_jsonable(value: object) -> object:
+    fields = _fields(value)
+    if fields is not None:
+        return to_jsonable(fields)
     if isinstance(value, dict):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple, set, frozenset)):
@@ -50,12 +61,19 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def plain(value: Any) -> Any:
+@overload
+def plain(value: attrs.AttrsInstance) -> dict[str, object]: ...
+@overload
+def plain(value: object) -> object: ...
+
+
+def plain(value: object) -> object:
     """Records as plain dicts and lists, as JSON reads them back, numbers as
     they are: what a record kept as free-form data holds (a comparison in a
     check case, a precheck in a timing run)."""
-    if attrs.has(type(value)):
-        return plain(attrs.asdict(value, recurse=False))
+    fields = _fields(value)
+    if fields is not None:
+        return plain(fields)
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -63,16 +81,25 @@ def plain(value: Any) -> Any:
     return value
 
 
-def dumps(value: Any) -> str:
+def _fields(value: object) -> dict[str, object] | None:
+    """An attrs record's fields by name, as ``attrs.asdict(recurse=False)``
+    gives them; None for anything else."""
+    cls = type(value)
+    if not attrs.has(cls):
+        return None
+    return {field.name: getattr(value, field.name) for field in attrs.fields(cls)}
+
+
+def dumps(value: object) -> str:
     return json.dumps(to_jsonable(value), indent=2, sort_keys=False)
 
 
-def document(schema: int, body: Mapping[str, Any]) -> str:
+def document(schema: int, body: Mapping[str, object]) -> str:
     """A saved document: its schema version first, then ``body``."""
     return dumps({SCHEMA_KEY: schema, **body})
 
 
-def schema_of(data: Mapping[str, Any], newest: int, absent: int = 1) -> int:
+def schema_of(data: Mapping[str, object], newest: int, absent: int = 1) -> int:
     """The schema version of a parsed document (``absent`` for files saved
     before they carried one): :class:`NewerSchemaError` for a newer one than
     ``newest``, ValueError for anything but a version number."""
@@ -83,7 +110,7 @@ def schema_of(data: Mapping[str, Any], newest: int, absent: int = 1) -> int:
     return schema
 
 
-def refuse_newer(schema: Any, newest: int) -> None:
+def refuse_newer(schema: object, newest: int) -> None:
     """:class:`NewerSchemaError` when ``schema`` is a version after ``newest``."""
     if isinstance(schema, int) and not isinstance(schema, bool) and schema > newest:
         raise NewerSchemaError(
@@ -92,13 +119,14 @@ def refuse_newer(schema: Any, newest: int) -> None:
         )
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str) -> JSON:
     """JSON text, with NaN and Infinity (which JSON lacks, but Python reads)
     kept as text, so that a schema check refuses them like the writer's "nan"."""
-    return json.loads(text, parse_constant=str)
+    parsed: JSON = json.loads(text, parse_constant=str)  # JSON's values, and no others
+    return parsed
 
 
-def from_jsonable(cls: type[T], data: Any) -> T:
+def from_jsonable(cls: type[T], data: object) -> T:
     """Rebuild the attrs record ``cls`` from what :func:`to_jsonable` made of
     it, field by field, by the fields' annotations: nested records, tuples,
     and non-finite floats written as text. Nothing is checked beyond what the
@@ -108,11 +136,13 @@ def from_jsonable(cls: type[T], data: Any) -> T:
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: type) -> dict[str, object]:
     return typing.get_type_hints(cls)
 
 
-def _structure(annotation: Any, value: Any) -> Any:
+def _structure(annotation: object, value: Any) -> object:
+    # ``value`` is whatever the saved document holds there: walked by the
+    # annotation, trusting the schema check (or the writer) for its shape.
     if annotation is Any or value is None:
         return value
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)

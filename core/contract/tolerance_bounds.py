@@ -11,13 +11,13 @@ run time: a declaration is checked without an import cycle.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.contract.declaration_checks import _fail, _non_negative_float
 
 if TYPE_CHECKING:
-    from gemmreg.contract.records import DType
+    from gemmreg.contract.records import DType, KernelSpec
 
 LOOSE_RTOL: Mapping[DType, float] = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 2e-2}
 """Above these bounds (in units of |A|@|B|) a tolerance is loose for its dtype,
@@ -42,7 +42,7 @@ class Tolerance:
     """Where the figure comes from. Required when ``rtol`` is loose for its dtype."""
 
 
-def check_tolerances(instance: Any, attribute: attrs.Attribute, value: dict) -> None:
+def check_tolerances(instance: KernelSpec, attribute: attrs.Attribute, value: dict) -> None:
     """The validator of ``KernelSpec.tolerances``: one :class:`Tolerance` per
     declared dtype, and a ``why`` for every loose one. attrs validates the
     fields in order, so ``capabilities`` was already refused unless it is a

@@ -7,9 +7,9 @@ Anything else is refused in one line (:class:`UsageError`), before any work."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
@@ -19,6 +19,7 @@ Shape = str | tuple[int, int, int]
 PathLike = str | os.PathLike[str]
 Names = str | Sequence[str]
 """One name, or several (``"fp32,fp16"`` as the command line takes them, or a list)."""
+_Name = TypeVar("_Name", bound=str)
 
 
 def names(command: str, given: Sequence[str]) -> tuple[str, ...]:
@@ -59,7 +60,7 @@ def label(given: str | Sequence[Shape]) -> str:
     return ",".join(one if isinstance(one, str) else "x".join(map(str, one)) for one in given)
 
 
-def many(value: Names | None, what: str, allowed: Sequence[Any]) -> list[Any]:
+def many(value: Names | None, what: str, allowed: Sequence[_Name]) -> list[_Name]:
     """``"fp32,fp16"`` or ``["fp32", "fp16"]``; None: all of ``allowed``."""
     if value is not None and not isinstance(value, str):
         items = list(value)
@@ -69,7 +70,7 @@ def many(value: Names | None, what: str, allowed: Sequence[Any]) -> list[Any]:
     return opt.choices(value, allowed, what.rstrip("s"), what)
 
 
-def one(value: str, what: str, allowed: Sequence[Any]) -> Any:
+def one(value: str, what: str, allowed: Sequence[_Name]) -> _Name:
     """``compare``'s one dtype or layout."""
     if not isinstance(value, str) or "," in value:
         raise UsageError(f"compare takes one {what}, got {value!r}")
@@ -85,7 +86,7 @@ def folder(path: PathLike | None, what: str) -> Path | None:
     return Path(path)
 
 
-def call(name: str, first: Any, **given: Any) -> str:
+def call(name: str, first: str | Iterable[object], **given: object) -> str:
     """The call as its run's manifest records it, where the command line
     records the command typed."""
     shown = [repr(list(first) if not isinstance(first, str) else first)]

@@ -20,8 +20,8 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from types import FrameType
 
 TERMINATION_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
@@ -34,15 +34,19 @@ class Terminated(KeyboardInterrupt):
         super().__init__(f"terminated by {signal.Signals(signum).name}")
 
 
+_Handler = Callable[[int, FrameType | None], object] | int | signal.Handlers | None
+"""What ``signal.getsignal`` returns: a handler, SIG_DFL or SIG_IGN, or None
+(one not installed from Python)."""
+
 _state = {"watching": 0, "sigint_seen": False, "terminated_by": 0}
 
 
-def _on_sigint(signum: int, frame: Any) -> None:
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
     _state["sigint_seen"] = True
     raise KeyboardInterrupt
 
 
-def _on_termination(signum: int, frame: Any) -> None:
+def _on_termination(signum: int, frame: FrameType | None) -> None:
     _state["terminated_by"] = signum
     raise Terminated(signum)
 
@@ -120,9 +124,11 @@ def deferred() -> Iterator[None]:
         yield
         return
     pending: list[int] = []
-    previous: dict[int, Any] = {signum: signal.getsignal(signum) for signum in DEFERRED_SIGNALS}
+    previous: dict[int, _Handler] = {
+        signum: signal.getsignal(signum) for signum in DEFERRED_SIGNALS
+    }
 
-    def hold(signum: int, frame: Any) -> None:
+    def hold(signum: int, frame: FrameType | None) -> None:
         pending.append(signum)
 
     for signum, handler in previous.items():
@@ -137,7 +143,7 @@ def deferred() -> Iterator[None]:
             _deliver(pending[0], previous[pending[0]])
 
 
-def _deliver(signum: int, handler: Any) -> None:
+def _deliver(signum: int, handler: _Handler) -> None:
     """Act on a signal held back by :func:`deferred` as its handler would have."""
     if callable(handler):
         handler(signum, None)

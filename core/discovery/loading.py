@@ -18,8 +18,7 @@ names of their own, since pluggy registers any one object once.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 import pluggy
 from gemmreg.contract.records import KernelSpec, SpecError
@@ -73,12 +72,12 @@ class SpecPlugin:
         self.specs = tuple(specs)
 
     @_hookimpl
-    def gemmreg_register_kernels(self, register: Any) -> None:
+    def gemmreg_register_kernels(self, register: Callable[[KernelSpec], None]) -> None:
         for spec in self.specs:
             register(spec)
 
 
-def as_plugin(loaded: Any) -> Any:
+def as_plugin(loaded: object) -> object:
     """``loaded`` itself, or a :class:`SpecPlugin` where it is a KernelSpec or a
     non-empty tuple or list of them."""
     if isinstance(loaded, KernelSpec):
@@ -92,7 +91,7 @@ def as_plugin(loaded: Any) -> Any:
     return loaded
 
 
-def _already_registered(pm: pluggy.PluginManager, plugin: Any, origin: Origin) -> str:
+def _already_registered(pm: pluggy.PluginManager, plugin: object, origin: Origin) -> str:
     """Why a second entry point naming the same module is refused, and what to do."""
     name = getattr(plugin, "__name__", type(plugin).__name__)
     return (
@@ -106,11 +105,18 @@ def _already_registered(pm: pluggy.PluginManager, plugin: Any, origin: Origin) -
 def trace(pm: pluggy.PluginManager, lines: list[str]) -> None:
     """Trace lines are kept and printed after each plugin's output capture ends."""
 
-    def before(hook_name: str, impls: Sequence[Any], kwargs: Mapping[str, Any]) -> None:
+    def before(
+        hook_name: str, impls: Sequence[pluggy.HookImpl], kwargs: Mapping[str, object]
+    ) -> None:
         plugins = ", ".join(impl.plugin_name for impl in impls)
         lines.append(f"gemmreg trace: calling {hook_name} on [{plugins}]")
 
-    def after(outcome: Any, hook_name: str, impls: Sequence[Any], kwargs: Any) -> None:
+    def after(
+        outcome: pluggy.Result[object],
+        hook_name: str,
+        impls: Sequence[pluggy.HookImpl],
+        kwargs: Mapping[str, object],
+    ) -> None:
         error = outcome.exception
         result = f"raised {describe(error)}" if error else "returned"
         lines.append(f"gemmreg trace: {hook_name} {result}")
@@ -122,7 +128,7 @@ def load_contained(
     pm: pluggy.PluginManager,
     registry: Registry,
     origin: Origin,
-    load: Any,
+    load: Callable[[], object],
     timeout_s: float | None = None,
 ) -> list[tuple[Origin, KernelSpec]]:
     """Load one plugin with its output captured, torch's state watched and
@@ -146,7 +152,7 @@ def load_contained(
 
 
 def _load_one(
-    pm: pluggy.PluginManager, registry: Registry, origin: Origin, load: Any
+    pm: pluggy.PluginManager, registry: Registry, origin: Origin, load: Callable[[], object]
 ) -> list[KernelSpec]:
     """The plugin's accepted kernels; every refusal becomes an issue row."""
 

@@ -24,8 +24,7 @@ import importlib
 import importlib.metadata
 import os
 import sys
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import pluggy
 from gemmreg import hookspecs
@@ -57,11 +56,11 @@ TRACE_ENV = "GEMMREG_TRACE_PLUGINS"
 """Set to 1 to print every hook call and its result on stderr."""
 
 
-def _import_reference(path: str) -> Any:
+def _import_reference(path: str) -> object:
     """``package.module``, or ``package.module:NAME`` (an attribute, as entry
     points write it: a KernelSpec or a tuple of them, say)."""
     module, _, attribute = path.partition(":")
-    loaded: Any = importlib.import_module(module)
+    loaded: object = importlib.import_module(module)
     for part in filter(None, attribute.split(".")):
         loaded = getattr(loaded, part)
     return loaded
@@ -111,7 +110,7 @@ def discover(
     if env.get(TRACE_ENV, "") not in ("", "0"):
         loading.trace(pm, trace)
 
-    candidates: list[tuple[Origin, Any]] = []  # (origin, loader)
+    candidates: list[tuple[Origin, Callable[..., object]]] = []  # (origin, loader)
     if entry_points is None:
         entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
     seen: set[str] = set()

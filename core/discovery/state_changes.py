@@ -9,12 +9,12 @@ ran under (:func:`changes`): a difference fails that plugin's own case
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import attrs
 from gemmreg.discovery.torch_state import LABELS, PINNED_DEVICE, TorchState, current
 
-_Launch = TypeVar("_Launch", bound=Callable[..., Any])
+_Launch = TypeVar("_Launch", bound=Callable[..., object])
 
 
 def differences(now: TorchState, expected: TorchState) -> list[str]:
@@ -66,7 +66,7 @@ def raise_on_changes(expected: TorchState) -> None:
 def checked(launch: _Launch, expected: TorchState) -> _Launch:
     """``launch``, followed by :func:`raise_on_changes` after every call."""
 
-    def checked_launch(*args: Any, **kwargs: Any) -> Any:
+    def checked_launch(*args: object, **kwargs: object) -> object:
         result = launch(*args, **kwargs)
         raise_on_changes(expected)
         return result

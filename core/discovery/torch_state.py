@@ -27,7 +27,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from typing import Any
+from collections.abc import Callable
 
 import attrs
 from gemmreg.contract.records import KernelSpec, Problem
@@ -35,7 +35,7 @@ from gemmreg.contract.records import KernelSpec, Problem
 PINNED_DEVICE = 0
 """The CUDA device index every task starts on (the first visible device)."""
 
-Reading = Any
+Reading = bool | int | str | None
 """A flag's value as torch reports it, or ``"unreadable: ..."`` if reading raised."""
 
 
@@ -79,7 +79,7 @@ LABELS = {
 (under ``torch.backends``) where it has one."""
 
 
-def _read(getter: Any) -> Reading:
+def _read(getter: Callable[[], object]) -> Reading:
     try:
         value = getter()
     except Exception as error:  # mixed TF32 APIs make torch's getters raise
@@ -150,7 +150,7 @@ def _use_deterministic_algorithms(mode: bool) -> None:
     torch.use_deterministic_algorithms(mode)
 
 
-def _set(action: Any) -> None:
+def _set(action: Callable[..., object]) -> None:  # a lambda, its loop values bound as defaults
     with contextlib.suppress(Exception):  # a switch this torch lacks, or left unreadable
         action()
 
@@ -236,7 +236,9 @@ def restore(state: TorchState) -> None:
         "deterministic_algorithms": _use_deterministic_algorithms,
     }
     # The precision string last but one: it sets matmul.allow_tf32 as a side effect.
-    _set(lambda: torch.set_float32_matmul_precision(state.float32_matmul_precision))
+    precision = state.float32_matmul_precision  # a string as read (else nothing to put back)
+    if isinstance(precision, str):
+        _set(lambda: torch.set_float32_matmul_precision(precision))
     for field, setter in setters.items():
         value = getattr(state, field)
         if value is not None and not str(value).startswith("unreadable"):
@@ -248,6 +250,6 @@ def restore(state: TorchState) -> None:
             _set(lambda owner=owner, value=value: setattr(owner, "fp32_precision", value))
 
 
-def record(state: TorchState) -> dict[str, Any]:
+def record(state: TorchState) -> dict[str, Reading]:
     """The reading as a manifest records it, under torch's own names."""
     return {LABELS[field.name]: getattr(state, field.name) for field in attrs.fields(TorchState)}

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gemmreg.deciding import device_choice
 from gemmreg.deciding.options import UsageError
+
+if TYPE_CHECKING:
+    from gemmreg.contract.backend import BackendInfo
 
 
 def choose(args: argparse.Namespace) -> None:
@@ -43,7 +46,7 @@ def several(args: argparse.Namespace) -> str | None:
     return value
 
 
-def require_gpu(args: argparse.Namespace, info: Any) -> None:
+def require_gpu(args: argparse.Namespace, info: BackendInfo) -> None:
     """A run pinned to one GPU that left no GPU (or was forced onto the CPU) is refused."""
     index = getattr(args, "pinned_device", None)
     if index is not None and not info.is_gpu:

@@ -6,10 +6,13 @@ same records the Python API builds): the points (``--shape`` or
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gemmreg.deciding import options as opt
 from gemmreg.deciding.options import UsageError
+
+if TYPE_CHECKING:
+    from gemmreg.contract.records import Layout
 from gemmreg.deciding.points import Point, points
 from gemmreg.deciding.requests import BenchRequest, CompareRequest, TimingAsked
 from gemmreg.interface.cli_common import _dtypes
@@ -18,7 +21,7 @@ DEFAULT_LAYOUT = "rowmajor"
 """``compare`` and ``bench`` time row-major operands unless ``--layout`` says."""
 
 
-def layouts(value: str | None) -> list[Any]:
+def layouts(value: str | None) -> list[Layout]:
     from gemmreg.contract.records import LAYOUTS
 
     return opt.choices(DEFAULT_LAYOUT if value is None else value, LAYOUTS, "layout", "--layout")

@@ -8,9 +8,13 @@ import argparse
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gemmreg.deciding.options import UsageError
+
+if TYPE_CHECKING:
+    from gemmreg.judging.timing_records import CompareReport
+    from gemmreg.running.devices import Device
 
 
 def add_options(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +73,7 @@ def refuse_on(backend_kind: str, picked: list[tuple[str, str]]) -> None:
         raise UsageError(f"--{picked[0][0]} {profiler_tools.ROCM_REASON}")
 
 
-def worker_env(kept: Path, chosen: Sequence[Any]) -> dict[str, str]:
+def worker_env(kept: Path, chosen: Sequence[Device]) -> dict[str, str]:
     """The profiled worker's environment: the caches the timed processes
     shared, kept under ``kept`` (``compare``'s ``keep_cache``), and the GPU
     the first of them ran on (``--device``/``--devices``)."""
@@ -81,7 +85,7 @@ def worker_env(kept: Path, chosen: Sequence[Any]) -> dict[str, str]:
 
 def run_after(
     picked: list[tuple[str, str]],
-    report: Any,
+    report: CompareReport,
     manifest: dict[str, Any],
     out: Path | None,
     progress: Callable[[str], None],

@@ -9,12 +9,16 @@ planning: which cases, which skips, which ids.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 import attrs
 from gemmreg.contract.task_kinds import SANITIZE, VALUES, CaseKind
 
-Lookup = Callable[[str], Any]
+if TYPE_CHECKING:
+    from gemmreg.deciding.matrix import Case
+    from gemmreg.discovery.registry_records import RegisteredKernel
+
+Lookup = Callable[[str], "RegisteredKernel"]
 """Kernel name -> RegisteredKernel; raises LookupError with the reason it is not there."""
 
 
@@ -25,7 +29,8 @@ class MatrixParam:
     kernel: str
     kind: CaseKind | Literal["load"]
     """The case's kind, or ``load`` for the test of a kernel that did not load."""
-    case: Any
+    case: Case | None
+    """None for the test of a kernel that did not load."""
     skip_reason: str = ""
     tool: str = ""
     load_error: str = ""
@@ -35,7 +40,7 @@ class MatrixParam:
     def id(self) -> str:
         from gemmreg.running.check_runner import CaseResult
 
-        if self.load_error:
+        if self.load_error or self.case is None:
             return f"{self.kernel}-not-loaded"
         kind = cast("CaseKind", self.kind)  # "load" goes with a load_error, handled above
         return CaseResult(
@@ -43,25 +48,25 @@ class MatrixParam:
         ).id
 
 
-def _loaded(lookup: Lookup, name: str) -> tuple[Any, MatrixParam | None]:
+def _loaded(lookup: Lookup, name: str) -> RegisteredKernel | MatrixParam:
     """The kernel, or the failing test that says why it is not there."""
     try:
-        return lookup(name), None
+        return lookup(name)
     except LookupError as error:  # the plugin's own error, not "unknown plugin"
-        return None, MatrixParam(kernel=name, kind="load", case=None, load_error=str(error))
+        return MatrixParam(kernel=name, kind="load", case=None, load_error=str(error))
 
 
 def case_params(
-    lookup: Lookup, names: Sequence[str], cases: Sequence[Any], gpu: bool
+    lookup: Lookup, names: Sequence[str], cases: Sequence[Case], gpu: bool
 ) -> list[MatrixParam]:
     """Every planned case and every skip of the value matrix, per kernel."""
     from gemmreg.running import check_runner
 
     params: list[MatrixParam] = []
     for name in names:
-        kernel, missing = _loaded(lookup, name)
-        if missing is not None:
-            params.append(missing)
+        kernel = _loaded(lookup, name)
+        if isinstance(kernel, MatrixParam):
+            params.append(kernel)
             continue
         skipped, runnable = check_runner.plan(kernel, cases, gpu)
         params += [MatrixParam(kernel=name, kind=kind, case=case) for kind, case in runnable]
@@ -73,7 +78,7 @@ def case_params(
 
 
 def sanitize_params(
-    lookup: Lookup, names: Sequence[str], cases: Sequence[Any], tools: Sequence[str], gpu: bool
+    lookup: Lookup, names: Sequence[str], cases: Sequence[Case], tools: Sequence[str], gpu: bool
 ) -> list[MatrixParam]:
     """The sanitize subset per kernel and tool, skipped with the reason where
     the tool cannot run here. A kernel that is not there already has its
@@ -85,8 +90,8 @@ def sanitize_params(
     kind = backend.current().kind
     params: list[MatrixParam] = []
     for name in names:
-        kernel, missing = _loaded(lookup, name)
-        if missing is not None:
+        kernel = _loaded(lookup, name)
+        if isinstance(kernel, MatrixParam):
             continue
         skipped, runnable = check_runner.plan(kernel, cases, gpu)
         for tool in tools:

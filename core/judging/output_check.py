@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.contract import backend
 from gemmreg.contract.inputs import apply_layout, core_inputs, default_generator, torch_dtype
-from gemmreg.contract.records import KernelSpec, Problem, Tolerance
+from gemmreg.contract.records import KernelSpec, Launch, Problem, Tolerance
 from gemmreg.judging import non_finite_notes
 from gemmreg.judging.guarded_output import GuardedOutput, sentinel_count
 from gemmreg.judging.task_results import Comparison as Comparison  # re-exported: was defined here
@@ -23,6 +23,7 @@ from gemmreg.judging.task_results import ValuesResult
 
 if TYPE_CHECKING:
     import torch
+    from gemmreg.discovery.torch_state import TorchState
 
 FIRST_BAD_SHOWN = 5
 """How many mismatching elements a failure lists, with got/expected values."""
@@ -115,7 +116,7 @@ def _is_constant(x: torch.Tensor) -> bool:
 
 def make_operands(
     spec: KernelSpec, problem: Problem, seed: int, device: str, values: str = "plugin"
-) -> tuple[Any, Any]:
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Inputs for this seed, laid out as the problem says: the plugin's own
     generator for ``values="plugin"``, else one of the matrix's value kinds."""
     import torch
@@ -140,7 +141,12 @@ def make_operands(
 
 
 def run_and_compare(
-    spec: KernelSpec, launch: Any, problem: Problem, seed: int, device: str, values: str = "plugin"
+    spec: KernelSpec,
+    launch: Launch,
+    problem: Problem,
+    seed: int,
+    device: str,
+    values: str = "plugin",
 ) -> Comparison:
     """One launch on fresh inputs into a guarded, poisoned output, then every check."""
     a, b = make_operands(spec, problem, seed, device, values)
@@ -154,8 +160,8 @@ def run_and_compare(
 def verify(
     spec: KernelSpec,
     problem: Problem,
-    before: tuple[Any, Any],
-    operands: tuple[Any, Any],
+    before: tuple[torch.Tensor, torch.Tensor],
+    operands: tuple[torch.Tensor, torch.Tensor],
     guarded: GuardedOutput,
 ) -> Comparison:
     """Every check of one output: values against the reference, inputs untouched,
@@ -210,7 +216,7 @@ def _check_case(
     seed: int,
     values: str,
     before_launch: Callable[[], None] | None,
-    expected: Any,
+    expected: TorchState,
 ) -> ValuesResult:
     from gemmreg.discovery import state_changes
 
@@ -236,8 +242,8 @@ def _check_case(
     )
 
 
-def _preceded(before: Callable[[], None], launch: Any) -> Any:
-    def preceded_launch(a: Any, b: Any, out: Any) -> None:
+def _preceded(before: Callable[[], None], launch: Launch) -> Launch:
+    def preceded_launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
         before()
         launch(a, b, out)
 

@@ -1,20 +1,24 @@
-"""The records of a comparison, from one process's figures to the verdicts.
+"""The records of a comparison, from each kernel's summary to the verdicts.
 
 They are frozen attrs classes: the comparison builds them, renderers and
-saved runs read them, and ``from_dict`` rebuilds them from a saved run.
+saved runs read them, and ``from_dict`` rebuilds them from a saved run. The
+records of one process's figures are :mod:`gemmreg.judging.process_records`'s,
+re-exported here.
 """
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.contract.serialization import from_jsonable
+from gemmreg.judging.process_records import ColdStart as ColdStart
+from gemmreg.judging.process_records import ProcessRecord as ProcessRecord
+from gemmreg.judging.process_records import ProcessRun as ProcessRun
+from gemmreg.judging.process_records import float_tuple, str_tuple
 from gemmreg.judging.stats import Interval
-from gemmreg.judging.work_accounting import WorkAccounting
 
 VerdictWord = Literal[
     "faster",
@@ -41,101 +45,22 @@ PROCESS_REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay")
 ones judged with an interval across processes."""
 
 
-def _tuple(value: Any) -> tuple[Any, ...]:
+def _regimes(value: Iterable[RegimeResult] | None) -> tuple[RegimeResult, ...]:
     return tuple(value) if value is not None else ()
 
 
-def _tuples(value: Any) -> tuple[tuple[Any, ...], ...]:
+def _ints(value: Iterable[int] | None) -> tuple[int, ...]:
+    return tuple(value) if value is not None else ()
+
+
+def _float_rows(value: Iterable[Iterable[float]]) -> tuple[tuple[float, ...], ...]:
     return tuple(tuple(item) for item in value)
-
-
-@attrs.frozen(kw_only=True)
-class ColdStart:
-    """Prepare and first call of one kernel in its own fresh process, with
-    empty compile caches: the cost a user pays once."""
-
-    kernel: str
-    status: str
-    prepare_s: float | None = None
-    first_call_s: float | None = None
-    reason: str = ""
 
 
 HELD_WORDS = "each batch of samples queued in full before the GPU runs it"
 """What a GPU report's clock line says since each batch's stream has been held
 until the host had queued it (:mod:`gemmreg.running.stream_hold`); lines of
 runs saved before the hold say "queued behind a spin"."""
-
-
-@attrs.frozen(kw_only=True)
-class ProcessRun:
-    """One kernel, timed in one worker process."""
-
-    kernel: str
-    process: int
-    status: str
-    """``timed``, ``failed`` (a correctness check), ``skipped``, ``error``, ``crashed`` or ``timeout``."""
-    round_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
-    """This kernel's figure in each kept round (the median of its slot)."""
-    samples: int = 0
-    exposure_s: float = 0.0
-    """Wall time of all its slots: equal for every kernel of the process, by construction."""
-    prepare_s: float | None = None
-    first_call_s: float | None = None
-    graph_ms: float | None = None
-    host_ms: float | None = None
-    """The host's time per call (its launch path), median over the kept rounds;
-    None on the CPU and in runs saved before it was recorded."""
-    escaped: str = ""
-    """Why some of the call's device work outlived its timed interval, or ''."""
-    precheck: dict[str, Any] | None = None
-    postcheck: dict[str, Any] | None = None
-    reason: str = ""
-    accounting: WorkAccounting | None = None
-    """The device work of its timed calls (:mod:`gemmreg.judging.work_accounting`);
-    None where none was recorded, and in runs saved before it was."""
-
-    @property
-    def median_ms(self) -> float | None:
-        return statistics.median(self.round_ms) if self.round_ms else None
-
-
-@attrs.frozen(kw_only=True)
-class ProcessRecord:
-    """What one process says of the rounds as a whole."""
-
-    process: int
-    status: str
-    stop_reason: str = ""
-    rounds: int = 0
-    dropped: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
-    """The reason each dropped round was dropped."""
-    soak_s: float | None = None
-    soak_steady: bool | None = None
-    monitor: str = ""
-    """Why no clock readings were taken, or ''."""
-    clock_trace: dict[str, Any] = attrs.field(factory=dict)
-    """Summary of the clock, power and temperature readings of the rounds."""
-    log_ratios: dict[str, dict[str, float]] = attrs.field(factory=dict)
-    """Regime -> "baseline|kernel" -> this process's paired log-ratio."""
-    reason: str = ""
-    placements: int | None = None
-    """Copies of each kernel's operands rotated across the rounds
-    (gemmreg.running.placements); None in runs saved before placements rotated."""
-    device_index: int | None = None
-    """The GPU this process ran on (torch's index in the parent) when the
-    processes were spread over several (``compare --devices``); None: the
-    one device there was, or a run saved before it was recorded."""
-    host: str = ""
-    """The node it ran on, for a comparison on a Ray cluster; '' on this host."""
-    queued: str = ""
-    """Why its batches of samples were (from some point on) led by a spin
-    instead of held until queued (:mod:`gemmreg.running.stream_hold`); ''
-    where every batch was held, on the CPU, and in runs saved before batches were
-    held (whose batches were all led by a spin: their clock line says so)."""
-    accounting: str = ""
-    """Whether its timed calls' device work was recorded: ``on (...)`` with
-    the cost, ``off: why``; '' in runs saved before it was."""
 
 
 @attrs.frozen(kw_only=True)
@@ -161,7 +86,7 @@ class KernelSummary:
     of fp32-only kernels in fp16 printed a NO VERDICT row per pair). Runs
     saved before it was recorded read True."""
     vendor_library: bool = False
-    process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
+    process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=float_tuple)
     center_ms: float | None = None
     low_ms: float | None = None
     high_ms: float | None = None
@@ -175,17 +100,17 @@ class KernelSummary:
     processes' figures; None on the CPU and in runs saved before it was recorded."""
     device_kernel_ms: float | None = None
     launches_per_call: float | None = None
-    device_kernels: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    device_kernels: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
     """The device kernels the profiled calls launched (names as the profiler
     reports them): which code path was timed. Empty without a device profile,
     and in runs saved before it was recorded."""
-    device_call_ms: tuple[float, ...] = attrs.field(default=(), converter=_tuple)
+    device_call_ms: tuple[float, ...] = attrs.field(default=(), converter=float_tuple)
     """Each profiled call's device time, in call order (``DeviceProfile.call_ms``)."""
     device_interleaved: bool = False
     """The profiled calls alternated round by round with the other kernels'
     (``DeviceProfile.interleaved``): ``device_call_ms`` pair by round."""
     device_process_call_ms: tuple[tuple[float, ...], ...] = attrs.field(
-        default=(), converter=_tuples
+        default=(), converter=_float_rows
     )
     """With several profiling processes (``--device-processes``), each one's
     interleaved calls' device times in process order, ``()`` for a process
@@ -206,9 +131,9 @@ class KernelSummary:
     None in runs saved before it was kept beside the error."""
     atol: float | None = None
     tolerance_why: str = ""
-    invalid: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    invalid: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
     """Why no speed claim may rest on this kernel's figures (escaped work, above peak)."""
-    flags: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    flags: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
 
     def __attrs_post_init__(self) -> None:
         """A timed kernel has its figures: a saved run that says otherwise is
@@ -250,8 +175,8 @@ class Verdict:
     explanation: str
     regime: str = "end-to-end"
     confidence: float | None = None
-    regimes: tuple[RegimeResult, ...] = attrs.field(default=(), converter=_tuple)
-    notes: tuple[str, ...] = attrs.field(default=(), converter=_tuple)
+    regimes: tuple[RegimeResult, ...] = attrs.field(default=(), converter=_regimes)
+    notes: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
     processes: int | None = None
     """The processes the verdict rests on: in a sequential run, those of the
     look that decided it (:mod:`gemmreg.judging.sequential`); None in runs
@@ -286,7 +211,7 @@ class CompareReport:
     ``weight``: how often a model calls the shape); None when none was given."""
     schema: int = SCHEMA
     """The layout of these records; runs saved before it existed are schema 1."""
-    looks: tuple[int, ...] = attrs.field(default=(), converter=_tuple)
+    looks: tuple[int, ...] = attrs.field(default=(), converter=_ints)
     """A sequential run's looks: the processes finished at each
     (:mod:`gemmreg.judging.sequential`); empty for a fixed count
     (``--processes``, and runs saved before looks existed)."""
@@ -298,7 +223,7 @@ class CompareReport:
     whose GPU flush zeroed its buffer (left it dirty)."""
 
     @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> CompareReport:
+    def from_dict(cls, data: Mapping[str, object]) -> CompareReport:
         """Rebuild a report saved with ``render.dumps``, in today's layout: a saved
         run's reports have been upgraded (:func:`gemmreg.judging.schema_1.upgrade`)
         and checked against these records first (:mod:`gemmreg.storage.run_schema`,

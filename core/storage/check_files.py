@@ -16,7 +16,6 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from gemmreg.contract.serialization import (
     NON_FINITE_TEXT,
@@ -48,7 +47,7 @@ class CheckFileError(ValueError):
     """A ``check.json`` that cannot be read: reported in one line."""
 
 
-def write_check(directory: Path, manifest: Mapping[str, Any], views: Mapping[str, str]) -> None:
+def write_check(directory: Path, manifest: Mapping[str, object], views: Mapping[str, str]) -> None:
     """Write ``manifest.json`` and ``views`` (file name -> rendered text:
     ``check.json`` and the tables, rendered by the caller), each atomically:
     a check saved again as results arrive (``check --ray``) is, at any
@@ -72,7 +71,7 @@ def load_check(path: Path, verify: bool = True) -> tuple[list[CaseResult], bool]
     try:
         if stat.S_ISDIR(os.stat(path).st_mode):
             path = path / CHECK_FILE
-        data = parse_json(saved_files.read_saved(path).decode("utf-8"))
+        data: object = parse_json(saved_files.read_saved(path).decode("utf-8"))
     except saved_files.UnreadableFile as error:
         raise CheckFileError(str(error)) from None
     except (OSError, UnicodeDecodeError) as error:
@@ -84,27 +83,28 @@ def load_check(path: Path, verify: bool = True) -> tuple[list[CaseResult], bool]
             raise CheckFileError(f"{path}: its content does not match its checksum: refused")
         data = checksums.unsealed(data)
     try:
-        return results_from_dict(data), bool(data.get("partial"))
+        results = results_from_dict(data)
     except (run_schema.SchemaError, ValueError, TypeError, KeyError) as error:
         raise CheckFileError(f"{path} is not a readable gemmreg check: {error}") from None
+    assert isinstance(data, dict)  # results_from_dict refused anything else
+    return results, bool(data.get("partial"))
 
 
-def results_from_dict(data: Any) -> list[CaseResult]:
+def results_from_dict(data: object) -> list[CaseResult]:
     """Rebuild the results of a parsed ``check.json``, any schema up to today's."""
     if not isinstance(data, dict) or not isinstance(data.get("cases"), list):
         raise run_schema.SchemaError("expected an object with a list of 'cases'")
     schema_of(data, CHECK_SCHEMA)  # from a newer gemmreg: refused in one line
     results = []
     for index, case in enumerate(data["cases"]):
-        case = upgrade_case(case)
-        run_schema.check_record(CaseResult, case, f"cases[{index}]")
-        result = case_result(case)
+        checked = run_schema.check_record(CaseResult, upgrade_case(case), f"cases[{index}]")
+        result = case_result(checked)
         _ = result.tolerance  # a saved tolerance must build, here and not in a renderer
         results.append(result)
     return results
 
 
-def upgrade_case(data: Any) -> Any:
+def upgrade_case(data: object) -> object:
     """A case in today's layout: one from before the value kinds is moved into
     its ``case``; anything else is kept, for the schema check to name."""
     if isinstance(data, dict) and "case" not in data and "problem" in data:
@@ -114,15 +114,15 @@ def upgrade_case(data: Any) -> Any:
     return data
 
 
-def case_result(data: Mapping[str, Any]) -> CaseResult:
+def case_result(data: Mapping[str, object]) -> CaseResult:
     """The record of one saved case (already checked against its fields)."""
     comparison = data.get("comparison")
-    if comparison is not None:
+    if isinstance(comparison, dict):  # or None: the schema check allows no other
         comparison = {k: _number(v) if k in NON_FINITE_FIELDS else v for k, v in comparison.items()}
     return from_jsonable(CaseResult, {**data, "comparison": comparison})
 
 
-def _number(value: Any) -> Any:
+def _number(value: object) -> object:
     if isinstance(value, list):
         return [_number(item) for item in value]
     if isinstance(value, str) and value.strip().lower() in NON_FINITE_TEXT:

@@ -20,7 +20,6 @@ import enum
 import hashlib
 import json
 from collections.abc import Mapping
-from typing import Any
 
 CHECKSUM_KEY = "content_sha256"
 """The field holding the checksum, at the top level of the document."""
@@ -34,14 +33,14 @@ class Seal(enum.Enum):
     MISMATCH = "content does not match its checksum"
 
 
-def canonical(data: Any) -> bytes:
+def canonical(data: object) -> bytes:
     """The document as the checksum hashes it: JSON, keys sorted, no spaces,
     ASCII only (a reader in another language can rebuild it)."""
     text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return text.encode("ascii")
 
 
-def digest(data: Mapping[str, Any]) -> str:
+def digest(data: Mapping[str, object]) -> str:
     """The sha256 (hex) of ``data`` without its checksum field."""
     body = {key: value for key, value in data.items() if key != CHECKSUM_KEY}
     return hashlib.sha256(canonical(body)).hexdigest()
@@ -58,7 +57,7 @@ def sealed(text: str) -> str:
     return json.dumps({**body, CHECKSUM_KEY: digest(body)}, indent=2)
 
 
-def check(data: Mapping[str, Any]) -> Seal:
+def check(data: Mapping[str, object]) -> Seal:
     """Whether the parsed document ``data`` is what its checksum says: a
     checksum that is not a string counts as a mismatch (it was edited too)."""
     if CHECKSUM_KEY not in data:
@@ -69,6 +68,6 @@ def check(data: Mapping[str, Any]) -> Seal:
     return Seal.MISMATCH
 
 
-def unsealed(data: dict[str, Any]) -> dict[str, Any]:
+def unsealed(data: Mapping[str, object]) -> dict[str, object]:
     """``data`` without its checksum field, for the schema check."""
     return {key: value for key, value in data.items() if key != CHECKSUM_KEY}

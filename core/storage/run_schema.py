@@ -30,7 +30,7 @@ class SchemaError(ValueError):
     """A value that does not fit its record: ``where`` and what is wrong."""
 
 
-def check_run(data: Any, report_type: type) -> None:
+def check_run(data: object, report_type: type) -> None:
     """The whole of ``run.json``: an object whose ``reports`` each fit ``report_type``."""
     if not isinstance(data, dict):
         raise SchemaError(f"expected a JSON object at the top, got {_kind(data)}")
@@ -47,8 +47,9 @@ def check_run(data: Any, report_type: type) -> None:
         check_record(report_type, report, f"reports[{index}]")
 
 
-def check_record(cls: type, data: Any, where: str) -> None:
-    """``data`` can build the attrs class ``cls``: same fields, right types."""
+def check_record(cls: type, data: object, where: str) -> dict[str, object]:
+    """``data`` can build the attrs class ``cls``: same fields, right types.
+    Returns ``data``, now known to be an object."""
     if not isinstance(data, dict):
         raise SchemaError(f"{where}: expected an object, got {_kind(data)}")
     fields = {f.name: f for f in attrs.fields(cls) if f.init}
@@ -61,14 +62,15 @@ def check_record(cls: type, data: Any, where: str) -> None:
     hints = _hints(cls)
     for name, value in data.items():
         _check(hints.get(name, Any), value, f"{where}.{name}", name.endswith(TIME_SUFFIXES))
+    return data
 
 
 @functools.cache
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: type) -> dict[str, object]:
     return typing.get_type_hints(cls)
 
 
-def _check(annotation: Any, value: Any, where: str, is_time: bool) -> None:
+def _check(annotation: object, value: object, where: str, is_time: bool) -> None:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if annotation is Any:
         return
@@ -96,13 +98,13 @@ def _check(annotation: Any, value: Any, where: str, is_time: bool) -> None:
             raise SchemaError(f"{where}: expected an object, got {_kind(value)}")
         for key, item in value.items():
             _check(args[1] if args else Any, item, f"{where}.{key}", is_time)
-    elif attrs.has(annotation):
+    elif isinstance(annotation, type) and attrs.has(annotation):
         check_record(annotation, value, where)
     # Anything else is an annotation this checker does not know: the record's
     # own constructor still has its say.
 
 
-def _check_union(args: tuple[Any, ...], value: Any, where: str, is_time: bool) -> None:
+def _check_union(args: tuple[object, ...], value: object, where: str, is_time: bool) -> None:
     if value is None and type(None) in args:
         return
     errors = []
@@ -115,7 +117,7 @@ def _check_union(args: tuple[Any, ...], value: Any, where: str, is_time: bool) -
     raise errors[0] if len(errors) == 1 else SchemaError(f"{where}: unexpected {_kind(value)}")
 
 
-def _check_number(annotation: type, value: Any, where: str, is_time: bool) -> None:
+def _check_number(annotation: object, value: object, where: str, is_time: bool) -> None:
     if isinstance(value, str) and value.strip().lower().lstrip("+-") in NON_FINITE:
         raise SchemaError(f"{where}: must be a finite number, got {value!r}")
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -129,7 +131,7 @@ def _check_number(annotation: type, value: Any, where: str, is_time: bool) -> No
         raise SchemaError(f"{where}: a time cannot be negative, got {value!r}")
 
 
-def _check_sequence(args: tuple[Any, ...], value: Any, where: str, is_time: bool) -> None:
+def _check_sequence(args: tuple[object, ...], value: object, where: str, is_time: bool) -> None:
     if not isinstance(value, list):
         raise SchemaError(f"{where}: expected a list, got {_kind(value)}")
     if (len(args) == 2 and args[1] is Ellipsis) or len(args) == 1:
@@ -144,7 +146,7 @@ def _check_sequence(args: tuple[Any, ...], value: Any, where: str, is_time: bool
         _check(item_type, item, f"{where}[{index}]", is_time)
 
 
-def _kind(value: Any) -> str:
+def _kind(value: object) -> str:
     kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean"}
     if value is None:
         return "null"
@@ -155,6 +157,6 @@ def _kind(value: Any) -> str:
     return type(value).__name__
 
 
-def _show(value: Any) -> str:
+def _show(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from gemmreg.contract.serialization import (
+    JSON,
     document,
     dumps,
     parse_json,
@@ -53,7 +54,7 @@ Views = Mapping[str, str] | Callable[[Sequence[CompareReport], bool], Mapping[st
 
 
 def write_run_json(
-    directory: Path, manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool
+    directory: Path, manifest: Mapping[str, object], reports: Sequence[CompareReport], partial: bool
 ) -> str:
     """Write ``run.json`` (atomically: the old file or the new, never half
     of one), and return its text: the one writer of a run's record."""
@@ -66,7 +67,7 @@ def write_run_json(
 
 def write_run(
     directory: Path,
-    manifest: dict[str, Any],
+    manifest: Mapping[str, object],
     reports: Sequence[CompareReport],
     partial: bool,
     views: Views | None = None,
@@ -85,7 +86,7 @@ def write_run(
             path = directory / "manifest.json"
             write_atomically(path, dumps(manifest) + "\n")
             if callable(views):
-                views = views([report_from_dict(r) for r in parse_json(text)["reports"]], partial)
+                views = views(_reports(parse_json(text)), partial)
             for name, view in (views or {}).items():
                 path = directory / name
                 write_atomically(path, view + "\n")
@@ -95,9 +96,17 @@ def write_run(
             raise RunNotSaved(path, _why(error)) from None
 
 
-def report_from_dict(data: dict[str, Any]) -> CompareReport:
+def report_from_dict(data: Mapping[str, object]) -> CompareReport:
     """One report of a run (checked, or today's), as its record."""
     return CompareReport.from_dict(data)
+
+
+def _reports(data: object) -> list[CompareReport]:
+    """The reports of a run's document: one just written, or one that
+    :func:`gemmreg.storage.run_schema.check_run` has passed (an object with a
+    list of reports, each an object)."""
+    assert isinstance(data, dict) and isinstance(data["reports"], list)
+    return [report_from_dict(r) for r in data["reports"]]
 
 
 def load_run(
@@ -109,6 +118,7 @@ def load_run(
     A run whose content does not match its checksum (:mod:`gemmreg.storage.checksums`)
     is refused; with ``verify=False`` it is read, and ``on_note`` told so, as
     it is told of a run saved before checksums."""
+    data: object
     path, data = _read_json(directory, directory / RUN_FILE)
     notes: list[str] = []  # said once the run reads: a refusal stays one line
     try:
@@ -124,7 +134,7 @@ def load_run(
     except RecursionError:
         raise RunError(f"{path} is not a readable gemmreg run: nested too deeply") from None
     try:
-        reports = [report_from_dict(r) for r in data["reports"]]
+        reports = _reports(data)
     except Exception as error:  # the records' own validators have the last word
         raise RunError(
             f"{path} is not a readable gemmreg run: {type(error).__name__}: {error}"
@@ -132,10 +142,11 @@ def load_run(
     for note in notes:
         if on_note is not None:
             on_note(note)
+    assert isinstance(data, dict)  # check_run refused anything else
     return data.get("manifest", {}), reports, bool(data.get("partial"))
 
 
-def _check_versions(data: Any) -> None:
+def _check_versions(data: object) -> None:
     """A run (or a report in it) from a newer gemmreg is refused, in one line,
     before its layout is judged against today's records."""
     if not isinstance(data, dict):
@@ -147,7 +158,7 @@ def _check_versions(data: Any) -> None:
             refuse_newer(report.get("schema"), SCHEMA)
 
 
-def _checked_seal(path: Path, data: Any, verify: bool, note: Callable[[str], None]) -> Any:
+def _checked_seal(path: Path, data: object, verify: bool, note: Callable[[str], None]) -> object:
     """``data`` without its checksum, once the checksum is judged."""
     if not isinstance(data, dict):
         return data  # not a run at all: the schema check names it
@@ -164,7 +175,7 @@ def _checked_seal(path: Path, data: Any, verify: bool, note: Callable[[str], Non
     return checksums.unsealed(data)
 
 
-def _read_json(directory: Path, path: Path) -> tuple[Path, Any]:
+def _read_json(directory: Path, path: Path) -> tuple[Path, JSON]:
     """The path read and the parsed ``run.json`` (or ``run.json.gz``, as
     committed evidence keeps it), or a RunError saying why there is none.
     No special file (a FIFO, a device) is opened for reading, and no more is
