@@ -44,12 +44,12 @@ from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, clock_description, flag_shared
 from gemmreg.orchestrating.timing_lines import progress_hooks
 from gemmreg.running import (
+    cold_starts,
     compare_parts,
     device_processes,
     environment,
     ray_cluster,
     temp_folders,
-    worker_pool,
 )
 from gemmreg.running.sessions import Session
 
@@ -69,11 +69,11 @@ def cold_on_node(
     kernels = registry.discover().select(names)
     with temp_folders.temporary_folder("caches") as tmp:
         root = Path(tmp)
-        sessions = [Session(worker_pool._cold_env(root, name)) for name in names]
+        sessions = [Session(cold_starts.cold_env(root, name)) for name in names]
         try:
             for session in sessions:
                 session.wait_ready()
-            colds = worker_pool._cold_starts(kernels, sessions, problem, seed, root, timeout)
+            colds = cold_starts.run(kernels, sessions, problem, seed, root, timeout)
         finally:
             for session in sessions:
                 session.close()
@@ -176,7 +176,7 @@ def _compare(
                     outcome, _, node = ray.get(ref)
                 except ray.exceptions.RayError as error:
                     outcome = ray_cluster.lost_outcomes(1, error)[0]
-                found.append(worker_pool.profiles_from(outcome, names))
+                found.append(device_processes.profiles_from(outcome, names))
             profiles = device_processes.merged(found, names)
     except KeyboardInterrupt:
         partial = True  # keep what finished; the report says it is partial

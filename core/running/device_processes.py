@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from gemmreg.contract.records import Problem
 from gemmreg.judging.device_regime import PROCESS_PROFILES
+from gemmreg.judging.task_results import ProfileResult
 from gemmreg.judging.tasks import ProfileTask
+from gemmreg.running import isolation
 
 if TYPE_CHECKING:
     from gemmreg.running.worker_pool import Pool
@@ -48,15 +50,25 @@ def profile(
     """Every kernel's device profiles, from each of the pool's profiling
     sessions in turn (a crashed one replaced and retried once, as a timed
     process is), merged by :func:`merged`."""
-    from gemmreg.running import worker_pool
+    from gemmreg.running.sessions import run_retrying
 
     found = []
     for i, session in enumerate(list(pool.profilers)):
-        outcome, pool.profilers[i], _ = worker_pool._run_retrying(
+        outcome, pool.profilers[i], _ = run_retrying(
             session, task(names, problem, seed, i), timeout, pool.fresh
         )
-        found.append(worker_pool.profiles_from(outcome, names))
+        found.append(profiles_from(outcome, names))
     return merged(found, names)
+
+
+def profiles_from(outcome: isolation.TaskOutcome, names: Sequence[str]) -> dict[str, Any]:
+    """Each kernel's device profile from a profiling task's outcome, or why none."""
+    if outcome.status == "ok" and isinstance(outcome.result, ProfileResult):
+        return outcome.result.recorded()
+    first = outcome.error.splitlines()[0] if outcome.error else outcome.status
+    return {
+        n: {"profile_unavailable": f"profiling process {outcome.status}: {first}"} for n in names
+    }
 
 
 def merged(per_process: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:

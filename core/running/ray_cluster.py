@@ -191,13 +191,12 @@ def run_in_session(
     task's GPU, rerun once in another if its worker crashed (as on one
     host); the outcome, the note of that rerun ('' without one), and this
     node's record."""
-    from gemmreg.running.sessions import Session
-    from gemmreg.running.worker_pool import _run_retrying
+    from gemmreg.running.sessions import Session, run_retrying
 
     env = {**os.environ, **switches}
     session = Session(env)
     try:
-        outcome, session, rerun = _run_retrying(session, task, limit, lambda: Session(env))
+        outcome, session, rerun = run_retrying(session, task, limit, lambda: Session(env))
     finally:
         session.close()
     return outcome, rerun, node_record()

@@ -7,7 +7,8 @@ for its rounds; started one after another, their start-up would dominate
 the wall time. So every worker of a comparison is started at once, does
 its start-up in parallel with the others, and then waits, idle, for its
 task: only one runs a task at a time, so timing never shares the GPU. A
-sweep keeps its sessions across points.
+sweep keeps its sessions across points. A task whose worker crashed gets
+one rerun in a fresh worker (:func:`run_retrying`); one that hung does not.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import selectors
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from typing import Any
 
 from gemmreg.judging.task_wire import encode, read_outcome
@@ -173,3 +175,22 @@ class Session:
         self.selector.close()
         os.close(self.read_fd)
         self.log.close()
+
+
+def run_retrying(
+    session: Session, task: Task, timeout: float, fresh: Callable[[], Session]
+) -> tuple[TaskOutcome, Session, str]:
+    """Run ``task``; a worker that crashed (not one that hung) is replaced by a
+    fresh one and the task run once more. Returns the outcome, the session
+    that ran it last, and a note of the first crash ('' when there was none),
+    so a rerun is never silent."""
+    outcome = session.run(task, timeout)
+    if outcome.status != "crashed":
+        return outcome, session, ""
+    first = outcome.error.splitlines()[0] if outcome.error else "crashed"
+    session.close()
+    session = fresh()
+    retry = session.run(task, timeout)
+    if retry.status == "crashed":
+        return retry, session, ""
+    return retry, session, f"a first worker crashed ({first}); this is a fresh worker's rerun"
