@@ -25,7 +25,6 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from gemmreg.contract.records import Problem
 from gemmreg.deciding import timeouts
@@ -44,6 +43,7 @@ from gemmreg.judging.timing_records import (
 from gemmreg.running import cold_starts, compare_parts, process_lanes, temp_folders
 from gemmreg.running import device_processes as device_processes_module
 from gemmreg.running.cold_starts import SHARED_CACHE, cold_env, merge_cache, shared_cache_env
+from gemmreg.running.device_processes import Profiles
 from gemmreg.running.sessions import Session
 from gemmreg.running.tracing import trace
 from gemmreg.running.worker_pool import Ahead, Pool
@@ -141,7 +141,7 @@ def run_compare(
     )
     looks: list[int] = []
     records: list[ProcessRecord] = []
-    profiles: dict[str, Any] = {}
+    profiles: Profiles = {}
     colds: list[ColdStart] = []
     runs, runnable = compare_parts.split_runnable(kernels, problem)
 

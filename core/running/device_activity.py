@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gemmreg.contract import backend
 from gemmreg.judging.activity_analysis import (
@@ -42,6 +43,12 @@ from gemmreg.running.sync_check import (
     sync_escape,
     sync_verdict,
 )
+
+if TYPE_CHECKING:
+    from torch._C._autograd import _KinetoEvent
+    from torch.profiler import profile
+
+T = TypeVar("T")
 
 PROFILE_CALLS = 5
 """The fewest calls in one profiled marker sequence: enough for a median that
@@ -84,7 +91,7 @@ spans drawn around work, not work, and are dropped."""
 _DEVICE_TYPES = {"CUDA", "HIP"}
 
 
-def _kind(event: Any) -> str | None:
+def _kind(event: _KinetoEvent) -> str | None:
     """The activity kind of a device event, or ``None`` when it is not device work.
 
     ``activity_type()`` is read when the torch build has it; older builds fall
@@ -103,7 +110,8 @@ def _kind(event: Any) -> str | None:
 
 
 def _interval_ns(event: Any) -> tuple[int, int]:
-    """Start and end in integer nanoseconds, from whichever clock accessors this torch has."""
+    """Start and end in integer nanoseconds, from whichever clock accessors this torch has
+    (untyped: older builds' events have accessors, in microseconds, that today's stubs lack)."""
     if hasattr(event, "start_ns"):
         start = int(event.start_ns())
         if hasattr(event, "end_ns"):
@@ -113,7 +121,7 @@ def _interval_ns(event: Any) -> tuple[int, int]:
     return start, start + int(event.duration_us()) * 1000
 
 
-def activities_from_events(events: Iterable[Any]) -> list[Activity]:
+def activities_from_events(events: Iterable[_KinetoEvent]) -> list[Activity]:
     """The device activities among a profiler's kineto events, timed from the first.
 
     Reads ``device_type()`` (``DeviceType.CUDA`` for device work, also on ROCm
@@ -192,10 +200,20 @@ def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         _paced(torch, sequence)
-    return activities_from_events(prof.profiler.kineto_results.events())
+    return profiler_activities(prof)
 
 
-def _paced(torch: Any, sequence: Sequence[Callable[[], None]]) -> None:
+def profiler_activities(prof: profile) -> list[Activity]:
+    """The device activities a stopped torch profiler recorded, from its
+    kineto results (private torch API, kept here). torch types those as
+    optional; a profiler that was entered and exited always has them."""
+    kineto = prof.profiler
+    if kineto is None or kineto.kineto_results is None:
+        raise RuntimeError("torch's profiler kept no kineto results")
+    return activities_from_events(kineto.kineto_results.events())
+
+
+def _paced(torch: ModuleType, sequence: Sequence[Callable[[], None]]) -> None:
     """The marker sequence of :func:`_record`, ending synchronised."""
     gpu_spin(torch, MARKER_CYCLES)
     for call in sequence:
@@ -259,7 +277,7 @@ def profile_interleaved(
     return _UNAVAILABLE + result if isinstance(result, str) else result
 
 
-def _traced(sequence: Sequence[Callable[[], None]], read: Callable[[list[Activity]], Any]) -> Any:
+def _traced(sequence: Sequence[Callable[[], None]], read: Callable[[list[Activity]], T]) -> T | str:
     """``read`` of the trace of ``sequence``, or why there is none (a string)."""
     try:
         if not backend.current().is_gpu:

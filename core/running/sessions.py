@@ -21,7 +21,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Required, TypedDict
 
 from gemmreg.judging.task_wire import encode, read_outcome
 from gemmreg.judging.tasks import Task
@@ -37,6 +37,23 @@ from gemmreg.running.isolation import (
 from gemmreg.running.tracing import trace
 
 
+class WorkerEvent(TypedDict, total=False):
+    """One line a worker writes on its event pipe (:mod:`gemmreg.running.worker`)."""
+
+    event: Required[str]
+    """``ready``, ``start``, ``note``, ``done`` or ``retire``."""
+    task: int
+    text: str
+    """A ``note``: what the task is doing now."""
+    reason: str
+    """A ``retire``: why the worker stops."""
+    status: str
+    error: str
+    traceback: str
+    result: dict[str, object]
+    """A ``done`` task's result (:mod:`gemmreg.judging.task_wire`)."""
+
+
 class Session:
     """One worker process, started now, running tasks when asked."""
 
@@ -44,7 +61,7 @@ class Session:
         self,
         env: dict[str, str] | None,
         *,
-        options: dict[str, Any] | None = None,
+        options: dict[str, object] | None = None,
         startup_timeout: float = STARTUP_TIMEOUT_S,
         worker_module: str = WORKER_MODULE,
     ):
@@ -67,7 +84,7 @@ class Session:
         self._send({"session": True, **(options or {})})
         trace(f"worker {self.proc.pid}: started")
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, object]) -> None:
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -75,7 +92,7 @@ class Session:
         except (BrokenPipeError, ValueError):
             pass  # the worker is gone: reading its events says why
 
-    def _next_event(self, deadline: float) -> dict[str, Any] | None:
+    def _next_event(self, deadline: float) -> WorkerEvent | None:
         """The next event, None at end of stream; raises TimeoutError at the deadline."""
         while b"\n" not in self.buffer:
             wait = deadline - time.monotonic()

@@ -52,12 +52,22 @@ import os
 import random
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.judging.activity_analysis import Activity
 from gemmreg.judging.work_accounting import WorkAccounting, account, attribute
 from gemmreg.running import cupti_recorder
+from gemmreg.running.clocks import CpuClock, GpuClock
+
+if TYPE_CHECKING:
+    import torch
+    from gemmreg.contract.gpu_compile import CompiledKernel
+    from gemmreg.contract.records import Problem
+    from gemmreg.judging.task_results import Comparison
+    from gemmreg.running.timed_kernel import TimedKernel
+    from torch.profiler import profile
 
 ENV = "GEMMREG_WORK_ACCOUNTING"
 """``off`` (or ``0``, ``no``) turns the recording off; anything else leaves it on (on GPUs)."""
@@ -95,12 +105,14 @@ def _owner(call: Callable[[], None]) -> str:
 class Recorder:
     """The marker launches and the call log of one process's recording."""
 
-    def __init__(self, torch: Any, marker: Any) -> None:
+    def __init__(self, torch: ModuleType, marker: CompiledKernel) -> None:
+        """:param torch: the torch module (a stand-in in tests).
+        :param marker: the compiled :data:`MARKER_SOURCE`."""
         self.torch = torch
         self.marker = marker
         self.owners: list[str] = []
         self.checked: list[bool] = []
-        self.profiler: Any = None
+        self.profiler: profile | None = None
         self.direct: cupti_recorder.CuptiRecorder | None = None
         self.backend = ""
         """What recorded: ``CUPTI``, or torch's profiler and why not CUPTI."""
@@ -110,7 +122,7 @@ class Recorder:
         self._draw = random.SystemRandom()
         self._drawn = -1
         self.rounds_recorded = 0
-        self.clock: Any = None
+        self.clock: GpuClock | None = None
         """The clock whose samples this recorder's markers bracket."""
         self.setup_s = 0.0
 
@@ -186,17 +198,19 @@ class Recorder:
         self.torch.cuda.synchronize()
         if direct is not None:
             return direct.stop()
-        from gemmreg.running.device_activity import activities_from_events
+        from gemmreg.running.device_activity import profiler_activities
 
+        assert profiler is not None  # not CUPTI and not stopped already: torch's profiler
         profiler.__exit__(None, None, None)
-        return activities_from_events(profiler.profiler.kineto_results.events())
+        return profiler_activities(profiler)
 
 
-def begin(clock: Any, is_gpu: bool) -> Recorder | str:
+def begin(clock: GpuClock | CpuClock, is_gpu: bool) -> Recorder | str:
     """Start recording ``clock``'s samples; or why not ('' on the CPU, whose
     calls are synchronous and launch nothing to account for)."""
     if not is_gpu:
         return ""
+    assert not isinstance(clock, CpuClock)  # on a GPU, the timing clock is a GpuClock
     if switched_off():
         return f"off ({ENV}={os.environ.get(ENV)})"
     try:
@@ -211,18 +225,21 @@ def begin(clock: Any, is_gpu: bool) -> Recorder | str:
     return recorder
 
 
-def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, device: str) -> Any:
+def checked_call(
+    recorder: Recorder, kernel: TimedKernel, problem: Problem, seed: int, device: str
+) -> Comparison:
     """One call of ``kernel`` on fresh operands inside the recording; the
     comparison of its output with the reference: the checker's own run
     (:func:`gemmreg.judging.output_check.run_and_compare`), its launch
     bracketed by the markers."""
     from gemmreg.judging.output_check import run_and_compare
 
-    def bracketed(a: Any, b: Any, c: Any) -> None:
+    def bracketed(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
         recorder.torch.cuda.synchronize()  # the operands made, outside the call
         recorder.record_alone()
         recorder.open()
         try:
+            assert kernel.launch is not None  # the kernel was prepared (its precheck ran)
             kernel.launch(a, b, c)
         finally:  # the markers stay paired whatever the call does
             recorder.close(kernel.call, checked=True)
@@ -232,7 +249,11 @@ def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, devic
 
 
 def finish(
-    recorder: Recorder | str, kernels: Sequence[Any], problem: Any, seed: int, device: str
+    recorder: Recorder | str,
+    kernels: Sequence[TimedKernel],
+    problem: Problem,
+    seed: int,
+    device: str,
 ) -> str:
     """The checked calls, then the trace read into each kernel's
     ``result.accounting``; returns what the process record says of it. With
@@ -281,7 +302,9 @@ def abandon(recorder: Recorder | str) -> None:
         recorder.stop()
 
 
-def read_trace(activities: Sequence[Any], recorder: Recorder) -> dict[str, WorkAccounting] | str:
+def read_trace(
+    activities: Sequence[Activity], recorder: Recorder
+) -> dict[str, WorkAccounting] | str:
     """Each kernel's accounting from the recorded activities, or why the
     trace cannot be read (:func:`gemmreg.judging.work_accounting.attribute`)."""
     if not activities:
