@@ -32,7 +32,7 @@ from gemmreg.running import stream_hold
 
 if TYPE_CHECKING:
     import torch as torch_module
-    from gemmreg.running.work_recording import Recorder
+    from gemmreg.running.call_recorder import Recorder
 
 L2_FLUSH_MULTIPLE = 4
 """The flush buffer is this many times the device's L2, so nothing of A, B or C survives.

@@ -87,9 +87,8 @@ class SoakFigures(TypedDict):
     steady: bool
     sample_cost_s: dict[str, float]
     readings: Any
-    """The last readings (``attrs.asdict`` of each); untyped because
-    ``Soak.readings`` converts with ``tuple``, whose generic signature the
-    attrs mypy plugin cannot match to a typed list."""
+    """The last readings (``attrs.asdict`` of each); untyped: ``Soak.readings``
+    converts with ``tuple``, which the attrs mypy plugin cannot match to a list."""
 
 
 K = TypeVar("K", bound=RoundKernel)
