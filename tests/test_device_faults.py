@@ -25,8 +25,8 @@ from gemmreg.deciding.matrix import Case
 from gemmreg.discovery.registry import discover
 from gemmreg.judging import refusals
 from gemmreg.judging.tasks import ColdTask
-from gemmreg.running import check_runner, isolation, worker_pool
-from gemmreg.running.sessions import Session
+from gemmreg.running import check_runner, isolation
+from gemmreg.running.sessions import Session, run_retrying
 from test_hostile_plugins import plugin_env
 
 TINY = Problem(m=5, n=6, k=7)
@@ -176,9 +176,9 @@ def test_a_task_that_hung_is_not_rerun_one_that_crashed_is():
 
     hung = _Answers("timeout")
     task = fake_worker_task("ok")
-    outcome, session, note = worker_pool._run_retrying(hung, task, 1, fresh)
+    outcome, session, note = run_retrying(hung, task, 1, fresh)
     assert (outcome.status, session, note, hung.tasks, started) == ("timeout", hung, "", 1, [])
-    outcome, session, note = worker_pool._run_retrying(_Answers("crashed"), task, 1, fresh)
+    outcome, session, note = run_retrying(_Answers("crashed"), task, 1, fresh)
     assert outcome.status == "ok" and session is started[0] and note.startswith("a first worker")
 
 
@@ -192,7 +192,7 @@ def test_a_worker_hung_in_its_start_up_is_a_timeout_and_is_not_started_again(fak
     silent = Session(None, startup_timeout=1, worker_module="fake_plugins.silent_worker")
     try:
         task = ColdTask(kernel="fake_good", problem=TINY, seed=1)
-        outcome, _, _ = worker_pool._run_retrying(silent, task, 5, fresh)
+        outcome, _, _ = run_retrying(silent, task, 5, fresh)
     finally:
         for session in [silent, *started]:
             session.close()

@@ -139,7 +139,7 @@ def test_merging_compile_caches_never_writes_into_an_existing_file(tmp_path):
     merge that rewrote them in place killed those workers on the H200."""
     import os
 
-    from gemmreg.running.worker_pool import merge_cache
+    from gemmreg.running.cold_starts import merge_cache
 
     cold, shared = tmp_path / "cold", tmp_path / "shared"
     (cold / "ab").mkdir(parents=True)

@@ -18,10 +18,11 @@ from gemmreg.judging.task_results import KernelTiming, RoundsResult
 from gemmreg.judging.timing_records import ProcessRun
 from gemmreg.judging.verdicts import judge
 from gemmreg.judging.work_accounting import LaunchPattern, WorkAccounting, invalid_reasons
-from gemmreg.running import clocks, timed_kernel, work_recording
+from gemmreg.running import call_recorder, clocks, timed_kernel, work_recording
+from gemmreg.running.call_recorder import Recorder
 from gemmreg.running.device_activity import activities_from_events
 from gemmreg.running.process_results import read_process
-from gemmreg.running.work_recording import MARKER_NAME, Recorder
+from gemmreg.running.work_recording import MARKER_NAME
 from gemmreg.storage import run_schema
 from test_device_activity import kineto_event
 from test_gpu_clock import FakeTorch
@@ -258,7 +259,7 @@ def test_through_cupti_one_round_in_each_block_is_recorded_and_only_its_calls():
     recorder.active = False
     blocks = 3
     recorded = []
-    for index in range(work_recording.SAMPLE_BLOCK * blocks):
+    for index in range(call_recorder.SAMPLE_BLOCK * blocks):
         recorder.round_begins(index)
         recorder.open()
         recorder.close(Named(f"round {index}").call)
@@ -267,7 +268,7 @@ def test_through_cupti_one_round_in_each_block_is_recorded_and_only_its_calls():
             recorded.append(index)
         recorder.round_ends()
         assert not direct.on and not recorder.active
-    assert [i // work_recording.SAMPLE_BLOCK for i in recorded] == list(range(blocks))
+    assert [i // call_recorder.SAMPLE_BLOCK for i in recorded] == list(range(blocks))
     assert recorder.owners == [f"round {i}" for i in recorded]
     assert len(log) == 2 * blocks and recorder.rounds_recorded == blocks
     recorder.record_alone()

@@ -11,7 +11,6 @@ saved after each point.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from gemmreg.deciding.options import UsageError
 from gemmreg.deciding.requests import BenchRequest, check_names
@@ -81,29 +80,58 @@ def bench(
         else None
     )
     line = progress if meter is None else meter.line
-    common: dict[str, Any] = dict(
-        meter=meter,
-        weights=[point.weight for point in request.points] if request.weighted else None,
+    weights = [point.weight for point in request.points] if request.weighted else None
+    fields: dict[str, object] = dict(
         shapes=None,
         dtypes=list(dict.fromkeys(p.dtype for p in problems)),
         layouts=list(dict.fromkeys(p.layout for p in problems)),
     )
-    common.update(request.manifest)
+    fields.update(request.manifest)  # the manifest's fields besides the environment's
     try:
         if launch.ray is not None:
             from gemmreg.orchestrating import ray_sweep
 
             done = ray_sweep.sweep_on_ray(
-                kernels, problems, timing, info, out, line, launch.ray, **common
+                kernels,
+                problems,
+                timing,
+                info,
+                out,
+                line,
+                launch.ray,
+                meter=meter,
+                weights=weights,
+                **fields,
             )
         elif on is not None:
             from gemmreg.orchestrating import sharded_sweep
 
             done = sharded_sweep.sweep_on_devices(
-                kernels, problems, timing, info, out, line, on, ahead=ahead, **common
+                kernels,
+                problems,
+                timing,
+                info,
+                out,
+                line,
+                on,
+                meter=meter,
+                weights=weights,
+                ahead=ahead,
+                **fields,
             )
         else:
-            done = sweeping.sweep(kernels, problems, timing, info, out, line, ahead, **common)
+            done = sweeping.sweep(
+                kernels,
+                problems,
+                timing,
+                info,
+                out,
+                line,
+                ahead,
+                meter=meter,
+                weights=weights,
+                **fields,
+            )
     except KeyboardInterrupt:  # a second Ctrl-C: the last save stands, whole
         progress(f"gemmreg: the run as last saved is in {out}/")
         raise

@@ -11,13 +11,18 @@ caller has shown it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.deciding.requests import CheckRequest
 from gemmreg.orchestrating.launching import LOCAL, Launch, Progress, silent, spread_over
 from gemmreg.orchestrating.results import CheckResult
 from gemmreg.running.check_runner import CaseResult
+
+if TYPE_CHECKING:
+    from gemmreg.deciding.matrix import Case
+    from gemmreg.discovery.registry import RegisteredKernel
+    from gemmreg.running.ray_cluster import NodeRecord
 
 
 def check(
@@ -82,7 +87,7 @@ def check(
     try:
         if launch.ray is not None:
 
-            def saved(so_far: list[Any], nodes: list[dict[str, Any]]) -> None:
+            def saved(so_far: list[CaseResult], nodes: list[NodeRecord]) -> None:
                 if request.out is not None:  # as each batch arrives: a lost driver keeps them
                     check_saving.save_check(
                         request.out, {**manifest, "ray_nodes": nodes}, so_far, True
@@ -145,14 +150,14 @@ def save(result: CheckResult, progress: Progress = silent) -> None:
     progress(f"evidence written to {result.out}/")
 
 
-def _seeded(cases: list[Any], request: CheckRequest) -> list[Any]:
+def _seeded(cases: list[Case], request: CheckRequest) -> list[Case]:
     """Every case with the request's seed, where it gives one."""
     if request.seed is None:
         return cases
     return [attrs.evolve(case, seed=request.seed) for case in cases]
 
 
-def _works(kernels: Sequence[Any], cases: Sequence[Any], gpu: bool) -> list[float]:
+def _works(kernels: Sequence[RegisteredKernel], cases: Sequence[Case], gpu: bool) -> list[float]:
     """The work (2MNK) of every case that will run, for the progress meter's ETA."""
     from gemmreg.running import check_runner
 

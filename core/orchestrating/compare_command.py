@@ -11,7 +11,7 @@ refuses the save then loses no figure.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.deciding.requests import CompareRequest, check_names
@@ -27,6 +27,9 @@ from gemmreg.orchestrating.launching import (
 )
 from gemmreg.orchestrating.results import CompareResult
 from gemmreg.running.tracing import trace
+
+if TYPE_CHECKING:
+    from gemmreg.deciding.timing_options import TimingOptions
 
 
 def compare(
@@ -119,7 +122,7 @@ def save(result: CompareResult, progress: Progress = silent) -> None:
     progress(f"run saved to {result.out}/")
 
 
-def _how_many(timing: Any) -> str:
+def _how_many(timing: TimingOptions) -> str:
     """The processes a comparison will run, as its first line says."""
     if timing.budget_s is None:
         return f"{timing.processes} processes"

@@ -15,13 +15,21 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from gemmreg.contract.backend import BackendInfo
 from gemmreg.deciding.requests import Spell, TimingAsked, keyword_spelling
 from gemmreg.running.devices import Device
 from gemmreg.running.tracing import trace
+
+if TYPE_CHECKING:
+    from gemmreg.contract.records import Problem
+    from gemmreg.deciding.timing_options import TimingOptions
+    from gemmreg.discovery.registry import RegisteredKernel
+    from gemmreg.judging.timing_records import CompareReport
+    from gemmreg.running.ahead_pinned import PoolsAhead
+    from gemmreg.running.worker_pool import Ahead
 
 Progress = Callable[[str], None]
 """Where a command's progress lines go (stderr on the command line)."""
@@ -48,7 +56,7 @@ class Launch:
     that ``--device`` pinned is still one, a profiler runs on it)."""
     keep_cache: Path | None = None
     """``compare``: where the timed processes' caches are kept (a profiler run after)."""
-    after: Callable[[Any, dict[str, Any], Sequence[Device]], None] | None = None
+    after: Callable[[CompareReport, dict[str, object], Sequence[Device]], None] | None = None
     """``compare``: called with the report, its manifest and the GPUs spread
     over, once the timing is done (the command line's profilers)."""
     verbose: bool = False
@@ -66,7 +74,11 @@ def start_ahead(
     reads the plugins (:class:`gemmreg.running.worker_pool.Ahead`), or None
     where that does not pay (no GPU likely) or is switched off; with
     ``--devices`` (``several``), pinned to the GPUs it will name, where they
-    can be known yet (:mod:`gemmreg.running.ahead_pinned`)."""
+    can be known yet (:mod:`gemmreg.running.ahead_pinned`).
+
+    Left untyped: an ``Ahead``, or for ``bench --devices`` a ``PoolsAhead`` (a
+    pool per GPU); which one follows from ``cold`` and ``several``, and the
+    command hands it to the runner made for it."""
     from gemmreg.contract import backend
     from gemmreg.deciding import timing_options
     from gemmreg.running import ahead_pinned, worker_pool
@@ -86,7 +98,7 @@ def start_ahead(
 
 
 @contextlib.contextmanager
-def killed_on_error(ahead: Any) -> Iterator[None]:
+def killed_on_error(ahead: Ahead | PoolsAhead | None) -> Iterator[None]:
     """The workers started ahead are killed if the command fails before it
     hands them their work (bad input found once the plugins are read)."""
     try:
@@ -110,7 +122,7 @@ def spread_over(value: str | None, info: BackendInfo) -> list[Device] | None:
     return devices.resolve(choice, devices.available_devices(info.is_gpu, info.device_name))
 
 
-def interpreted(kernels: Sequence[Any]) -> list[bool]:
+def interpreted(kernels: Sequence[RegisteredKernel]) -> list[bool]:
     """Per runnable kernel: does it run under Triton's interpreter here."""
     from gemmreg.contract.known_limits import triton_interpreted
 
@@ -119,9 +131,9 @@ def interpreted(kernels: Sequence[Any]) -> list[bool]:
 
 def warn_if_long(
     command: str,
-    kernels: Sequence[Any],
-    problems: Sequence[Any],
-    timing: Any,
+    kernels: Sequence[RegisteredKernel],
+    problems: Sequence[Problem],
+    timing: TimingOptions,
     gpu: bool,
     progress: Progress,
 ) -> float:

@@ -29,7 +29,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.contract.backend import BackendInfo
@@ -39,19 +40,28 @@ from gemmreg.deciding.options import UsageError
 from gemmreg.deciding.timing_options import TimingOptions, policy_for
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.judging import rounds, stats
+from gemmreg.judging.tasks import TaskOutcome
 from gemmreg.judging.timing_records import ColdStart, CompareReport, ProcessRecord, ProcessRun
 from gemmreg.orchestrating.progress import Meter
 from gemmreg.orchestrating.sweeping import Progress, clock_description, flag_shared
 from gemmreg.orchestrating.timing_lines import progress_hooks
 from gemmreg.running import (
+    cold_starts,
     compare_parts,
     device_processes,
     environment,
     ray_cluster,
     temp_folders,
-    worker_pool,
 )
+from gemmreg.running.device_processes import Profiles
+from gemmreg.running.ray_cluster import NodeRecord
 from gemmreg.running.sessions import Session
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
+
+InSession = tuple[TaskOutcome, str, NodeRecord]
+"""What a Ray task of :func:`gemmreg.running.ray_cluster.run_in_session` returns."""
 
 NEED = 2
 """Kernels that must come through their cold starts for any timing: a
@@ -60,7 +70,7 @@ verdict is about a pair (as ``compare`` on one host)."""
 
 def cold_on_node(
     names: list[str], problem: Problem, seed: int, timeout: float, switches: dict[str, str]
-) -> tuple[list[ColdStart], dict[str, Any]]:
+) -> tuple[list[ColdStart], NodeRecord]:
     """In a Ray task: each kernel's cold start in its own fresh worker with
     empty caches, one after another on this task's GPU; and the node's record."""
     from gemmreg.discovery import registry
@@ -69,11 +79,11 @@ def cold_on_node(
     kernels = registry.discover().select(names)
     with temp_folders.temporary_folder("caches") as tmp:
         root = Path(tmp)
-        sessions = [Session(worker_pool._cold_env(root, name)) for name in names]
+        sessions = [Session(cold_starts.cold_env(root, name)) for name in names]
         try:
             for session in sessions:
                 session.wait_ready()
-            colds = worker_pool._cold_starts(kernels, sessions, problem, seed, root, timeout)
+            colds = cold_starts.run(kernels, sessions, problem, seed, root, timeout)
         finally:
             for session in sessions:
                 session.close()
@@ -88,7 +98,7 @@ def compare_on_ray(
     progress: Progress,
     where: str,
     meter: Meter | None = None,
-) -> tuple[CompareReport, dict[str, Any]]:
+) -> tuple[CompareReport, dict[str, object]]:
     """One point on the cluster at ``where``, cold starts first; and the
     manifest, with every node that ran a task under ``ray_nodes``."""
     with ray_cluster.connected(where) as ray:
@@ -109,7 +119,7 @@ def _one_model(models: Sequence[str], where: str) -> None:
 
 
 def _compare(
-    ray: Any,
+    ray: ModuleType,
     kernels: Sequence[RegisteredKernel],
     problem: Problem,
     timing: TimingOptions,
@@ -117,7 +127,7 @@ def _compare(
     progress: Progress,
     meter: Meter | None,
     models: Sequence[str],
-) -> tuple[CompareReport, list[dict[str, Any]]]:
+) -> tuple[CompareReport, list[NodeRecord]]:
     gpu = info.is_gpu
     per_kernel = timing.task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (timing.max_time_s or policy_for(gpu).stop.max_time_s)
@@ -126,11 +136,11 @@ def _compare(
     options = dict(max_retries=ray_cluster.MAX_RETRIES, retry_exceptions=False)
     on_gpu = {**options, **ray_cluster.holds(gpu)}
     runs, runnable = compare_parts.split_runnable(kernels, problem)
-    nodes: dict[str, dict[str, Any]] = {}
+    nodes: dict[str, NodeRecord] = {}
     colds: list[ColdStart] = []
     done: dict[int, tuple[list[ProcessRun], ProcessRecord, str]] = {}
-    profiles: dict[str, Any] = {}
-    pending: list[Any] = []
+    profiles: Profiles = {}
+    pending: list[ObjectRef[InSession]] = []
     partial = False
     try:
         if runnable:
@@ -176,7 +186,7 @@ def _compare(
                     outcome, _, node = ray.get(ref)
                 except ray.exceptions.RayError as error:
                     outcome = ray_cluster.lost_outcomes(1, error)[0]
-                found.append(worker_pool.profiles_from(outcome, names))
+                found.append(device_processes.profiles_from(outcome, names))
             profiles = device_processes.merged(found, names)
     except KeyboardInterrupt:
         partial = True  # keep what finished; the report says it is partial
@@ -209,24 +219,29 @@ def unpaired(report: CompareReport, ran_on: Sequence[str], progress: Progress) -
 
 
 def _process(
-    ray: Any, ref: Any, names: list[str], process: int, nodes: dict[str, dict[str, Any]]
+    ray: ModuleType,
+    ref: ObjectRef[InSession],
+    names: list[str],
+    process: int,
+    nodes: dict[str, NodeRecord],
 ) -> tuple[list[ProcessRun], ProcessRecord, str]:
     """One finished process's rows and record (with its host and GPU), and
     the GPU model it ran on ('' when its Ray task was lost)."""
+    node: NodeRecord | None
     try:
         outcome, rerun, node = ray.get(ref)
     except ray.exceptions.RayError as error:  # lost after its retries
-        outcome, rerun, node = ray_cluster.lost_outcomes(1, error)[0], "", {}
-    if node:
+        outcome, rerun, node = ray_cluster.lost_outcomes(1, error)[0], "", None
+    if node is not None:
         nodes[str(node.get("host"))] = node
     rows, record = compare_parts.from_outcome(names, process, outcome)
     record = attrs.evolve(
         record,
         reason=rerun or record.reason,
-        device_index=node.get("device_index"),
-        host=str(node.get("host", "")),
+        device_index=None if node is None else node.get("device_index"),
+        host="" if node is None else str(node.get("host", "")),
     )
-    return rows, record, str(node.get("device_name", ""))
+    return rows, record, "" if node is None else str(node.get("device_name", ""))
 
 
 def _asked(

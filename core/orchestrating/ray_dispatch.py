@@ -25,9 +25,13 @@ from __future__ import annotations
 import collections
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import attrs
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
 
 ACTOR_START_TIMEOUT_S = 900.0
 """How long the driver waits, with no point in flight, for an actor to come
@@ -38,6 +42,29 @@ must not wait for it forever."""
 CLOSE_WAIT_S = 60.0
 """How long the actors may take, together, to let their workers finish at
 the end of a run before they are killed."""
+
+
+class RemoteCall(Protocol):
+    """One method of a Ray actor, called through Ray."""
+
+    def remote(self) -> ObjectRef[object]:
+        """Start the call: the reference to its result."""
+
+
+class Actor(Protocol):
+    """A Ray actor's handle, as the dispatch uses it."""
+
+    @property
+    def ready(self) -> RemoteCall:
+        """Answers once the actor is up."""
+
+    @property
+    def close(self) -> RemoteCall:
+        """Lets the actor's workers finish."""
+
+
+A = TypeVar("A", bound=Actor)
+R = TypeVar("R")
 
 
 @attrs.frozen
@@ -55,13 +82,14 @@ def first_line(error: BaseException) -> str:
 
 
 @attrs.define
-class Dispatch:
-    """One run's points over its actors; see the module's docstring."""
+class Dispatch(Generic[A, R]):
+    """One run's points over its actors (``A``), each point's result an ``R``;
+    see the module's docstring."""
 
-    ray: Any
-    start: Callable[[], Any]
+    ray: ModuleType
+    start: Callable[[], A]
     """A new actor (its start-up under way)."""
-    send: Callable[[Any, int], Any]
+    send: Callable[[A, int], ObjectRef[R]]
     """Point ``i`` handed to an actor: the reference to its result."""
     spares: int
     """Replacement actors this run may still start."""
@@ -82,7 +110,7 @@ class Dispatch:
         self,
         count: int,
         actors: int,
-        arrived: Callable[[int, Any], None],
+        arrived: Callable[[int, R], None],
         retrying: Callable[[int, str], None],
         gave_up: Callable[[Lost], None],
     ) -> None:
@@ -91,17 +119,17 @@ class Dispatch:
         point given up to ``gave_up``; every actor closed at the end."""
         queue = collections.deque(range(count))
         tries: dict[int, int] = {}
-        starting: dict[Any, Any] = {}  # its ready call -> the actor
-        busy: dict[Any, tuple[Any, int]] = {}  # a point's result -> (actor, point)
-        idle: list[Any] = []
-        live: list[Any] = []
+        starting: dict[ObjectRef[object], A] = {}  # its ready call -> the actor
+        busy: dict[ObjectRef[R], tuple[A, int]] = {}  # a point's result -> (actor, point)
+        idle: list[A] = []
+        live: list[A] = []
 
         def launch() -> None:
             actor = self.start()
             starting[actor.ready.remote()] = actor
             live.append(actor)
 
-        def lost_actor(actor: Any, error: BaseException) -> None:
+        def lost_actor(actor: A, error: BaseException) -> None:
             live.remove(actor)
             self.gone = first_line(error)
             if queue and self.spares > 0 and not self.stopped:
@@ -165,7 +193,7 @@ class Dispatch:
             raise
         self._close(live, list(starting.values()))
 
-    def _close(self, live: list[Any], unready: list[Any]) -> None:
+    def _close(self, live: list[A], unready: list[A]) -> None:
         """Each actor that is up lets its workers finish, all at once; then
         every actor is ended (those still starting at once)."""
         up = [actor for actor in live if actor not in unready]
@@ -175,6 +203,6 @@ class Dispatch:
         for actor in live:
             self._end(actor)
 
-    def _end(self, actor: Any) -> None:
+    def _end(self, actor: A) -> None:
         with contextlib.suppress(self.ray.exceptions.RayError):  # gone already
             self.ray.kill(actor)

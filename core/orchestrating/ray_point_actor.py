@@ -24,7 +24,7 @@ another actor.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Required
 
 import attrs
 from gemmreg.contract.records import Problem
@@ -32,6 +32,15 @@ from gemmreg.deciding.timing_options import TimingOptions
 from gemmreg.judging.timing_records import CompareReport
 from gemmreg.orchestrating.sweeping import time_point
 from gemmreg.running import ray_cluster, worker_pool
+from gemmreg.running.ray_cluster import NodeRecord
+
+
+class ActorNode(NodeRecord, total=False):
+    """An actor's node record: the node's (:func:`~gemmreg.running.ray_cluster.node_record`),
+    the actor's pid, and, beside a timed point, the points it has served."""
+
+    actor_pid: Required[int]
+    points: int
 
 
 class PointTimer:
@@ -47,19 +56,19 @@ class PointTimer:
         self.timing = timing
         self.info = backend.current()
         self.kernels = registry.discover().select(names)
-        self.node = {**ray_cluster.node_record(), "actor_pid": os.getpid()}
+        self.node: ActorNode = {**ray_cluster.node_record(), "actor_pid": os.getpid()}
         self.pool = worker_pool.Pool(
             size=timing.processes, env=dict(os.environ), gpu=self.info.is_gpu
         )
         self.pool.start()  # its workers start while the driver hands out points
         self.points = 0
 
-    def ready(self) -> dict[str, Any]:
+    def ready(self) -> ActorNode:
         """This actor's node record (host, GPU, versions, the actor's pid),
         once it is up: the driver hands it a point only then."""
         return self.node
 
-    def time(self, problem: Problem) -> tuple[CompareReport, dict[str, Any]]:
+    def time(self, problem: Problem) -> tuple[CompareReport, ActorNode]:
         """``problem`` timed on this actor's pool; the report names the GPU
         it ran on, and the node record counts the points served so far."""
         report = time_point(

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.contract.backend import BackendInfo
@@ -43,6 +44,9 @@ from gemmreg.orchestrating.sweep_saves import Saves
 from gemmreg.orchestrating.sweeping import Progress, Sweep, flag_shared
 from gemmreg.rendering import render_points
 from gemmreg.running import environment, ray_cluster
+
+if TYPE_CHECKING:
+    from gemmreg.orchestrating.ray_point_actor import ActorNode
 
 POINT_RETRIES = 1
 """Times a point whose actor died under it is handed to another actor. Once
@@ -61,7 +65,7 @@ def sweep_on_ray(
     where: str,
     meter: Meter | None = None,
     weights: Sequence[float] | None = None,
-    **manifest_fields: Any,
+    **manifest_fields: object,
 ) -> Sweep:
     """Every point on the cluster at ``where``, served by one warm actor per
     GPU and saved as it arrives; ``meter``, ``weights`` and
@@ -77,14 +81,14 @@ def sweep_on_ray(
 
 
 def _sweep(
-    ray: Any,
+    ray: ModuleType,
     kernels: Sequence[RegisteredKernel],
     problems: Sequence[Problem],
     timing: TimingOptions,
     info: BackendInfo,
     out: Path,
     progress: Progress,
-    manifest_fields: dict[str, Any],
+    manifest_fields: dict[str, object],
     weights: Sequence[float] | None = None,
     meter: Meter | None = None,
 ) -> Sweep:
@@ -100,7 +104,7 @@ def _sweep(
     # process's tree, so NVML would list them as other processes on the GPU.
     manifest = environment.manifest(kernels, seed=timing.seed, **manifest_fields)
     done: dict[int, CompareReport] = {}
-    actors: dict[tuple[str, int], dict[str, Any]] = {}
+    actors: dict[tuple[str, int], ActorNode] = {}
     lost: list[str] = []
     retried: list[str] = []
     saves = Saves(out, manifest)
@@ -117,7 +121,7 @@ def _sweep(
         if reports and not saves.save(reports, len(done) < len(problems)):
             dispatch.stop()  # the storage refused it: the points in flight still print
 
-    def arrived(index: int, result: tuple[CompareReport, dict[str, Any]]) -> None:
+    def arrived(index: int, result: tuple[CompareReport, ActorNode]) -> None:
         report, node = result
         actors[(str(node.get("host")), int(node.get("actor_pid", 0)))] = node
         where = f"{node['host']} ({node['device_name']}, actor {node.get('actor_pid')})"

@@ -24,7 +24,6 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 from gemmreg.contract.backend import BackendInfo
@@ -57,7 +56,7 @@ def sweep_on_devices(
     meter: Meter | None = None,
     weights: Sequence[float] | None = None,
     ahead: ahead_pinned.PoolsAhead | None = None,
-    **manifest_fields: Any,
+    **manifest_fields: object,
 ) -> Sweep:
     """Every problem on every device model, sharded over each model's GPUs;
     ``meter``, ``weights`` and ``manifest_fields`` as with
@@ -92,7 +91,7 @@ def sweep_on_devices(
     done: dict[Slot, CompareReport] = {}
     errors: list[BaseException] = []
     names = ", ".join(kernel.name for kernel in kernels)
-    manifest: dict[str, Any] = {}
+    manifest: dict[str, object] = {}
     saves = Saves(out, manifest)
 
     def finished() -> list[CompareReport]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 from gemmreg.judging.timing_records import CompareReport
@@ -31,7 +30,7 @@ class Saves:
     """One sweep's run in ``out``, saved again as points finish."""
 
     out: Path
-    manifest: dict[str, Any]
+    manifest: dict[str, object]
     refused: RunNotSaved | None = None
     """The first save the storage refused; none is tried after it."""
     kept: tuple[CompareReport, ...] = ()

@@ -14,7 +14,6 @@ import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 from gemmreg.contract.backend import BackendInfo
@@ -107,7 +106,7 @@ def time_point(
 
 
 def flag_shared(
-    report: CompareReport, manifest: Mapping[str, Any], progress: Progress
+    report: CompareReport, manifest: Mapping[str, object], progress: Progress
 ) -> CompareReport:
     """A verdict taken beside another process on the GPU says so (and a
     warning line does)."""
@@ -119,7 +118,7 @@ def flag_shared(
 
 
 def save(
-    out: Path, manifest: dict[str, Any], reports: Sequence[CompareReport], partial: bool
+    out: Path, manifest: dict[str, object], reports: Sequence[CompareReport], partial: bool
 ) -> None:
     """The run, with its tables and CSV rendered from it beside it
     (:mod:`gemmreg.storage.runs`); :class:`~gemmreg.storage.runs.RunNotSaved`
@@ -132,7 +131,7 @@ INTERRUPTED_NOTE = "interrupted (Ctrl-C, SIGTERM or SIGHUP) while a point was ti
 
 
 def note_not_saved(
-    out: Path, manifest: dict[str, Any], kept: Sequence[CompareReport], error: runs.RunNotSaved
+    out: Path, manifest: dict[str, object], kept: Sequence[CompareReport], error: runs.RunNotSaved
 ) -> None:
     """Try once to say in the saved run why it ends early (a folder made
     unwritable for one file, or room freed since, can still take it); on a
@@ -154,7 +153,7 @@ def compare(
     meter: Meter | None = None,
     chosen: Sequence[Device] = (),
     keep_cache: Path | None = None,
-) -> tuple[CompareReport, dict[str, Any]]:
+) -> tuple[CompareReport, dict[str, object]]:
     """One point, cold starts first, and the manifest (taken while the
     workers start). A verdict is about a pair: with fewer than two kernels
     through their cold starts, nothing is timed (the survivor alone would
@@ -162,7 +161,7 @@ def compare(
     ``chosen[i % len(chosen)]``, one process per GPU at a time (``--devices``).
     ``keep_cache``: where the timed processes' caches are kept for a profiler
     run afterwards (:func:`gemmreg.running.comparing.run_compare`)."""
-    manifest: dict[str, Any] = {}
+    manifest: dict[str, object] = {}
     on_devices = {"devices": devices.described(chosen)} if chosen else {}
 
     def take_manifest() -> None:  # while the workers start
@@ -197,7 +196,7 @@ class Sweep:
     """The save the storage refused, which ended the sweep; every point's
     figures were printed as it finished, and the run on disk is the last
     save that succeeded."""
-    manifest: dict[str, Any] = attrs.field(factory=dict)
+    manifest: dict[str, object] = attrs.field(factory=dict)
     """The run's manifest, as last saved."""
 
 
@@ -211,7 +210,7 @@ def sweep(
     ahead: worker_pool.Ahead | None = None,
     meter: Meter | None = None,
     weights: Sequence[float] | None = None,
-    **manifest_fields: Any,
+    **manifest_fields: object,
 ) -> Sweep:
     """Every problem in turn, the run saved to ``out`` after each one (marked
     partial until the last); ``manifest_fields`` join the manifest. ``meter``
@@ -220,7 +219,7 @@ def sweep(
     reports: list[CompareReport] = []
     partial = False
     not_saved: runs.RunNotSaved | None = None
-    manifest: dict[str, Any] = {}
+    manifest: dict[str, object] = {}
     names = ", ".join(kernel.name for kernel in kernels)
     # One pool of timing workers serves every point: their start-up is paid
     # once, and overlaps the manifest's (and, started ahead, the plugins').

@@ -27,7 +27,7 @@ import glob
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TypeVar
 
 import attrs
 from gemmreg.deciding.device_choice import ALL, parse_devices, visible_entries
@@ -80,9 +80,12 @@ def start_ahead(
     return start_ahead_per_device(indices, processes, gpu)
 
 
+AheadT = TypeVar("AheadT", worker_pool.Ahead, "PoolsAhead")
+
+
 def unless_other_gpus(
-    ahead: Any, several: str | None, chosen: Sequence[devices.Device] | None
-) -> Any:
+    ahead: AheadT | None, several: str | None, chosen: Sequence[devices.Device] | None
+) -> AheadT | None:
     """Workers started ahead on a guess of ``--devices``' GPUs, killed unused
     where the command resolved others (None then: it starts its own)."""
     if ahead is None or several is None:

@@ -24,10 +24,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal
 
 from gemmreg.deciding.timing_options import DEFAULT_L2, L2_STATES
 from gemmreg.running import stream_hold
+
+if TYPE_CHECKING:
+    import torch as torch_module
+    from gemmreg.running.call_recorder import Recorder
 
 L2_FLUSH_MULTIPLE = 4
 """The flush buffer is this many times the device's L2, so nothing of A, B or C survives.
@@ -72,10 +77,10 @@ GRAPH_MAX_CALLS = 200
 Call = Callable[[], None]
 
 
-def gpu_spin(torch: Any, cycles: int) -> None:
+def gpu_spin(torch: ModuleType, cycles: int) -> None:
     """Queue a one-thread kernel that spins ``cycles`` GPU clock cycles on the
     current stream. Private torch API (``torch.cuda._sleep``), kept behind
-    this one function."""
+    this one function. ``torch``: the module (a stand-in in tests), as below."""
     torch.cuda._sleep(cycles)
 
 
@@ -85,7 +90,7 @@ class GpuClock:
     def __init__(
         self,
         l2: str | None = DEFAULT_L2,
-        torch: Any = None,
+        torch: ModuleType | None = None,
         hold: stream_hold.StreamHold | Literal["make"] | None = "make",
     ):
         """:param l2: one of ``L2_STATES``, or None for no flush.
@@ -96,11 +101,13 @@ class GpuClock:
         if l2 is not None and l2 not in L2_STATES:
             raise ValueError(f"unknown L2 state {l2!r}: expected one of {', '.join(L2_STATES)}")
         if torch is None:
-            import torch
+            import torch as imported
+
+            torch = imported
         self.torch = torch
         self.l2 = l2
-        self.buffer: Any = None
-        self.sink: Any = None
+        self.buffer: torch_module.Tensor | None = None
+        self.sink: torch_module.Tensor | None = None
         if l2 is not None:
             props = torch.cuda.get_device_properties(torch.cuda.current_device())
             l2_bytes = getattr(props, "L2_cache_size", 0) or DEFAULT_L2_BYTES
@@ -114,7 +121,7 @@ class GpuClock:
         elif hold is None:
             self.queued = "no stream hold (none asked for)"
         self.hold = hold
-        self.marks: Any = None
+        self.marks: Recorder | None = None
         """While the timed calls' work is recorded, the recorder whose marker
         kernels bracket every call (:mod:`gemmreg.running.work_recording`)."""
         self.last_host_ms: float | None = None
@@ -125,6 +132,7 @@ class GpuClock:
     def flush_l2(self) -> None:
         """Evict A, B and C: read the whole flush buffer (its sum into ``sink``),
         leaving clean lines, or zero it for ``dirty`` (``L2_STATES``)."""
+        assert self.buffer is not None  # called only where there is a flush
         if self.l2 == "dirty":
             self.buffer.zero_()
         else:

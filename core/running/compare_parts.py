@@ -9,7 +9,6 @@ judge alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
 
 import attrs
 from gemmreg.contract.records import Problem
@@ -30,6 +29,7 @@ from gemmreg.judging.timing_records import (
     Verdict,
 )
 from gemmreg.running import isolation
+from gemmreg.running.device_processes import Profiles
 
 
 @attrs.frozen(kw_only=True)
@@ -140,7 +140,7 @@ def build_report(
     runs: Sequence[ProcessRun],
     records: Sequence[ProcessRecord],
     colds: Sequence[ColdStart],
-    profiles: dict[str, Any],
+    profiles: Profiles,
     partial: bool,
     device_index: int | None = None,
     looks: Sequence[int] = (),
@@ -215,7 +215,7 @@ def _summaries(
     kernels: Sequence[RegisteredKernel],
     runs: Sequence[ProcessRun],
     colds: Sequence[ColdStart],
-    profiles: dict[str, Any],
+    profiles: Profiles,
     *,
     partial: bool,
 ) -> tuple[KernelSummary, ...]:

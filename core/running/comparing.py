@@ -25,7 +25,6 @@ import contextlib
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from gemmreg.contract.records import Problem
 from gemmreg.deciding import timeouts
@@ -41,19 +40,13 @@ from gemmreg.judging.timing_records import (
     ProcessRun,
     Verdict,
 )
-from gemmreg.running import compare_parts, process_lanes, temp_folders
+from gemmreg.running import cold_starts, compare_parts, process_lanes, temp_folders
 from gemmreg.running import device_processes as device_processes_module
+from gemmreg.running.cold_starts import SHARED_CACHE, cold_env, merge_cache, shared_cache_env
+from gemmreg.running.device_processes import Profiles
 from gemmreg.running.sessions import Session
 from gemmreg.running.tracing import trace
-from gemmreg.running.worker_pool import (
-    SHARED_CACHE,
-    Ahead,
-    Pool,
-    _cold_env,
-    _cold_starts,
-    merge_cache,
-    shared_cache_env,
-)
+from gemmreg.running.worker_pool import Ahead, Pool
 
 __all__ = [
     "CompareReport",
@@ -148,7 +141,7 @@ def run_compare(
     )
     looks: list[int] = []
     records: list[ProcessRecord] = []
-    profiles: dict[str, Any] = {}
+    profiles: Profiles = {}
     colds: list[ColdStart] = []
     runs, runnable = compare_parts.split_runnable(kernels, problem)
 
@@ -164,7 +157,7 @@ def run_compare(
         else:
             cache_root = Path(stack.enter_context(temp_folders.temporary_folder("caches")))
             cold_sessions = (
-                [Session(_pinned(pin, _cold_env(cache_root, k.name))) for k in runnable]
+                [Session(_pinned(pin, cold_env(cache_root, k.name))) for k in runnable]
                 if cold
                 else []
             )
@@ -184,7 +177,7 @@ def run_compare(
                 session.wait_ready()
             trace("every worker ready")
             if cold and runnable:
-                colds = _cold_starts(
+                colds = cold_starts.run(
                     runnable, cold_sessions, problem, seed, cache_root, per_kernel, on_cold
                 )
                 failed = {c.kernel: c.status for c in colds if c.status != "ok"}

@@ -30,7 +30,8 @@ import ctypes
 import ctypes.util
 import functools
 from collections.abc import Callable, Iterable
-from typing import Any
+from types import ModuleType
+from typing import Protocol, SupportsInt
 
 from gemmreg.judging.activity_analysis import Activity
 
@@ -84,7 +85,21 @@ def demangled(name: str) -> str:
     return (demangle(name) if demangle is not None else None) or name
 
 
-def activities_from_records(records: Iterable[Any], kind_names: dict[int, str]) -> list[Activity]:
+class ActivityRecord(Protocol):
+    """A CUPTI activity record as read here; a kernel's also has ``name`` and
+    ``stream_id``, looked up where present."""
+
+    @property
+    def kind(self) -> SupportsInt: ...
+    @property
+    def start(self) -> SupportsInt: ...
+    @property
+    def end(self) -> SupportsInt: ...
+
+
+def activities_from_records(
+    records: Iterable[ActivityRecord], kind_names: dict[int, str]
+) -> list[Activity]:
     """CUPTI activity records as gemmreg's :class:`Activity`, times in us from
     the first record's start. ``kind_names`` maps CUPTI's kind numbers to
     gemmreg's kind names; records of other kinds are dropped."""
@@ -112,9 +127,10 @@ class CuptiRecorder:
     """One process's CUPTI activity recording: :meth:`start` ... :meth:`stop`
     returns what the device ran in between (every stream of the process)."""
 
-    def __init__(self, cupti: Any):
+    def __init__(self, cupti: ModuleType):
+        """:param cupti: ``cupti-python``'s ``cupti`` module (a stand-in in tests)."""
         self._cupti = cupti
-        self._records: list[Any] = []
+        self._records: list[ActivityRecord] = []
         self._kinds = [getattr(cupti.ActivityKind, name) for name in _KINDS]
         self._names = {int(getattr(cupti.ActivityKind, k)): v for k, v in _KINDS.items()}
         cupti.activity_register_callbacks(self._requested, self._completed)
@@ -122,7 +138,7 @@ class CuptiRecorder:
     def _requested(self) -> tuple[int, int]:
         return RECORD_BUFFER_BYTES, 0
 
-    def _completed(self, activities: list[Any]) -> None:
+    def _completed(self, activities: list[ActivityRecord]) -> None:
         self._records.extend(activities)
 
     def start(self) -> None:

@@ -19,12 +19,12 @@ independent checks catch that:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from types import ModuleType
+from typing import TypeVar
 
 from gemmreg.contract import backend
 from gemmreg.judging.activity_analysis import (
-    ACTIVITY_KINDS,
     Activity,
     DeviceProfile,
     analyse,
@@ -32,6 +32,7 @@ from gemmreg.judging.activity_analysis import (
 )
 from gemmreg.running import cupti_recorder
 from gemmreg.running.clocks import gpu_spin
+from gemmreg.running.kineto_trace import activities_from_events, profiler_activities
 from gemmreg.running.sync_check import (
     SYNC_BUDGET_S,
     SYNC_CHECK_CALLS,
@@ -42,6 +43,8 @@ from gemmreg.running.sync_check import (
     sync_escape,
     sync_verdict,
 )
+
+T = TypeVar("T")
 
 PROFILE_CALLS = 5
 """The fewest calls in one profiled marker sequence: enough for a median that
@@ -75,83 +78,6 @@ PROFILE_GRACE_S = 0.005
 """After the last marker, wait this long before the final synchronisation, so
 that work another thread launches shortly after a call returned is recorded
 (and found after the last marker) instead of falling outside the trace."""
-
-_KINETO_KINDS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
-"""Kineto's ``activity_type()`` names for device work. Its other device-side
-types (``gpu_user_annotation``, ``cuda_sync``, ``cuda_profiler_range``) are
-spans drawn around work, not work, and are dropped."""
-
-_DEVICE_TYPES = {"CUDA", "HIP"}
-
-
-def _kind(event: Any) -> str | None:
-    """The activity kind of a device event, or ``None`` when it is not device work.
-
-    ``activity_type()`` is read when the torch build has it; older builds fall
-    back on kineto's names for copies and sets (``Memcpy HtoD (...)``, ``Memset
-    (Device)``), everything else on the device being a kernel.
-    """
-    activity_type = getattr(event, "activity_type", None)
-    if callable(activity_type):
-        return _KINETO_KINDS.get(str(activity_type()))
-    name = str(event.name())
-    if name.startswith("Memcpy"):
-        return "memcpy"
-    if name.startswith("Memset"):
-        return "memset"
-    return "kernel"
-
-
-def _interval_ns(event: Any) -> tuple[int, int]:
-    """Start and end in integer nanoseconds, from whichever clock accessors this torch has."""
-    if hasattr(event, "start_ns"):
-        start = int(event.start_ns())
-        if hasattr(event, "end_ns"):
-            return start, int(event.end_ns())
-        return start, start + int(event.duration_ns())
-    start = int(event.start_us()) * 1000
-    return start, start + int(event.duration_us()) * 1000
-
-
-def activities_from_events(events: Iterable[Any]) -> list[Activity]:
-    """The device activities among a profiler's kineto events, timed from the first.
-
-    Reads ``device_type()`` (``DeviceType.CUDA`` for device work, also on ROCm
-    builds), ``name()``, ``device_resource_id()`` (the stream, for device work)
-    and the timestamps (``start_ns``/``end_ns``, with fallbacks for builds that
-    only have durations or microseconds): all in torch 2.13's stubs and in those
-    of the older torch main read for this module, which lacked
-    ``activity_type()`` (hence :func:`_kind`'s fallback). Host events (runtime
-    calls, CPU ops) are skipped. Raises ``AttributeError`` when an accessor is
-    missing: :func:`profile_calls` turns that into a reason.
-
-    Why the times start at the trace's first device activity: kineto's clock
-    counts nanoseconds since the Unix epoch, about 1.8e18 in 2026. As a float
-    of microseconds that is about 1.8e15, where a double's steps are 0.25 us
-    apart: every kernel time came out a multiple of 0.25 us (3% of a 7.5 us
-    kernel; seen on an H200 in December 2026). The subtraction is done in
-    integers, so the float keeps every nanosecond.
-    """
-    device_events = []
-    for event in events:
-        device_type = event.device_type()
-        if getattr(device_type, "name", str(device_type)).split(".")[-1] not in _DEVICE_TYPES:
-            continue
-        kind = _kind(event)
-        if kind not in ACTIVITY_KINDS:
-            continue
-        device_events.append((event, kind, _interval_ns(event)))
-    origin = min((start for _, _, (start, _) in device_events), default=0)
-    return [
-        Activity(
-            name=str(event.name()),
-            kind=kind,
-            stream=int(event.device_resource_id()),
-            start_us=(start - origin) / 1000.0,
-            end_us=(end - origin) / 1000.0,
-        )
-        for event, kind, (start, end) in device_events
-    ]
 
 
 def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
@@ -192,10 +118,10 @@ def _record(sequence: Sequence[Callable[[], None]]) -> list[Activity]:
 
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         _paced(torch, sequence)
-    return activities_from_events(prof.profiler.kineto_results.events())
+    return profiler_activities(prof)
 
 
-def _paced(torch: Any, sequence: Sequence[Callable[[], None]]) -> None:
+def _paced(torch: ModuleType, sequence: Sequence[Callable[[], None]]) -> None:
     """The marker sequence of :func:`_record`, ending synchronised."""
     gpu_spin(torch, MARKER_CYCLES)
     for call in sequence:
@@ -259,7 +185,7 @@ def profile_interleaved(
     return _UNAVAILABLE + result if isinstance(result, str) else result
 
 
-def _traced(sequence: Sequence[Callable[[], None]], read: Callable[[list[Activity]], Any]) -> Any:
+def _traced(sequence: Sequence[Callable[[], None]], read: Callable[[list[Activity]], T]) -> T | str:
     """``read`` of the trace of ``sequence``, or why there is none (a string)."""
     try:
         if not backend.current().is_gpu:

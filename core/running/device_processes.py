@@ -19,14 +19,21 @@ every process's beside it (``"process_profiles"``).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gemmreg.contract.records import Problem
 from gemmreg.judging.device_regime import PROCESS_PROFILES
+from gemmreg.judging.task_results import ProfileResult
 from gemmreg.judging.tasks import ProfileTask
+from gemmreg.running import isolation
 
 if TYPE_CHECKING:
     from gemmreg.running.worker_pool import Pool
+
+Profiles = dict[str, dict[str, object]]
+"""Per kernel, its device-profile record (``ProfileResult.recorded``'s layout:
+``{"profile": {...}}`` or ``{"profile_unavailable": why}``, and, merged from
+several processes, :data:`PROCESS_PROFILES`), as ``CompareReport.profiles`` keeps it."""
 
 
 def rotated(names: Sequence[str], process: int) -> list[str]:
@@ -44,29 +51,39 @@ def task(names: Sequence[str], problem: Problem, seed: int, process: int) -> Pro
 
 def profile(
     pool: Pool, names: Sequence[str], problem: Problem, seed: int, timeout: float
-) -> dict[str, Any]:
+) -> Profiles:
     """Every kernel's device profiles, from each of the pool's profiling
     sessions in turn (a crashed one replaced and retried once, as a timed
     process is), merged by :func:`merged`."""
-    from gemmreg.running import worker_pool
+    from gemmreg.running.sessions import run_retrying
 
     found = []
     for i, session in enumerate(list(pool.profilers)):
-        outcome, pool.profilers[i], _ = worker_pool._run_retrying(
+        outcome, pool.profilers[i], _ = run_retrying(
             session, task(names, problem, seed, i), timeout, pool.fresh
         )
-        found.append(worker_pool.profiles_from(outcome, names))
+        found.append(profiles_from(outcome, names))
     return merged(found, names)
 
 
-def merged(per_process: Sequence[dict[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+def profiles_from(outcome: isolation.TaskOutcome, names: Sequence[str]) -> Profiles:
+    """Each kernel's device profile from a profiling task's outcome, or why none."""
+    if outcome.status == "ok" and isinstance(outcome.result, ProfileResult):
+        return outcome.result.recorded()
+    first = outcome.error.splitlines()[0] if outcome.error else outcome.status
+    return {
+        n: {"profile_unavailable": f"profiling process {outcome.status}: {first}"} for n in names
+    }
+
+
+def merged(per_process: Sequence[Profiles], names: Sequence[str]) -> Profiles:
     """One record per kernel from each process's (``ProfileResult.recorded``
     layout): a single process's as it is; from several, the first process
     that profiled the kernel gives ``"profile"`` (or the first's reason for
     none), and :data:`PROCESS_PROFILES` lists every process's entry."""
     if len(per_process) == 1:
         return dict(per_process[0])
-    out: dict[str, Any] = {}
+    out: Profiles = {}
     for name in names:
         entries = [p.get(name, {"profile_unavailable": "not profiled"}) for p in per_process]
         first = next((e for e in entries if e.get("profile")), entries[0])

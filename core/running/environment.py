@@ -17,7 +17,6 @@ import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from gemmreg.contract import backend
 from gemmreg.contract.version import __version__
@@ -68,7 +67,7 @@ def command_line() -> str:
     return " ".join([program, shlex.join(sys.argv[1:])]).strip()
 
 
-def pin_torch_precision() -> dict[str, Any]:
+def pin_torch_precision() -> dict[str, object]:
     """Pin torch's global switches in this process and return them, as recorded.
 
     A plugin that calls torch.mm can then declare IEEE fp32 (no TF32) and
@@ -79,7 +78,8 @@ def pin_torch_precision() -> dict[str, Any]:
     """
     from gemmreg.discovery import torch_state
 
-    return torch_state.record(torch_state.pin())
+    recorded: dict[str, object] = {**torch_state.record(torch_state.pin())}
+    return recorded
 
 
 def switches(env: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -138,7 +138,7 @@ def source_hashes(kernels: Iterable[RegisteredKernel]) -> dict[str, dict[str, st
     return hashes
 
 
-def manifest(kernels: Iterable[RegisteredKernel], **extra: Any) -> dict[str, Any]:
+def manifest(kernels: Iterable[RegisteredKernel], **extra: object) -> dict[str, object]:
     """The environment record for a run over ``kernels``."""
     import torch
 
@@ -150,7 +150,7 @@ def manifest(kernels: Iterable[RegisteredKernel], **extra: Any) -> dict[str, Any
         triton_version = triton.__version__
     except ImportError:
         triton_version = "not installed"
-    record: dict[str, Any] = {
+    record: dict[str, object] = {
         "gemmreg": __version__,
         "timestamp_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "command": command_line(),
@@ -187,7 +187,7 @@ def manifest(kernels: Iterable[RegisteredKernel], **extra: Any) -> dict[str, Any
     return record
 
 
-def gpu_record() -> dict[str, Any]:
+def gpu_record() -> dict[str, object]:
     """NVML's record of the GPU: UUID, persistence and clock settings, and the
     other processes on it (:mod:`gemmreg.running.gpu_monitor`)."""
     from gemmreg.running import gpu_monitor

@@ -37,9 +37,16 @@ A 1x1x1 problem has nothing to move; only the poison guards it.
 from __future__ import annotations
 
 import random
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
+
+if TYPE_CHECKING:
+    import torch
+
+Operands = tuple["torch.Tensor", "torch.Tensor"]
+"""A kernel's A and B. torch is named for the type checker only: it is
+imported where the values move, so that importing this module stays cheap."""
 
 
 @attrs.frozen
@@ -75,7 +82,7 @@ def combined(first: Shifts, then: Shifts, m: int, n: int, k: int) -> Shifts:
     )
 
 
-def move(operands: tuple[Any, Any], shifts: Shifts) -> tuple[Any, Any]:
+def move(operands: Operands, shifts: Shifts) -> Operands:
     """Rotate A and B in place (``copy_``: same tensors, same pointers and
     strides, whatever the layout); returns them. One operand at a time, so
     the rotated copy in flight is never more than the larger of A and B."""
@@ -89,7 +96,7 @@ def move(operands: tuple[Any, Any], shifts: Shifts) -> tuple[Any, Any]:
     return operands
 
 
-def rotated(operands: tuple[Any, Any], shifts: Shifts) -> tuple[Any, Any]:
+def rotated(operands: Operands, shifts: Shifts) -> Operands:
     """New tensors holding A and B rotated by ``shifts`` (the same ones where
     nothing moves): the check's copies of the values a placement holds, made
     from the prechecked copies by the placement's rotation so far when the

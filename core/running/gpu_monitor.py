@@ -22,7 +22,8 @@ import functools
 import os
 import time
 from collections.abc import Callable, Collection
-from typing import Any
+from types import ModuleType
+from typing import Protocol, TypeVar
 
 from gemmreg.judging.gpu_trace import (
     DROP_VIOLATIONS,
@@ -80,14 +81,24 @@ PERMANENT_ERRORS = (
 asking for that field, so an unsupported counter does not cost a call per reading."""
 
 
-def _violation(nvml: Any, handle: Any, policy: str) -> Any:
+T = TypeVar("T")
+
+
+class ViolationStatus(Protocol):
+    """NVML's ``nvmlViolationTime_t``: how long the policy held the clocks down."""
+
+    violationTime: int
+    """Nanoseconds, counted since the driver loaded."""
+
+
+def _violation(nvml: ModuleType, handle: object, policy: str) -> ViolationStatus:
     return nvml.nvmlDeviceGetViolationStatus(handle, getattr(nvml, policy))
 
 
 class Monitor:
     """One NVML device, opened by :func:`open_monitor`; reads never raise."""
 
-    def __init__(self, nvml: Any, handle: Any, nvml_index: int, matched_by: str) -> None:
+    def __init__(self, nvml: ModuleType, handle: object, nvml_index: int, matched_by: str) -> None:
         self.nvml = nvml
         self.handle = handle
         self.nvml_index = nvml_index
@@ -104,7 +115,7 @@ class Monitor:
         codes = {getattr(self.nvml, name, None) for name in PERMANENT_ERRORS} - {None}
         return getattr(error, "value", None) in codes
 
-    def _field(self, field: str, call: Callable[[], Any]) -> Any:
+    def _field(self, field: str, call: Callable[[], T]) -> T | None:
         """``call()``, or None after recording why NVML refused it."""
         if field in self._skip:
             return None
@@ -124,7 +135,7 @@ class Monitor:
         t_s = time.monotonic()
         unreadable: list[str] = []
 
-        def get(field: str, call: Callable[[], Any]) -> Any:
+        def get(field: str, call: Callable[[], T]) -> T | None:
             value = self._field(field, call)
             if value is None:
                 unreadable.append(field)
@@ -154,7 +165,7 @@ class Monitor:
             unreadable=tuple(unreadable),
         )
 
-    def device_record(self, own_pids: Collection[int] = ()) -> dict[str, Any]:
+    def device_record(self, own_pids: Collection[int] = ()) -> dict[str, object]:
         """The manifest's GPU entry (see :func:`gemmreg.running.gpu_record.build_device_record`).
         This process's own pid is always excluded from the other processes."""
         record = build_device_record(self.nvml, self.handle, {os.getpid(), *own_pids})
@@ -190,13 +201,13 @@ def device_uuid(index: int) -> str | None:
     return f"GPU-{_normal_uuid(found)}" if found else None
 
 
-def _normal_uuid(uuid: Any) -> str:
+def _normal_uuid(uuid: object) -> str:
     """NVML names a GPU "GPU-<uuid>", torch plain "<uuid>"."""
     plain = str(text(uuid)).strip().lower()
     return plain[4:] if plain.startswith("gpu-") else plain
 
 
-def _locate(nvml: Any, torch_index: int, uuid: str | None) -> tuple[int | None, str]:
+def _locate(nvml: ModuleType, torch_index: int, uuid: str | None) -> tuple[int | None, str]:
     """(NVML index, how it was matched) or (None, why not)."""
     uuids = []
     for i in range(int(nvml.nvmlDeviceGetCount())):
@@ -234,7 +245,7 @@ def _locate(nvml: Any, torch_index: int, uuid: str | None) -> tuple[int | None, 
 
 def open_monitor(
     torch_device_index: int = 0,
-    nvml: Any = None,
+    nvml: ModuleType | None = None,
     *,
     device_uuid: Callable[[int], str | None] | None = None,
 ) -> tuple[Monitor | None, str]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Collection
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from types import ModuleType
+from typing import SupportsInt, TypedDict, TypeVar
 
 from gemmreg.judging.gpu_trace import decode_reasons
 
@@ -35,19 +36,36 @@ LOCK_CHECK = (
 """How ``clocks_locked.looks_locked`` was decided, kept beside it in the record."""
 
 
+T = TypeVar("T")
+
+
+class OtherProcess(TypedDict):
+    """One process on the GPU that is not gemmreg's, merged over NVML's lists."""
+
+    pid: int
+    name: object
+    """Its name as NVML gives it, or "unavailable: <reason>"."""
+    kinds: list[str]
+    """The :data:`PROCESS_LISTS` it was found in."""
+    used_memory_bytes: int | str
+
+
 def describe_error(error: BaseException) -> str:
     """One line for an NVML (or binding) error: its class and message."""
     return f"{type(error).__name__}: {error}".rstrip(": ")
 
 
-def text(value: Any) -> Any:
+def text(value: object) -> object:
     """Old pynvml returns bytes for strings; the record wants str."""
     return value.decode(errors="replace") if isinstance(value, bytes) else value
 
 
-def reasons_call(nvml: Any, which: str) -> Callable[[Any], int]:
+def reasons_call(nvml: ModuleType, which: str) -> Callable[[object], int]:
     """NVML's ``nvmlDeviceGet{which}ClocksEventReasons``, or the older "Throttle" name
-    (renamed in NVML 12.535); a call that raises AttributeError when neither exists."""
+    (renamed in NVML 12.535); a call that raises AttributeError when neither exists.
+
+    ``nvml`` here and below is pynvml (tests hand in a stand-in with its
+    functions and constants); a device handle is NVML's, opaque to gemmreg."""
     for name in (
         f"nvmlDeviceGet{which}ClocksEventReasons",
         f"nvmlDeviceGet{which}ClocksThrottleReasons",
@@ -56,13 +74,13 @@ def reasons_call(nvml: Any, which: str) -> Callable[[Any], int]:
         if call is not None:
             return call
 
-    def missing(handle: Any) -> int:
+    def missing(handle: object) -> int:
         raise AttributeError(f"pynvml has no nvmlDeviceGet{which}Clocks{{Event,Throttle}}Reasons")
 
     return missing
 
 
-def ask(call: Callable[[], Any], convert: Callable[[Any], Any] = text) -> Any:
+def ask(call: Callable[[], T], convert: Callable[[T], object] = text) -> object:
     """``convert(call())``, or "unavailable: <reason>" when NVML refuses."""
     try:
         return convert(call())
@@ -70,7 +88,7 @@ def ask(call: Callable[[], Any], convert: Callable[[Any], Any] = text) -> Any:
         return f"unavailable: {describe_error(error)}"
 
 
-def _clocks(nvml: Any, handle: Any, domain: str) -> dict[str, Any]:
+def _clocks(nvml: ModuleType, handle: object, domain: str) -> dict[str, object]:
     kind = f"NVML_CLOCK_{domain.upper()}"
     return {
         "now": ask(lambda: nvml.nvmlDeviceGetClockInfo(handle, getattr(nvml, kind))),
@@ -84,7 +102,7 @@ def _clocks(nvml: Any, handle: Any, domain: str) -> dict[str, Any]:
     }
 
 
-def _freq_range(freqs: Any) -> tuple[int, int] | None:
+def _freq_range(freqs: object) -> tuple[int, int] | None:
     """(nvclockmin, nvclockmax) from NVML's "nvclock=345, nvclockmin=345, ..." text."""
     if not isinstance(freqs, str):
         return None
@@ -93,7 +111,7 @@ def _freq_range(freqs: Any) -> tuple[int, int] | None:
     return (int(low.group(1)), int(high.group(1))) if low and high else None
 
 
-def clock_setting(clocks: dict[str, dict[str, Any]], freqs: Any) -> dict[str, Any]:
+def clock_setting(clocks: Mapping[str, Mapping[str, object]], freqs: object) -> dict[str, object]:
     """Whether the clocks look set away from the GPU's own management.
 
     A locked or lowered clock makes a run faster or slower than the same GPU as
@@ -123,18 +141,18 @@ def clock_setting(clocks: dict[str, dict[str, Any]], freqs: Any) -> dict[str, An
     }
 
 
-def _memory(used: Any) -> Any:
+def _memory(used: object) -> int | str:
     return used if isinstance(used, int) else "unavailable: not reported"
 
 
-def _process_name(nvml: Any, pid: int) -> Any:
+def _process_name(nvml: ModuleType, pid: int) -> object:
     return nvml.nvmlSystemGetProcessName(pid)
 
 
-def processes(nvml: Any, handle: Any, own_pids: Collection[int]) -> dict[str, Any]:
+def processes(nvml: ModuleType, handle: object, own_pids: Collection[int]) -> dict[str, object]:
     """Other processes on the GPU, own pids excluded, merged over NVML's lists."""
     own = {int(p) for p in own_pids}
-    found: dict[int, dict[str, Any]] = {}
+    found: dict[int, OtherProcess] = {}
     refused: dict[str, str] = {}
     seen_own: set[int] = set()
     for kind, call in PROCESS_LISTS.items():
@@ -151,15 +169,19 @@ def processes(nvml: Any, handle: Any, own_pids: Collection[int]) -> dict[str, An
             entry = found.get(pid)
             if entry is None:
                 name = ask(functools.partial(_process_name, nvml, pid))
-                entry = found[pid] = {"pid": pid, "name": name, "kinds": []}
-                entry["used_memory_bytes"] = _memory(proc.usedGpuMemory)
+                entry = found[pid] = {
+                    "pid": pid,
+                    "name": name,
+                    "kinds": [],
+                    "used_memory_bytes": _memory(proc.usedGpuMemory),
+                }
             elif isinstance(proc.usedGpuMemory, int):
                 before = entry["used_memory_bytes"]
                 entry["used_memory_bytes"] = max(
                     proc.usedGpuMemory, before if isinstance(before, int) else 0
                 )
             entry["kinds"].append(kind)
-    others: list[dict[str, Any]] | str = [found[pid] for pid in sorted(found)]
+    others: list[OtherProcess] | str = [found[pid] for pid in sorted(found)]
     if len(refused) == len(PROCESS_LISTS):
         others = "; ".join(f"{kind}: {why}" for kind, why in refused.items())
         others = f"unavailable: {others.replace('unavailable: ', '')}"
@@ -171,19 +193,21 @@ def processes(nvml: Any, handle: Any, own_pids: Collection[int]) -> dict[str, An
     }
 
 
-def _enabled(value: Any) -> str:
+def _enabled(value: SupportsInt) -> str:
     return "enabled" if int(value) == 1 else "disabled"
 
 
-def _watts(milliwatts: Any) -> float:
+def _watts(milliwatts: SupportsInt) -> float:
     return int(milliwatts) / 1000.0
 
 
-def build_device_record(nvml: Any, handle: Any, own_pids: Collection[int]) -> dict[str, Any]:
+def build_device_record(
+    nvml: ModuleType, handle: object, own_pids: Collection[int]
+) -> dict[str, object]:
     """Everything the manifest says about the GPU; see the module docstring."""
     clocks = {domain: _clocks(nvml, handle, domain) for domain in ("sm", "mem", "graphics")}
     freqs = ask(lambda: nvml.nvmlDeviceGetCurrentClockFreqs(handle))
-    record: dict[str, Any] = {
+    record: dict[str, object] = {
         "uuid": ask(lambda: nvml.nvmlDeviceGetUUID(handle)),
         "name": ask(lambda: nvml.nvmlDeviceGetName(handle)),
         "serial": ask(lambda: nvml.nvmlDeviceGetSerial(handle)),

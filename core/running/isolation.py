@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import IO
 
 from gemmreg.judging.task_wire import encode, read_outcome
 from gemmreg.judging.tasks import Status as Status
@@ -57,7 +57,7 @@ def _describe_exit(returncode: int | None) -> str:
     return f"worker exited with code {returncode}"
 
 
-def _tail(log: Any) -> str:
+def _tail(log: IO[bytes]) -> str:
     """The end of the worker's output since the last task started."""
     log.seek(0)
     text = log.read().decode(errors="replace")
@@ -72,7 +72,7 @@ def spawn_worker(
     prefix: Sequence[str],
     worker_module: str,
     write_fd: int,
-    log: Any,
+    log: IO[bytes],
     env: dict[str, str] | None,
 ) -> subprocess.Popen[bytes]:
     """Start ``python -m worker_module FD`` with its events on ``write_fd``

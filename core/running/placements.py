@@ -27,12 +27,11 @@ so that a pointer coming back never means the values did.
 
 from __future__ import annotations
 
-from typing import Any
-
 from gemmreg.contract.records import KernelSpec, Problem
 from gemmreg.deciding.device_memory import operand_bytes
 from gemmreg.judging.guarded_output import GuardedOutput
 from gemmreg.judging.output_check import make_operands
+from gemmreg.running.fresh_values import Operands
 
 PLACEMENTS = 16
 """The most copies of one kernel's operands that a process rotates. Four
@@ -63,7 +62,7 @@ def placement_count(problem: Problem, device_bytes: int | None = None) -> int:
 
 def more_placements(
     spec: KernelSpec, problem: Problem, seed: int, device: str, count: int
-) -> list[tuple[tuple[Any, Any], GuardedOutput]]:
+) -> list[tuple[Operands, GuardedOutput]]:
     """``count`` fresh copies of the kernel's operands (the same values: the
     generator is drawn again with the same seed) and of its guarded C."""
     return [

@@ -28,9 +28,9 @@ import attrs
 from gemmreg.judging.tasks import RoundsTask
 from gemmreg.judging.timing_records import ProcessRecord, ProcessRun
 from gemmreg.running import devices, isolation
-from gemmreg.running.sessions import Session
+from gemmreg.running.sessions import Session, run_retrying
 from gemmreg.running.timing import PREPARING
-from gemmreg.running.worker_pool import Pool, _run_retrying
+from gemmreg.running.worker_pool import Pool
 
 LEFTOVER_WAIT_S = 5.0
 """After Ctrl-C, how long each lane may take to notice that its worker was
@@ -81,7 +81,7 @@ class Processes:
             return
         fresh = functools.partial(self._fresh, process)
         task = self.task(process, names)
-        outcome, session, rerun = _run_retrying(
+        outcome, session, rerun = run_retrying(
             self.pool.get(process), task, self.limit(names), fresh
         )
         self.pool.sessions[process] = session

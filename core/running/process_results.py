@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import Any
+from typing import TypedDict, Unpack
 
 from gemmreg.judging import rounds, verdicts
 from gemmreg.judging.rounds import Round
 from gemmreg.judging.task_results import KernelTiming, RoundsResult
 from gemmreg.judging.timing_records import ProcessRecord, ProcessRun
+from gemmreg.judging.work_accounting import WorkAccounting
 
 
 def read_process(
@@ -77,8 +78,25 @@ def _host_ms(name: str, taken: Sequence[Round]) -> float | None:
     return statistics.median(values) if values else None
 
 
+class TimedFigures(TypedDict, total=False):
+    """What a timed kernel's run adds to its record (fields of :class:`ProcessRun`)."""
+
+    escaped: str
+    accounting: WorkAccounting | None
+    round_ms: tuple[float, ...]
+    samples: int
+    exposure_s: float
+    graph_ms: float | None
+    host_ms: float | None
+
+
 def _run(
-    name: str, process: int, k: KernelTiming, status: str, reason: str, **figures: Any
+    name: str,
+    process: int,
+    k: KernelTiming,
+    status: str,
+    reason: str,
+    **figures: Unpack[TimedFigures],
 ) -> ProcessRun:
     """The run of one kernel: its first call and checks as the process saw them."""
     return ProcessRun(
@@ -94,7 +112,7 @@ def _run(
     )
 
 
-def _clock_trace(taken: Sequence[Round]) -> dict[str, Any]:
+def _clock_trace(taken: Sequence[Round]) -> dict[str, object]:
     """Summary of the clock readings of the rounds (none on the CPU)."""
     raw = [reading for r in taken for reading in r.readings]
     if not raw:

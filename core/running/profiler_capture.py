@@ -17,7 +17,7 @@ import os
 import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Required, TypedDict
 
 from gemmreg.contract.records import Problem
 from gemmreg.deciding import profiler_tools
@@ -31,6 +31,26 @@ SUMMARY_TIMEOUT_S = 300.0
 """Reading a report back into a summary; a large nsys report takes a while."""
 
 
+class ProfilerEntry(TypedDict, total=False):
+    """The manifest's record of one profiler run (:func:`run_profiler`)."""
+
+    tool: Required[str]
+    kernel: Required[str]
+    status: str
+    """``ok``, ``error`` or ``mismatch``."""
+    reason: str
+    problem: str
+    seed: int
+    executable: str
+    version: str
+    command: list[str]
+    files: dict[str, str]
+    """Its files by role (report, summary, log), relative to the run's folder."""
+    profiled_kernels: list[str]
+    timed_kernels: list[str]
+    kernels_checked: str
+
+
 def run_profiler(
     tool: str,
     kernel: str,
@@ -42,7 +62,7 @@ def run_profiler(
     env: Mapping[str, str] | None = None,
     timed_kernels: Sequence[str] = (),
     per_point: bool = False,
-) -> dict[str, Any]:
+) -> ProfilerEntry:
     """Run ``kernel`` under ``tool``; its files go to ``run_dir/profiler``.
     Returns the manifest's record of it: the command, the files (relative to
     ``run_dir``), and ``status`` ``ok``, ``error`` with the reason, or
@@ -73,7 +93,8 @@ def run_profiler(
         env={**(os.environ if env is None else env), profiler_tools.PROFILING_ENV: tool},
         command_prefix=lambda: prefix,
     )[0]
-    entry: dict[str, Any] = {
+    files: dict[str, str] = {}
+    entry: ProfilerEntry = {
         "tool": tool,
         "kernel": kernel,
         "problem": problem.label,
@@ -81,7 +102,7 @@ def run_profiler(
         "executable": str(found),
         "version": profiler_tools.version(found),
         "command": prefix,
-        "files": {},
+        "files": files,
     }
     reasons = [_why_not_captured(outcome, kernel)]
     if report.is_file():
@@ -90,7 +111,7 @@ def run_profiler(
         reasons.append(f"{tool} wrote no report ({report.name})")
     for role, path in (("report", report), ("summary", summary), ("log", log)):
         if path.is_file():
-            entry["files"][role] = str(path.relative_to(run_dir))
+            files[role] = str(path.relative_to(run_dir))
     problems = [r for r in reasons if r]
     entry["status"] = "error" if problems else "ok"
     entry["reason"] = "; ".join(problems)
@@ -99,7 +120,7 @@ def run_profiler(
     return entry
 
 
-def _check_kernels(entry: dict[str, Any], tool: str, summary: Path, timed: Sequence[str]) -> None:
+def _check_kernels(entry: ProfilerEntry, tool: str, summary: Path, timed: Sequence[str]) -> None:
     """Record the kernels the profile captured beside those the timing saw,
     and mark the entry ``mismatch`` when they differ."""
     profiled = profiler_tools.profiled_kernels(tool, summary.read_text())

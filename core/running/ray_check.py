@@ -13,7 +13,8 @@ the list returned is merged in the order the kernels were named, as on one GPU.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.contract.task_kinds import CaseKind
@@ -21,8 +22,12 @@ from gemmreg.deciding.matrix import Case
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.running import check_runner, ray_cluster
 from gemmreg.running.check_runner import CaseResult
+from gemmreg.running.ray_cluster import BatchResult, NodeRecord
 
-BatchDone = Callable[[list[CaseResult], list[dict[str, Any]]], None]
+if TYPE_CHECKING:
+    from ray import ObjectRef
+
+BatchDone = Callable[[list[CaseResult], list[NodeRecord]], None]
 """Told, after each batch, the results so far (in the order of the kernels)
 and the records of the nodes so far."""
 
@@ -35,7 +40,7 @@ def check_on_ray(
     on_result: Callable[[CaseResult], None] | None = None,
     task_timeout: float | None = None,
     on_batch: BatchDone | None = None,
-) -> tuple[list[CaseResult], list[dict[str, Any]]]:
+) -> tuple[list[CaseResult], list[NodeRecord]]:
     """Every kernel on every case on the cluster at ``where``: the results in
     the order of ``kernels``, and the record of every node that ran a batch.
     ``on_batch`` sees both, as they stand, after each batch has come back.
@@ -46,16 +51,16 @@ def check_on_ray(
 
 
 def _run(
-    ray: Any,
+    ray: ModuleType,
     kernels: Sequence[RegisteredKernel],
     cases: Sequence[Case],
     gpu: bool,
     on_result: Callable[[CaseResult], None] | None,
     task_timeout: float | None,
     on_batch: BatchDone | None = None,
-) -> tuple[list[CaseResult], list[dict[str, Any]]]:
+) -> tuple[list[CaseResult], list[NodeRecord]]:
     by_kernel: dict[int, list[CaseResult]] = {i: [] for i in range(len(kernels))}
-    waiting: dict[Any, tuple[int, list[tuple[CaseKind, Case]]]] = {}
+    waiting: dict[ObjectRef[BatchResult], tuple[int, list[tuple[CaseKind, Case]]]] = {}
 
     def record(position: int, result: CaseResult) -> None:
         by_kernel[position].append(result)
@@ -74,12 +79,12 @@ def _run(
             limits = check_runner.task_limits(runnable, gpu, task_timeout)
             waiting[ray_cluster.submit(ray, tasks, limits, gpu)] = (position, runnable)
 
-    nodes: dict[str, dict[str, Any]] = {}
+    nodes: dict[str, NodeRecord] = {}
     pending = list(waiting)
     while pending:
         finished, pending = ray.wait(pending, num_returns=1)
         position, runnable = waiting[finished[0]]
-        node: dict[str, Any] = {}
+        node: NodeRecord | None = None
         try:
             outcomes, node = ray.get(finished[0])
             nodes[str(node.get("host"))] = node
@@ -89,7 +94,7 @@ def _run(
         for (kind, case), outcome in zip(runnable, outcomes, strict=True):
             cause = check_runner.cause_of(name, runnable, outcome)
             result = check_runner.result_from_outcome(name, kind, case, outcome, cause)
-            if node:
+            if node is not None:
                 result = attrs.evolve(
                     result, device_index=node["device_index"], device_name=node["device_name"]
                 )

@@ -27,11 +27,15 @@ import platform
 import socket
 import sys
 from collections.abc import Iterator, Sequence
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, TypedDict
 
 from gemmreg.deciding.options import UsageError
 from gemmreg.judging.tasks import Task, TaskOutcome
 from gemmreg.running import devices, environment, isolation
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
 
 RAY_ADDRESS_ENV = "GEMMREG_RAY_ADDRESS"
 """The Ray cluster to use when ``--ray`` is not given."""
@@ -54,6 +58,23 @@ FAKE_GPU_RESOURCE = "gemmreg_fake_gpu"
 without GPUs (pretend GPUs, :data:`gemmreg.running.devices.FAKE_DEVICES_ENV`)."""
 
 
+class NodeRecord(TypedDict):
+    """Where a Ray task ran (:func:`node_record`), for the manifest and the rows."""
+
+    host: str
+    device_index: int | None
+    """The GPU's index on its node (``CUDA_VISIBLE_DEVICES``), where it is one number."""
+    device_name: str
+    python: str
+    executable: str
+    gemmreg: str
+    git: dict[str, str]
+
+
+BatchResult = tuple[list[TaskOutcome], NodeRecord]
+"""What a Ray task of :func:`run_batch` returns: the batch's outcomes and its node."""
+
+
 def address(given: str | None) -> str | None:
     """``--ray``'s address, else :data:`RAY_ADDRESS_ENV`'s, else None (no Ray)."""
     return given or os.environ.get(RAY_ADDRESS_ENV) or None
@@ -67,7 +88,7 @@ def require() -> None:
         raise UsageError(INSTALL_HINT)
 
 
-def connect(where: str) -> Any:
+def connect(where: str) -> ModuleType:
     """The ``ray`` module, connected to ``where`` (:data:`LOCAL` starts one)."""
     try:
         import ray
@@ -84,7 +105,7 @@ def connect(where: str) -> Any:
 
 
 @contextlib.contextmanager
-def connected(where: str) -> Iterator[Any]:
+def connected(where: str) -> Iterator[ModuleType]:
     """The ``ray`` module connected to ``where`` for the block, shut down
     after it; Ray's own messages go to stderr, never into the command's
     output (``--format json``)."""
@@ -96,7 +117,7 @@ def connected(where: str) -> Iterator[Any]:
             ray.shutdown()
 
 
-def gpu_models(ray: Any) -> list[str]:
+def gpu_models(ray: ModuleType) -> list[str]:
     """The GPU models of the cluster's live nodes, as Ray names them (its
     ``accelerator_type:`` resources; the pretend GPUs' models under
     :data:`gemmreg.running.devices.FAKE_DEVICES_ENV`); empty when Ray names
@@ -115,7 +136,7 @@ def gpu_models(ray: Any) -> list[str]:
     return sorted(found)
 
 
-def gpu_count(ray: Any, gpu: bool) -> int:
+def gpu_count(ray: ModuleType, gpu: bool) -> int:
     """The GPUs of the cluster a task or actor of gemmreg can hold (the
     pretend ones on a machine without GPUs: :func:`holds`; 0 when it has
     none); on the CPU alone, 1: points timed side by side would share its cores."""
@@ -125,15 +146,18 @@ def gpu_count(ray: Any, gpu: bool) -> int:
     return int(resources.get("GPU", 0)) if gpu else 1
 
 
-def holds(gpu: bool) -> dict[str, Any]:
-    """What a Ray task of gemmreg holds: one GPU, or one pretend GPU."""
-    held: dict[str, Any] = {"num_gpus": 1 if gpu else 0}
+def holds(gpu: bool) -> dict[str, object]:
+    """What a Ray task of gemmreg holds: one GPU, or one pretend GPU (keywords
+    of Ray's ``options``)."""
+    held: dict[str, object] = {"num_gpus": 1 if gpu else 0}
     if not gpu and devices.fake_devices() is not None:
         held["resources"] = {FAKE_GPU_RESOURCE: 1}
     return held
 
 
-def submit(ray: Any, tasks: Sequence[Task], limits: Sequence[float], gpu: bool) -> Any:
+def submit(
+    ray: ModuleType, tasks: Sequence[Task], limits: Sequence[float], gpu: bool
+) -> ObjectRef[BatchResult]:
     """Start ``tasks`` as one Ray task holding one GPU (or one pretend GPU):
     a reference to its (outcomes, node record)."""
     remote = ray.remote(run_batch).options(
@@ -142,9 +166,7 @@ def submit(ray: Any, tasks: Sequence[Task], limits: Sequence[float], gpu: bool) 
     return remote.remote(list(tasks), list(limits), environment.switches())
 
 
-def run_batch(
-    tasks: list[Task], limits: list[float], switches: dict[str, str]
-) -> tuple[list[TaskOutcome], dict[str, Any]]:
+def run_batch(tasks: list[Task], limits: list[float], switches: dict[str, str]) -> BatchResult:
     """On a node: the batch in gemmreg's own worker subprocesses (the rules
     of a kernel's batch, a hang or lost workers skipping the rest, as on one
     host), with the caller's switches; and this node's record."""
@@ -161,7 +183,7 @@ def run_batch(
     return outcomes, node_record()
 
 
-def node_record() -> dict[str, Any]:
+def node_record() -> NodeRecord:
     """Where a Ray task ran, for the manifest and the rows: host, GPU, versions."""
     from gemmreg.contract.version import __version__
 
@@ -186,18 +208,17 @@ def node_record() -> dict[str, Any]:
 
 def run_in_session(
     task: Task, limit: float, switches: dict[str, str]
-) -> tuple[TaskOutcome, str, dict[str, Any]]:
+) -> tuple[TaskOutcome, str, NodeRecord]:
     """On a node: one task in a fresh gemmreg worker subprocess on the Ray
     task's GPU, rerun once in another if its worker crashed (as on one
     host); the outcome, the note of that rerun ('' without one), and this
     node's record."""
-    from gemmreg.running.sessions import Session
-    from gemmreg.running.worker_pool import _run_retrying
+    from gemmreg.running.sessions import Session, run_retrying
 
     env = {**os.environ, **switches}
     session = Session(env)
     try:
-        outcome, session, rerun = _run_retrying(session, task, limit, lambda: Session(env))
+        outcome, session, rerun = run_retrying(session, task, limit, lambda: Session(env))
     finally:
         session.close()
     return outcome, rerun, node_record()

@@ -20,14 +20,21 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
 
 import attrs
+from gemmreg.deciding.timing_options import Policy
 from gemmreg.discovery import state_changes
+from gemmreg.discovery.torch_state import TorchState
 from gemmreg.judging import rounds
 from gemmreg.judging.rounds import Round
-from gemmreg.running.clocks import Graph
+from gemmreg.judging.task_results import KernelTiming
+from gemmreg.running.clocks import Call, Graph
+
+if TYPE_CHECKING:
+    from gemmreg.judging.gpu_trace import Reading
+    from gemmreg.running.gpu_monitor import Monitor
 
 SOAK_WINDOW_S = 0.5
 """Heat soak ends once the SM clock's level held over this many seconds
@@ -49,6 +56,44 @@ that cost is under 0.5% of a call, inside the default margin, while replaying
 a 370 ms kernel ten rounds long cost a sweep point 30 s on the H200."""
 
 
+class RoundKernel(Protocol):
+    """What the loops need of a kernel (:class:`gemmreg.running.timed_kernel.TimedKernel`,
+    or a test's stand-in): the optional ``pin``, ``poison``, ``use_placement``
+    and ``fresh_values`` of the module's docstring are looked up, not required."""
+
+    name: str
+    result: KernelTiming
+    """Its record: the loops read its rounds and note a graph it could not capture."""
+
+    def call(self) -> None:
+        """Enqueue one call."""
+
+
+class Clock(Protocol):
+    """What the loops need of a clock (:mod:`gemmreg.running.clocks`)."""
+
+    last_host_ms: float | None
+    """The host's time per call in the last batch, where the clock keeps one."""
+
+    def samples(self, call: Call, count: int, before: Call | None = None) -> list[float]:
+        """``count`` timed samples of ``call`` in ms, ``before`` untimed ahead of each."""
+
+
+class SoakFigures(TypedDict):
+    """What the heat soak found (the fields of :class:`gemmreg.judging.task_results.Soak`)."""
+
+    s: float
+    calls: dict[str, int]
+    steady: bool
+    sample_cost_s: dict[str, float]
+    readings: Any
+    """The last readings (``attrs.asdict`` of each); untyped: ``Soak.readings``
+    converts with ``tuple``, which the attrs mypy plugin cannot match to a list."""
+
+
+K = TypeVar("K", bound=RoundKernel)
+
+
 class ChangedInRounds(Exception):
     """A kernel's calls in the soak or the rounds changed torch's global state:
     the others may have run under it since, so the process's rounds are void."""
@@ -57,7 +102,7 @@ class ChangedInRounds(Exception):
         self.kernel, self.changed = kernel, changed
 
 
-def _enter(kernel: Any) -> Any:
+def _enter(kernel: RoundKernel) -> TorchState | None:
     """Before ``kernel``'s calls, outside any timed interval: its own pin (about
     0.2 ms of host work, between two synchronised slots); the reading to check
     against after them, or None for a stand-in without ``pin``."""
@@ -65,7 +110,7 @@ def _enter(kernel: Any) -> Any:
     return pin() if pin is not None else None
 
 
-def _check_state(name: str, expected: Any) -> None:
+def _check_state(name: str, expected: TorchState | None) -> None:
     """After ``name``'s calls: torch's global state as pinned, or ChangedInRounds
     blaming ``name`` (nothing to check when ``expected`` is None)."""
     if expected is None:
@@ -76,7 +121,7 @@ def _check_state(name: str, expected: Any) -> None:
         raise ChangedInRounds(name, error) from None
 
 
-def _samples(clock: Any, kernel: Any, count: int) -> list[float]:
+def _samples(clock: Clock, kernel: RoundKernel, count: int) -> list[float]:
     """``count`` timed samples of ``kernel``; C poisoned before each one, outside
     its interval, where the kernel can be (``poison``; stand-ins need not)."""
     poison = getattr(kernel, "poison", None)
@@ -85,11 +130,13 @@ def _samples(clock: Any, kernel: Any, count: int) -> list[float]:
     return list(clock.samples(kernel.call, count, before=poison))
 
 
-def heat_soak(kernels: list[Any], clock: Any, policy: Any, monitor: Any) -> dict[str, Any]:
+def heat_soak(
+    kernels: Sequence[RoundKernel], clock: Clock, policy: Policy, monitor: Monitor | None
+) -> SoakFigures:
     """Untimed round-robin until the clock holds; returns the per-sample cost.
     Each kernel's pin is applied before its calls and checked after, as in the rounds."""
     cost: dict[str, list[float]] = {k.name: [] for k in kernels}
-    readings: list[Any] = []
+    readings: list[Reading] = []
     calls = {k.name: 0 for k in kernels}
     start = time.perf_counter()
     steady = monitor is None
@@ -121,7 +168,7 @@ def heat_soak(kernels: list[Any], clock: Any, policy: Any, monitor: Any) -> dict
 
 
 def _slot(
-    kernel: Any, clock: Any, budget_s: float, cost_s: float
+    kernel: RoundKernel, clock: Clock, budget_s: float, cost_s: float
 ) -> tuple[list[float], float, float | None]:
     """One slot: samples until the slot has run for the budget, give or take
     half a sample, so every kernel of a round is exposed for the same time;
@@ -133,8 +180,9 @@ def _slot(
     start = time.perf_counter()
     while True:
         values += _samples(clock, kernel, batch)
-        if getattr(clock, "last_host_ms", None) is not None:
-            host.append(clock.last_host_ms)
+        host_ms = getattr(clock, "last_host_ms", None)  # stand-ins may keep none
+        if host_ms is not None:
+            host.append(host_ms)
         elapsed = time.perf_counter() - start
         per_sample = elapsed / len(values)
         remaining = budget_s - elapsed
@@ -144,12 +192,12 @@ def _slot(
 
 
 def take_rounds(
-    kernels: list[Any],
-    clock: Any,
-    policy: Any,
+    kernels: Sequence[RoundKernel],
+    clock: Clock,
+    policy: Policy,
     cost_s: Mapping[str, float],
     seed: int,
-    monitor: Any,
+    monitor: Monitor | None,
 ) -> tuple[list[Round], str]:
     """Rounds until the stopping rule says so. Each slot starts from its kernel's
     pin and torch's state is checked after it (never inside one)."""
@@ -206,16 +254,16 @@ def take_rounds(
             return taken, reason
 
 
-def per_call_ms(kernel: Any) -> float:
+def per_call_ms(kernel: RoundKernel) -> float:
     """A kernel's typical call, from its rounds (a guess when all were dropped)."""
     return float(statistics.median(kernel.result.round_ms or [GRAPH_FALLBACK_MS]))
 
 
 def graph_rounds(
-    kernels: list[Any],
-    policy: Any,
+    kernels: Sequence[K],
+    policy: Policy,
     seed: int,
-    check: Callable[[Any, Callable[[], None]], None] | None = None,
+    check: Callable[[K, Call], None] | None = None,
 ) -> list[Round]:
     """Warm CUDA-graph replays in rotating rounds; none when a call is long
     (``GRAPH_MAX_CALL_MS``). After them ``check(kernel, replay)`` is handed each

@@ -21,7 +21,6 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 from gemmreg.contract import backend
@@ -110,7 +109,7 @@ def run_pass_here(
     cases: Sequence[Case],
     tools: Sequence[str],
     out: Path | None,
-    manifest: dict[str, Any],
+    manifest: dict[str, object],
     progress: Callable[[str], None],
     on_result: Callable[[CaseResult], None] | None = None,
     chosen: Sequence[devices.Device] | None = None,

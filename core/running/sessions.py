@@ -7,7 +7,8 @@ for its rounds; started one after another, their start-up would dominate
 the wall time. So every worker of a comparison is started at once, does
 its start-up in parallel with the others, and then waits, idle, for its
 task: only one runs a task at a time, so timing never shares the GPU. A
-sweep keeps its sessions across points.
+sweep keeps its sessions across points. A task whose worker crashed gets
+one rerun in a fresh worker (:func:`run_retrying`); one that hung does not.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import selectors
 import subprocess
 import tempfile
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Required, TypedDict
 
 from gemmreg.judging.task_wire import encode, read_outcome
 from gemmreg.judging.tasks import Task
@@ -35,6 +37,23 @@ from gemmreg.running.isolation import (
 from gemmreg.running.tracing import trace
 
 
+class WorkerEvent(TypedDict, total=False):
+    """One line a worker writes on its event pipe (:mod:`gemmreg.running.worker`)."""
+
+    event: Required[str]
+    """``ready``, ``start``, ``note``, ``done`` or ``retire``."""
+    task: int
+    text: str
+    """A ``note``: what the task is doing now."""
+    reason: str
+    """A ``retire``: why the worker stops."""
+    status: str
+    error: str
+    traceback: str
+    result: dict[str, object]
+    """A ``done`` task's result (:mod:`gemmreg.judging.task_wire`)."""
+
+
 class Session:
     """One worker process, started now, running tasks when asked."""
 
@@ -42,7 +61,7 @@ class Session:
         self,
         env: dict[str, str] | None,
         *,
-        options: dict[str, Any] | None = None,
+        options: dict[str, object] | None = None,
         startup_timeout: float = STARTUP_TIMEOUT_S,
         worker_module: str = WORKER_MODULE,
     ):
@@ -65,7 +84,7 @@ class Session:
         self._send({"session": True, **(options or {})})
         trace(f"worker {self.proc.pid}: started")
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, object]) -> None:
         assert self.proc.stdin is not None
         try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -73,7 +92,7 @@ class Session:
         except (BrokenPipeError, ValueError):
             pass  # the worker is gone: reading its events says why
 
-    def _next_event(self, deadline: float) -> dict[str, Any] | None:
+    def _next_event(self, deadline: float) -> WorkerEvent | None:
         """The next event, None at end of stream; raises TimeoutError at the deadline."""
         while b"\n" not in self.buffer:
             wait = deadline - time.monotonic()
@@ -173,3 +192,22 @@ class Session:
         self.selector.close()
         os.close(self.read_fd)
         self.log.close()
+
+
+def run_retrying(
+    session: Session, task: Task, timeout: float, fresh: Callable[[], Session]
+) -> tuple[TaskOutcome, Session, str]:
+    """Run ``task``; a worker that crashed (not one that hung) is replaced by a
+    fresh one and the task run once more. Returns the outcome, the session
+    that ran it last, and a note of the first crash ('' when there was none),
+    so a rerun is never silent."""
+    outcome = session.run(task, timeout)
+    if outcome.status != "crashed":
+        return outcome, session, ""
+    first = outcome.error.splitlines()[0] if outcome.error else "crashed"
+    session.close()
+    session = fresh()
+    retry = session.run(task, timeout)
+    if retry.status == "crashed":
+        return retry, session, ""
+    return retry, session, f"a first worker crashed ({first}); this is a fresh worker's rerun"

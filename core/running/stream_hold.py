@@ -38,7 +38,11 @@ cost the same way, without the flush.)
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gemmreg.contract.gpu_compile import CompiledKernel
 
 SOURCE = r"""
 extern "C" __global__ void gemmreg_hold_stream(volatile int* gate, int target,
@@ -74,8 +78,9 @@ last one's run (each hold still outside every sample); not yet measured."""
 class StreamHold:
     """One pinned gate word (the count of released batches) and one give-up word."""
 
-    def __init__(self, torch: Any, kernel: Any) -> None:
-        """:param kernel: the compiled :data:`SOURCE`, launched as ``kernel.launch(grid, block, args)``."""
+    def __init__(self, torch: ModuleType, kernel: CompiledKernel) -> None:
+        """:param torch: the torch module (a stand-in in tests).
+        :param kernel: the compiled :data:`SOURCE`, launched as ``kernel.launch(grid, block, args)``."""
         self.torch = torch
         self.kernel = kernel
         words = torch.zeros(2, dtype=torch.int32, pin_memory=True)
@@ -112,7 +117,7 @@ def compile_ahead() -> None:
         compile_kernel(SOURCE, NAME)
 
 
-def make(torch: Any) -> tuple[StreamHold | None, str]:
+def make(torch: ModuleType) -> tuple[StreamHold | None, str]:
     """A hold for this process's GPU, or None and why not (the clock then
     leads each batch with a spin instead)."""
     from gemmreg.contract.gpu_compile import compile_kernel

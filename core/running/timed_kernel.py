@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import attrs
 from gemmreg.contract import backend
-from gemmreg.contract.records import KernelSpec, Problem
+from gemmreg.contract.records import KernelSpec, Launch, Problem
 from gemmreg.discovery import state_changes, torch_state
 from gemmreg.judging.guarded_output import GuardedOutput
 from gemmreg.judging.output_check import make_operands, verify
 from gemmreg.judging.task_results import Comparison, KernelTiming
 from gemmreg.running import fresh_values
+from gemmreg.running.fresh_values import Operands
 
 AS_LEFT = "as its last timed call left it (new A and B each round, C poisoned before each call)"
 """What the postcheck of the rounds compared, said beside a failure: a kernel
@@ -33,11 +33,11 @@ class TimedKernel:
     name: str
     spec: KernelSpec
     result: KernelTiming = attrs.Factory(KernelTiming)
-    operands: tuple[Any, Any] | None = None
-    before: tuple[Any, Any] | None = None
+    operands: Operands | None = None
+    before: Operands | None = None
     guarded: GuardedOutput | None = None
-    launch: Any = None
-    sets: list[tuple[tuple[Any, Any], GuardedOutput]] = attrs.Factory(list)
+    launch: Launch | None = None
+    sets: list[tuple[Operands, GuardedOutput]] = attrs.Factory(list)
     """Every placement of the operands and C (gemmreg.running.placements); the
     current one is ``operands`` and ``guarded``."""
     moved: list[fresh_values.Shifts] = attrs.Factory(list)
@@ -58,6 +58,7 @@ class TimedKernel:
 
     def call(self) -> None:
         assert self.operands is not None and self.guarded is not None
+        assert self.launch is not None  # set by prepare, before any call
         self.launch(self.operands[0], self.operands[1], self.guarded.out)
 
     def use_placement(self, index: int) -> None:

@@ -33,7 +33,7 @@ a comparison at once.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.contract import backend
@@ -52,6 +52,9 @@ from gemmreg.running.clocks import CpuClock, GpuClock
 from gemmreg.running.placements import more_placements, placement_count
 from gemmreg.running.timed_kernel import TimedKernel, prepare
 
+if TYPE_CHECKING:
+    from gemmreg.running.gpu_monitor import Monitor
+
 PREPARING = "preparing and prechecking "
 """The note a timing process sends before each kernel's prepare: a process
 that hangs there is that kernel's doing (gemmreg.running.comparing reads it)."""
@@ -64,7 +67,7 @@ def cold_start(spec: KernelSpec, problem: Problem, seed: int) -> KernelTiming:
     return kernel.result
 
 
-def _open_monitor() -> tuple[Any, str]:
+def _open_monitor() -> tuple[Monitor | None, str]:
     if not backend.current().is_gpu:
         return None, "no GPU"
     from gemmreg.running import gpu_monitor
@@ -89,7 +92,7 @@ def measure_group(
         process down can be blamed on the right kernel.
     """
     info = backend.current()
-    clock: Any = GpuClock(l2) if info.is_gpu else CpuClock()
+    clock: GpuClock | CpuClock = GpuClock(l2) if info.is_gpu else CpuClock()
     result = RoundsResult(
         clock=clock.name, l2=l2 if info.is_gpu else None, policy=attrs.asdict(policy)
     )

@@ -13,7 +13,7 @@ How, so that a kernel cannot tell which calls count:
 
 - Through CUPTI used directly (NVIDIA's ``cupti-python``,
   :mod:`gemmreg.running.cupti_recorder`), one round in every
-  :data:`SAMPLE_BLOCK` is recorded, drawn at random as its block starts:
+  :data:`~gemmreg.running.call_recorder.SAMPLE_BLOCK` is recorded, drawn at random as its block starts:
   switching CUPTI changes nothing a plugin can read through torch, and the
   draw cannot be foretold, so no call can tell whether it counts, and every
   call of a recorded round is read.
@@ -49,15 +49,21 @@ rest on events alone, and the record says so).
 from __future__ import annotations
 
 import os
-import random
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.judging.activity_analysis import Activity
 from gemmreg.judging.work_accounting import WorkAccounting, account, attribute
-from gemmreg.running import cupti_recorder
+from gemmreg.running.call_recorder import Recorder
+from gemmreg.running.clocks import CpuClock, GpuClock
+
+if TYPE_CHECKING:
+    import torch
+    from gemmreg.contract.records import Problem
+    from gemmreg.judging.task_results import Comparison
+    from gemmreg.running.timed_kernel import TimedKernel
 
 ENV = "GEMMREG_WORK_ACCOUNTING"
 """``off`` (or ``0``, ``no``) turns the recording off; anything else leaves it on (on GPUs)."""
@@ -65,19 +71,6 @@ MARKER_NAME = "gemmreg_call_marker"
 MARKER_SOURCE = 'extern "C" __global__ void gemmreg_call_marker() {}'
 """An empty kernel with a name no plugin launches by accident (compiled with
 NVRTC/hiprtc, as the stream hold is): it does nothing but show in the trace."""
-SAMPLE_BLOCK = 8
-"""Through CUPTI, one round in every block of this many is recorded, drawn
-from the operating system's random source as the block starts: a process of
-10 to 300 rounds records 1 to 38 of them (the first block's round lies within
-the first 8, and a process takes at least 10). On the H200, reading every call of
-a process (6000 calls, 39000 device activities) took 3-4 s of a 7-9 s
-process at 512^3; an eighth of them keeps that under half a second. Which
-rounds count cannot be seen (switching CUPTI changes nothing a plugin reads
-through torch) nor foretold (the draw is not seeded from anything in the
-process). A recorded round's figures stay in the verdict: its calls ran
-under CUPTI's kernel records (0.3-1.5% of a single-launch call's figure on
-the H200, ``evidence/2026-12-03-h200-cupti-cost/``), every kernel of the
-round alike."""
 CHECKED_SEED_OFFSET = 7919
 """The checked call's operands are drawn with the timing seed plus this: other values."""
 OFF_WORDS = ("off", "0", "no", "false")
@@ -87,116 +80,12 @@ def switched_off() -> bool:
     return os.environ.get(ENV, "").strip().lower() in OFF_WORDS
 
 
-def _owner(call: Callable[[], None]) -> str:
-    """The kernel a call belongs to: the ``name`` of the object it is bound to."""
-    return str(getattr(getattr(call, "__self__", None), "name", None) or repr(call))
-
-
-class Recorder:
-    """The marker launches and the call log of one process's recording."""
-
-    def __init__(self, torch: Any, marker: Any) -> None:
-        self.torch = torch
-        self.marker = marker
-        self.owners: list[str] = []
-        self.checked: list[bool] = []
-        self.profiler: Any = None
-        self.direct: cupti_recorder.CuptiRecorder | None = None
-        self.backend = ""
-        """What recorded: ``CUPTI``, or torch's profiler and why not CUPTI."""
-        self.active = True
-        """Whether calls are recorded now: always through torch's profiler;
-        through CUPTI, in the rounds drawn to be recorded and the checked calls."""
-        self._draw = random.SystemRandom()
-        self._drawn = -1
-        self.rounds_recorded = 0
-        self.clock: Any = None
-        """The clock whose samples this recorder's markers bracket."""
-        self.setup_s = 0.0
-
-    def open(self) -> None:
-        """Before a call: the opening marker (in a recorded round)."""
-        if self.active:
-            self.marker.launch((1, 1, 1), (1, 1, 1), [])
-
-    def close(self, call: Callable[[], None], checked: bool = False) -> None:
-        """After a call: the closing marker, and whose call it was (in a recorded round)."""
-        if self.active:
-            self.marker.launch((1, 1, 1), (1, 1, 1), [])
-            self.owners.append(_owner(call))
-            self.checked.append(checked)
-
-    def round_begins(self, index: int) -> None:
-        """Before round ``index``'s slots: record it if it is drawn
-        (:func:`recorded_round`); every round where CUPTI cannot be switched
-        unseen (torch's profiler)."""
-        if self.direct is None:
-            return
-        if index % SAMPLE_BLOCK == 0:
-            self._drawn = index + self._draw.randrange(SAMPLE_BLOCK)
-        if index == self._drawn:
-            self.torch.cuda.synchronize()
-            self.direct.resume()
-            self.active = True
-            self.rounds_recorded += 1
-
-    def round_ends(self) -> None:
-        """After a round's slots: stop recording until the next drawn round."""
-        if self.direct is not None and self.active:
-            self.torch.cuda.synchronize()
-            self.direct.pause()
-            self.active = False
-
-    def record_alone(self) -> None:
-        """Record from now on whatever the draw (the checked calls)."""
-        if self.direct is not None and not self.active:
-            self.torch.cuda.synchronize()
-            self.direct.resume()
-        self.active = True
-
-    def start(self) -> None:
-        """Record from now on: through CUPTI directly where ``cupti-python``
-        is installed (no torch state changes, set-up in milliseconds:
-        :mod:`gemmreg.running.cupti_recorder`), else through torch's profiler
-        (CUDA activity only; seconds of set-up)."""
-        began = time.perf_counter()
-        self.torch.cuda.synchronize()
-        direct, why = cupti_recorder.open_recorder()
-        if direct is not None:
-            direct.start()
-            direct.pause()  # until the first round drawn (round_begins)
-            self.direct, self.backend, self.active = direct, "CUPTI", False
-        else:
-            from torch.profiler import ProfilerActivity, profile
-
-            self.profiler = profile(activities=[ProfilerActivity.CUDA])
-            self.profiler.__enter__()
-            self.backend = f"torch's profiler; {why}"
-        self.setup_s = time.perf_counter() - began
-
-    def stop(self) -> list[Activity] | None:
-        """Stop the recording (once); the device activities it recorded, or
-        None when it was stopped already."""
-        profiler, self.profiler = self.profiler, None
-        direct, self.direct = self.direct, None
-        if self.clock is not None:
-            self.clock.marks = None
-        if profiler is None and direct is None:
-            return None
-        self.torch.cuda.synchronize()
-        if direct is not None:
-            return direct.stop()
-        from gemmreg.running.device_activity import activities_from_events
-
-        profiler.__exit__(None, None, None)
-        return activities_from_events(profiler.profiler.kineto_results.events())
-
-
-def begin(clock: Any, is_gpu: bool) -> Recorder | str:
+def begin(clock: GpuClock | CpuClock, is_gpu: bool) -> Recorder | str:
     """Start recording ``clock``'s samples; or why not ('' on the CPU, whose
     calls are synchronous and launch nothing to account for)."""
     if not is_gpu:
         return ""
+    assert not isinstance(clock, CpuClock)  # on a GPU, the timing clock is a GpuClock
     if switched_off():
         return f"off ({ENV}={os.environ.get(ENV)})"
     try:
@@ -211,18 +100,21 @@ def begin(clock: Any, is_gpu: bool) -> Recorder | str:
     return recorder
 
 
-def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, device: str) -> Any:
+def checked_call(
+    recorder: Recorder, kernel: TimedKernel, problem: Problem, seed: int, device: str
+) -> Comparison:
     """One call of ``kernel`` on fresh operands inside the recording; the
     comparison of its output with the reference: the checker's own run
     (:func:`gemmreg.judging.output_check.run_and_compare`), its launch
     bracketed by the markers."""
     from gemmreg.judging.output_check import run_and_compare
 
-    def bracketed(a: Any, b: Any, c: Any) -> None:
+    def bracketed(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
         recorder.torch.cuda.synchronize()  # the operands made, outside the call
         recorder.record_alone()
         recorder.open()
         try:
+            assert kernel.launch is not None  # the kernel was prepared (its precheck ran)
             kernel.launch(a, b, c)
         finally:  # the markers stay paired whatever the call does
             recorder.close(kernel.call, checked=True)
@@ -232,7 +124,11 @@ def checked_call(recorder: Recorder, kernel: Any, problem: Any, seed: int, devic
 
 
 def finish(
-    recorder: Recorder | str, kernels: Sequence[Any], problem: Any, seed: int, device: str
+    recorder: Recorder | str,
+    kernels: Sequence[TimedKernel],
+    problem: Problem,
+    seed: int,
+    device: str,
 ) -> str:
     """The checked calls, then the trace read into each kernel's
     ``result.accounting``; returns what the process record says of it. With
@@ -281,7 +177,9 @@ def abandon(recorder: Recorder | str) -> None:
         recorder.stop()
 
 
-def read_trace(activities: Sequence[Any], recorder: Recorder) -> dict[str, WorkAccounting] | str:
+def read_trace(
+    activities: Sequence[Activity], recorder: Recorder
+) -> dict[str, WorkAccounting] | str:
     """Each kernel's accounting from the recorded activities, or why the
     trace cannot be read (:func:`gemmreg.judging.work_accounting.attribute`)."""
     if not activities:

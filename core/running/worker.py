@@ -26,21 +26,27 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gemmreg.contract.task_kinds import COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
 from gemmreg.judging.task_results import TaskResult
 from gemmreg.judging.tasks import ColdTask, ProfileTask, RefusalTask, RoundsTask, Task, ValuesTask
 
+if TYPE_CHECKING:
+    from gemmreg.discovery.registry_records import Registry
+
 TRACEBACK_CHARS = 2000
 
+Note = Callable[[str], None]
+"""Told what a task is about to do (a ``note`` event), so a crash is blamed right."""
 
-def _run_task(registry: Any, task: Task, note: Any) -> TaskResult:
+
+def _run_task(registry: Registry, task: Task, note: Note) -> TaskResult:
     """Run one task: the task's kind picks the function (one per kind)."""
     return _RUNNERS[task.kind](registry, task, note)
 
 
-def _values(registry: Any, task: ValuesTask, note: Any) -> TaskResult:
+def _values(registry: Registry, task: ValuesTask, note: Note) -> TaskResult:
     from gemmreg.judging.output_check import check_case
 
     before = None
@@ -52,19 +58,19 @@ def _values(registry: Any, task: ValuesTask, note: Any) -> TaskResult:
     return check_case(spec, task.problem, task.seed, task.values, before)
 
 
-def _refusal(registry: Any, task: RefusalTask, note: Any) -> TaskResult:
+def _refusal(registry: Registry, task: RefusalTask, note: Note) -> TaskResult:
     from gemmreg.judging.refusals import refusal_case
 
     return refusal_case(registry.get(task.kernel).spec, task.problem)
 
 
-def _cold(registry: Any, task: ColdTask, note: Any) -> TaskResult:
+def _cold(registry: Registry, task: ColdTask, note: Note) -> TaskResult:
     from gemmreg.running.timing import cold_start
 
     return cold_start(registry.get(task.kernel).spec, task.problem, task.seed)
 
 
-def _rounds(registry: Any, task: RoundsTask, note: Any) -> TaskResult:
+def _rounds(registry: Registry, task: RoundsTask, note: Note) -> TaskResult:
     """Every kernel of a comparison at once."""
     from gemmreg.running import timing
 
@@ -75,7 +81,7 @@ def _rounds(registry: Any, task: RoundsTask, note: Any) -> TaskResult:
     )
 
 
-def _profile(registry: Any, task: ProfileTask, note: Any) -> TaskResult:
+def _profile(registry: Registry, task: ProfileTask, note: Note) -> TaskResult:
     from gemmreg.running import profiling
 
     specs = {name: registry.get(name).spec for name in task.kernels}
@@ -84,7 +90,9 @@ def _profile(registry: Any, task: ProfileTask, note: Any) -> TaskResult:
     return profiling.device_profiles(specs, task.problem, task.seed, note)
 
 
-_RUNNERS: dict[TaskKind, Callable[[Any, Any, Any], TaskResult]] = {
+# Each runner takes its own kind's record: that the kind picks the record is
+# the task wire's invariant (TASK_TYPES), which no static type here can say.
+_RUNNERS: dict[TaskKind, Callable[[Registry, Any, Note], TaskResult]] = {
     VALUES: _values,
     REFUSAL: _refusal,
     COLD: _cold,
@@ -110,7 +118,7 @@ def main(argv: list[str]) -> int:
     lifeline.hold_on()
     events = os.fdopen(int(argv[1]), "w", buffering=1)
 
-    def emit(**event: Any) -> None:
+    def emit(**event: object) -> None:
         events.write(json.dumps(event) + "\n")
         events.flush()
 

@@ -1,25 +1,19 @@
 """The worker processes of a comparison: the pool of timing sessions (kept
-across a sweep's points), the cold-start processes with caches of their own,
-the profiling process, and the one rerun a crashed worker gets.
+across a sweep's points) with its profiling processes, and the workers a
+timing command starts ahead of reading its plugins (:class:`Ahead`). The
+cold starts, with caches of their own, are :mod:`gemmreg.running.cold_starts`.
 """
 
 from __future__ import annotations
 
-import functools
 import os
-import shutil
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
-from gemmreg.contract.records import Problem
-from gemmreg.discovery.registry import RegisteredKernel
-from gemmreg.judging.task_results import KernelTiming, ProfileResult
-from gemmreg.judging.tasks import ColdTask, Task
-from gemmreg.judging.timing_records import ColdStart
-from gemmreg.running import isolation, temp_folders
+from gemmreg.running import temp_folders
+from gemmreg.running.cold_starts import cold_env, shared_cache_env
 from gemmreg.running.sessions import Session
 
 
@@ -98,124 +92,6 @@ class Pool:
         self.sessions, self.profilers = [], []
 
 
-def _cold_env(cache_root: Path, name: str) -> dict[str, str]:
-    cache = cache_root / f"cold-{name}"
-    return {
-        **os.environ,
-        "TRITON_CACHE_DIR": str(cache / "triton"),
-        "GEMMREG_CACHE_DIR": str(cache / "gemmreg"),
-    }
-
-
-def _run_retrying(
-    session: Session, task: Task, timeout: float, fresh: Callable[[], Session]
-) -> tuple[isolation.TaskOutcome, Session, str]:
-    """Run ``task``; a worker that crashed (not one that hung) is replaced by a
-    fresh one and the task run once more. Returns the outcome, the session
-    that ran it last, and a note of the first crash ('' when there was none),
-    so a rerun is never silent."""
-    outcome = session.run(task, timeout)
-    if outcome.status != "crashed":
-        return outcome, session, ""
-    first = outcome.error.splitlines()[0] if outcome.error else "crashed"
-    session.close()
-    session = fresh()
-    retry = session.run(task, timeout)
-    if retry.status == "crashed":
-        return retry, session, ""
-    return retry, session, f"a first worker crashed ({first}); this is a fresh worker's rerun"
-
-
-def _cold_starts(
-    kernels: Sequence[RegisteredKernel],
-    sessions: Sequence[Session],
-    problem: Problem,
-    seed: int,
-    cache_root: Path,
-    timeout: float,
-    on_cold: Callable[[ColdStart], None] | None = None,
-) -> list[ColdStart]:
-    """Each kernel in its own fresh process, with caches of its own. A crash
-    gets one rerun in a fresh process; a hang does not (one timeout each)."""
-    results = []
-    finished = []
-    for kernel, session in zip(kernels, sessions, strict=True):
-        task = ColdTask(kernel=kernel.name, problem=problem, seed=seed)
-        env = _cold_env(cache_root, kernel.name)
-        outcome, last, _ = _run_retrying(session, task, timeout, functools.partial(Session, env))
-        last.begin_close()  # it tears down while the next kernel's cold start runs
-        finished.append(last)
-        results.append(_cold_from_outcome(kernel.name, outcome))
-        if on_cold is not None:
-            on_cold(results[-1])
-    for session in finished:  # every cold process gone before any timing starts
-        session.close()
-    # The timed processes start warm: every cold process's caches, merged.
-    for kernel in kernels:
-        merge_cache(cache_root / f"cold-{kernel.name}", cache_root / SHARED_CACHE)
-    return results
-
-
-def merge_cache(source: Path, target: Path) -> None:
-    """Copy into ``target`` the files of ``source`` it lacks, each by an atomic
-    rename, never writing into a file that exists. The waiting workers have
-    already loaded shared libraries from ``target`` (Triton's driver helpers):
-    overwriting one in place changes the pages they have mapped, and on the
-    H200 that killed them with SIGSEGV at their next call. Compile caches are
-    keyed by content, so a file that exists already holds the same thing."""
-    if not source.is_dir():
-        return
-    for path in source.rglob("*"):
-        if not path.is_file():
-            continue
-        destination = target / path.relative_to(source)
-        if destination.exists():
-            continue
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        partial = destination.with_name(f".{destination.name}.{os.getpid()}.partial")
-        shutil.copy2(path, partial)
-        os.replace(partial, destination)
-
-
-def _cold_from_outcome(name: str, outcome: isolation.TaskOutcome) -> ColdStart:
-    r = outcome.result
-    if outcome.status != "ok" or not isinstance(r, KernelTiming):
-        return ColdStart(kernel=name, status=outcome.status, reason=outcome.error)
-    return ColdStart(
-        kernel=name,
-        status=r.status,
-        prepare_s=r.prepare_s,
-        first_call_s=r.first_call_s,
-        reason=r.reason,
-    )
-
-
-SHARED_CACHE = "shared"
-"""The folder, under a timing command's cache root, of the caches its timed
-processes share (the cold starts' caches are merged into it)."""
-
-
-def shared_cache_env(cache_root: Path) -> dict[str, str]:
-    """The environment of a process using the caches under ``cache_root``'s
-    :data:`SHARED_CACHE`: Triton's compile cache and ``GEMMREG_CACHE_DIR``."""
-    shared = cache_root / SHARED_CACHE
-    return {
-        **os.environ,
-        "TRITON_CACHE_DIR": str(shared / "triton"),
-        "GEMMREG_CACHE_DIR": str(shared / "gemmreg"),
-    }
-
-
-def profiles_from(outcome: isolation.TaskOutcome, names: Sequence[str]) -> dict[str, Any]:
-    """Each kernel's device profile from a profiling task's outcome, or why none."""
-    if outcome.status == "ok" and isinstance(outcome.result, ProfileResult):
-        return outcome.result.recorded()
-    first = outcome.error.splitlines()[0] if outcome.error else outcome.status
-    return {
-        n: {"profile_unavailable": f"profiling process {outcome.status}: {first}"} for n in names
-    }
-
-
 START_AHEAD_ENV = "GEMMREG_START_AHEAD"
 """``1``: start a timing command's workers before its plugins are read;
 ``0``: after. Unset: ahead where a GPU device node exists
@@ -251,7 +127,7 @@ class Ahead:
     def take_cold(self, name: str) -> Session:
         """The cold-start session started for ``name`` (a fresh one if the
         command line named it differently from the registry)."""
-        env = _cold_env(self.cache_root, name)
+        env = cold_env(self.cache_root, name)
         pinned = env if self.pool.pin is None else self.pool.pin(env, 0)  # process 0's GPU
         return self.cold.pop(name, None) or Session(pinned)
 
@@ -295,7 +171,7 @@ def start_ahead(
     tmp = temp_folders.temporary_folder("caches")
     root = Path(tmp.name)
     at_first = (lambda env: env) if pin is None else (lambda env: pin(env, 0))
-    sessions = {name: Session(at_first(_cold_env(root, name))) for name in names} if cold else {}
+    sessions = {name: Session(at_first(cold_env(root, name))) for name in names} if cold else {}
     env = shared_cache_env(root) if cold else dict(os.environ)
     pool = Pool(size=processes, env=env, gpu=gpu, pin=pin)
     pool.start()
