@@ -3,8 +3,8 @@ and ``report``'s reading of a saved run, as calls that return typed records
 (for a notebook, a test, a script), importable from ``gemmreg`` itself.
 
 Each call builds the same request record the command line parses its
-options into (:mod:`gemmreg.deciding.requests`) and hands it to the same
-work (:mod:`gemmreg.orchestrating.compare_command` and its siblings): the
+options into (:mod:`gemmreg.commands.requests`) and hands it to the same
+work (:mod:`gemmreg.commands.compare_command` and its siblings): the
 verdicts, the files saved and the refusals are the command's. What only
 the command line does is left out: printing (ask a result for its
 ``table()``), spreading the work over GPUs (``--devices``, ``--ray``) and
@@ -23,18 +23,17 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import attrs
-from gemmreg.contract.records import DTYPES, LAYOUTS
-from gemmreg.deciding import keywords
-from gemmreg.deciding.keywords import Names, PathLike, Shape
-from gemmreg.deciding.options import UsageError
-from gemmreg.deciding.requests import (
+from gemmreg.commands import bench_command, check_command, compare_command, keywords
+from gemmreg.commands.keywords import Names, PathLike, Shape
+from gemmreg.commands.requests import (
     BenchRequest,
     CheckRequest,
     CompareRequest,
     TimingAsked,
 )
-from gemmreg.orchestrating import bench_command, check_command, compare_command
-from gemmreg.orchestrating.results import BenchResult, CheckResult, CompareResult, Run
+from gemmreg.commands.results import BenchResult, CheckResult, CompareResult, Run
+from gemmreg.contract.options import UsageError
+from gemmreg.contract.records import DTYPES, LAYOUTS
 
 __all__ = [
     "BenchResult",
@@ -134,7 +133,7 @@ def bench(
     ``shapes``: as ``--shape`` takes them (``"256:1024:256,2048"``, squares
     and ranges included), or a list of ``"MxNxK"`` and ``(m, n, k)``. The
     other keywords are :func:`compare`'s."""
-    from gemmreg.deciding.points import points
+    from gemmreg.timing.points import points
 
     timing: dict[str, Any] = dict(
         processes=processes,
@@ -204,7 +203,7 @@ def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:
     is partial. A folder that holds no readable run raises
     :class:`UsageError`; so does one whose content no longer matches its
     checksum, unless ``accept_edited``."""
-    from gemmreg.storage import runs
+    from gemmreg.reporting import runs
 
     folder = keywords.folder(path, "path")
     assert folder is not None
@@ -224,8 +223,8 @@ def _answered(
     """The request's result, saved where it asks, its folder's path whole;
     the folder it claimed let go of when the call ends (the process goes
     on: a notebook)."""
-    from gemmreg.orchestrating.launching import LOCAL, silent
-    from gemmreg.storage import run_folder
+    from gemmreg.commands.launching import LOCAL, silent
+    from gemmreg.reporting import run_folder
 
     said = progress or silent
     with run_folder.released():

@@ -1,5 +1,5 @@
 """The ``gemmreg`` command line: its parser and dispatch (the commands are in
-:mod:`gemmreg.interface.cli_check`, :mod:`gemmreg.interface.cli_timing` and :mod:`gemmreg.interface.cli_report`).
+:mod:`gemmreg.commands.cli_check`, :mod:`gemmreg.commands.cli_timing` and :mod:`gemmreg.commands.cli_report`).
 
 Exit codes: 0 success; 1 a check or comparison found a failure (or an INVALID
 verdict), ``check`` ran nothing at all, or ``--strict`` found an unavailable or
@@ -22,12 +22,9 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from gemmreg.contract.version import __version__
-from gemmreg.deciding import options as opt
-from gemmreg.deciding.options import UsageError, parse_shape, parse_shapes
-from gemmreg.interface import cli_device, cli_options, cli_plot_options, cli_profiler
-from gemmreg.interface.cli_check import cmd_check, cmd_list
-from gemmreg.interface.cli_common import (
+from gemmreg.commands import cli_device, cli_options, cli_plot_options, cli_profiler
+from gemmreg.commands.cli_check import cmd_check, cmd_list
+from gemmreg.commands.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -35,11 +32,14 @@ from gemmreg.interface.cli_common import (
     EXIT_OK,
     EXIT_USAGE,
 )
-from gemmreg.interface.cli_report import cmd_report
-from gemmreg.interface.cli_timing import cmd_bench, cmd_compare
-from gemmreg.running import quick_exit
-from gemmreg.storage import run_folder
-from gemmreg.storage.not_saved import RunNotSaved
+from gemmreg.commands.cli_report import cmd_report
+from gemmreg.commands.cli_timing import cmd_bench, cmd_compare
+from gemmreg.contract import options as opt
+from gemmreg.contract.options import UsageError, parse_shape, parse_shapes
+from gemmreg.contract.version import __version__
+from gemmreg.reporting import run_folder
+from gemmreg.reporting.not_saved import RunNotSaved
+from gemmreg.workers import quick_exit
 
 __all__ = [
     "EXIT_FAILURE",
@@ -62,8 +62,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from gemmreg.deciding import sanitizer_tools, timing_options
-    from gemmreg.judging import regression
+    from gemmreg.checking import sanitizer_tools
+    from gemmreg.reporting import regression
+    from gemmreg.timing import timing_options
 
     parser = _Parser(prog="gemmreg", description="A plugin registry for GEMM kernels (C = A @ B).")
     parser.add_argument("--version", action="version", version=f"gemmreg {__version__}")
@@ -231,7 +232,7 @@ COMMANDS = {
 
 def run() -> None:
     """The ``gemmreg`` command: :func:`main`, then a quick exit
-    (:mod:`gemmreg.running.quick_exit`) once every result is written."""
+    (:mod:`gemmreg.workers.quick_exit`) once every result is written."""
     quick_exit.leave(main())
 
 
@@ -244,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli_device.choose(args)  # before torch is imported, here or in a worker
         cli_plot_options.apply(args)
         if args.command in ("check", "compare", "bench"):
-            from gemmreg.running import temp_folders
+            from gemmreg.workers import temp_folders
 
             temp_folders.sweep_orphans()  # what killed runs left in the temporary directory
         code = COMMANDS[args.command](args)

@@ -43,15 +43,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from gemmreg.commands.native_compiling import native_compile, run_fresh
+from gemmreg.commands.testing_params import MatrixParam
 from gemmreg.contract.task_kinds import SANITIZE
-from gemmreg.interface.native_compiling import native_compile, run_fresh
-from gemmreg.interface.testing_params import MatrixParam
 
 if TYPE_CHECKING:
+    from gemmreg.checking.check_runner import CaseResult
     from gemmreg.contract.records import KernelSpec
     from gemmreg.discovery.registry_records import RegisteredKernel, Registry
     from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
-    from gemmreg.running.check_runner import CaseResult
 
 __all__ = ["matrix", "native_compile", "run_fresh"]
 
@@ -93,7 +93,7 @@ def matrix(
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    from gemmreg.deciding import sanitizer_tools
+    from gemmreg.checking import sanitizer_tools
 
     group = parser.getgroup("gemmreg")
     group.addoption(
@@ -123,11 +123,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker(MARKER)
     if marker is None or CASE_FIXTURE not in metafunc.fixturenames:
         return
+    from gemmreg.checking import matrix as matrix_module
+    from gemmreg.checking import sanitizer_tools
+    from gemmreg.commands import testing_params
     from gemmreg.contract import backend
     from gemmreg.contract.records import DTYPES, LAYOUTS
-    from gemmreg.deciding import matrix as matrix_module
-    from gemmreg.deciding import sanitizer_tools
-    from gemmreg.interface import testing_params
 
     config = metafunc.config
     kernels = _Kernels(config, marker.kwargs.get("specs", ()))
@@ -214,8 +214,8 @@ class Runner:
         self.ran: set[str] = set()
 
     def _run_sanitized(self, batch: str, kernel: str, tool: str) -> None:
+        from gemmreg.checking import sanitizer_pass
         from gemmreg.contract import backend
-        from gemmreg.running import sanitizer_pass
 
         params = self.config.stash.get(_SELECTED, {}).get(batch, [])
 
@@ -233,8 +233,9 @@ class Runner:
         self.ran.add(batch)
 
     def _run(self, kernel: str) -> None:
+        from gemmreg.checking import check_runner
         from gemmreg.contract import backend
-        from gemmreg.running import check_runner, isolation
+        from gemmreg.workers import isolation
 
         params = self.config.stash.get(_SELECTED, {}).get(kernel, [])
         planned = [(p.kind, p.case) for p in params]
@@ -277,7 +278,7 @@ class Runner:
         if result.status == "skip":
             pytest.skip(result.reason)
         if result.status != "pass":
-            from gemmreg.rendering.render import case_detail
+            from gemmreg.reporting.render import case_detail
 
             detail = result.reason if result.kind == SANITIZE else case_detail(result)
             if result.sanitizer is not None and result.sanitizer.raw_log:

@@ -31,9 +31,9 @@ def main(argv: list[str]) -> int:
 
     import torch
     import triton.testing
+    from gemmreg.checking.output_check import GuardedOutput, make_operands
     from gemmreg.discovery import registry, torch_state
-    from gemmreg.judging.output_check import GuardedOutput, make_operands
-    from gemmreg.storage import runs
+    from gemmreg.reporting import runs
 
     if not torch.cuda.is_available():
         print("independent_timer: needs a GPU", file=sys.stderr)

@@ -293,7 +293,7 @@ def measure(point: Point, args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    from gemmreg.deciding.shape_files import read_shapes
+    from gemmreg.timing.shape_files import read_shapes
 
     points = parse_points(
         args.points, [attrs.asdict(r) for r in read_shapes(args.shapes)], args.dtype

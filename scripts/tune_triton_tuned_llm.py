@@ -64,7 +64,7 @@ def shapes_file(args: argparse.Namespace) -> tuple[Path, list[dict[str, Any]]]:
     """The rows to run, and a file holding exactly them: the given one when
     nothing was filtered or overridden, else ``OUT/shapes.json``. Read by
     gemmreg's own reader (YAML, JSON or CSV, checked as ``bench`` checks it)."""
-    from gemmreg.deciding.shape_files import read_shapes
+    from gemmreg.timing.shape_files import read_shapes
 
     rows = [
         {"name": r.name, "m": r.m, "n": r.n, "k": r.k, "dtype": r.dtype or "bf16",

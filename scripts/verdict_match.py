@@ -20,7 +20,7 @@ CLAIMS = {"faster", "slower"}
 
 
 def verdicts_of(path: Path) -> dict[tuple[str, str], tuple[str, float | None]]:
-    from gemmreg.storage import runs
+    from gemmreg.reporting import runs
 
     _, reports, _ = runs.load_run(path)
     found = {}
@@ -35,7 +35,7 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python scripts/verdict_match.py RUN_A RUN_B", file=sys.stderr)
         return 2
-    from gemmreg.storage.runs import RunError
+    from gemmreg.reporting.runs import RunError
 
     try:
         first, second = (verdicts_of(Path(p)) for p in argv)

@@ -29,8 +29,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--margin", type=float, default=None)
     args = parser.parse_args(argv)
 
-    from gemmreg.judging import verdicts
-    from gemmreg.storage import runs
+    from gemmreg.reporting import runs
+    from gemmreg.timing import verdicts
 
     words: dict[tuple[str, str], list[str]] = defaultdict(list)
     speedups: dict[tuple[str, str], list[float]] = defaultdict(list)

@@ -106,7 +106,7 @@ def fake_worker_task(action: str):
     """A task for tests/fake_plugins/fake_worker.py: ``ok``, ``retire`` (after
     an error, as on a poisoned GPU context), ``exit`` (mid-task) or ``hang``."""
     from gemmreg.contract.records import Problem
-    from gemmreg.judging.tasks import ValuesTask
+    from gemmreg.workers.tasks import ValuesTask
 
     return ValuesTask(kernel=action, problem=Problem(m=1, n=1, k=1), seed=0)
 
@@ -120,7 +120,8 @@ def check_in_one_worker(kernels, cases, task_timeout: float | None = None):
     run_check spends workers (one per kernel, a crash or hang costing only its
     own kernel) is test_check_guards.py's. A crash still costs only its case:
     the runner starts a fresh worker for the rest."""
-    from gemmreg.running import check_runner, isolation
+    from gemmreg.checking import check_runner
+    from gemmreg.workers import isolation
 
     planned = []
     skipped = []

@@ -8,18 +8,12 @@ from collections.abc import Sequence
 import attrs
 import pytest
 from gemmreg import cli
-from gemmreg.orchestrating import ray_sweep, sharded_sweep
-from gemmreg.rendering import plots
-from gemmreg.running import (
-    check_runner,
-    check_shards,
-    comparing,
-    environment,
-    isolation,
-    ray_check,
-    sanitizer_pass,
-    worker_pool,
-)
+from gemmreg.checking import check_runner, check_shards, sanitizer_pass
+from gemmreg.fanout import ray_check, ray_sweep, sharded_sweep
+from gemmreg.instruments import environment
+from gemmreg.reporting import plots
+from gemmreg.timing import comparing, worker_pool
+from gemmreg.workers import isolation
 
 WORK = (
     (isolation, "run_tasks"),

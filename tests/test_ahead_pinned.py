@@ -1,5 +1,5 @@
 """``compare --devices`` and ``bench --devices`` start their workers ahead of
-the plugins, pinned (gemmreg.running.ahead_pinned), on pretend GPUs: each
+the plugins, pinned (gemmreg.fanout.ahead_pinned), on pretend GPUs: each
 worker pinned to the GPU its work names, none started late, and none left
 behind by a command refused once torch resolved the GPUs."""
 
@@ -10,7 +10,9 @@ import re
 
 import pytest
 from conftest import run_gemmreg
-from gemmreg.running import ahead_pinned, devices, worker_pool
+from gemmreg.fanout import ahead_pinned
+from gemmreg.timing import worker_pool
+from gemmreg.workers import devices
 from test_devices import A100, H200, PIN_LOG_ENV, _pin_log
 from test_start_ahead import _alive
 

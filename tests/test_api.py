@@ -17,9 +17,9 @@ import gemmreg
 import pytest
 from conftest import REPO
 from gemmreg import cli
-from gemmreg.judging.timing_records import CompareReport
-from gemmreg.orchestrating import bench_command, check_command, compare_command
-from gemmreg.storage import run_folder
+from gemmreg.commands import bench_command, check_command, compare_command
+from gemmreg.reporting import run_folder
+from gemmreg.timing.timing_records import CompareReport
 from offline_cli import forbid_work, run_main
 
 API_PAGE = REPO / "docs" / "api.md"

@@ -15,13 +15,12 @@ import sys
 import pytest
 from conftest import REPO, TESTS, run_gemmreg
 from gemmreg import cli
+from gemmreg.checking import check_runner
 from gemmreg.contract import backend
 from gemmreg.contract.records import Problem
-from gemmreg.deciding import device_memory
-from gemmreg.rendering import render
-from gemmreg.running import check_runner
-from gemmreg.running.comparing import CompareReport, KernelSummary, ProcessRun
-from gemmreg.storage import checksums, runs
+from gemmreg.reporting import checksums, render, runs
+from gemmreg.timing import device_memory
+from gemmreg.timing.comparing import CompareReport, KernelSummary, ProcessRun
 from offline_cli import WorkStarted, forbid_work, run_main
 
 PAIR = ["compare", "torch_ref", "triton_grouped"]
@@ -320,7 +319,9 @@ def test_an_interrupted_check_prints_and_keeps_the_cases_that_finished(
     cli_offline, monkeypatch, tmp_path
 ):
     _only_plugins(monkeypatch, "torch_ref")
-    monkeypatch.setattr("gemmreg.running.environment.manifest", lambda *a, **k: {"manifest": True})
+    monkeypatch.setattr(
+        "gemmreg.instruments.environment.manifest", lambda *a, **k: {"manifest": True}
+    )
 
     def two_then_ctrl_c(kernels, cases, gpu, on_result=None, **_):
         for case in cases[:2]:

@@ -19,7 +19,7 @@ import os
 import threading
 
 from gemmreg.discovery import capture
-from gemmreg.orchestrating.progress import Meter
+from gemmreg.reporting.progress import Meter
 
 BOUND_S = 30.0
 """How long a step may wait for another thread: never reached when it works."""

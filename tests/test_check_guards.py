@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import HANG_LIMIT_S, check_in_one_worker, only_extra_plugins
+from gemmreg.checking import check_runner
+from gemmreg.checking.matrix import Case
 from gemmreg.contract.records import Problem
-from gemmreg.deciding.matrix import Case
 from gemmreg.discovery.registry import discover
-from gemmreg.running import check_runner
 
 CASES = [Case(problem=Problem(m=17, n=19, k=23)), Case(problem=Problem(m=31, n=33, k=29))]
 NAMES = [

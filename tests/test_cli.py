@@ -106,8 +106,8 @@ def test_max_time_caps_the_sampling_of_every_process(fake_plugins, tmp_path):
 
 
 def test_a_verdict_taken_beside_another_process_on_the_gpu_is_flagged():
-    from gemmreg.judging.timing_records import CompareReport, Verdict
-    from gemmreg.orchestrating.sweeping import flag_shared
+    from gemmreg.fanout.sweeping import flag_shared
+    from gemmreg.timing.timing_records import CompareReport, Verdict
 
     verdict = Verdict(
         baseline="a",

@@ -9,7 +9,7 @@ import json
 
 import pytest
 from conftest import run_gemmreg
-from gemmreg.running import devices
+from gemmreg.workers import devices
 
 H200 = "NVIDIA H200"
 LANES_LOG_ENV = "GEMMREG_TEST_LANES_LOG"

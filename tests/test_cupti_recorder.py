@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from gemmreg.running import cupti_recorder
+from gemmreg.instruments import cupti_recorder
 
 KINDS = {10: "kernel", 1: "memcpy", 2: "memset"}
 

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 
 import attrs
 import pytest
-from gemmreg.judging.activity_analysis import TIMESTAMP_SLACK_US
-from gemmreg.running import device_activity
-from gemmreg.running.device_activity import (
+from gemmreg.instruments.activity_analysis import TIMESTAMP_SLACK_US
+from gemmreg.timing import device_activity
+from gemmreg.timing.device_activity import (
     MARKER_NAME,
     Activity,
     DeviceProfile,
@@ -498,7 +498,7 @@ def test_the_profile_records_through_cupti_directly_when_it_can(monkeypatch):
     set up, is never started."""
     import torch
     import torch.profiler
-    from gemmreg.running import cupti_recorder
+    from gemmreg.instruments import cupti_recorder
 
     class Recorder:
         started = stopped = 0

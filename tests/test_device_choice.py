@@ -10,10 +10,10 @@ import argparse
 import os
 
 import pytest
-from gemmreg.deciding import device_choice
-from gemmreg.deciding.options import UsageError
-from gemmreg.interface import cli_device
-from gemmreg.running import devices, environment
+from gemmreg.commands import cli_device
+from gemmreg.contract.options import UsageError
+from gemmreg.instruments import environment
+from gemmreg.workers import device_choice, devices
 from offline_cli import forbid_work, run_main
 
 VARIABLES = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", devices.PINNED_ENV)

@@ -19,14 +19,14 @@ from conftest import (
     only_extra_plugins,
     run_gemmreg,
 )
+from gemmreg.checking import check_runner, refusals
+from gemmreg.checking.matrix import Case
 from gemmreg.contract import backend
 from gemmreg.contract.records import Problem
-from gemmreg.deciding.matrix import Case
 from gemmreg.discovery.registry import discover
-from gemmreg.judging import refusals
-from gemmreg.judging.tasks import ColdTask
-from gemmreg.running import check_runner, isolation
-from gemmreg.running.sessions import Session, run_retrying
+from gemmreg.workers import isolation
+from gemmreg.workers.sessions import Session, run_retrying
+from gemmreg.workers.tasks import ColdTask
 from test_hostile_plugins import plugin_env
 
 TINY = Problem(m=5, n=6, k=7)

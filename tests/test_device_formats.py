@@ -11,8 +11,8 @@ import json
 
 import attrs
 from gemmreg.contract.records import Problem
-from gemmreg.judging.timing_records import CompareReport, KernelSummary, Verdict
-from gemmreg.rendering import render_compare, render_verdicts
+from gemmreg.reporting import render_compare, render_verdicts
+from gemmreg.timing.timing_records import CompareReport, KernelSummary, Verdict
 
 H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
 

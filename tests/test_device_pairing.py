@@ -9,8 +9,7 @@ import json
 from pathlib import Path
 
 import attrs
-from gemmreg.judging import device_pairing, history
-from gemmreg.storage import runs
+from gemmreg.reporting import device_pairing, history, runs
 from offline_cli import run_main
 from test_runs import report
 
@@ -74,7 +73,7 @@ def test_two_shared_models_give_two_sections_each_paired_within_itself():
     pairing = device_pairing.pair_runs(manifest, before, manifest, after, 5.0)
     verdicts = {c.device: c.verdict for c in pairing.changes}
     assert verdicts == {H200: "slower", A100: "equivalent"} and not pairing.unpaired
-    from gemmreg.rendering import render_changes
+    from gemmreg.reporting import render_changes
 
     text = render_changes.changes_table(pairing.changes, "table", manifest, manifest, 5.0)
     assert f"== on {H200} (1 points) ==" in text and f"== on {A100} (1 points) ==" in text

@@ -8,11 +8,10 @@ import math
 
 import pytest
 from gemmreg.contract.records import Problem
-from gemmreg.judging import stats
-from gemmreg.judging.device_regime import PROCESS_PROFILES, device_regime
-from gemmreg.judging.task_results import KernelProfile, ProfileResult
-from gemmreg.judging.tasks import TaskOutcome
-from gemmreg.running import device_processes, worker_pool
+from gemmreg.timing import device_processes, stats, worker_pool
+from gemmreg.timing.device_regime import PROCESS_PROFILES, device_regime
+from gemmreg.workers.task_results import KernelProfile, ProfileResult
+from gemmreg.workers.tasks import TaskOutcome
 from test_verdicts import summary, verdict
 
 ROUNDS = 12
@@ -108,8 +107,8 @@ def test_processes_without_paired_calls_fall_back_to_the_first_process_figure():
 def test_summaries_keep_each_process_calls_and_escaped_work_from_any_process(fake_plugins):
     from fake_plugins import fp32_spec
     from gemmreg.discovery.registry import Origin, RegisteredKernel
-    from gemmreg.judging.summaries import summarize
-    from gemmreg.judging.timing_records import ProcessRun
+    from gemmreg.timing.summaries import summarize
+    from gemmreg.timing.timing_records import ProcessRun
 
     kernel = RegisteredKernel(
         spec=fp32_spec("k", lambda a, b, out: None),
@@ -200,8 +199,8 @@ def test_a_saved_run_keeps_each_process_calls_and_the_judged_regime(tmp_path):
     import json
 
     import attrs
-    from gemmreg.judging.timing_records import CompareReport
-    from gemmreg.storage import runs
+    from gemmreg.reporting import runs
+    from gemmreg.timing.timing_records import CompareReport
 
     base, new = across([1.05, 1.052, 1.048])
     v = verdict([math.log(1.05)] * 5, base=base, new=new)
@@ -231,8 +230,8 @@ def test_a_saved_run_keeps_each_process_calls_and_the_judged_regime(tmp_path):
 @pytest.mark.parametrize("command", ["compare", "bench"])
 def test_the_option_reaches_the_timing_options_and_defaults_to_one(command):
     from gemmreg.cli import build_parser
-    from gemmreg.deciding.timing_options import DEFAULT_DEVICE_PROCESSES
-    from gemmreg.interface.cli_points import timing_asked
+    from gemmreg.commands.cli_points import timing_asked
+    from gemmreg.timing.timing_options import DEFAULT_DEVICE_PROCESSES
 
     parser = build_parser()
     shape = ["--shape", "64"] if command == "bench" else []

@@ -1,6 +1,6 @@
 """``--devices``: work spread over the GPUs of one host, on pretend GPUs.
 
-GEMMREG_FAKE_DEVICES (:mod:`gemmreg.running.devices`) names GPUs that do not
+GEMMREG_FAKE_DEVICES (:mod:`gemmreg.workers.devices`) names GPUs that do not
 exist; each worker is still pinned to one by its environment, and the
 plugins of tests/fake_plugins/pinned.py log, from inside the worker, the GPU
 they were pinned to. So the sharding, the pinning, the merging and the
@@ -15,12 +15,13 @@ import os
 import attrs
 import pytest
 from conftest import only_extra_plugins, run_gemmreg
+from gemmreg.checking import check_runner, check_shards
+from gemmreg.checking.matrix import Case
+from gemmreg.contract.options import UsageError
 from gemmreg.contract.records import Problem
-from gemmreg.deciding.device_choice import parse_devices
-from gemmreg.deciding.matrix import Case
-from gemmreg.deciding.options import UsageError
 from gemmreg.discovery.registry import discover
-from gemmreg.running import check_runner, check_shards, devices
+from gemmreg.workers import devices
+from gemmreg.workers.device_choice import parse_devices
 
 H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
 PIN_LOG_ENV = "GEMMREG_TEST_PIN_LOG"
@@ -194,7 +195,7 @@ def test_the_sanitizer_pass_is_sharded_and_pinned_as_the_check_is(tmp_path, monk
     """``check --sanitize --devices``: each kernel's sanitized workers (under
     the stand-in compute-sanitizer, tests/fake_sanitizer/) pinned to one GPU,
     the GPU its results name, and the same answers as the unpinned pass."""
-    from gemmreg.running import sanitizer_pass
+    from gemmreg.checking import sanitizer_pass
     from test_sanitizer import FAKE
 
     log = tmp_path / "pins.log"
@@ -236,7 +237,7 @@ def test_the_sanitizer_pass_is_sharded_and_pinned_as_the_check_is(tmp_path, monk
 
 
 def test_sanitize_on_ray_is_refused_in_one_line_before_any_work(monkeypatch, capsys):
-    from gemmreg.running import ray_cluster
+    from gemmreg.fanout import ray_cluster
     from offline_cli import forbid_work, run_main
 
     forbid_work(monkeypatch)

@@ -6,7 +6,7 @@ import json
 
 import pytest
 from conftest import BUILT_INS, run_gemmreg
-from gemmreg.deciding import sanitizer_tools
+from gemmreg.checking import sanitizer_tools
 
 GPU_ONLY = ("hip_naive", "hip_tiled", "hip_regtiled")
 
@@ -69,7 +69,7 @@ def test_compare_prints_a_table_and_a_verdict(tmp_path):
     """No wall-clock assertion: on a loaded machine the time cap stopped a
     process before the sample minimum and this test failed. A fixed
     number of rounds takes the clock out of it; the stopping rule is the timing
-    layer's to test. A small shape keeps the interpreted Triton calls cheap."""
+    room's to test. A small shape keeps the interpreted Triton calls cheap."""
     args = ["torch_ref", "triton_grouped", "--shape", "32x32x32", "--repeats", "5"]
     # Its workers start before the command reads its plugins, as on a GPU
     # machine (off by default here, where two cores gain nothing from it).

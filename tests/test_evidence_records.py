@@ -14,11 +14,10 @@ import pytest
 from conftest import REPO, TESTS, run_gemmreg
 from gemmreg.contract.records import LOOSE_RTOL, Problem, Tolerance
 from gemmreg.discovery.registry import discover
-from gemmreg.judging import summaries
-from gemmreg.judging.timing_records import CompareReport, ProcessRun
-from gemmreg.rendering import render, render_compare
-from gemmreg.running import environment
-from gemmreg.storage import check_files, checksums, runs
+from gemmreg.instruments import environment
+from gemmreg.reporting import check_files, checksums, render, render_compare, runs
+from gemmreg.timing import summaries
+from gemmreg.timing.timing_records import CompareReport, ProcessRun
 from offline_cli import run_main
 
 LOOSE = Tolerance(rtol=2e-2, why="A and B rounded to bf16 (8-bit mantissa) before an fp32 product")
@@ -228,9 +227,9 @@ def test_storage_imports_no_presentation_module():
     """Saved runs and checks are read and written without a renderer, a plot
     or the command line: presentation depends on storage, not back."""
     code = (
-        "import sys, gemmreg.storage.runs, gemmreg.storage.check_files, gemmreg.storage.run_schema\n"
+        "import sys, gemmreg.reporting.runs, gemmreg.reporting.check_files, gemmreg.reporting.run_schema\n"
         "print(sorted(m for m in sys.modules if m.startswith("
-        "('gemmreg.rendering.render', 'gemmreg.rendering.plots', 'gemmreg.cli'))))"
+        "('gemmreg.reporting.render', 'gemmreg.reporting.plots', 'gemmreg.cli'))))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"

@@ -1,4 +1,4 @@
-"""The formats are a registry (:mod:`gemmreg.rendering.formats`): a format is
+"""The formats are a registry (:mod:`gemmreg.reporting.formats`): a format is
 one formatter, registered by name, and every command asks it how to write
 rather than testing the name. A format defined here, in the test alone,
 serves every command that prints rows, and ``--format`` offers it for as
@@ -12,9 +12,9 @@ from typing import ClassVar
 
 import pytest
 from gemmreg.cli import build_parser
-from gemmreg.deciding.options import UsageError
-from gemmreg.rendering import formats
-from gemmreg.rendering.formats import FORMATS, Cell, Document, DocumentFormatter, Writes
+from gemmreg.contract.options import UsageError
+from gemmreg.reporting import formats
+from gemmreg.reporting.formats import FORMATS, Cell, Document, DocumentFormatter, Writes
 from offline_cli import run_main
 from test_formats import COMMANDS, replayed  # noqa: F401 (replayed: a fixture)
 

@@ -13,12 +13,12 @@ import re
 
 import pytest
 from conftest import REPO
+from gemmreg.checking import check_runner
 from gemmreg.cli import build_parser
-from gemmreg.orchestrating import sweeping
-from gemmreg.rendering import formats
-from gemmreg.rendering.formats import FORMATS
-from gemmreg.running import check_runner, worker_pool
-from gemmreg.storage import check_files, runs
+from gemmreg.fanout import sweeping
+from gemmreg.reporting import check_files, formats, runs
+from gemmreg.reporting.formats import FORMATS
+from gemmreg.timing import worker_pool
 from offline_cli import run_main
 
 SESSION = REPO / "evidence" / "2026-11-30-h200-verdict-calibration" / "run-a" / "g0"
@@ -196,7 +196,7 @@ def test_one_format_option_for_every_command():
 @pytest.mark.parametrize("fmt", ["markdown", "csv", "json"])
 def test_saved_checks_in_every_format(folder, fmt):
     """Checks with skips, sanitizer verdicts and a hang: each case one row."""
-    from gemmreg.rendering import render
+    from gemmreg.reporting import render
 
     results, partial = check_files.load_check(folder)
     text = render.check_output(results, fmt, partial)
@@ -212,7 +212,7 @@ def test_saved_checks_in_every_format(folder, fmt):
 
 def test_the_precision_cell_no_longer_wraps_in_markdown():
     """The precision of a bf16 row once wrapped over two table rows."""
-    from gemmreg.rendering import render_compare
+    from gemmreg.reporting import render_compare
 
     _, reports, _ = runs.load_run(KNOWN)
     text = render_compare.compare_table(reports[0], "markdown")

@@ -1,5 +1,5 @@
 """Kernels that skip work while timed are caught: new values in A and B before
-every round (gemmreg.running.fresh_values), C poisoned before every timed
+every round (gemmreg.timing.fresh_values), C poisoned before every timed
 sample (GuardedOutput.poison, the clocks), and the postcheck of what the last
 timed call left in each placement's C. The hostile kernels and the honest
 ones beside them are tests/timing_plugins; each passes gemmreg's check
@@ -14,11 +14,11 @@ from types import SimpleNamespace
 import pytest
 import torch
 from conftest import TESTS, only_extra_plugins, run_gemmreg
+from gemmreg.checking.guarded_output import GuardedOutput, sentinel_count
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
-from gemmreg.judging.guarded_output import GuardedOutput, sentinel_count
-from gemmreg.judging.task_results import KernelTiming
-from gemmreg.running import clocks, fresh_values, round_loops, timed_kernel, timing
+from gemmreg.timing import clocks, fresh_values, round_loops, timed_kernel, timing
+from gemmreg.workers.task_results import KernelTiming
 from test_gpu_clock import FakeTorch
 from test_stream_hold import FakeHold
 
@@ -243,9 +243,9 @@ def test_each_graph_is_handed_to_the_check_after_the_graph_rounds(monkeypatch):
 def test_the_poison_lies_outside_the_markers_and_is_charged_to_no_call():
     """Work accounting charges what lies between a call's markers to the call:
     the poison, queued before the flush and the opening marker, is not."""
-    from gemmreg.judging.activity_analysis import Activity
-    from gemmreg.judging.work_accounting import LaunchPattern
-    from gemmreg.running import work_recording
+    from gemmreg.instruments.activity_analysis import Activity
+    from gemmreg.instruments.work_accounting import LaunchPattern
+    from gemmreg.timing import work_recording
     from test_work_recording import GEMM, Kernel, Marker
 
     fill = "at::native::vectorized_elementwise_kernel<4, FillFunctor<short>>"

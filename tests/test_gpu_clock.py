@@ -9,7 +9,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from gemmreg.running import clocks
+from gemmreg.timing import clocks
 
 L2 = 1 << 20
 

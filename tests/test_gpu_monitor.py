@@ -1,4 +1,4 @@
-"""gemmreg.running.gpu_monitor through a fake NVML, and its judgements on recorded and constructed traces.
+"""gemmreg.instruments.gpu_monitor through a fake NVML, and its judgements on recorded and constructed traces.
 
 No GPU and no timing: the fake below mimics the pynvml calls and constants the
 module uses (test_fake_matches_real_pynvml keeps it honest against the real
@@ -17,8 +17,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from gemmreg.judging.gpu_trace import Reading
-from gemmreg.running import gpu_monitor as gm
+from gemmreg.instruments import gpu_monitor as gm
+from gemmreg.instruments.gpu_trace import Reading
 
 FIXTURES = Path(__file__).parent / "fixtures" / "nvml"
 
@@ -609,7 +609,7 @@ def test_gemmreg_s_own_workers_are_not_other_processes_on_the_gpu(tmp_path):
     import subprocess
     import sys
 
-    from gemmreg.running.environment import own_process_tree
+    from gemmreg.instruments.environment import own_process_tree
 
     child = subprocess.Popen(
         [
@@ -642,7 +642,7 @@ def test_the_soak_window_ends_after_the_recorded_h200_drop_at_its_level() -> Non
     """round_loops.SOAK_WINDOW_S on the real heat-up: never while the clock
     is still falling from boost, and at the level a window twice as long
     would have waited for (within 1%)."""
-    from gemmreg.running.round_loops import SOAK_WINDOW_S
+    from gemmreg.timing.round_loops import SOAK_WINDOW_S
 
     readings = load_recorded("bf16_8192_heatup.json")
     t0 = readings[0].t_s

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import attrs
 import pytest
-from gemmreg.judging import history
-from gemmreg.storage import runs
+from gemmreg.reporting import history, runs
 from offline_cli import run_main
 from test_runs import report
 
@@ -106,7 +105,7 @@ def test_real_h200_runs_of_one_commit_show_no_regression():
 
 def test_the_trend_is_plotted_one_file_per_device(saved, tmp_path):
     pytest.importorskip("matplotlib")
-    from gemmreg.rendering import plots_history
+    from gemmreg.reporting import plots_history
 
     trends = history.trends(loaded(*saved.values()), 5.0)
     written = plots_history.write_history_plots(tmp_path / "plots", trends)

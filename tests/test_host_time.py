@@ -1,5 +1,5 @@
 """The host's time per call: the launch path that a held batch's samples
-leave out (``gemmreg.running.stream_hold``) is measured apart, per slot, and
+leave out (``gemmreg.instruments.stream_hold``) is measured apart, per slot, and
 reaches the report as ``host ms``."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ import time
 from types import SimpleNamespace
 
 import attrs
-from gemmreg.judging.rounds import Round
-from gemmreg.judging.task_results import KernelTiming, RoundsResult
-from gemmreg.judging.timing_records import ProcessRun
-from gemmreg.rendering import render_compare
-from gemmreg.running import clocks, process_results, round_loops, timing
+from gemmreg.reporting import render_compare
+from gemmreg.timing import clocks, process_results, round_loops, timing
+from gemmreg.timing.rounds import Round
+from gemmreg.timing.timing_records import ProcessRun
+from gemmreg.workers.task_results import KernelTiming, RoundsResult
 from test_gpu_clock import FakeTorch
 from test_unlike_execution import unlike_report
 from test_verdicts import summary

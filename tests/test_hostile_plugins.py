@@ -22,14 +22,14 @@ import attrs
 import pytest
 import torch
 from conftest import TESTS, fake_worker_task, only_extra_plugins, run_gemmreg
+from gemmreg.checking import check_runner
+from gemmreg.checking.matrix import Case
+from gemmreg.contract.options import UsageError
 from gemmreg.contract.records import Problem
-from gemmreg.deciding import timeouts
-from gemmreg.deciding.matrix import Case
-from gemmreg.deciding.options import UsageError
 from gemmreg.discovery import interrupts, load_guard, state_changes, torch_state
 from gemmreg.discovery.loading import describe
 from gemmreg.discovery.registry import PluginNotLoadedError, discover
-from gemmreg.running import check_runner, isolation
+from gemmreg.workers import isolation, timeouts
 from offline_cli import forbid_work, run_main
 
 TINY = Problem(m=5, n=6, k=7)
@@ -475,8 +475,9 @@ def test_a_worker_dies_with_gemmreg_whatever_signal_ends_it(tmp_path, signum, co
 
 DRIVER = """
 import sys
-from gemmreg.running import check_runner, isolation
-from gemmreg.deciding.matrix import Case
+from gemmreg.checking import check_runner
+from gemmreg.workers import isolation
+from gemmreg.checking.matrix import Case
 from gemmreg.contract.records import Problem
 
 # Like compute-sanitizer: a prefix process that runs the worker as its child.

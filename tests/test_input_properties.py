@@ -21,8 +21,10 @@ from typing import Any
 import attrs
 import pytest
 from gemmreg.contract.records import DTYPES, LAYOUTS, Problem
-from gemmreg.judging.stats import Interval
-from gemmreg.judging.timing_records import (
+from gemmreg.reporting import runs
+from gemmreg.reporting.formats import FORMATS
+from gemmreg.timing.stats import Interval
+from gemmreg.timing.timing_records import (
     ColdStart,
     CompareReport,
     KernelSummary,
@@ -31,8 +33,6 @@ from gemmreg.judging.timing_records import (
     RegimeResult,
     Verdict,
 )
-from gemmreg.rendering.formats import FORMATS
-from gemmreg.storage import runs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from offline_cli import forbid_work, run_main

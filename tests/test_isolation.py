@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from conftest import fake_worker_task
-from gemmreg.running import isolation
+from gemmreg.workers import isolation
 
 
 def test_a_retiring_worker_is_replaced_and_no_task_is_lost(fake_plugins):

@@ -16,7 +16,7 @@ def test_the_clock_takes_one_sample_per_call_in_milliseconds():
 
 def test_the_clock_is_the_protocols_own_and_made_once():
     from gemmreg.contract import judge_clock
-    from gemmreg.running.clocks import CpuClock
+    from gemmreg.timing.clocks import CpuClock
 
     assert isinstance(judge_clock._clock(), CpuClock)
     assert judge_clock._clock() is judge_clock._clock()

@@ -7,10 +7,9 @@ from __future__ import annotations
 import attrs
 from gemmreg.contract.backend import BackendInfo
 from gemmreg.contract.records import Problem
-from gemmreg.deciding import timing_options
-from gemmreg.judging import regression
-from gemmreg.orchestrating.sweeping import clock_description
-from gemmreg.running import compare_parts
+from gemmreg.fanout.sweeping import clock_description
+from gemmreg.reporting import regression
+from gemmreg.timing import compare_parts, timing_options
 from test_unlike_execution import unlike_report
 
 GPU = BackendInfo(kind="cuda", device="cuda", device_name="H200", triton_interpreter=False)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import pytest
 from gemmreg import cli, testing
+from gemmreg.checking import matrix, sanitizer_tools
 from gemmreg.contract import inputs
 from gemmreg.contract.records import Problem
-from gemmreg.deciding import matrix, sanitizer_tools, timing_options
-from gemmreg.judging import regression, rounds, stats, summaries
-from gemmreg.judging.timing_records import CompareReport
-from gemmreg.rendering import render_compare
-from gemmreg.running import round_loops
+from gemmreg.reporting import regression, render_compare
+from gemmreg.timing import round_loops, rounds, stats, summaries, timing_options
+from gemmreg.timing.timing_records import CompareReport
 
 
 def one_line(text: str) -> str:

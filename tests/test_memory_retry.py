@@ -1,5 +1,5 @@
 """A case that runs out of memory is tried once more after its kernel's other
-cases, in a fresh worker (gemmreg.running.memory_retry): a crowded GPU's
+cases, in a fresh worker (gemmreg.checking.memory_retry): a crowded GPU's
 out-of-memory is not the kernel's error, and is never a verdict. Any other
 error is the kernel's own and is not tried again. The kernels are throwaway
 plugins (tests/fake_plugins/out_of_memory.py) run by the real command line."""
@@ -10,8 +10,9 @@ import json
 
 import pytest
 from conftest import REPO, TESTS, run_gemmreg
-from gemmreg.judging.tasks import TaskOutcome
-from gemmreg.running import isolation, memory_retry
+from gemmreg.checking import memory_retry
+from gemmreg.workers import isolation
+from gemmreg.workers.tasks import TaskOutcome
 
 KERNELS = ("fake_short_once", "fake_short_always", "fake_broken_once")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import check_in_one_worker, only_extra_plugins
-from gemmreg.deciding import matrix
+from gemmreg.checking import matrix
 from gemmreg.discovery.registry import discover
 
 MUTANTS = [

@@ -5,7 +5,7 @@ script fails the test with its stderr; no ptxas, and the test is skipped."""
 from __future__ import annotations
 
 import pytest
-from gemmreg.interface import native_compiling
+from gemmreg.commands import native_compiling
 from gemmreg.testing import native_compile
 
 SCRIPT = """

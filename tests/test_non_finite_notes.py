@@ -7,8 +7,8 @@ from __future__ import annotations
 import types
 
 import torch
+from gemmreg.checking import output_check
 from gemmreg.contract.records import Problem, Tolerance
-from gemmreg.judging import output_check
 
 TOLERANCE = Tolerance(rtol=1e-4)
 SPEC = types.SimpleNamespace(name="k", make_inputs=None, tolerance_for=lambda dtype: TOLERANCE)

@@ -74,9 +74,9 @@ def test_a_range_of_small_numbers_reads_with_to():
 def test_a_verdicts_explanation_writes_its_interval_as_a_range():
     """The judges write figures by the same rule: the explanation saved with a
     verdict reads ``LOW to HIGH`` even where the ends are in scientific notation."""
-    from gemmreg.judging import verdicts
-    from gemmreg.judging.stats import Interval
-    from gemmreg.judging.timing_records import RegimeResult
+    from gemmreg.timing import verdicts
+    from gemmreg.timing.stats import Interval
+    from gemmreg.timing.timing_records import RegimeResult
 
     interval = Interval(estimate=5.9e-05, low=4.72e-05, high=7.34e-05, confidence=0.995, units=5)
     result = RegimeResult(regime="end-to-end", word="slower", interval=interval)

@@ -8,9 +8,9 @@ import json
 import attrs
 import pytest
 from gemmreg.contract.records import Problem
-from gemmreg.judging import peaks, peaks_file
-from gemmreg.judging.timing_records import CompareReport, Verdict
-from gemmreg.storage import runs
+from gemmreg.reporting import runs
+from gemmreg.timing import peaks, peaks_file
+from gemmreg.timing.timing_records import CompareReport, Verdict
 from offline_cli import forbid_work, run_main
 from test_plots import point
 
@@ -137,7 +137,7 @@ def test_the_speedup_picture_has_each_points_interval_and_the_line_at_one():
     matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from gemmreg.rendering import plots_speedup
+    from gemmreg.reporting import plots_speedup
 
     assert plots_speedup.default_baseline(SWEEP) == "base"
     untimed = Verdict(

@@ -1,12 +1,12 @@
-"""Operands in several placements, rotated across rounds (gemmreg.running.placements)."""
+"""Operands in several placements, rotated across rounds (gemmreg.timing.placements)."""
 
 from __future__ import annotations
 
 from conftest import only_extra_plugins
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
-from gemmreg.judging.task_results import KernelTiming
-from gemmreg.running import placements, round_loops, timing
+from gemmreg.timing import placements, round_loops, timing
+from gemmreg.workers.task_results import KernelTiming
 
 
 def test_small_problems_get_every_placement_and_large_ones_one():

@@ -7,12 +7,12 @@ import re
 
 import pytest
 from gemmreg.contract.records import Problem
-from gemmreg.judging import peaks
-from gemmreg.judging.timing_records import CompareReport, KernelSummary
+from gemmreg.timing import peaks
+from gemmreg.timing.timing_records import CompareReport, KernelSummary
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
-from gemmreg.rendering import plots  # noqa: E402
+from gemmreg.reporting import plots  # noqa: E402
 
 
 def point(n: int, ms: float) -> CompareReport:

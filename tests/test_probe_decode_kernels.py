@@ -66,7 +66,7 @@ def test_what_is_not_a_config_name_is_refused(probe, name):
 
 
 def test_default_points_are_the_decode_and_128_token_rows_and_one_more(probe):
-    from gemmreg.deciding.shape_files import read_shapes
+    from gemmreg.timing.shape_files import read_shapes
 
     rows = [attrs.asdict(r) for r in read_shapes(probe.DEFAULT_SHAPES)]
     points = probe.parse_points(probe.parse_args([]).points, rows, None)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from conftest import FAKE_PROFILER_DIR, fake_ncu_env, run_gemmreg
 from gemmreg.contract.records import Problem
-from gemmreg.deciding.profiler_tools import base_name, kernels_mismatch, profiled_kernels
-from gemmreg.running import profiler_capture
+from gemmreg.timing import profiler_capture
+from gemmreg.timing.profiler_tools import base_name, kernels_mismatch, profiled_kernels
 
 NCU_CSV = (
     "==PROF== a note above the header\n"

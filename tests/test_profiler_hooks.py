@@ -11,9 +11,9 @@ import json
 
 import pytest
 from conftest import fake_ncu_env, run_gemmreg
-from gemmreg.deciding import profiler_tools
-from gemmreg.deciding.options import UsageError
-from gemmreg.interface import cli_profiler
+from gemmreg.commands import cli_profiler
+from gemmreg.contract.options import UsageError
+from gemmreg.timing import profiler_tools
 from offline_cli import forbid_work, run_main
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 from gemmreg.contract.records import Problem
-from gemmreg.judging.device_profile import DeviceProfile
-from gemmreg.running import device_activity, profiling
+from gemmreg.instruments.device_profile import DeviceProfile
+from gemmreg.timing import device_activity, profiling
 
 
 def device_profile(name: str, *, interleaved: bool, escaped: str | None = None) -> DeviceProfile:

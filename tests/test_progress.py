@@ -7,10 +7,10 @@ from __future__ import annotations
 import io
 
 import pytest
+from gemmreg.contract.options import parse_shapes
 from gemmreg.contract.records import Problem
-from gemmreg.deciding import run_estimate, timing_options
-from gemmreg.deciding.options import parse_shapes
-from gemmreg.orchestrating.progress import MIN_ITEMS_TO_CHOOSE, PLAIN_EVERY_S, Meter, eta_s
+from gemmreg.reporting.progress import MIN_ITEMS_TO_CHOOSE, PLAIN_EVERY_S, Meter, eta_s
+from gemmreg.timing import run_estimate, timing_options
 
 # ---------------------------------------------------------------------------
 # The estimator

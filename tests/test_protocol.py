@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 from gemmreg.contract.records import Problem
-from gemmreg.running import round_loops, timing
-from gemmreg.running.comparing import tile_efficiency
+from gemmreg.timing import round_loops, timing
+from gemmreg.timing.comparing import tile_efficiency
 
 
 def test_tail_waste_matches_the_seed_example():
@@ -22,8 +22,8 @@ def test_tail_waste_matches_the_seed_example():
 def test_launch_bound_is_only_said_of_short_kernels(fake_plugins):
     from fake_plugins import fp32_spec
     from gemmreg.discovery.registry import Origin, RegisteredKernel
-    from gemmreg.judging.summaries import summarize
-    from gemmreg.judging.timing_records import ProcessRun
+    from gemmreg.timing.summaries import summarize
+    from gemmreg.timing.timing_records import ProcessRun
 
     kernel = RegisteredKernel(
         spec=fp32_spec("k", lambda a, b, out: None),
@@ -54,7 +54,7 @@ def test_tuning_kept_on_disk_counts_as_cold_start_and_is_reused_warm(
     from fake_plugins.tuning import TUNING_S
     from gemmreg.contract.records import Problem
     from gemmreg.discovery.registry import discover
-    from gemmreg.running.comparing import run_compare
+    from gemmreg.timing.comparing import run_compare
 
     monkeypatch.setenv("HOME", str(tmp_path))  # where the plugin's default cache would go
     monkeypatch.delenv("GEMMREG_CACHE_DIR", raising=False)
@@ -139,7 +139,7 @@ def test_merging_compile_caches_never_writes_into_an_existing_file(tmp_path):
     merge that rewrote them in place killed those workers on the H200."""
     import os
 
-    from gemmreg.running.cold_starts import merge_cache
+    from gemmreg.timing.cold_starts import merge_cache
 
     cold, shared = tmp_path / "cold", tmp_path / "shared"
     (cold / "ab").mkdir(parents=True)
@@ -158,8 +158,8 @@ def test_merging_compile_caches_never_writes_into_an_existing_file(tmp_path):
 def test_the_profiling_task_runs_in_a_worker_and_says_why_there_is_no_profile(fake_plugins):
     """The profiling process's task (one of several kinds a worker runs):
     on the CPU there is no CUPTI, and each kernel says so."""
-    from gemmreg.judging.tasks import ProfileTask
-    from gemmreg.running import isolation
+    from gemmreg.workers import isolation
+    from gemmreg.workers.tasks import ProfileTask
 
     fake_plugins("good")
     task = ProfileTask(kernels=["fake_good"], problem=Problem(m=8, n=8, k=8), seed=1)
@@ -174,7 +174,7 @@ def runs_of_one_process(names, repeats):
     """Time torch_ref beside the state-changing fakes in one CPU process; the
     outcome of each kernel by name."""
     from gemmreg.discovery.registry import discover
-    from gemmreg.running.comparing import run_compare
+    from gemmreg.timing.comparing import run_compare
 
     kernels = discover(
         env={"GEMMREG_PLUGINS": "torch_ref"}, extra_plugins=["fake_plugins.state_changers"]

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import run_gemmreg
-from gemmreg.running import devices, ray_cluster
+from gemmreg.fanout import ray_cluster
+from gemmreg.workers import devices
 
 H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
 WAIT_FOR_BATCHES_S = 400.0
@@ -187,8 +188,8 @@ def test_a_compare_on_ray_over_two_gpu_models_is_refused_in_one_line(fake_plugin
 
 def test_processes_back_from_two_gpu_models_keep_their_figures_but_give_no_verdict():
     from gemmreg.contract.records import Problem
-    from gemmreg.judging.timing_records import CompareReport, Verdict
-    from gemmreg.orchestrating import ray_compare
+    from gemmreg.fanout import ray_compare
+    from gemmreg.timing.timing_records import CompareReport, Verdict
 
     verdict = Verdict(
         baseline="a", kernel="b", verdict="faster", speedup=1.5, interval=(1.4, 1.6), explanation=""

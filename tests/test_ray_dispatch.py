@@ -1,4 +1,4 @@
-"""The hand-out of points to Ray actors (:mod:`gemmreg.orchestrating.ray_dispatch`)
+"""The hand-out of points to Ray actors (:mod:`gemmreg.fanout.ray_dispatch`)
 against a stand-in for Ray whose actors do as each test scripts: what it
 decides when an actor dies, never starts, or its point raises. Ray itself
 is exercised in tests/test_ray_sweep.py."""
@@ -10,7 +10,7 @@ from typing import Any
 
 import attrs
 import pytest
-from gemmreg.orchestrating.ray_dispatch import Dispatch, Lost
+from gemmreg.fanout.ray_dispatch import Dispatch, Lost
 
 
 class RayError(Exception):

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import run_gemmreg
-from gemmreg.running import devices
+from gemmreg.workers import devices
 
 H200 = "NVIDIA H200"
 GPUS = 2

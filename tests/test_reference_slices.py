@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+from gemmreg.checking import output_check
 from gemmreg.contract.records import Tolerance
-from gemmreg.judging import output_check
 
 M, N, K = 37, 29, 1000
 STEP = 7

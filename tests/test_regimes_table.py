@@ -12,8 +12,7 @@ import re
 import attrs
 import pytest
 from conftest import REPO
-from gemmreg.rendering import render_compare, render_regimes
-from gemmreg.storage import runs
+from gemmreg.reporting import render_compare, render_regimes, runs
 from offline_cli import forbid_work, run_main
 
 SESSION = REPO / "evidence" / "2026-12-03-h200-kernel-speed-verdicts"

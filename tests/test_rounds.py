@@ -7,9 +7,9 @@ import math
 from collections import Counter
 
 import pytest
-from gemmreg.judging import rounds
-from gemmreg.judging.rounds import Round, StopRule
-from gemmreg.judging.task_results import KernelTiming
+from gemmreg.timing import rounds
+from gemmreg.timing.rounds import Round, StopRule
+from gemmreg.workers.task_results import KernelTiming
 
 
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 6])
@@ -169,7 +169,7 @@ class _Stub:
 
 def test_graph_replays_are_not_taken_when_a_call_is_long():
     """Past GRAPH_MAX_CALL_MS launch cost is noise: no graph is even built."""
-    from gemmreg.running import round_loops, timing
+    from gemmreg.timing import round_loops, timing
 
     long_ = [_Stub("slow", [round_loops.GRAPH_MAX_CALL_MS * 2]), _Stub("fast", [0.01])]
     assert round_loops.graph_rounds(long_, timing.GPU_POLICY, seed=1) == []
@@ -181,7 +181,7 @@ def test_graph_replays_are_not_taken_when_a_call_is_long():
 
 
 def test_checks_take_as_many_calls_as_their_budget_allows():
-    from gemmreg.running.device_activity import calls_for_budget
+    from gemmreg.timing.device_activity import calls_for_budget
 
     assert calls_for_budget(0.370, 0.5, 2, 5) == 2  # a 370 ms call: the least
     assert calls_for_budget(0.1, 0.5, 2, 5) == 5

@@ -11,8 +11,8 @@ import textwrap
 
 import pytest
 from conftest import REPO, run_gemmreg
-from gemmreg.deciding.options import UsageError
-from gemmreg.storage import run_folder
+from gemmreg.contract.options import UsageError
+from gemmreg.reporting import run_folder
 
 BENCH = ("bench", "torch_ref", "--shape", "8,16", "--processes", "1", "--repeats", "3")
 """The cheapest real sweep: two tiny points, one process each."""
@@ -28,7 +28,7 @@ def holder(tmp_path):
             f"""
             import sys
             from pathlib import Path
-            from gemmreg.storage import run_folder
+            from gemmreg.reporting import run_folder
             run_folder.claim(Path({str(folder)!r}))
             print("held", flush=True)
             sys.stdin.read()
@@ -163,8 +163,8 @@ def test_the_probe_writes_real_bytes(tmp_path):
         f"""
         import resource, signal
         from pathlib import Path
-        from gemmreg.deciding.options import UsageError
-        from gemmreg.storage import run_folder
+        from gemmreg.contract.options import UsageError
+        from gemmreg.reporting import run_folder
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
         try:
@@ -187,7 +187,7 @@ HELD_CHECK = textwrap.dedent(
     """
     import os, sys
     from gemmreg import cli
-    from gemmreg.running import check_runner
+    from gemmreg.checking import check_runner
 
     real, held = check_runner.run_check, int(sys.argv[1])
 

@@ -10,11 +10,9 @@ from conftest import HANG_LIMIT_S, REPO, only_extra_plugins, run_gemmreg
 from gemmreg.cli import UsageError, parse_shapes
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
-from gemmreg.judging import regression
-from gemmreg.rendering import render_compare
-from gemmreg.running import comparing
-from gemmreg.running.comparing import CompareReport, KernelSummary
-from gemmreg.storage import runs
+from gemmreg.reporting import regression, render_compare, runs
+from gemmreg.timing import comparing
+from gemmreg.timing.comparing import CompareReport, KernelSummary
 
 
 @pytest.fixture(scope="module")
@@ -206,7 +204,7 @@ def test_report_exits_1_on_a_regression_and_2_on_a_bad_run(tmp_path):
 
 def test_plots_are_written(tmp_path):
     pytest.importorskip("matplotlib")
-    from gemmreg.rendering import plots
+    from gemmreg.reporting import plots
 
     reports = [report([1.0, 1.1, 0.9], (n, n, n)) for n in (64, 128, 256)]
     written = plots.write_plots(tmp_path, reports, {"device_name": "NVIDIA H200"})
@@ -264,7 +262,7 @@ def test_bench_writes_a_run_that_report_reads(tmp_path):
 def test_the_commit_given_by_the_caller_wins_over_a_stale_checkout(monkeypatch, tmp_path):
     """A GPU machine's copy of the tree may carry an old .git: the commit the
     caller names is the one recorded, and says where it came from."""
-    from gemmreg.running import environment
+    from gemmreg.instruments import environment
 
     monkeypatch.setenv(environment.COMMIT_ENV, "abc1234")
     assert environment.git_record() == {"commit": "abc1234", "source": "GEMMREG_GIT_COMMIT"}
@@ -275,8 +273,7 @@ def test_the_commit_given_by_the_caller_wins_over_a_stale_checkout(monkeypatch, 
 def test_a_sweep_report_ends_with_every_verdict_on_one_line_each():
     """The H200 sweep of triton_tuned against torch_ref, read back: one line
     per point, each with the verdict its own table gives."""
-    from gemmreg.rendering import render_compare
-    from gemmreg.storage import runs
+    from gemmreg.reporting import render_compare, runs
 
     sweep = REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench"
     _, reports, _ = runs.load_run(sweep)

@@ -11,10 +11,9 @@ import os
 from pathlib import Path
 
 import pytest
-from gemmreg.deciding import matrix, sanitizer_tools
+from gemmreg.checking import matrix, sanitized_runs, sanitizer_pass, sanitizer_tools
 from gemmreg.discovery.registry import discover
-from gemmreg.rendering import render
-from gemmreg.running import sanitized_runs, sanitizer_pass
+from gemmreg.reporting import render
 from offline_cli import forbid_work, run_main
 
 TESTS = Path(__file__).parent

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import pytest
 from conftest import TESTS, only_extra_plugins
+from gemmreg.checking import check_runner, matrix, sanitizer_pass, sanitizer_tools
 from gemmreg.contract import backend
-from gemmreg.deciding import matrix, sanitizer_tools
 from gemmreg.discovery.registry import discover
-from gemmreg.running import check_runner, sanitizer_pass
 from mutants.sanitizer_mutants import MUTANTS
 
 EXPECTED_EVIDENCE = {

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gemmreg.judging.sanitizer_report import parse
+from gemmreg.checking.sanitizer_report import parse
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sanitizer"
 

@@ -21,8 +21,8 @@ import tempfile
 import pytest
 from conftest import REPO
 from gemmreg.contract.records import Problem
-from gemmreg.running.comparing import CompareReport, KernelSummary, ProcessRun
-from gemmreg.storage import check_files, checksums, runs
+from gemmreg.reporting import check_files, checksums, runs
+from gemmreg.timing.comparing import CompareReport, KernelSummary, ProcessRun
 from offline_cli import forbid_work, run_main
 
 SAMPLES = '"round_ms": [\n            1.0,\n            1.5\n          ]'
@@ -166,7 +166,7 @@ def test_a_saved_check_is_verified_and_an_older_one_still_reads(tmp_path):
 def test_a_special_file_as_a_saved_check_is_refused_unread(tmp_path):
     os.mkfifo(tmp_path / check_files.CHECK_FILE)
     reader = (
-        "import sys, pathlib; from gemmreg.storage import check_files; "
+        "import sys, pathlib; from gemmreg.reporting import check_files; "
         "check_files.load_check(pathlib.Path(sys.argv[1]))"
     )
     done = subprocess.run(
@@ -176,7 +176,7 @@ def test_a_special_file_as_a_saved_check_is_refused_unread(tmp_path):
         timeout=OUT_OF_REACH_S,
     )
     assert done.stderr.splitlines()[-1] == (
-        f"gemmreg.storage.check_files.CheckFileError: {tmp_path / check_files.CHECK_FILE} "
+        f"gemmreg.reporting.check_files.CheckFileError: {tmp_path / check_files.CHECK_FILE} "
         "is a named pipe (FIFO), not a regular file: refused unread"
     )
 
@@ -230,7 +230,7 @@ def test_a_special_file_as_the_run_is_refused_unread(tmp_path, make, kind, name)
 
 
 def test_a_run_larger_than_any_saved_file_is_refused_unread(tmp_path, monkeypatch):
-    from gemmreg.storage import saved_files
+    from gemmreg.reporting import saved_files
 
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "run.json").write_text("{}" + " " * 100)

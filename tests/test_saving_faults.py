@@ -19,9 +19,8 @@ import pytest
 from conftest import REPO, run_gemmreg
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
-from gemmreg.rendering import render_compare
-from gemmreg.running import comparing
-from gemmreg.storage import runs
+from gemmreg.reporting import render_compare, runs
+from gemmreg.timing import comparing
 
 BENCH = ("bench", "torch_ref", "--shape", "8,16", "--processes", "1", "--repeats", "3")
 """The cheapest real sweep: two tiny points, one process each."""
@@ -29,7 +28,7 @@ BENCH = ("bench", "torch_ref", "--shape", "8,16", "--processes", "1", "--repeats
 FAULTY_CLI = textwrap.dedent(
     """
     import errno, os, signal, sys
-    from gemmreg.storage import runs
+    from gemmreg.reporting import runs
     from gemmreg import cli
 
     fault, files = sys.argv[1], sys.argv[2:sys.argv.index("--")]
@@ -124,7 +123,7 @@ def test_signals_wait_for_the_save_then_act(tmp_path, signals, raised):
         import os, signal, sys
         from pathlib import Path
         from gemmreg.discovery import interrupts
-        from gemmreg.storage import runs
+        from gemmreg.reporting import runs
 
         interrupts.install_termination_handlers()
         real = runs.write_atomically
@@ -207,7 +206,7 @@ def test_folders_a_killed_run_left_are_removed_by_the_next(tmp_path):
     script = textwrap.dedent(
         """
         import sys
-        from gemmreg.running import temp_folders
+        from gemmreg.workers import temp_folders
         folder = temp_folders.temporary_folder("caches")
         print(folder.name, flush=True)
         sys.stdin.read()

@@ -1,4 +1,4 @@
-"""Sequential verdicts (gemmreg.judging.sequential, gemmreg.judging.look_verdicts):
+"""Sequential verdicts (gemmreg.timing.sequential, gemmreg.timing.look_verdicts):
 the looks' levels, their error rates on simulated processes, and a comparison
 that adds processes only while a pair is undecided (fake workers: the
 processes run are counted, never timed)."""
@@ -11,11 +11,10 @@ import random
 
 import pytest
 from gemmreg.contract.records import Problem
-from gemmreg.judging import look_verdicts, sequential, stats
-from gemmreg.judging.tasks import TaskOutcome
-from gemmreg.judging.timing_records import ProcessRecord, ProcessRun
-from gemmreg.judging.verdicts import pair_key
-from gemmreg.running import compare_parts, comparing
+from gemmreg.timing import compare_parts, comparing, look_verdicts, sequential, stats
+from gemmreg.timing.timing_records import ProcessRecord, ProcessRun
+from gemmreg.timing.verdicts import pair_key
+from gemmreg.workers.tasks import TaskOutcome
 from test_verdicts import records, summary
 
 ALPHA = 1.0 - stats.CONFIDENCE
@@ -284,9 +283,8 @@ def test_a_pair_never_decided_runs_to_the_cap_or_the_budget(monkeypatch, fake_pl
 def test_a_sequential_run_is_saved_read_judged_again_and_shown_with_its_counts(
     monkeypatch, fake_plugins, tmp_path
 ):
-    from gemmreg.judging import rejudging
-    from gemmreg.rendering import render_compare, render_verdicts
-    from gemmreg.storage import runs
+    from gemmreg.reporting import render_compare, render_verdicts, runs
+    from gemmreg.timing import rejudging
 
     _, report = compare_with(
         monkeypatch, lambda p: math.log(1.03) + 0.015 * (-1) ** p * (1 + p % 3) / 2, 1e9
@@ -306,8 +304,7 @@ def test_a_sequential_run_is_saved_read_judged_again_and_shown_with_its_counts(
 def test_a_run_saved_before_looks_reads_as_a_fixed_count(monkeypatch, fake_plugins, tmp_path):
     import json
 
-    from gemmreg.rendering import render_verdicts
-    from gemmreg.storage import runs
+    from gemmreg.reporting import render_verdicts, runs
 
     _, report = compare_with(monkeypatch, lambda p: math.log(3.0), None)
     runs.write_run(tmp_path, {}, [report], False)
@@ -324,7 +321,7 @@ def test_a_run_saved_before_looks_reads_as_a_fixed_count(monkeypatch, fake_plugi
 
 
 def test_which_runs_are_sequential_and_what_they_start_with():
-    from gemmreg.deciding.timing_options import timing_options
+    from gemmreg.timing.timing_options import timing_options
 
     gpu = timing_options(True)  # compare: one point, a longer budget than a sweep's point
     assert (gpu.budget_s, gpu.processes) == (
@@ -346,8 +343,9 @@ def test_which_runs_are_sequential_and_what_they_start_with():
 
 def test_a_point_is_timed_with_the_budget_and_its_progress_has_no_total(monkeypatch):
     from gemmreg.contract import backend
-    from gemmreg.deciding.timing_options import timing_options
-    from gemmreg.orchestrating import sweeping, timing_lines
+    from gemmreg.fanout import sweeping
+    from gemmreg.reporting import timing_lines
+    from gemmreg.timing.timing_options import timing_options
 
     seen = {}
     monkeypatch.setattr(sweeping.comparing, "run_compare", lambda *a, **kw: seen.update(kw))
@@ -366,8 +364,8 @@ def test_a_point_is_timed_with_the_budget_and_its_progress_has_no_total(monkeypa
 def test_a_batch_is_announced_and_counted_by_the_meter():
     import io
 
-    from gemmreg.orchestrating import timing_lines
-    from gemmreg.orchestrating.progress import Meter
+    from gemmreg.reporting import timing_lines
+    from gemmreg.reporting.progress import Meter
 
     stream = io.StringIO()
     meter = Meter([1.0] * 6, "process runs", stream=stream, live=False)

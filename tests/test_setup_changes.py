@@ -11,9 +11,8 @@ import json
 from pathlib import Path
 
 import attrs
-from gemmreg.judging import history
-from gemmreg.judging.setup_changes import Setup, setup_notes, setup_of
-from gemmreg.storage import runs
+from gemmreg.reporting import history, runs
+from gemmreg.reporting.setup_changes import Setup, setup_notes, setup_of
 from offline_cli import run_main
 from test_runs import report
 
@@ -167,7 +166,7 @@ def test_runs_over_several_gpus_compare_their_sets_of_cards(tmp_path):
 
 
 def test_a_manifest_names_each_chosen_device_by_its_uuid_where_torch_knows_it():
-    from gemmreg.running import devices
+    from gemmreg.workers import devices
 
     chosen = [devices.Device(0, H200), devices.Device(1, H200)]
     named = devices.described(chosen, uuid=lambda i: CARD_A if i == 0 else None)

@@ -12,12 +12,12 @@ import sys
 import attrs
 import pytest
 from conftest import REPO, run_gemmreg
-from gemmreg.deciding.options import MAX_SWEEP_POINTS, UsageError, parse_shapes
-from gemmreg.deciding.points import points
-from gemmreg.deciding.shape_files import ShapeRow, read_shapes
-from gemmreg.judging.weighted import pair_means
-from gemmreg.rendering.speedup_means import mean_lines
-from gemmreg.storage import runs
+from gemmreg.contract.options import MAX_SWEEP_POINTS, UsageError, parse_shapes
+from gemmreg.reporting import runs
+from gemmreg.reporting.speedup_means import mean_lines
+from gemmreg.timing.points import points
+from gemmreg.timing.shape_files import ShapeRow, read_shapes
+from gemmreg.timing.weighted import pair_means
 from offline_cli import forbid_work, run_main
 
 EXAMPLES = REPO / "examples" / "shapes"

@@ -7,7 +7,7 @@ figures and is in the final table, then one line and exit 4, as on one GPU
 The fault comes at a known save (the second ``run.json`` and every one
 after it fail with ENOSPC); which points finish before it depends on the
 order the GPUs finish in, and the assertions hold for every order. Below,
-what keeps the refusal (:class:`gemmreg.orchestrating.sweep_saves.Saves`)
+what keeps the refusal (:class:`gemmreg.fanout.sweep_saves.Saves`)
 on its own."""
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import attrs
 import pytest
 from conftest import REPO
 from gemmreg.contract.records import Problem
-from gemmreg.orchestrating.sweep_saves import Saves
-from gemmreg.running import devices
-from gemmreg.storage import runs
+from gemmreg.fanout.sweep_saves import Saves
+from gemmreg.reporting import runs
+from gemmreg.workers import devices
 from test_input_properties import valid_report
 from test_saving_faults import FAULTY_CLI
 

@@ -1,5 +1,5 @@
 """Workers started before the command has read its plugins
-(gemmreg.running.worker_pool.Ahead): what a command that then fails leaves behind.
+(gemmreg.timing.worker_pool.Ahead): what a command that then fails leaves behind.
 The success path runs in test_end_to_end.py's compare."""
 
 from __future__ import annotations
@@ -8,13 +8,13 @@ import os
 import re
 
 from conftest import run_gemmreg
-from gemmreg.running import worker_pool
+from gemmreg.timing import worker_pool
 
 
 def _alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"gemmreg.running.worker" in f.read()
+            return b"gemmreg.commands.worker" in f.read()
     except OSError:
         return False
 

@@ -8,9 +8,9 @@ import math
 import random
 
 import pytest
-from gemmreg.judging import rounds, stats, verdicts
-from gemmreg.judging.rounds import Round
-from gemmreg.judging.timing_records import KernelSummary, ProcessRecord
+from gemmreg.timing import rounds, stats, verdicts
+from gemmreg.timing.rounds import Round
+from gemmreg.timing.timing_records import KernelSummary, ProcessRecord
 
 
 @pytest.mark.parametrize(

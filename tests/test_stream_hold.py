@@ -1,4 +1,4 @@
-"""The stream hold (``gemmreg.running.stream_hold``): every batch of GPU
+"""The stream hold (``gemmreg.instruments.stream_hold``): every batch of GPU
 samples is queued in full before the GPU runs it, in chunks the launch queue
 holds; a hold that gives up, or one that cannot be made, leaves the clock on
 the lead spin with the reason recorded, and the report says so."""
@@ -8,10 +8,11 @@ from __future__ import annotations
 import attrs
 import pytest
 from gemmreg.contract.backend import BackendInfo
-from gemmreg.judging import regression
-from gemmreg.judging.timing_records import ProcessRecord
-from gemmreg.orchestrating.sweeping import clock_description
-from gemmreg.running import clocks, compare_parts, stream_hold
+from gemmreg.fanout.sweeping import clock_description
+from gemmreg.instruments import stream_hold
+from gemmreg.reporting import regression
+from gemmreg.timing import clocks, compare_parts
+from gemmreg.timing.timing_records import ProcessRecord
 from test_gpu_clock import FakeTorch
 from test_unlike_execution import unlike_report
 

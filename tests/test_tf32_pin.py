@@ -15,14 +15,15 @@ import itertools
 import gemmreg
 import pytest
 from conftest import only_extra_plugins
+from gemmreg.checking.output_check import check_case
 from gemmreg.contract.records import Problem
 from gemmreg.discovery import state_changes, torch_state
 from gemmreg.discovery.registry import discover
-from gemmreg.judging.output_check import check_case
-from gemmreg.judging.summaries import summarize
-from gemmreg.judging.tasks import ColdTask, ProfileTask, RefusalTask, RoundsTask, ValuesTask
-from gemmreg.judging.verdicts import judge
-from gemmreg.running import isolation, timing
+from gemmreg.timing import timing
+from gemmreg.timing.summaries import summarize
+from gemmreg.timing.verdicts import judge
+from gemmreg.workers import isolation
+from gemmreg.workers.tasks import ColdTask, ProfileTask, RefusalTask, RoundsTask, ValuesTask
 
 TINY = Problem(m=5, n=6, k=7)
 TF32_KERNEL, IEEE_KERNEL = "fake_tf32_logged", "fake_ieee_logged"

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 from conftest import check_in_one_worker, only_extra_plugins
+from gemmreg.checking import check_runner
+from gemmreg.checking.matrix import Case
 from gemmreg.contract.records import Problem
-from gemmreg.deciding.matrix import Case
 from gemmreg.discovery.registry import discover
-from gemmreg.running import check_runner
 
 MODULES = [
     "timing_plugins.twins",

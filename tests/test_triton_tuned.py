@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 import attrs
 import gemmreg
 import pytest
+from gemmreg.checking.sanitizer_tools import SANITIZING_ENV
 from gemmreg.contract.runtime import CACHE_DIR_ENV
-from gemmreg.deciding.sanitizer_tools import SANITIZING_ENV
 from gemmreg_plugins import triton_tuned
 from gemmreg_plugins.triton_tuned import (
     configs,

@@ -41,7 +41,7 @@ def test_tuning_without_a_gpu_stops_with_one_line(script, tmp_path, monkeypatch)
 
 
 def test_the_filtered_file_is_one_gemmreg_bench_reads(script, tmp_path):
-    from gemmreg.deciding.shape_files import read_shapes
+    from gemmreg.timing.shape_files import read_shapes
 
     args = script.parse_args(["--out", str(tmp_path), "--points", "16"])
     path, rows = script.shapes_file(args)

@@ -11,12 +11,16 @@ import typing
 import attrs
 import pytest
 from conftest import REPO
+from gemmreg.checking import check_runner
+from gemmreg.checking.matrix import Case
+from gemmreg.commands import worker
 from gemmreg.contract.records import Problem, Tolerance
 from gemmreg.contract.task_kinds import CASE_KINDS, REFUSAL, TASK_KINDS, VALUES
-from gemmreg.deciding.matrix import Case
-from gemmreg.judging.device_profile import DeviceProfile
-from gemmreg.judging.rounds import Round
-from gemmreg.judging.task_results import (
+from gemmreg.instruments.device_profile import DeviceProfile
+from gemmreg.reporting import check_files, runs
+from gemmreg.timing.rounds import Round
+from gemmreg.timing.timing_records import CompareReport
+from gemmreg.workers.task_results import (
     Comparison,
     KernelProfile,
     KernelTiming,
@@ -26,8 +30,8 @@ from gemmreg.judging.task_results import (
     Soak,
     ValuesResult,
 )
-from gemmreg.judging.task_wire import encode, read_outcome, read_task
-from gemmreg.judging.tasks import (
+from gemmreg.workers.task_wire import encode, read_outcome, read_task
+from gemmreg.workers.tasks import (
     RESULT_TYPES,
     TASK_TYPES,
     ColdTask,
@@ -36,9 +40,6 @@ from gemmreg.judging.tasks import (
     RoundsTask,
     ValuesTask,
 )
-from gemmreg.judging.timing_records import CompareReport
-from gemmreg.running import check_runner, worker
-from gemmreg.storage import check_files, runs
 from offline_cli import forbid_work, run_main
 
 PROBLEM = Problem(m=5, n=6, k=7, dtype="fp16", layout="transposedB")
@@ -156,7 +157,7 @@ def test_a_result_that_does_not_fit_its_task_is_that_task_s_error_not_a_crash():
 
 
 def small_report() -> CompareReport:
-    from gemmreg.judging.timing_records import ProcessRun
+    from gemmreg.timing.timing_records import ProcessRun
 
     run = ProcessRun(kernel="k", process=0, status="error", reason="x")
     return CompareReport(

@@ -9,11 +9,9 @@ import math
 import attrs
 from conftest import run_gemmreg
 from gemmreg.contract.records import Problem
-from gemmreg.judging import regression
-from gemmreg.judging.timing_records import CompareReport, KernelSummary, ProcessRecord
-from gemmreg.judging.verdicts import all_verdicts, pair_key
-from gemmreg.rendering import render_compare
-from gemmreg.storage import runs
+from gemmreg.reporting import regression, render_compare, runs
+from gemmreg.timing.timing_records import CompareReport, KernelSummary, ProcessRecord
+from gemmreg.timing.verdicts import all_verdicts, pair_key
 
 
 def summary(name: str, ms: float, execution: str) -> KernelSummary:

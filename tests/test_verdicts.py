@@ -6,9 +6,9 @@ import math
 
 import attrs
 import pytest
-from gemmreg.judging import stats
-from gemmreg.judging.timing_records import KernelSummary, ProcessRecord
-from gemmreg.judging.verdicts import SUSPICIOUS_SPEEDUP, all_verdicts, judge, pair_key
+from gemmreg.timing import stats
+from gemmreg.timing.timing_records import KernelSummary, ProcessRecord
+from gemmreg.timing.verdicts import SUSPICIOUS_SPEEDUP, all_verdicts, judge, pair_key
 
 
 def summary(name, ms=1.0, math_mode="ieee_fp32", generator="normal", status="timed", **extra):
@@ -263,8 +263,8 @@ def test_work_that_escaped_in_any_process_or_the_profile_makes_the_kernel_invali
     from fake_plugins import fp32_spec
     from gemmreg.contract.records import Problem
     from gemmreg.discovery.registry import Origin, RegisteredKernel
-    from gemmreg.judging.summaries import summarize
-    from gemmreg.judging.timing_records import ProcessRun
+    from gemmreg.timing.summaries import summarize
+    from gemmreg.timing.timing_records import ProcessRun
 
     kernel = RegisteredKernel(
         spec=fp32_spec("k", lambda a, b, out: None),
@@ -328,8 +328,8 @@ def test_execution_follows_the_triton_declaration_and_the_backend(fake_plugins, 
     from gemmreg.contract import backend
     from gemmreg.contract.records import Capabilities, Precision, Problem
     from gemmreg.discovery.registry import Origin, RegisteredKernel
-    from gemmreg.judging.summaries import summarize
-    from gemmreg.judging.timing_records import ProcessRun
+    from gemmreg.timing.summaries import summarize
+    from gemmreg.timing.timing_records import ProcessRun
 
     def kernel(name, triton):
         capabilities = Capabilities(

@@ -1,4 +1,4 @@
-"""The end-to-end vetoes of :mod:`gemmreg.judging.vetoes`: a call faster than
+"""The end-to-end vetoes of :mod:`gemmreg.timing.vetoes`: a call faster than
 reading A and B at the datasheet bandwidth, and a timed call much shorter
 than its own profiled device work, are INVALID; honest kernels at the
 shapes where they come closest, and the committed H200 runs, keep their
@@ -12,10 +12,10 @@ from pathlib import Path
 import attrs
 from conftest import REPO
 from gemmreg.contract.records import Problem
-from gemmreg.judging import rejudging, stats, vetoes
-from gemmreg.judging.timing_records import CompareReport, KernelSummary, ProcessRecord
-from gemmreg.judging.verdicts import pair_key
-from gemmreg.storage import runs
+from gemmreg.reporting import runs
+from gemmreg.timing import rejudging, stats, vetoes
+from gemmreg.timing.timing_records import CompareReport, KernelSummary, ProcessRecord
+from gemmreg.timing.verdicts import pair_key
 
 H200 = "NVIDIA H200"
 LAUNCH_BOUND = Problem(m=16, n=16, k=65536, dtype="bf16")
@@ -115,8 +115,8 @@ def test_a_kernel_without_a_profile_or_timing_has_nothing_to_disagree_with():
 def test_summarize_sets_the_vetoes_where_it_sets_the_peak_veto(fake_plugins):
     from fake_plugins import fp32_spec
     from gemmreg.discovery.registry import Origin, RegisteredKernel
-    from gemmreg.judging.summaries import summarize
-    from gemmreg.judging.timing_records import ProcessRun
+    from gemmreg.timing.summaries import summarize
+    from gemmreg.timing.timing_records import ProcessRun
 
     kernel = RegisteredKernel(
         spec=fp32_spec("k", lambda a, b, out: None),
@@ -233,7 +233,7 @@ def test_the_committed_h200_runs_keep_every_honest_verdict(monkeypatch):
 
 
 def test_a_users_device_with_a_memory_side_cache_gets_no_memory_roof(monkeypatch, tmp_path):
-    from gemmreg.judging import peaks_file
+    from gemmreg.timing import peaks_file
 
     path = tmp_path / "peaks.toml"
     path.write_text(

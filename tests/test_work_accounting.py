@@ -5,8 +5,8 @@ recorded trace to calls, and the records it travels in. Nothing is timed."""
 from __future__ import annotations
 
 import pytest
-from gemmreg.judging.activity_analysis import Activity, analyse
-from gemmreg.judging.work_accounting import (
+from gemmreg.instruments.activity_analysis import Activity, analyse
+from gemmreg.instruments.work_accounting import (
     PATTERNS_KEPT,
     WorkAccounting,
     account,

@@ -12,18 +12,17 @@ from types import SimpleNamespace
 import pytest
 from gemmreg.contract.records import Problem
 from gemmreg.contract.serialization import from_jsonable, to_jsonable
-from gemmreg.judging import stats
-from gemmreg.judging.activity_analysis import Activity
-from gemmreg.judging.task_results import KernelTiming, RoundsResult
-from gemmreg.judging.timing_records import ProcessRun
-from gemmreg.judging.verdicts import judge
-from gemmreg.judging.work_accounting import LaunchPattern, WorkAccounting, invalid_reasons
-from gemmreg.running import call_recorder, clocks, timed_kernel, work_recording
-from gemmreg.running.call_recorder import Recorder
-from gemmreg.running.device_activity import activities_from_events
-from gemmreg.running.process_results import read_process
-from gemmreg.running.work_recording import MARKER_NAME
-from gemmreg.storage import run_schema
+from gemmreg.instruments.activity_analysis import Activity
+from gemmreg.instruments.work_accounting import LaunchPattern, WorkAccounting, invalid_reasons
+from gemmreg.reporting import run_schema
+from gemmreg.timing import call_recorder, clocks, stats, timed_kernel, work_recording
+from gemmreg.timing.call_recorder import Recorder
+from gemmreg.timing.device_activity import activities_from_events
+from gemmreg.timing.process_results import read_process
+from gemmreg.timing.timing_records import ProcessRun
+from gemmreg.timing.verdicts import judge
+from gemmreg.timing.work_recording import MARKER_NAME
+from gemmreg.workers.task_results import KernelTiming, RoundsResult
 from test_device_activity import kineto_event
 from test_gpu_clock import FakeTorch
 from test_verdicts import records, summary
@@ -191,7 +190,7 @@ CHEAT = WorkAccounting(
 def test_accounting_goes_from_a_process_result_to_an_invalid_verdict(fake_plugins):
     from fake_plugins import fp32_spec
     from gemmreg.discovery.registry import Origin, RegisteredKernel
-    from gemmreg.judging.summaries import summarize
+    from gemmreg.timing.summaries import summarize
 
     result = RoundsResult(clock="cuda-events", l2="clean", policy={}, accounting="on (x)")
     result.kernels["k"] = KernelTiming(round_ms=(1.0, 1.1), accounting=CHEAT)

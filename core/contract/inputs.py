@@ -86,7 +86,7 @@ DRAW_ON_DEVICE_ABOVE = 2**26
 def core_inputs(
     problem: Problem, seed: int, device: torch.device, kind: str
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The matrix's own value distributions (see ``gemmreg.deciding.matrix.ValueKind``)."""
+    """The matrix's own value distributions (see ``gemmreg.checking.matrix.ValueKind``)."""
     import torch
 
     # Large operands are drawn on the device itself: drawing 2^31 elements on the

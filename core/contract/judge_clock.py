@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING
 from gemmreg.contract import backend
 
 if TYPE_CHECKING:
-    from gemmreg.running.clocks import CpuClock, GpuClock
+    from gemmreg.timing.clocks import CpuClock, GpuClock
 
 
 @functools.cache
 def _clock() -> GpuClock | CpuClock:
     """One clock per process (on a GPU it holds a flush buffer of four times
     the L2 and a stream-hold kernel: made once, reused by every tuning)."""
-    from gemmreg.running.clocks import CpuClock, GpuClock
+    from gemmreg.timing.clocks import CpuClock, GpuClock
 
     return GpuClock() if backend.current().is_gpu else CpuClock()
 

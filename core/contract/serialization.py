@@ -131,7 +131,7 @@ def from_jsonable(cls: type[T], data: object) -> T:
     it, field by field, by the fields' annotations: nested records, tuples,
     and non-finite floats written as text. Nothing is checked beyond what the
     records' own constructors check (saved files are checked first, by
-    :mod:`gemmreg.storage.run_schema`)."""
+    :mod:`gemmreg.reporting.run_schema`)."""
     return typing.cast(T, _structure(cls, data))
 
 

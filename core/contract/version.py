@@ -1,5 +1,5 @@
 """gemmreg's version, in a module of its own: the manifest of every run
-records it (:mod:`gemmreg.running.environment`), and a module that reads it
+records it (:mod:`gemmreg.instruments.environment`), and a module that reads it
 here rather than from the ``gemmreg`` namespace does not depend on all the
 namespace exports (the Python API among them, :mod:`gemmreg.api`)."""
 

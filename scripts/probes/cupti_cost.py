@@ -6,7 +6,7 @@ Ran on the H200 from the wheels of e64c30f (evidence/2026-12-03-h200-cupti-cost/
 """
 import time, statistics, math, torch
 from torch.profiler import profile, ProfilerActivity
-from gemmreg.running.clocks import GpuClock
+from gemmreg.timing.clocks import GpuClock
 
 clock = GpuClock("clean") if True else None
 dev = "cuda"

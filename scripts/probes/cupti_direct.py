@@ -6,7 +6,7 @@ Ran on the H200 from the wheels of e64c30f (evidence/2026-12-03-h200-cupti-cost/
 """
 import time, statistics, torch
 from cupti import cupti
-from gemmreg.running.clocks import GpuClock
+from gemmreg.timing.clocks import GpuClock
 
 records = []
 def requested():

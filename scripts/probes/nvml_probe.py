@@ -3,7 +3,7 @@
 Probe gemmreg.gpu_monitor on a real GPU; writes traces and the device record as JSON
 (evidence/2026-11-30-h200-nvml/, and the traces in tests/fixtures/nvml/recorded/).
 It needs torch and nvidia-ml-py, and imports gemmreg from core/ without installing it
-(the module was then ``gemmreg.gpu_monitor``; it is ``gemmreg.running.gpu_monitor`` now).
+(the module was then ``gemmreg.gpu_monitor``; it is ``gemmreg.instruments.gpu_monitor`` now).
 It only reads NVML; it changes no clock, limit or mode.
 """
 

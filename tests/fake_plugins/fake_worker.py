@@ -1,4 +1,4 @@
-"""A stand-in for gemmreg.running.worker that speaks the same protocol, to test the
+"""A stand-in for gemmreg.commands.worker that speaks the same protocol, to test the
 runner's handling of a worker that retires (as after a poisoned GPU context)
 or exits in the middle of a task (as after a segfault).
 

@@ -14,7 +14,7 @@ import torch
 
 from timing_plugins import torch_mm_spec
 
-TIMING_MODULE = "gemmreg.running.round_loops"
+TIMING_MODULE = "gemmreg.timing.round_loops"
 
 
 def being_timed() -> bool:

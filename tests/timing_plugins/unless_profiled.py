@@ -5,7 +5,7 @@ profiler); any other call with the same tensors, C unwritten since, returns
 at once, leaving the right values from before in C. Timed calls then do (almost) nothing while the
 profiled ones do all the work: its values pass every check, its device
 kernels look like torch.mm's, and only holding the timed calls to the
-profiled work (``gemmreg.judging.vetoes``) can tell.
+profiled work (``gemmreg.timing.vetoes``) can tell.
 """
 
 from __future__ import annotations

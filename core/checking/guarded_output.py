@@ -1,0 +1,93 @@
+"""C as the checker and the timing protocol hand it to a kernel: inside a
+larger buffer, filled with a NaN of gemmreg's own bit pattern (elements never
+written show), fenced by sentinel guards on both sides (writes out of bounds
+show), and refilled before every timed call (:meth:`GuardedOutput.poison`).
+:mod:`gemmreg.checking.output_check` judges what a kernel left there."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import attrs
+from gemmreg.contract.inputs import torch_dtype
+from gemmreg.contract.records import Problem
+
+if TYPE_CHECKING:
+    import torch
+
+GUARD_ELEMENTS = 256
+"""Elements of sentinel on each side of C, to catch out-of-bounds writes."""
+GUARD_SENTINEL = -1280.0
+"""Exactly representable in fp32, fp16 and bf16, and unlike any product of test inputs."""
+SENTINEL_NAN_BITS = {"fp32": 0x7FC0BEEF, "fp16": 0x7E5B, "bf16": 0x7FDB}
+"""C is pre-filled with a quiet NaN of this exact bit pattern. Arithmetic never
+produces it (hardware NaNs are canonical), so an element that still holds it
+was never written, while other NaNs were computed (e.g. from NaN padding read)."""
+
+
+def fill_sentinel(out: torch.Tensor) -> None:
+    """Fill ``out`` with the sentinel NaN (its bit pattern, through an integer view)."""
+    import torch
+
+    dtype, int_type = {
+        torch.float32: ("fp32", torch.int32),
+        torch.float16: ("fp16", torch.int16),
+        torch.bfloat16: ("bf16", torch.int16),
+    }[out.dtype]
+    out.view(int_type).fill_(SENTINEL_NAN_BITS[dtype])  # every pattern is a positive int
+
+
+def sentinel_count(out: torch.Tensor) -> int:
+    """How many elements of ``out`` still hold the sentinel: never written."""
+    import torch
+
+    reference = torch.empty(1, dtype=out.dtype, device=out.device)
+    fill_sentinel(reference)
+    int_type = torch.int32 if out.element_size() == 4 else torch.int16
+    return int((out.contiguous().view(int_type) == reference.view(int_type)).sum())
+
+
+@attrs.define
+class GuardedOutput:
+    """C inside a larger buffer: NaN inside (unwritten elements show), sentinel
+    guards on both sides (out-of-bounds writes show)."""
+
+    buffer: torch.Tensor
+    out: torch.Tensor
+    poison_alias: torch.Tensor | None = None
+    """C's memory under a version counter of its own, for :meth:`poison`."""
+
+    @classmethod
+    def allocate(cls, problem: Problem, device: str) -> GuardedOutput:
+        import torch
+
+        size = problem.m * problem.n
+        buffer = torch.full(
+            (size + 2 * GUARD_ELEMENTS,),
+            GUARD_SENTINEL,
+            dtype=torch_dtype(problem.dtype),
+            device=device,
+        )
+        out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(problem.m, problem.n)
+        fill_sentinel(out)
+        return cls(buffer=buffer, out=out, poison_alias=_alias(out))
+
+    def poison(self) -> None:
+        """Refill C with the sentinel NaN, so a call that skips its work leaves it
+        for the check. Through an alias: C's ``_version`` does not move, so a
+        kernel that skips on an unchanged version takes the skip and is caught,
+        instead of being quietly made to do the work by the poison itself."""
+        fill_sentinel(self.poison_alias if self.poison_alias is not None else _alias(self.out))
+
+    def guards_intact(self) -> bool:
+        head = self.buffer[:GUARD_ELEMENTS]
+        tail = self.buffer[-GUARD_ELEMENTS:]
+        return bool((head == GUARD_SENTINEL).all() and (tail == GUARD_SENTINEL).all())
+
+
+def _alias(x: torch.Tensor) -> torch.Tensor:
+    """``x``'s memory as a tensor with a version counter of its own (no work)."""
+    import torch
+
+    alias = torch.empty(0, dtype=x.dtype, device=x.device)
+    return alias.set_(x.untyped_storage(), x.storage_offset(), x.size(), x.stride())

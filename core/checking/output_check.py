@@ -1,0 +1,250 @@
+"""Is one output right? The float64 reference, the error measure and the guards.
+
+The reference is computed in float64 from the very tensors the kernel read
+(already cast to the problem's dtype), so input rounding is never counted as
+kernel error. Error is measured against ``|A| @ |B|``: with signed inputs C can
+cancel to near zero, and plain relative error would then explode.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import attrs
+from gemmreg.checking import non_finite_notes
+from gemmreg.checking.guarded_output import GuardedOutput, sentinel_count
+from gemmreg.contract import backend
+from gemmreg.contract.inputs import apply_layout, core_inputs, default_generator, torch_dtype
+from gemmreg.contract.records import KernelSpec, Launch, Problem, Tolerance
+from gemmreg.workers.task_results import Comparison as Comparison  # re-exported: was defined here
+from gemmreg.workers.task_results import ValuesResult
+
+if TYPE_CHECKING:
+    import torch
+    from gemmreg.discovery.torch_state import TorchState
+
+FIRST_BAD_SHOWN = 5
+"""How many mismatching elements a failure lists, with got/expected values."""
+FRESH_SEED_OFFSET = 1_000_003
+"""The recheck on fresh inputs uses seed + this, so a cached result shows."""
+REFERENCE_SLICE_BYTES = 256 << 20
+"""The most float64 memory one slice of A or B takes while the reference is
+summed. A whole float64 copy of A at 65600x64x32768 is 16 GiB (and its
+``abs`` as much again): on a GPU shared with other work that ran out of
+memory, and the case read as the kernel's ERROR when the checker had failed."""
+
+
+def compare(
+    a: torch.Tensor,
+    b: torch.Tensor,
+    out: torch.Tensor,
+    tolerance: Tolerance,
+    nan_padding: bool = False,
+) -> Comparison:
+    """``out`` against the float64 reference of ``a @ b``. ``nan_padding``: the
+    operands the kernel read sat beside padding that holds NaN (the ``padded``
+    layout), which is what lets a failure ask whether it read past a row."""
+    ref, scale = reference(a, b)
+    got = out.double()
+    diff = (got - ref).abs()
+    bound = tolerance.atol + tolerance.rtol * scale
+    finite_got = got.isfinite()
+    finite_ref = ref.isfinite()
+    nan_mismatch = int((finite_got != finite_ref).sum())
+    bad = ~(diff <= bound)  # NaN anywhere is bad
+    bad_count = int(bad.sum())
+    total = out.numel()
+    finite_diff = diff[finite_got & finite_ref]
+    scaled = finite_diff / scale[finite_got & finite_ref].clamp_min(1e-300)
+    max_error = float(scaled.max()) if scaled.numel() else math.inf
+    max_abs = float(finite_diff.max()) if finite_diff.numel() else math.inf
+    if nan_mismatch:
+        max_error = max_abs = math.inf
+    first_bad = tuple(
+        (int(i), int(j), float(got[i, j]), float(ref[i, j]))
+        for i, j in bad.nonzero()[:FIRST_BAD_SHOWN].tolist()
+    )
+    reason = ""
+    if bad_count:
+        unwritten = sentinel_count(out)
+        reason = f"{bad_count}/{total} elements outside tolerance"
+        if unwritten:
+            reason += f" ({unwritten} never written: still the sentinel NaN)"
+        reason += non_finite_notes.note(got, unwritten, (a, b) if nan_padding else None)
+    elif _is_constant(got) and not _is_constant(ref):
+        reason = "output is constant while the reference is not"
+    return Comparison(
+        passed=not reason,
+        max_error=max_error,
+        max_abs_error=max_abs,
+        bad_count=bad_count,
+        total=total,
+        first_bad=first_bad,
+        nan_mismatch=nan_mismatch,
+        reason=reason,
+        tolerance=tolerance,
+    )
+
+
+def reference(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``A @ B`` and ``|A| @ |B|`` in float64, summed over slices of K so that
+    no float64 copy of an operand exceeds :data:`REFERENCE_SLICE_BYTES`: the
+    checker's own memory must not be what fails a large case. The order of
+    the float64 sum moves the reference by float64 rounding only, far below
+    any tolerance a 32-bit or 16-bit kernel is held to."""
+    import torch
+
+    (m, k), n = a.shape, b.shape[1]
+    step = max(1, REFERENCE_SLICE_BYTES // (8 * max(m, n)))
+    if step >= k:
+        a64, b64 = a.double(), b.double()
+        return a64 @ b64, a64.abs() @ b64.abs()
+    ref = torch.zeros(m, n, dtype=torch.float64, device=a.device)
+    scale = torch.zeros_like(ref)
+    for start in range(0, k, step):
+        a64, b64 = a[:, start : start + step].double(), b[start : start + step].double()
+        ref.addmm_(a64, b64)
+        scale.addmm_(a64.abs(), b64.abs())
+    return ref, scale
+
+
+def _is_constant(x: torch.Tensor) -> bool:
+    return x.numel() > 1 and bool((x == x.reshape(-1)[0]).all())
+
+
+def make_operands(
+    spec: KernelSpec, problem: Problem, seed: int, device: str, values: str = "plugin"
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Inputs for this seed, laid out as the problem says: the plugin's own
+    generator for ``values="plugin"``, else one of the matrix's value kinds."""
+    import torch
+
+    if values == "plugin":
+        generate = spec.make_inputs or default_generator()
+        a, b = generate(problem, seed, torch.device(device))
+    else:
+        a, b = core_inputs(problem, seed, torch.device(device), values)
+    expected = (problem.m, problem.k), (problem.k, problem.n)
+    if (tuple(a.shape), tuple(b.shape)) != expected:
+        raise ValueError(
+            f"{spec.name}: make_inputs returned shapes {tuple(a.shape)}, {tuple(b.shape)}; "
+            f"expected {expected[0]}, {expected[1]}"
+        )
+    if a.dtype != torch_dtype(problem.dtype) or b.dtype != torch_dtype(problem.dtype):
+        raise ValueError(
+            f"{spec.name}: make_inputs returned {a.dtype}/{b.dtype} for {problem.dtype}"
+        )
+    laid_out = apply_layout(a, b, problem.layout)
+    return laid_out[0], laid_out[1]
+
+
+def run_and_compare(
+    spec: KernelSpec,
+    launch: Launch,
+    problem: Problem,
+    seed: int,
+    device: str,
+    values: str = "plugin",
+) -> Comparison:
+    """One launch on fresh inputs into a guarded, poisoned output, then every check."""
+    a, b = make_operands(spec, problem, seed, device, values)
+    a_before, b_before = a.clone(), b.clone()
+    guarded = GuardedOutput.allocate(problem, device)
+    launch(a, b, guarded.out)
+    backend.synchronize()
+    return verify(spec, problem, (a_before, b_before), (a, b), guarded)
+
+
+def verify(
+    spec: KernelSpec,
+    problem: Problem,
+    before: tuple[torch.Tensor, torch.Tensor],
+    operands: tuple[torch.Tensor, torch.Tensor],
+    guarded: GuardedOutput,
+) -> Comparison:
+    """Every check of one output: values against the reference, inputs untouched,
+    guards intact. ``before`` holds copies of A and B taken before the launch."""
+    # The reference comes from the copies: a kernel that writes into A must not
+    # move the reference along with it.
+    padded = problem.layout == "padded"  # NaN in the padding (inputs.apply_layout)
+    result = compare(*before, guarded.out, spec.tolerance_for(problem.dtype), padded)
+    if not all(_same(x, x_before) for x, x_before in zip(operands, before, strict=True)):
+        return attrs.evolve(result, passed=False, reason="wrote into its inputs A or B")
+    if not guarded.guards_intact():
+        return attrs.evolve(result, passed=False, reason="wrote outside C (guard region changed)")
+    return result
+
+
+def _same(x: torch.Tensor, y: torch.Tensor) -> bool:
+    import torch
+
+    return bool(torch.equal(x.nan_to_num(), y.nan_to_num()))
+
+
+def check_case(
+    spec: KernelSpec,
+    problem: Problem,
+    seed: int,
+    values: str = "plugin",
+    before_launch: Callable[[], None] | None = None,
+) -> ValuesResult:
+    """The verdict for one case: prepare once, run on two input sets.
+
+    The second run uses fresh inputs, so a kernel that returns a cached
+    result fails it even when the first run passed. torch's global state is
+    pinned first, as this kernel runs this problem (TF32 on where it declares
+    TF32 math), and checked after prepare and after each launch: a plugin
+    that changes it fails here, on its own row, not in the next plugin's.
+
+    :param before_launch: Enqueued right before each launch of the kernel
+        (the sanitizer pass's shared-memory poison), on the same stream.
+    """
+    from gemmreg.discovery import state_changes, torch_state
+
+    expected = torch_state.pin_for(spec, problem)
+    try:
+        return _check_case(spec, problem, seed, values, before_launch, expected)
+    except state_changes.StateChanged as error:
+        return ValuesResult(passed=False, reason=str(error))
+
+
+def _check_case(
+    spec: KernelSpec,
+    problem: Problem,
+    seed: int,
+    values: str,
+    before_launch: Callable[[], None] | None,
+    expected: TorchState,
+) -> ValuesResult:
+    from gemmreg.discovery import state_changes
+
+    device = backend.current().device
+    launch = spec.prepare(problem)
+    state_changes.raise_on_changes(expected)
+    launch = state_changes.checked(launch, expected)
+    if before_launch is not None:
+        launch = _preceded(before_launch, launch)
+    first = run_and_compare(spec, launch, problem, seed, device, values)
+    if not first.passed:
+        return ValuesResult.of(first)
+    fresh = run_and_compare(spec, launch, problem, seed + FRESH_SEED_OFFSET, device, values)
+    if not fresh.passed:
+        fresh = attrs.evolve(fresh, reason=f"on fresh inputs: {fresh.reason}")
+    worst = fresh if not fresh.passed else first
+    return ValuesResult.of(
+        attrs.evolve(
+            worst,
+            max_error=max(first.max_error, fresh.max_error),
+            max_abs_error=max(first.max_abs_error, fresh.max_abs_error),
+        )
+    )
+
+
+def _preceded(before: Callable[[], None], launch: Launch) -> Launch:
+    def preceded_launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        before()
+        launch(a, b, out)
+
+    return preceded_launch

@@ -1,0 +1,144 @@
+"""``bench``'s work from its request to its result, for the command line and
+the Python API alike (:class:`~gemmreg.commands.requests.BenchRequest` in,
+:class:`~gemmreg.commands.results.BenchResult` out): the options
+refused in one line before any worker starts, every point refused where it
+cannot fit and the sweep where no kernel can run, the run's folder claimed
+(a new one under ``runs/`` by default), then every point timed in turn (on
+this host, one pool per GPU, or on a Ray cluster: :class:`Launch`), the run
+saved after each point.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gemmreg.commands.launching import (
+    LOCAL,
+    Launch,
+    Progress,
+    interpreted,
+    killed_on_error,
+    silent,
+    spread_over,
+    start_ahead,
+    warn_if_long,
+)
+from gemmreg.commands.requests import BenchRequest, check_names
+from gemmreg.commands.results import BenchResult
+from gemmreg.contract.options import UsageError
+
+DEFAULT_PARENT = Path("runs")
+"""Where a sweep saves its run when the request names no folder."""
+
+
+def bench(
+    request: BenchRequest, progress: Progress = silent, launch: Launch = LOCAL
+) -> BenchResult:
+    """Time the request's kernels at every point; the run is saved after each."""
+    from gemmreg.contract import backend
+    from gemmreg.discovery import registry
+    from gemmreg.fanout import ahead_pinned, sweeping
+    from gemmreg.reporting import run_folder
+    from gemmreg.reporting.progress import Meter
+    from gemmreg.timing import preflight
+    from gemmreg.workers import devices
+
+    check_names("bench", request.kernels, 1)
+    request.timing.check(launch.spell)  # on Ray too: each actor's pool adds processes
+    names = list(request.kernels)
+    problems = [point.problem for point in request.points]
+    # On Ray each actor starts its pool on its node; with --devices, one pool per GPU.
+    several = launch.devices
+    ahead = None if launch.ray is not None else start_ahead(names, request.timing, False, several)
+    with killed_on_error(ahead):
+        info = backend.current()
+        if launch.on_backend is not None:
+            launch.on_backend(info)
+        on = spread_over(several, info)
+        ahead = ahead_pinned.unless_other_gpus(ahead, several, on)
+        preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
+        timing = request.timing.options(info.is_gpu, sweep=True)
+        kernels = registry.discover().select(names)
+        preflight.require_runnable(kernels, problems, 1, "bench")
+        out = request.out or run_folder.default_folder(DEFAULT_PARENT, "bench")
+        try:  # held until the caller releases it
+            run_folder.claim(out, launch.spell("out"), request.force, launch.spell("force"))
+        except UsageError:
+            if request.out is None:
+                out.rmdir()  # the new, empty folder made for it
+            raise
+    estimate = warn_if_long("bench", kernels, problems, timing, info.is_gpu, progress)
+    models = 1 if on is None else len(devices.groups(on))  # every point on each model
+    meter = (
+        Meter(
+            [float(p.flops) for p in problems] * models,
+            "points",
+            prefer_work=any(interpreted(kernels)),
+            estimate_s=estimate,
+        )
+        if launch.meter
+        else None
+    )
+    line = progress if meter is None else meter.line
+    weights = [point.weight for point in request.points] if request.weighted else None
+    fields: dict[str, object] = dict(
+        shapes=None,
+        dtypes=list(dict.fromkeys(p.dtype for p in problems)),
+        layouts=list(dict.fromkeys(p.layout for p in problems)),
+    )
+    fields.update(request.manifest)  # the manifest's fields besides the environment's
+    try:
+        if launch.ray is not None:
+            from gemmreg.fanout import ray_sweep
+
+            done = ray_sweep.sweep_on_ray(
+                kernels,
+                problems,
+                timing,
+                info,
+                out,
+                line,
+                launch.ray,
+                meter=meter,
+                weights=weights,
+                **fields,
+            )
+        elif on is not None:
+            from gemmreg.fanout import sharded_sweep
+
+            done = sharded_sweep.sweep_on_devices(
+                kernels,
+                problems,
+                timing,
+                info,
+                out,
+                line,
+                on,
+                meter=meter,
+                weights=weights,
+                ahead=ahead,
+                **fields,
+            )
+        else:
+            done = sweeping.sweep(
+                kernels,
+                problems,
+                timing,
+                info,
+                out,
+                line,
+                ahead,
+                meter=meter,
+                weights=weights,
+                **fields,
+            )
+    except KeyboardInterrupt:  # a second Ctrl-C: the last save stands, whole
+        progress(f"gemmreg: the run as last saved is in {out}/")
+        raise
+    return BenchResult(
+        reports=done.reports,
+        manifest=done.manifest,
+        partial=done.partial,
+        out=out,
+        not_saved="" if done.not_saved is None else str(done.not_saved),
+    )

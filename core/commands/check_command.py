@@ -1,0 +1,161 @@
+"""``check``'s work from its request to its result, for the command line and
+the Python API alike (:class:`~gemmreg.commands.requests.CheckRequest` in,
+:class:`~gemmreg.commands.results.CheckResult` out): the plugins read,
+the folder claimed, the correctness matrix run on every kernel (on this
+host, spread over GPUs, or on a Ray cluster: :class:`Launch`), then the
+sanitizer pass where one was asked for. Ctrl-C keeps the cases that
+finished, marked partial. The check is saved apart (:func:`save`), after the
+caller has shown it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import attrs
+from gemmreg.checking.check_runner import CaseResult
+from gemmreg.commands.launching import LOCAL, Launch, Progress, silent, spread_over
+from gemmreg.commands.requests import CheckRequest
+from gemmreg.commands.results import CheckResult
+
+if TYPE_CHECKING:
+    from gemmreg.checking.matrix import Case
+    from gemmreg.discovery.registry import RegisteredKernel
+    from gemmreg.fanout.ray_cluster import NodeRecord
+
+
+def check(
+    request: CheckRequest, progress: Progress = silent, launch: Launch = LOCAL
+) -> CheckResult:
+    """Run the request's cases; a line for every case that does not pass
+    (every case with ``launch.verbose``). The result is not saved yet."""
+    from gemmreg.checking import check_runner, check_shards, matrix, sanitizer_pass
+    from gemmreg.contract import backend
+    from gemmreg.discovery import registry
+    from gemmreg.fanout import ray_check, ray_cluster
+    from gemmreg.instruments import environment
+    from gemmreg.reporting import check_saving, run_folder
+    from gemmreg.reporting.progress import Meter
+    from gemmreg.workers import devices
+
+    request.check(launch.spell)
+    found = registry.discover()
+    kernels = found.select(list(request.plugins))
+    info = backend.current()
+    gpu = info.is_gpu
+    if launch.on_backend is not None:
+        launch.on_backend(info)
+    chosen = spread_over(launch.devices, info)
+    if launch.ray is not None:
+        ray_cluster.require()
+    if request.out is not None:  # the last check: --force removes the old run only now
+        run_folder.claim(request.out, launch.spell("out"), request.force, launch.spell("force"))
+    cases = _seeded(matrix.build(request.level, gpu, request.dtypes, request.layouts), request)
+
+    results: list[CaseResult] = []
+    meter = Meter(_works(kernels, cases, gpu), "cases") if launch.meter else None
+
+    def on_result(result: CaseResult) -> None:
+        results.append(result)  # kept as they finish, so that Ctrl-C loses none
+        if result.status == "skip":
+            return
+        line = f"  {result.id}: {result.status}"
+        quiet = result.status == "pass" and not launch.verbose  # failures always get a line
+        if meter is None:
+            if not quiet:
+                progress(line)
+        elif meter.done_counting:  # the sanitizer pass, after the matrix
+            if not quiet:
+                meter.line(line)
+        elif quiet:
+            meter.tick(float(result.case.problem.flops))
+        else:
+            meter.advance(float(result.case.problem.flops), line)
+
+    on_devices = {} if chosen is None else {"devices": devices.described(chosen)}
+    wanted = request.out is not None
+    manifest = environment.manifest(kernels, level=request.level, **on_devices) if wanted else {}
+    interrupted = False
+    try:
+        if launch.ray is not None:
+
+            def saved(so_far: list[CaseResult], nodes: list[NodeRecord]) -> None:
+                if request.out is not None:  # as each batch arrives: a lost driver keeps them
+                    check_saving.save_check(
+                        request.out, {**manifest, "ray_nodes": nodes}, so_far, True
+                    )
+
+            results[:], nodes = ray_check.check_on_ray(
+                kernels, cases, gpu, launch.ray, on_result, request.timeout, on_batch=saved
+            )
+            manifest["ray_nodes"] = nodes
+        elif chosen is None:
+            check_runner.run_check(
+                kernels, cases, gpu, on_result=on_result, task_timeout=request.timeout
+            )
+        else:  # merged in the order of the kernels, as on one device
+            results[:] = check_shards.check_on_devices(
+                kernels, cases, gpu, chosen, on_result=on_result, task_timeout=request.timeout
+            )
+        if meter is not None:
+            meter.done_counting = True
+        if request.sanitize:
+            sanitize_cases = _seeded(
+                matrix.sanitize_cases(request.dtypes, request.layouts), request
+            )
+            sanitizer_pass.run_pass_here(
+                kernels,
+                sanitize_cases,
+                request.sanitize,
+                request.out,
+                manifest,
+                progress if meter is None else meter.line,
+                on_result,
+                chosen,
+            )
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        if meter is not None:
+            meter.close()
+    return CheckResult(
+        cases=results,
+        partial=interrupted,
+        out=request.out,
+        kernels=[k.name for k in kernels],
+        unavailable={k.name: k.unavailable for k in kernels if k.unavailable},
+        issues=found.issues,
+        manifest=manifest,
+        sanitized=bool(request.sanitize),
+    )
+
+
+def save(result: CheckResult, progress: Progress = silent) -> None:
+    """The check, into the folder its request claimed (none: nothing to do)."""
+    from gemmreg.reporting import check_saving
+
+    if result.out is None:
+        return
+    check_saving.save_check(
+        result.out, result.manifest, list(result.cases), result.partial, result.sanitized
+    )
+    progress(f"evidence written to {result.out}/")
+
+
+def _seeded(cases: list[Case], request: CheckRequest) -> list[Case]:
+    """Every case with the request's seed, where it gives one."""
+    if request.seed is None:
+        return cases
+    return [attrs.evolve(case, seed=request.seed) for case in cases]
+
+
+def _works(kernels: Sequence[RegisteredKernel], cases: Sequence[Case], gpu: bool) -> list[float]:
+    """The work (2MNK) of every case that will run, for the progress meter's ETA."""
+    from gemmreg.checking import check_runner
+
+    return [
+        float(case.problem.flops)
+        for kernel in kernels
+        for _, case in check_runner.plan(kernel, cases, gpu)[1]
+    ]

@@ -1,0 +1,98 @@
+"""``gemmreg report``: a saved run again (its tables, verdicts, plots, or the
+verdicts judged again at another margin), two runs compared for
+regressions, or three and more as a history (:mod:`gemmreg.commands.cli_history`)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _progress
+from gemmreg.contract import options as opt
+from gemmreg.contract.options import UsageError
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from gemmreg.fanout import sweeping
+    from gemmreg.reporting import (
+        device_pairing,
+        formats,
+        regression,
+        render_changes,
+        render_compare,
+        render_regimes,
+        runs,
+    )
+    from gemmreg.timing import rejudging
+
+    if args.regimes and args.verdicts:
+        raise UsageError("report --regimes and --verdicts are two views of a run: give one")
+    for option, given in (("--regimes", args.regimes), ("--verdicts", args.verdicts)):
+        if given and len(args.runs) == 2:  # a history refuses them itself
+            raise UsageError(f"report {option} takes one run, not BEFORE AFTER")
+    if len(args.runs) > 2:
+        from gemmreg.commands.cli_history import report_history
+
+        return report_history(args)
+    try:
+        loaded = [runs.load_run(path, not args.accept_edited, _progress) for path in args.runs]
+    except runs.RunError as error:
+        raise UsageError(str(error)) from None
+    if args.plot is not None:
+        import importlib.util
+
+        from gemmreg.reporting import plots, plots_speedup
+
+        if importlib.util.find_spec("matplotlib") is None:
+            raise UsageError("--plot needs matplotlib: pip install 'gemmreg[plot]'")
+        opt.writable_directory(args.plot, "--plot")
+        try:
+            written = plots_speedup.write_speedup_plots(args.plot, loaded[-1][1], args.baseline)
+        except plots_speedup.NoSuchBaseline as error:
+            raise UsageError(str(error)) from None
+        written += plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
+        _progress(f"plots written: {', '.join(str(p) for p in written)}")
+    if args.margin is not None:
+        if len(loaded) != 1:
+            raise UsageError("report --margin judges one run again; give one run")
+        manifest, reports, partial = loaded[0]
+        judged = [rejudging.rejudge(r, args.margin / 100) for r in reports]
+        loaded = [
+            (manifest, [sweeping.flag_shared(r, manifest, _progress) for r in judged], partial)
+        ]
+        _progress(f"verdicts judged again from the recorded processes, margin +-{args.margin:g}%")
+    if len(loaded) == 1:
+        manifest, reports, partial = loaded[0]
+        if partial:
+            why = manifest.get("stopped") or "interrupted, killed, or its storage failed"
+            _progress(f"gemmreg: PARTIAL run: it stopped before its last point: {why}")
+        if args.regimes:
+            print(render_regimes.regime_table(reports, args.format))
+        elif args.verdicts:
+            print(render_compare.verdict_table(reports, args.format))
+        else:
+            print(render_compare.run_output(manifest, reports, partial, args.format))
+        return EXIT_OK
+    threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold
+    (before_manifest, before, _), (after_manifest, after, _) = loaded
+    if not (math.isfinite(threshold) and threshold >= 0):
+        raise UsageError(f"--threshold must be a finite percent >= 0, got {args.threshold}")
+    try:
+        pairing = device_pairing.pair_runs(
+            before_manifest, before, after_manifest, after, threshold
+        )
+    except device_pairing.NoSharedModel as error:
+        raise UsageError(str(error)) from None
+    changes = pairing.changes
+    print(
+        render_changes.changes_table(
+            changes, args.format, before_manifest, after_manifest, threshold, pairing.unpaired
+        )
+    )
+    if pairing.unpaired and formats.get(args.format).writes == "rows":  # said on stderr
+        for line in render_changes.unpaired_lines(pairing.unpaired):
+            _progress(line)
+    unjudged = [c for c in changes if c.verdict == "no verdict" and "partial" in c.explanation]
+    if unjudged:
+        _progress(f"gemmreg: {len(unjudged)} point(s) are partial in a run: no verdict on them")
+    return EXIT_FAILURE if any(c.regression for c in changes) or unjudged else EXIT_OK

@@ -1,0 +1,98 @@
+"""The Python API's arguments (:mod:`gemmreg.api`), checked and parsed into
+the vocabulary of the requests (:mod:`gemmreg.commands.requests`) as the
+command line's options are: a shape as ``--shape`` spells it or as a tuple,
+names one at a time or comma-separated as ``--dtype`` takes them, a folder.
+Anything else is refused in one line (:class:`UsageError`), before any work."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+from gemmreg.contract import options as opt
+from gemmreg.contract.options import UsageError
+
+Shape = str | tuple[int, int, int]
+"""``"MxNxK"`` (as ``--shape`` takes it) or ``(m, n, k)``."""
+PathLike = str | os.PathLike[str]
+Names = str | Sequence[str]
+"""One name, or several (``"fp32,fp16"`` as the command line takes them, or a list)."""
+_Name = TypeVar("_Name", bound=str)
+
+
+def names(command: str, given: Sequence[str]) -> tuple[str, ...]:
+    """A list of names (checked by the command); a lone string is refused:
+    its letters are no plugins."""
+    if isinstance(given, str) or not isinstance(given, Sequence):
+        raise UsageError(f"{command} takes a list of plugin names, got {given!r}")
+    return tuple(given)
+
+
+def shape(given: Shape) -> tuple[int, int, int]:
+    """``"MxNxK"``, parsed as ``--shape`` is, or three positive integers."""
+    if isinstance(given, str):
+        return opt.parse_shape(given)
+    given_dims = given if isinstance(given, Sequence) else ()
+    dims = [d for d in given_dims if isinstance(d, int) and not isinstance(d, bool)]
+    if len(dims) != 3 or len(given_dims) != 3:
+        raise UsageError(f"malformed shape {given!r}: expected (m, n, k) or 'MxNxK'")
+    m, n, k = dims
+    if min(m, n, k) < 1:
+        raise UsageError(f"malformed shape {given!r}: every dimension must be at least 1")
+    return m, n, k
+
+
+def shapes(given: str | Sequence[Shape]) -> list[tuple[int, int, int]]:
+    """``bench``'s shapes: as ``--shape`` takes them, or a list of shapes."""
+    if isinstance(given, str):
+        return opt.parse_shapes(given)
+    if not isinstance(given, Sequence) or not given:
+        raise UsageError(f"bench needs a list of shapes, got {given!r}")
+    return [shape(one) for one in given]
+
+
+def label(given: str | Sequence[Shape]) -> str:
+    """The shapes as the run's manifest records them (``--shape``'s text)."""
+    if isinstance(given, str):
+        return given
+    return ",".join(one if isinstance(one, str) else "x".join(map(str, one)) for one in given)
+
+
+def many(value: Names | None, what: str, allowed: Sequence[_Name]) -> list[_Name]:
+    """``"fp32,fp16"`` or ``["fp32", "fp16"]``; None: all of ``allowed``."""
+    if value is not None and not isinstance(value, str):
+        items = list(value)
+        if not all(isinstance(item, str) for item in items):
+            raise UsageError(f"{what}: expected names, got {value!r}")
+        value = ",".join(items)
+    return opt.choices(value, allowed, what.rstrip("s"), what)
+
+
+def one(value: str, what: str, allowed: Sequence[_Name]) -> _Name:
+    """``compare``'s one dtype or layout."""
+    if not isinstance(value, str) or "," in value:
+        raise UsageError(f"compare takes one {what}, got {value!r}")
+    return many(value, what, allowed)[0]
+
+
+def folder(path: PathLike | None, what: str) -> Path | None:
+    """A folder's path; never empty (``Path("")`` would be the current one)."""
+    if path is None:
+        return None
+    if not isinstance(path, str | os.PathLike) or not str(path).strip():
+        raise UsageError(f"{what}: expected a directory's path, got {path!r}")
+    return Path(path)
+
+
+def call(name: str, first: str | Iterable[object], **given: object) -> str:
+    """The call as its run's manifest records it, where the command line
+    records the command typed."""
+    shown = [repr(list(first) if not isinstance(first, str) else first)]
+    shown += [
+        f"{key}={value!r}"
+        for key, value in given.items()
+        if value is not None and value is not False
+    ]
+    return f"gemmreg.{name}({', '.join(shown)})"

@@ -1,0 +1,151 @@
+"""What a command adds to its request on the way to the work: where the
+workers run beyond one local pool (spread over GPUs, on a Ray cluster), how
+progress is shown, how a refusal names an option (:class:`Launch`); and the
+steps every timing command takes before it times anything: its workers
+started ahead of the plugins' import (killed again if the command then
+fails), the GPUs ``--devices`` names resolved, the run's estimated time.
+
+The command line fills a :class:`Launch` from its options
+(:mod:`gemmreg.commands.cli_timing`); the Python API (:mod:`gemmreg.api`)
+runs with the defaults: one local pool, its lines to the caller's function.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+from gemmreg.commands.requests import Spell, TimingAsked, keyword_spelling
+from gemmreg.contract.backend import BackendInfo
+from gemmreg.workers.devices import Device
+from gemmreg.workers.tracing import trace
+
+if TYPE_CHECKING:
+    from gemmreg.contract.records import Problem
+    from gemmreg.discovery.registry import RegisteredKernel
+    from gemmreg.fanout.ahead_pinned import PoolsAhead
+    from gemmreg.timing.timing_options import TimingOptions
+    from gemmreg.timing.timing_records import CompareReport
+    from gemmreg.timing.worker_pool import Ahead
+
+Progress = Callable[[str], None]
+"""Where a command's progress lines go (stderr on the command line)."""
+
+
+def silent(text: str) -> None:
+    """Progress nobody asked to see."""
+
+
+@attrs.frozen(kw_only=True)
+class Launch:
+    """How a request is run, beside what it asks."""
+
+    spell: Spell = keyword_spelling
+    """How a refusal names an option: ``--max-time`` or ``max_time``."""
+    devices: str | None = None
+    """``--devices`` where it spreads the work over several GPUs."""
+    ray: str | None = None
+    """The Ray cluster the work runs on (checked already: ``ray_cluster.address``)."""
+    meter: bool = False
+    """Count the work on stderr: a redrawn bar on a terminal, status lines in a log."""
+    on_backend: Callable[[BackendInfo], None] | None = None
+    """Checks once the backend is known, before the plugins are read (a GPU
+    that ``--device`` pinned is still one, a profiler runs on it)."""
+    keep_cache: Path | None = None
+    """``compare``: where the timed processes' caches are kept (a profiler run after)."""
+    after: Callable[[CompareReport, dict[str, object], Sequence[Device]], None] | None = None
+    """``compare``: called with the report, its manifest and the GPUs spread
+    over, once the timing is done (the command line's profilers)."""
+    verbose: bool = False
+    """``check``: a progress line for every case, passing ones too."""
+
+
+LOCAL = Launch()
+"""The Python API's: one local pool, no meter, options named as keywords."""
+
+
+def start_ahead(
+    names: Sequence[str], timing: TimingAsked, cold: bool, several: str | None = None
+) -> Any:
+    """The command's workers, started before this process imports torch and
+    reads the plugins (:class:`gemmreg.timing.worker_pool.Ahead`), or None
+    where that does not pay (no GPU likely) or is switched off; with
+    ``--devices`` (``several``), pinned to the GPUs it will name, where they
+    can be known yet (:mod:`gemmreg.fanout.ahead_pinned`).
+
+    Left untyped: an ``Ahead``, or for ``bench --devices`` a ``PoolsAhead`` (a
+    pool per GPU); which one follows from ``cold`` and ``several``, and the
+    command hands it to the runner made for it."""
+    from gemmreg.contract import backend
+    from gemmreg.fanout import ahead_pinned
+    from gemmreg.timing import timing_options, worker_pool
+
+    if not worker_pool.starting_ahead():
+        return None
+    gpu = backend.gpu_likely()
+    spend = timing_options.budget(gpu, timing.processes, timing.budget, fixed=False)
+    processes = timing_options.first_processes(gpu, timing.processes, spend)
+    if several is not None:  # pinned to the GPUs --devices will name, where known yet
+        return ahead_pinned.start_ahead(several, names, processes, gpu, cold)
+    trace("starting workers ahead")
+    device_processes = timing.device_processes or timing_options.DEFAULT_DEVICE_PROCESSES
+    return worker_pool.start_ahead(
+        names if cold else [], processes, gpu, cold=cold, profilers=device_processes
+    )
+
+
+@contextlib.contextmanager
+def killed_on_error(ahead: Ahead | PoolsAhead | None) -> Iterator[None]:
+    """The workers started ahead are killed if the command fails before it
+    hands them their work (bad input found once the plugins are read)."""
+    try:
+        yield
+    except BaseException:
+        if ahead is not None:
+            ahead.abandon()
+        raise
+
+
+def spread_over(value: str | None, info: BackendInfo) -> list[Device] | None:
+    """The GPUs ``--devices`` spreads the work over (:mod:`gemmreg.workers.devices`),
+    checked against this host's; None without the option, or where one index
+    pinned the whole run (:func:`gemmreg.commands.cli_device.several`)."""
+    if value is None:
+        return None
+    from gemmreg.workers import devices
+    from gemmreg.workers.device_choice import parse_devices
+
+    choice = parse_devices(value)
+    return devices.resolve(choice, devices.available_devices(info.is_gpu, info.device_name))
+
+
+def interpreted(kernels: Sequence[RegisteredKernel]) -> list[bool]:
+    """Per runnable kernel: does it run under Triton's interpreter here."""
+    from gemmreg.contract.known_limits import triton_interpreted
+
+    return [triton_interpreted(k.spec.capabilities.triton) for k in kernels if not k.unavailable]
+
+
+def warn_if_long(
+    command: str,
+    kernels: Sequence[RegisteredKernel],
+    problems: Sequence[Problem],
+    timing: TimingOptions,
+    gpu: bool,
+    progress: Progress,
+) -> float:
+    """The run's estimated seconds, with a warning line first when it is long."""
+    from gemmreg.timing import run_estimate, timing_options
+
+    policy = timing_options.policy_for(gpu, timing.repeats, timing.warmup, timing.max_time_s)
+    slow = interpreted(kernels)
+    estimate = run_estimate.run_s(problems, slow, timing.processes, policy)
+    warning = run_estimate.long_run_warning(
+        estimate, len(problems), timing.processes, sum(slow), command
+    )
+    if warning:
+        progress(warning)
+    return estimate

@@ -1,0 +1,236 @@
+"""What the user asks of ``compare``, ``bench`` and ``check``: one record
+each, built once, from the command line (:mod:`gemmreg.commands.cli_points`)
+or from a call of the Python API (:mod:`gemmreg.api`), and checked here for
+both. The commands' work (:mod:`gemmreg.commands`) reads the record,
+never argparse's namespace or a call's keywords, so the two ways in cannot
+drift apart: an option the API does not take is a field it leaves at its
+default.
+
+A field is named as its option (``max_time`` is ``--max-time``), so that a
+refusal names it as the user wrote it (:data:`Spell`). On the command line
+argparse has bounded the numbers already, with the same words
+(:func:`gemmreg.contract.options.integer_bounds`); a call's keywords are
+bounded here, and a value of the wrong type is refused in one line too,
+never left to fail deep in a worker.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+from gemmreg.contract import options as opt
+from gemmreg.contract.options import UsageError
+from gemmreg.contract.records import DType, Layout, Problem
+from gemmreg.timing.points import Point
+from gemmreg.timing.timing_options import L2_STATES, TimingOptions
+
+Spell = Callable[[str], str]
+"""How the user wrote an option, from its field's name."""
+
+
+def option_spelling(field: str) -> str:
+    """The command line's: ``max_time`` -> ``--max-time``."""
+    return "--" + field.replace("_", "-")
+
+
+def keyword_spelling(field: str) -> str:
+    """The Python API's: the keyword itself."""
+    return field
+
+
+_INTEGERS: dict[str, tuple[int, int]] = {
+    "processes": (1, opt.MAX_PROCESSES),
+    "device_processes": (1, opt.MAX_PROCESSES),
+    "repeats": (1, opt.MAX_REPEATS),
+    "warmup": (0, opt.MAX_WARMUP),
+    "seed": (0, opt.MAX_SEED),
+}
+_NUMBERS: dict[str, tuple[float, float, bool]] = {
+    "budget": (0.0, opt.MAX_BUDGET_S, False),
+    "max_time": (0.0, opt.MAX_TIME_S, True),
+    "margin": (0.0, opt.MAX_MARGIN_PCT, True),
+}
+"""Each bounded number: (low, high, low_open), as argparse bounds the option."""
+
+
+def check_integer(value: object, low: int, high: int, shown: str) -> None:
+    """None, or an integer (not a bool) in ``[low, high]``."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise UsageError(f"{shown}: expected an integer from {low} to {high}, got {value!r}")
+    wrong = opt.integer_bounds(value, low, high)
+    if wrong:
+        raise UsageError(f"{shown}: {wrong}")
+
+
+def check_number(value: object, low: float, high: float, low_open: bool, shown: str) -> None:
+    """None, or a finite number (not a bool) within the bounds."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise UsageError(f"{shown}: must be a finite number, got {value!r}")
+    wrong = opt.number_bounds(value, low, high, low_open)
+    if wrong:
+        raise UsageError(f"{shown}: {wrong}")
+
+
+def check_timeout(value: object, shown: str) -> None:
+    """A worker task's limit: None (scaled to the problem) or positive seconds."""
+    if value is None:
+        return
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+    if not (math.isfinite(number) and number > 0):
+        raise UsageError(f"{shown} must be a positive number of seconds, got {value}")
+
+
+def check_names(command: str, names: Sequence[str], minimum: int) -> None:
+    """Enough plugins, each named once (strings, not a lone string's letters)."""
+    if isinstance(names, str) or not all(isinstance(name, str) for name in names):
+        raise UsageError(f"{command} takes a list of plugin names, got {names!r}")
+    if len(names) < minimum:
+        need = "two plugins" if minimum == 2 else "one plugin"
+        raise UsageError(f"{command} needs at least {need}")
+    if len(set(names)) != len(names):
+        raise UsageError(f"{command} names a plugin twice")
+
+
+@attrs.frozen(kw_only=True)
+class TimingAsked:
+    """The timing options as the user gave them; None: the backend's default
+    (:func:`gemmreg.timing.timing_options.timing_options` fills it in)."""
+
+    processes: int | None = None
+    """A fixed count of independent timing processes."""
+    budget: float | None = None
+    """Seconds of timed processes a point may spend until every pair is decided."""
+    repeats: int | None = None
+    warmup: int | None = None
+    seed: int | None = None
+    max_time: float | None = None
+    """Cap on the seconds of rounds per process."""
+    margin: float | None = None
+    """The equivalence margin in percent (1.0: +-1%), as ``--margin`` takes it."""
+    timeout: float | None = None
+    """Seconds one worker task may take."""
+    l2: str | None = None
+    device_processes: int | None = None
+
+    def check(self, spell: Spell, ray: bool = False) -> None:
+        """Refuse what no run can take, in one line; ``ray``: a comparison
+        on a Ray cluster, which times a fixed count."""
+        for name, (first, last) in _INTEGERS.items():
+            check_integer(getattr(self, name), first, last, spell(name))
+        for name, (low, high, low_open) in _NUMBERS.items():
+            check_number(getattr(self, name), low, high, low_open, spell(name))
+        check_timeout(self.timeout, spell("timeout"))
+        if self.l2 is not None and self.l2 not in L2_STATES:
+            raise UsageError(
+                f"{spell('l2')}: invalid choice: {self.l2!r} (choose from {L2_STATES})"
+            )
+        processes, budget = spell("processes"), spell("budget")
+        if self.budget is not None and self.processes is not None:
+            raise UsageError(
+                f"{processes} and {budget}: one or the other ({processes} fixes the count, "
+                f"{budget} adds processes until every pair is decided)"
+            )
+        if self.budget is not None and ray:
+            raise UsageError(
+                f"{budget} and --ray: compare on Ray times a fixed count ({processes})"
+            )
+
+    def options(self, gpu: bool, sweep: bool = False, fixed: bool = False) -> TimingOptions:
+        """With the backend's defaults filled in; ``fixed``: a run that cannot
+        add processes (``--ray``)."""
+        from gemmreg.timing import timing_options
+
+        return timing_options.timing_options(
+            gpu,
+            sweep=sweep,
+            processes=self.processes,
+            repeats=self.repeats,
+            warmup=self.warmup,
+            seed=self.seed,
+            max_time_s=self.max_time,
+            margin_pct=self.margin,
+            task_timeout=self.timeout,
+            l2=self.l2,
+            device_processes=self.device_processes,
+            budget_s=self.budget,
+            fixed=fixed,
+        )
+
+
+@attrs.frozen(kw_only=True)
+class CompareRequest:
+    """``compare``: two or more kernels timed at one point, a verdict per pair."""
+
+    kernels: tuple[str, ...]
+    shape: tuple[int, int, int] | None = None
+    """None: the backend's default (:func:`gemmreg.timing.timing_options.default_shape`)."""
+    dtype: DType = "fp32"
+    layout: Layout = "rowmajor"
+    timing: TimingAsked = TimingAsked()
+    out: Path | None = None
+    """Where the run is saved (claimed before any work); None: not saved."""
+    force: bool = False
+    """Replace a run ``out`` already holds."""
+    weight: float | None = None
+    """The point's weight, where it came from a shapes file's row."""
+    manifest: Mapping[str, Any] = attrs.field(factory=dict)
+    """Fields the run's manifest records besides the environment's (where
+    the point came from; the call that asked, for the Python API)."""
+
+    def problem(self, gpu: bool) -> Problem:
+        from gemmreg.timing import timing_options
+
+        m, n, k = self.shape or timing_options.default_shape(gpu)
+        return Problem(m=m, n=n, k=k, dtype=self.dtype, layout=self.layout)
+
+
+@attrs.frozen(kw_only=True)
+class BenchRequest:
+    """``bench``: kernels timed at every point of a sweep, saved after each."""
+
+    kernels: tuple[str, ...]
+    points: tuple[Point, ...]
+    timing: TimingAsked = TimingAsked()
+    out: Path | None = None
+    """Where the run is saved; None: a new folder under ``runs/``."""
+    force: bool = False
+    weighted: bool = False
+    """The points' weights were given (a shapes file) and go into each report."""
+    manifest: Mapping[str, Any] = attrs.field(factory=dict)
+    """Fields the run's manifest records besides the environment's: how the
+    points were asked for (``shapes``, ``dtypes``, ``layouts``, ...)."""
+
+
+CheckLevel = Literal["quick", "full"]
+
+
+@attrs.frozen(kw_only=True)
+class CheckRequest:
+    """``check``: the correctness matrix on the named plugins (all, when none)."""
+
+    plugins: tuple[str, ...] = ()
+    level: CheckLevel = "quick"
+    dtypes: tuple[DType, ...] = ()
+    """Empty: every dtype."""
+    layouts: tuple[Layout, ...] = ()
+    """Empty: every layout."""
+    seed: int | None = None
+    """Every case's seed, in place of the matrix's own."""
+    timeout: float | None = None
+    out: Path | None = None
+    force: bool = False
+    sanitize: tuple[str, ...] = ()
+    """The sanitizer tools of a pass after the matrix (``--sanitize``)."""
+
+    def check(self, spell: Spell) -> None:
+        check_names("check", self.plugins, 0)
+        check_integer(self.seed, 0, opt.MAX_SEED, spell("seed"))
+        check_timeout(self.timeout, spell("timeout"))

@@ -1,0 +1,191 @@
+"""``python -m gemmreg.commands.worker FD``: runs tasks for :mod:`gemmreg.workers.isolation`.
+
+A task is a :mod:`gemmreg.workers.tasks` record and its result a
+:mod:`gemmreg.workers.task_results` record, both as JSON (:mod:`gemmreg.workers.task_wire`).
+Reads a job line on stdin: ``{"tasks": [...]}`` runs those tasks in order;
+``{"session": true}`` starts up and then runs each further line of stdin as
+one task, until stdin closes (a worker kept across sweep points, or started
+ahead of its turn so that its start-up is off the critical path). Writes one
+JSON line per event on file descriptor FD (never stdout, which kernels and
+libraries are free to print on): ``ready`` after start-up, then ``start``,
+``note`` (what it is doing, so a crash can be attributed) and ``done`` for
+each task, and ``retire`` when the worker stops early because its GPU context
+is unusable.
+
+Every task starts from the same pinned torch state (:mod:`gemmreg.discovery.torch_state`),
+so what one plugin changed never reaches the next; whatever a task's plugin
+code raises, ``SystemExit`` included, is that task's error. The worker dies
+with gemmreg (:mod:`gemmreg.workers.lifeline`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from gemmreg.contract.task_kinds import COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
+from gemmreg.workers.task_results import TaskResult
+from gemmreg.workers.tasks import ColdTask, ProfileTask, RefusalTask, RoundsTask, Task, ValuesTask
+
+if TYPE_CHECKING:
+    from gemmreg.discovery.registry_records import Registry
+
+TRACEBACK_CHARS = 2000
+
+Note = Callable[[str], None]
+"""Told what a task is about to do (a ``note`` event), so a crash is blamed right."""
+
+
+def _run_task(registry: Registry, task: Task, note: Note) -> TaskResult:
+    """Run one task: the task's kind picks the function (one per kind)."""
+    return _RUNNERS[task.kind](registry, task, note)
+
+
+def _values(registry: Registry, task: ValuesTask, note: Note) -> TaskResult:
+    from gemmreg.checking.output_check import check_case
+
+    before = None
+    if task.poison_shared:
+        from gemmreg.checking.smem_poison import poison_shared_memory
+
+        before = poison_shared_memory
+    spec = registry.get(task.kernel).spec
+    return check_case(spec, task.problem, task.seed, task.values, before)
+
+
+def _refusal(registry: Registry, task: RefusalTask, note: Note) -> TaskResult:
+    from gemmreg.checking.refusals import refusal_case
+
+    return refusal_case(registry.get(task.kernel).spec, task.problem)
+
+
+def _cold(registry: Registry, task: ColdTask, note: Note) -> TaskResult:
+    from gemmreg.timing.timing import cold_start
+
+    return cold_start(registry.get(task.kernel).spec, task.problem, task.seed)
+
+
+def _rounds(registry: Registry, task: RoundsTask, note: Note) -> TaskResult:
+    """Every kernel of a comparison at once."""
+    from gemmreg.timing import timing
+
+    specs = {name: registry.get(name).spec for name in task.kernels}
+    policy = timing.policy_for(task.gpu, task.repeats, task.warmup, task.max_time_s)
+    return timing.measure_group(
+        specs, task.problem, task.seed, task.order_seed, policy, task.l2, note
+    )
+
+
+def _profile(registry: Registry, task: ProfileTask, note: Note) -> TaskResult:
+    from gemmreg.timing import profiling
+
+    specs = {name: registry.get(name).spec for name in task.kernels}
+    if task.capture:
+        return profiling.capture_calls(specs, task.problem, task.seed, note)
+    return profiling.device_profiles(specs, task.problem, task.seed, note)
+
+
+# Each runner takes its own kind's record: that the kind picks the record is
+# the task wire's invariant (TASK_TYPES), which no static type here can say.
+_RUNNERS: dict[TaskKind, Callable[[Registry, Any, Note], TaskResult]] = {
+    VALUES: _values,
+    REFUSAL: _refusal,
+    COLD: _cold,
+    ROUNDS: _rounds,
+    PROFILE: _profile,
+}
+
+
+def _mark_log(position: int) -> None:
+    """Separate this task's output from the previous one's in the worker's log."""
+    from gemmreg.workers.isolation import TASK_MARKER
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a plugin may have replaced or closed it
+            stream.flush()
+    with contextlib.suppress(OSError):
+        os.write(1, ("\n" + TASK_MARKER.format(position) + "\n").encode())
+
+
+def main(argv: list[str]) -> int:
+    from gemmreg.workers import lifeline
+
+    lifeline.hold_on()
+    events = os.fdopen(int(argv[1]), "w", buffering=1)
+
+    def emit(**event: object) -> None:
+        events.write(json.dumps(event) + "\n")
+        events.flush()
+
+    job = json.loads(sys.stdin.readline() or "{}")
+    from gemmreg.contract import backend
+    from gemmreg.discovery import registry as registry_module
+    from gemmreg.discovery import torch_state
+    from gemmreg.discovery.loading import describe
+    from gemmreg.workers.task_wire import encode, read_task
+
+    registry = registry_module.discover(watchdog=False)  # STARTUP_TIMEOUT_S guards it
+    torch_state.pin()
+    backend.initialize_device()
+    if backend.current().is_gpu:  # what a timing task would compile first, while no one times
+        from gemmreg.instruments import stream_hold
+
+        stream_hold.compile_ahead()
+    emit(event="ready")
+    tasks = job.get("tasks")
+    lines = iter(tasks) if tasks is not None else (json.loads(line) for line in sys.stdin)
+
+    def note(text: str) -> None:
+        emit(event="note", text=text)
+
+    for position, task in enumerate(lines):
+        _mark_log(position)
+        emit(event="start", task=position)
+        try:
+            torch_state.pin()  # whatever the task before changed
+            result = _run_task(registry, read_task(task), note)
+        except BaseException as error:  # the kernel's failure (even sys.exit) is the task's result
+            text = "".join(traceback.format_exception(error))[-TRACEBACK_CHARS:]
+            emit(
+                event="done",
+                task=position,
+                status="error",
+                error=f"{type(error).__name__}: {error}".strip()
+                if isinstance(error, Exception)
+                else describe(error),
+                traceback=text,
+            )
+            if not backend.device_healthy():
+                # A poisoned context would fail every later task here: retire,
+                # and let the runner start a fresh worker for the rest.
+                emit(event="retire", reason="GPU context unusable after the error")
+                return 0
+            continue
+        emit(event="done", task=position, status="ok", result=encode(result))
+        backend.release_memory()  # an idle session worker keeps no operands reserved
+    return 0
+
+
+def _exit_now(code: int) -> None:
+    """Leave without the interpreter's teardown (:mod:`gemmreg.workers.quick_exit`):
+    the runner waits for its workers to be gone before timing the next
+    thing, so their teardown was on the critical path of every comparison.
+    Under compute-sanitizer or a profiler the worker exits normally: some
+    sanitizer tools report when the GPU context is torn down, and a profiler
+    waits for its target to end."""
+    from gemmreg.checking.sanitizer_tools import SANITIZING_ENV
+    from gemmreg.timing.profiler_tools import PROFILING_ENV
+    from gemmreg.workers.quick_exit import leave
+
+    if os.environ.get(SANITIZING_ENV) or os.environ.get(PROFILING_ENV):
+        raise SystemExit(code)
+    leave(code)
+
+
+if __name__ == "__main__":
+    _exit_now(main(sys.argv))

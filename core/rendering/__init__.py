@@ -1,1 +1,0 @@
-"""Records in, text out: tables, legends, plots."""

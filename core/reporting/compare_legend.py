@@ -1,0 +1,45 @@
+"""The legend under ``compare``'s table: what each column and each verdict
+word means, with the thresholds this version applies (so the legend cannot
+drift from the rules it names)."""
+
+from __future__ import annotations
+
+from gemmreg.timing import round_loops, stats, summaries
+from gemmreg.timing.timing_records import CompareReport
+
+
+def legend(report: CompareReport) -> list[str]:
+    """The lines under ``report``'s table, before its verdicts."""
+    margin = report.margin if report.margin is not None else stats.DEFAULT_MARGIN
+    return [
+        "median ms: median of the process medians (each the median of the kernel's round figures);",
+        "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
+        "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay",
+        f"(not taken when a call lasts over {round_loops.GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
+        f"launch-bound: a median under {summaries.LAUNCH_BOUND_MAX_MS:g} ms whose graph ms is under "
+        f"{summaries.LAUNCH_BOUND_RATIO:.0%} of it;",
+        "host ms: the host's time per call (its launch path), which the samples leave out:",
+        "each batch is queued in full before the GPU runs it;",
+        "device ms and launches: device work per call and its launches, from CUPTI;",
+        "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
+        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",
+        "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
+        f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
+        "excludes 1; or its two one-sided tests' narrower interval is), else FASTER/SLOWER",
+        "when it excludes 1, else INCONCLUSIVE; INVALID when a",
+        "kernel's work escaped its timed interval, a timed call launched less device work than",
+        "a checked call on fresh operands, it ran above peak or beyond the memory roof, or its",
+        "timed calls took far less than its own device work; NO VERDICT when a kernel",
+        "has no timing, or one ran under Triton's interpreter and the other natively.",
+        *_sequential(report),
+    ]
+
+
+def _sequential(report: CompareReport) -> list[str]:
+    if not report.looks:
+        return []
+    return [
+        "sequential: processes added in batches until every pair was decided or the budget",
+        "spent; each look judged at its own level (alpha 6/(pi^2 j^2) at look j), and a pair's",
+        "words, interval and confidence are those of the look that decided it.",
+    ]

@@ -1,0 +1,267 @@
+"""Rendering of comparisons and sweeps: records in, text out (before/after
+changes are :mod:`gemmreg.reporting.render_changes`). Nothing here measures or decides;
+the legends are generated from the constants they describe."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from gemmreg.contract.numbers import significant, span
+from gemmreg.contract.records import Tolerance
+from gemmreg.reporting import compare_legend, format_csv, formats
+from gemmreg.reporting.device_sections import per_model
+from gemmreg.reporting.formats import Document, Row
+from gemmreg.reporting.render import _fmt, tolerance_note
+from gemmreg.reporting.render_verdicts import interval_text
+from gemmreg.reporting.render_verdicts import (
+    verdict_table as verdict_table,  # re-exported: a sweep's report ends with it
+)
+from gemmreg.reporting.run_summary import SUMMARY_COLUMNS as SUMMARY_COLUMNS
+from gemmreg.reporting.run_summary import summary_rows
+from gemmreg.timing import rounds
+from gemmreg.timing.timing_records import SCHEMA, CompareReport, KernelSummary
+
+PARTIAL_RUN_BANNER = (
+    "[PARTIAL: the run stopped before its last point (interrupted, killed, "
+    "or its storage failed); the points below finished]"
+)
+"""What a partial run's saved tables begin with: the folder cannot say which
+of those ended it (a killed run, or a full disk, could not write it down)."""
+
+
+REPORT_FILES = {"report.txt": "table", "report.md": "markdown"}
+"""The saved tables of a run, and their formats."""
+
+
+def run_views(reports: Sequence[CompareReport], partial: bool) -> dict[str, str]:
+    """The human views saved beside a run (:func:`gemmreg.reporting.runs.write_run`)."""
+    rows = [row for report in reports for row in summary_rows(report)]
+    banner = f"{PARTIAL_RUN_BANNER}\n\n" if partial else ""
+    tables = {name: [compare_table(r, fmt) for r in reports] for name, fmt in REPORT_FILES.items()}
+    return {
+        "summary.csv": csv_text(rows),
+        **{name: banner + "\n\n".join(text) for name, text in tables.items()},
+    }
+
+
+def csv_text(rows: Sequence[Row]) -> str:
+    """The summary rows as CSV: ``summary.csv``, and ``--format csv`` of a run."""
+    return format_csv.csv_text(rows, SUMMARY_COLUMNS)
+
+
+def _no_records() -> Mapping[str, object]:
+    raise ValueError("a sweep's JSON is its run: run_output(manifest, reports, partial, 'json')")
+
+
+def _run_document(
+    reports: Sequence[CompareReport],
+    manifest: Mapping[str, object] | None = None,
+    partial: bool = False,
+) -> Document:
+    """A run as a document: its summary rows, or what ``run.json`` holds
+    (without ``manifest``: a sweep's points, which have no records of their own)."""
+    return Document(
+        kind="run",
+        schema=SCHEMA,
+        records=_no_records
+        if manifest is None
+        else lambda: {"manifest": manifest, "partial": partial, "reports": list(reports)},
+        rows=lambda: [row for report in reports for row in summary_rows(report)],
+        columns=SUMMARY_COLUMNS,
+    )
+
+
+def run_output(
+    manifest: Mapping[str, object], reports: Sequence[CompareReport], partial: bool, fmt: str
+) -> str:
+    """A run as ``report RUN`` prints it: a document (JSON: what ``run.json``
+    holds, with its kind), or each point's table and, for a sweep, every
+    verdict again, one line each."""
+    document = formats.get(fmt).document(_run_document(reports, manifest, partial))
+    if document is not None:
+        return document
+    text = "\n\n".join(compare_table(r, fmt) for r in reports)
+    if len(reports) > 1:
+        text += "\n\n" + verdict_table(reports, fmt)
+    return text
+
+
+def _confidence(level: float | None) -> str:
+    """A saved run of schema 1 has no level: its intervals were 95% bootstraps."""
+    return "95% bootstrap" if level is None else f"{100 * level:.4g}%"
+
+
+def _start(s: KernelSummary) -> str:
+    def total(prepare: float | None, first: float | None) -> float | None:
+        return None if first is None else (prepare or 0) + first
+
+    cold = total(s.cold_prepare_s, s.cold_first_call_s)
+    warm = total(s.warm_prepare_s, s.warm_first_call_s)
+    return f"{_fmt(cold, 3)} / {_fmt(warm, 3)}"
+
+
+def _row(s: KernelSummary) -> list[str]:
+    if s.status != "timed":
+        return [s.kernel, s.precision, *["-"] * 10, f"{s.status.upper()}: {s.reason}"]
+    notes = [f"INVALID: {why}" for why in s.invalid] + list(s.flags)
+    if s.launch_bound:
+        notes.append("launch-bound")
+    assert s.center_ms is not None and s.low_ms is not None and s.high_ms is not None
+    return [
+        s.kernel,
+        s.precision,
+        significant(s.center_ms, 5),
+        span(s.low_ms, s.high_ms, 5),
+        _fmt(s.tflops, 4),
+        _fmt(s.percent_of_peak, 3),
+        _fmt(s.graph_ms, 4),
+        _fmt(s.host_ms, 3),
+        _fmt(s.device_kernel_ms, 4),
+        _fmt(s.launches_per_call, 3),
+        _start(s),
+        _fmt(s.max_error, 2) + _tolerance(s),
+        "; ".join(notes) or "ok",
+    ]
+
+
+def _tolerance(s: KernelSummary) -> str:
+    if s.rtol is None:  # a run saved before the tolerance was kept
+        return ""
+    return tolerance_note(Tolerance(rtol=s.rtol, atol=s.atol or 0.0, why=s.tolerance_why))
+
+
+def _gpu(report: CompareReport) -> str:
+    return "" if report.device_index is None else f" (gpu{report.device_index})"
+
+
+def _protocol(report: CompareReport) -> str:
+    how_many = (
+        f"{report.repeats} rounds"
+        if report.repeats
+        else f"rounds until every pair is known to +-{rounds.TARGET_HALFWIDTH:.1%} (capped)"
+    )
+    dropped = sum(len(r.dropped) for r in report.records)
+    taken = sum(r.rounds for r in report.records)
+    drops = f", {dropped} of {taken} rounds dropped (throttled)" if dropped else ""
+    placed = max((r.placements or 1 for r in report.records), default=1)
+    where = f", operands in {placed} placements rotated across rounds" if placed > 1 else ""
+    looks = f" (sequential, looks at {', '.join(map(str, report.looks))})" if report.looks else ""
+    return (
+        f"{report.processes} processes{looks}, interleaved equal-exposure {how_many}{where}{drops}"
+    )
+
+
+def verdict_lines(report: CompareReport) -> list[str]:
+    lines = []
+    for v in report.verdicts:
+        speed = ""
+        if v.speedup is not None and v.interval is not None:
+            speed = (
+                f" (speedup {significant(v.speedup)}x, {_confidence(v.confidence)} interval "
+                f"{interval_text(v)}, {v.regime})"
+            )
+        lines.append(
+            f"verdict: {v.kernel} vs {v.baseline}: {v.verdict.upper()}{speed}; {v.explanation}"
+        )
+        for r in v.regimes[1:]:
+            if r.interval is not None:
+                i = r.interval
+                lines.append(
+                    f"  {r.regime}: {r.word} {significant(i.estimate)}x ({span(i.low, i.high)})"
+                )
+            elif r.estimate is not None:
+                lines.append(f"  {r.regime}: {significant(r.estimate)}x ({r.reason})")
+            elif r.word != "not measured":
+                lines.append(f"  {r.regime}: {r.word} ({r.reason})")
+        lines.extend(f"  note: {note}" for note in v.notes)
+    return lines
+
+
+def compare_table(
+    report: CompareReport, fmt: str, manifest: Mapping[str, object] | None = None
+) -> str:
+    """One point's table, legend and verdicts; its document is the point's
+    summary rows, or its record with the manifest."""
+    formatter = formats.get(fmt)
+    document = formatter.document(
+        Document(
+            kind="compare",
+            schema=SCHEMA,
+            records=lambda: {"report": report, "manifest": manifest or {}},
+            rows=lambda: summary_rows(report),
+            columns=SUMMARY_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
+    p = report.problem
+    headers = [
+        "plugin",
+        "precision",
+        "median ms",
+        f"range over {report.processes} procs (ms)",
+        "TFLOP/s",
+        "% of peak",
+        "graph ms",
+        "host ms",
+        "device ms",
+        "launches",
+        "cold / warm start s",
+        "max err",
+        "notes",
+    ]
+    lines = [
+        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}{_gpu(report)}: {_protocol(report)}, "
+        f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
+        f"clock: {report.clock}",
+        "",
+        formatter.table([_row(s) for s in report.summaries], headers, [None, 30, *[None] * 10, 40]),
+        "",
+        *compare_legend.legend(report),
+        "",
+    ]
+    return "\n".join(lines + verdict_lines(report))
+
+
+SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", "TFLOP/s", "notes"]
+
+
+def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
+    """A sweep at a glance: one line per point and kernel (``bench``), as a
+    table, markdown or CSV (with each row's device_name and device_index);
+    its JSON is the whole run (:func:`run_output`). A run over several
+    device models gets one section per model in the table and markdown."""
+    formatter = formats.get(fmt)
+    document = formatter.document(_run_document(reports))
+    if document is not None:
+        return document
+    sections = per_model(reports, lambda group: sweep_table(group, fmt), formatter)
+    if sections is not None:
+        return sections
+    table: list[list[str]] = []
+    layouts: list[str] = []
+    for report in reports:
+        p = report.problem
+        for s in report.summaries:
+            table.append(
+                [
+                    f"{p.m}x{p.n}x{p.k}",
+                    p.dtype,
+                    s.kernel,
+                    s.math,
+                    significant(s.center_ms, 5) if s.center_ms else "-",
+                    span(s.low_ms, s.high_ms, 5) if s.low_ms and s.high_ms is not None else "-",
+                    significant(s.tflops) if s.tflops else "-",
+                    s.status
+                    if s.status != "timed"
+                    else ("launch-bound" if s.launch_bound else "ok"),
+                ]
+            )
+            layouts.append(p.layout)
+    headers = SWEEP_HEADERS
+    if any(layout != "rowmajor" for layout in layouts):  # a column only where layouts vary
+        headers = [*headers[:2], "layout", *headers[2:]]
+        table = [
+            [*cells[:2], layout, *cells[2:]] for cells, layout in zip(table, layouts, strict=True)
+        ]
+    return formatter.table(table, headers)

@@ -1,0 +1,147 @@
+"""Rendering of every timing regime's word for each point and pair of a run
+(``report RUN --regimes``): records in, text out.
+
+Why: a verdict is the primary regime's word (end to end), and the other
+regimes (graph replay, device kernels) show in ``--verdicts`` only as a note
+when they disagree. A kernel engineer asking "is it faster in device time
+too?" over a sweep otherwise reads every point's report or parses
+``report.txt`` with a regex; this puts each regime's word, estimate and
+interval side by side, one line per point and pair (csv and json: one row per
+point, pair and regime)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gemmreg.contract.numbers import significant, span
+from gemmreg.reporting import formats
+from gemmreg.reporting.device_sections import per_model
+from gemmreg.reporting.formats import Cell, Document
+from gemmreg.timing.timing_records import CompareReport, RegimeResult
+
+REGIMES_SCHEMA = 1
+"""The layout of ``report --regimes --format json``: ``regimes``, the CSV's rows."""
+REGIME_COLUMNS = (
+    "m",
+    "n",
+    "k",
+    "dtype",
+    "layout",
+    "kernel",
+    "baseline",
+    "verdict",
+    "regime",
+    "primary",
+    "word",
+    "estimate",
+    "low",
+    "high",
+    "confidence",
+    "settled",
+    "reason",
+    "partial",
+    "device_name",
+    "device_index",
+)
+"""One row per point, pair and regime: ``verdict`` is the pair's headline
+word (which an INVALID kernel or unlike execution can set apart from the
+primary regime's ``word``); ``primary`` marks the regime the verdict is
+judged in; ``settled`` is False for a one-process figure that neither
+supports nor contradicts a verdict; ``low``/``high`` are empty where the
+regime has no interval."""
+
+
+def regime_names(reports: Sequence[CompareReport]) -> list[str]:
+    """Every regime measured in the run, in the order the verdicts list them
+    (primary first), so the table's columns follow the judging order."""
+    names: list[str] = []
+    for report in reports:
+        for verdict in report.verdicts:
+            for result in verdict.regimes:
+                if result.regime not in names:
+                    names.append(result.regime)
+    return names
+
+
+def regime_cell(result: RegimeResult | None) -> str:
+    """One regime's answer in a table cell: ``WORD ESTIMATEx (LOW to HIGH)``,
+    without the interval for a one-process figure, ``-`` where not measured."""
+    if result is None or result.word == "not measured":
+        return "-"
+    word = result.word.upper()
+    if result.interval is not None:
+        i = result.interval
+        return f"{word} {significant(i.estimate)}x ({span(i.low, i.high)})"
+    if result.estimate is not None:
+        return f"{word} {significant(result.estimate)}x"
+    return word
+
+
+def regime_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
+    """Every regime of every pairwise verdict as a flat row, figures as numbers."""
+    rows = []
+    for report in reports:
+        p = report.problem
+        for v in report.verdicts:
+            for index, r in enumerate(v.regimes):
+                i = r.interval
+                rows.append(
+                    {
+                        **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.dtype, "layout": p.layout},
+                        **{"kernel": v.kernel, "baseline": v.baseline, "verdict": v.verdict},
+                        "regime": r.regime,
+                        "primary": index == 0,
+                        "word": r.word,
+                        "estimate": i.estimate if i is not None else r.estimate,
+                        "low": i.low if i is not None else None,
+                        "high": i.high if i is not None else None,
+                        "confidence": v.confidence,
+                        "settled": r.settled,
+                        "reason": r.reason,
+                        "partial": report.partial,
+                        "device_name": report.device_name,
+                        "device_index": report.device_index,
+                    }
+                )
+    return rows
+
+
+def regime_table(reports: Sequence[CompareReport], fmt: str) -> str:
+    """Each point and pair's word in every regime; in a table or markdown,
+    one column per regime and one section per device model, as in
+    ``--verdicts``. A verdict with no regimes (no timing, or an interpreted
+    kernel against a native one) shows its headline word and dashes."""
+    formatter = formats.get(fmt)
+    sections = per_model(reports, lambda group: regime_table(group, fmt), formatter)
+    if sections is not None:
+        return sections
+    document = formatter.document(
+        Document(
+            kind="regimes",
+            schema=REGIMES_SCHEMA,
+            records=lambda: {
+                "partial": any(r.partial for r in reports),
+                "regimes": regime_rows(reports),
+            },
+            rows=lambda: regime_rows(reports),
+            columns=REGIME_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
+    names = regime_names(reports)
+    table = []
+    for report in reports:
+        p = report.problem
+        for v in report.verdicts:
+            by_regime = {r.regime: r for r in v.regimes}
+            table.append(
+                [
+                    p.shape,
+                    p.dtype,
+                    f"{v.kernel} vs {v.baseline}",
+                    v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
+                    *(regime_cell(by_regime.get(name)) for name in names),
+                ]
+            )
+    return formatter.table(table, ("shape", "dtype", "pair", "verdict", *names))

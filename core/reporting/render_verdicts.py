@@ -1,0 +1,138 @@
+"""Rendering of a run's verdicts, one line per point and pair (``report
+--verdicts``, and the tail of a sweep's report): records in, text out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gemmreg.contract.numbers import significant, span
+from gemmreg.reporting import formats
+from gemmreg.reporting.device_sections import per_model
+from gemmreg.reporting.formats import Cell, Document
+from gemmreg.reporting.render import _fmt
+from gemmreg.timing.timing_records import CompareReport, Verdict
+
+VERDICTS_SCHEMA = 1
+"""The layout of ``report --verdicts --format json``: ``verdicts``, the CSV's rows."""
+VERDICT_COLUMNS = (
+    "m",
+    "n",
+    "k",
+    "dtype",
+    "layout",
+    "kernel",
+    "baseline",
+    "ms",
+    "baseline_ms",
+    "speedup",
+    "speedup_low",
+    "speedup_high",
+    "confidence",
+    "processes",
+    "regime",
+    "verdict",
+    "partial",
+    "notes",
+    "device_name",
+    "device_index",
+)
+"""One row per point and pair: the speedup (baseline time / kernel time) and
+its interval's ends as numbers, at ``confidence`` (empty in runs saved
+before it was kept: their intervals were 95% bootstraps), over ``processes``
+(a sequential run's: those of the look that decided; empty in runs saved
+before it was kept)."""
+VERDICT_HEADERS = (
+    "shape",
+    "dtype",
+    "pair",
+    "ms",
+    "baseline ms",
+    "speedup",
+    "interval",
+    "procs",
+    "verdict",
+    "notes",
+)
+
+
+def interval_text(v: Verdict) -> str:
+    """A verdict's interval, ``LOW to HIGH``, or ``-`` without one."""
+    return span(*v.interval) if v.interval else "-"
+
+
+def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
+    """Every pairwise verdict of a run as a flat row, figures as numbers."""
+    rows = []
+    for report in reports:
+        p = report.problem
+        by_name = {s.kernel: s for s in report.summaries}
+        for v in report.verdicts:
+            mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
+            low, high = v.interval or (None, None)
+            rows.append(
+                {
+                    **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.dtype, "layout": p.layout},
+                    "kernel": v.kernel,
+                    "baseline": v.baseline,
+                    "ms": mine.center_ms if mine else None,
+                    "baseline_ms": base.center_ms if base else None,
+                    "speedup": v.speedup,
+                    "speedup_low": low,
+                    "speedup_high": high,
+                    "confidence": v.confidence,
+                    "processes": v.processes,
+                    "regime": v.regime,
+                    "verdict": v.verdict,
+                    "partial": report.partial,
+                    "notes": "; ".join(v.notes),
+                    "device_name": report.device_name,
+                    "device_index": report.device_index,
+                }
+            )
+    return rows
+
+
+def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
+    """Every pairwise verdict of a run, one line per point and pair: the
+    one-screen answer to "where does it stand?" over a sweep; in a table or
+    markdown, one section per device model, as a verdict only ever pairs
+    figures of one model (csv and json: the device_name column)."""
+    formatter = formats.get(fmt)
+    sections = per_model(reports, lambda group: verdict_table(group, fmt), formatter)
+    if sections is not None:
+        return sections
+    document = formatter.document(
+        Document(
+            kind="verdicts",
+            schema=VERDICTS_SCHEMA,
+            records=lambda: {
+                "partial": any(r.partial for r in reports),
+                "verdicts": verdict_rows(reports),
+            },
+            rows=lambda: verdict_rows(reports),
+            columns=VERDICT_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
+    table = []
+    for report in reports:
+        p = report.problem
+        by_name = {s.kernel: s for s in report.summaries}
+        for v in report.verdicts:
+            mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
+            table.append(
+                [
+                    p.shape,
+                    p.dtype,
+                    f"{v.kernel} vs {v.baseline}",
+                    _fmt(mine.center_ms if mine else None, 5),
+                    _fmt(base.center_ms if base else None, 5),
+                    f"{significant(v.speedup)}x" if v.speedup is not None else "-",
+                    interval_text(v),
+                    "-" if v.processes is None else str(v.processes),
+                    v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
+                    "; ".join(v.notes),
+                ]
+            )
+    return formatter.table(table, VERDICT_HEADERS)

@@ -1,0 +1,23 @@
+"""The lines under a sweep that sum its speedups up over its points
+(:func:`gemmreg.timing.weighted.pair_means`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gemmreg.timing.timing_records import CompareReport
+from gemmreg.timing.weighted import pair_means
+
+
+def mean_lines(reports: Sequence[CompareReport]) -> list[str]:
+    """The summary lines under a sweep of more than one point."""
+    if len(reports) < 2:
+        return []
+    lines = []
+    for mean in pair_means(reports):
+        how = "weighted geometric-mean" if mean.weighted else "geometric-mean"
+        over = f"{mean.points} points" + (f", weight {mean.weight:g}" if mean.weighted else "")
+        lines.append(
+            f"{how} speedup: {mean.kernel} vs {mean.baseline}: {mean.speedup:.4g}x ({over})"
+        )
+    return lines

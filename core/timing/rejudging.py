@@ -1,0 +1,61 @@
+"""Verdicts revisited after the timing: a saved run judged again from its
+per-process records (``gemmreg report --margin``), and a note added to every
+verdict of a report (one taken beside another process on the GPU).
+
+Pure, like every judge of a verdict: what to print about it is the caller's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from gemmreg.instruments.gpu_trace import busy_reason
+from gemmreg.timing import stats
+from gemmreg.timing.look_verdicts import verdicts
+from gemmreg.timing.timing_records import CompareReport
+from gemmreg.timing.vetoes import revetted
+
+NOT_REJUDGED = "not judged again: this run has no per-process records (saved before rounds)"
+
+
+def with_note(report: CompareReport, note: str) -> CompareReport:
+    """``report`` with ``note`` added to every verdict."""
+    notes = tuple(attrs.evolve(v, notes=(*v.notes, note)) for v in report.verdicts)
+    return attrs.evolve(report, verdicts=notes)
+
+
+def shared_gpu_note(manifest: Mapping[str, Any]) -> str | None:
+    """The note a verdict taken on a GPU that other processes were using
+    carries (from the manifest's GPU record), or None."""
+    busy = busy_reason(manifest.get("gpu", {}))
+    return f"SHARED GPU: {busy}" if busy else None
+
+
+def rejudge(report: CompareReport, margin: float) -> CompareReport:
+    """The saved run's verdicts again, from its per-process records, with
+    ``margin`` and the rules of this version: a user can ask what a run says
+    at another margin without timing again. A sequential run is judged at
+    the looks it took, each at its own level. A run saved before per-process
+    records existed keeps its verdicts, and says so. Its summaries get the
+    end-to-end vetoes of this version (:func:`revetted`) first."""
+    if not report.records:
+        return with_note(report, NOT_REJUDGED)
+    report = revetted(report)
+    confidence = stats.CONFIDENCE if report.confidence is None else report.confidence
+    judged = verdicts(
+        report.summaries,
+        report.records,
+        confidence=confidence,
+        margin=margin,
+        processes=report.processes,
+        looks=report.looks,
+        budget_s=report.budget_s,
+    )
+    if report.partial:
+        judged = tuple(
+            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
+            for v in judged
+        )
+    return attrs.evolve(report, verdicts=judged, margin=margin)

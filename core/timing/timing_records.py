@@ -1,0 +1,231 @@
+"""The records of a comparison, from each kernel's summary to the verdicts.
+
+They are frozen attrs classes: the comparison builds them, renderers and
+saved runs read them, and ``from_dict`` rebuilds them from a saved run. The
+records of one process's figures are :mod:`gemmreg.timing.process_records`'s,
+re-exported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
+
+import attrs
+from gemmreg.contract.records import Problem
+from gemmreg.contract.serialization import from_jsonable
+from gemmreg.timing.process_records import ColdStart as ColdStart
+from gemmreg.timing.process_records import ProcessRecord as ProcessRecord
+from gemmreg.timing.process_records import ProcessRun as ProcessRun
+from gemmreg.timing.process_records import float_tuple, str_tuple
+from gemmreg.timing.stats import Interval
+
+VerdictWord = Literal[
+    "faster",
+    "slower",
+    "equivalent",
+    "inconclusive",
+    "invalid",
+    "no verdict",
+    "indistinguishable",  # schema 1 only: saved runs keep the words they were judged with
+]
+Regime = Literal["end-to-end", "graph replay", "device kernels"]
+Execution = Literal["native", "interpreted"]
+"""How a kernel's code ran: ``interpreted`` under Triton's interpreter (a
+correctness tool: NumPy on the host), else ``native``."""
+SCHEMA = 2
+"""Saved-run layout. 1: adaptive per-kernel sampling (samples per process);
+2: paired rounds, regimes, cold starts apart."""
+REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay", "device kernels")
+"""How a verdict's times were taken: the whole call with events and a cold L2
+(the primary regime); warm, launch-free CUDA-graph replays; and the summed
+durations of the device work the call caused, from CUPTI."""
+PROCESS_REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay")
+"""The regimes every timed process measures, in paired rounds, and so the
+ones judged with an interval across processes."""
+
+
+def _regimes(value: Iterable[RegimeResult] | None) -> tuple[RegimeResult, ...]:
+    return tuple(value) if value is not None else ()
+
+
+def _ints(value: Iterable[int] | None) -> tuple[int, ...]:
+    return tuple(value) if value is not None else ()
+
+
+def _float_rows(value: Iterable[Iterable[float]]) -> tuple[tuple[float, ...], ...]:
+    return tuple(tuple(item) for item in value)
+
+
+HELD_WORDS = "each batch of samples queued in full before the GPU runs it"
+"""What a GPU report's clock line says since each batch's stream has been held
+until the host had queued it (:mod:`gemmreg.instruments.stream_hold`); lines of
+runs saved before the hold say "queued behind a spin"."""
+
+
+@attrs.frozen(kw_only=True)
+class KernelSummary:
+    kernel: str
+    package: str
+    precision: str
+    math: str
+    """The precision's math class: what "like for like" is judged on."""
+    generator: str
+    status: str
+    """``timed`` when every process timed it and every check passed;
+    ``interrupted`` when its point was cut short before any process finished."""
+    execution: Execution = "native"
+    """A speed ratio between an ``interpreted`` and a ``native`` kernel says
+    nothing about the kernels (:mod:`gemmreg.timing.verdicts`). Runs saved before it
+    was recorded read ``native``."""
+    reason: str = ""
+    asked: bool = True
+    """False when the problem is outside what the kernel declares, or the
+    kernel cannot run here: it is in the table, with its reason, but no
+    verdict pairs it with anything (there was no question to answer; a sweep
+    of fp32-only kernels in fp16 printed a NO VERDICT row per pair). Runs
+    saved before it was recorded read True."""
+    vendor_library: bool = False
+    process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=float_tuple)
+    center_ms: float | None = None
+    low_ms: float | None = None
+    high_ms: float | None = None
+    tflops: float | None = None
+    peak_tflops: float | None = None
+    percent_of_peak: float | None = None
+    graph_ms: float | None = None
+    host_ms: float | None = None
+    """The host's time per call (the launch path an end-to-end sample no
+    longer holds, :mod:`gemmreg.instruments.stream_hold`): the median of the
+    processes' figures; None on the CPU and in runs saved before it was recorded."""
+    device_kernel_ms: float | None = None
+    launches_per_call: float | None = None
+    device_kernels: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
+    """The device kernels the profiled calls launched (names as the profiler
+    reports them): which code path was timed. Empty without a device profile,
+    and in runs saved before it was recorded."""
+    device_call_ms: tuple[float, ...] = attrs.field(default=(), converter=float_tuple)
+    """Each profiled call's device time, in call order (``DeviceProfile.call_ms``)."""
+    device_interleaved: bool = False
+    """The profiled calls alternated round by round with the other kernels'
+    (``DeviceProfile.interleaved``): ``device_call_ms`` pair by round."""
+    device_process_call_ms: tuple[tuple[float, ...], ...] = attrs.field(
+        default=(), converter=_float_rows
+    )
+    """With several profiling processes (``--device-processes``), each one's
+    interleaved calls' device times in process order, ``()`` for a process
+    that gave none (unprofiled, or not interleaved); empty with one process,
+    and in runs saved before it was recorded."""
+    launch_bound: bool = False
+    tile_efficiency: float | None = None
+    """Useful 2MNK over the work of the padded tiles (1.0: no tail waste)."""
+    cold_prepare_s: float | None = None
+    cold_first_call_s: float | None = None
+    warm_prepare_s: float | None = None
+    warm_first_call_s: float | None = None
+    samples: int = 0
+    exposure_s: float = 0.0
+    max_error: float | None = None
+    rtol: float | None = None
+    """The declared tolerance ``max_error`` was held to (rtol, atol, and why);
+    None in runs saved before it was kept beside the error."""
+    atol: float | None = None
+    tolerance_why: str = ""
+    invalid: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
+    """Why no speed claim may rest on this kernel's figures (escaped work, above peak)."""
+    flags: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        """A timed kernel has its figures: a saved run that says otherwise is
+        refused when read, not when a table is drawn from it."""
+        if self.status != "timed":
+            return
+        figures = (self.center_ms, self.low_ms, self.high_ms)
+        if not self.process_medians_ms or any(f is None or not f > 0 for f in figures):
+            raise ValueError(
+                f"{self.kernel}: status 'timed' needs process medians and positive "
+                "center_ms, low_ms and high_ms"
+            )
+        if not all(m > 0 for m in self.process_medians_ms):
+            raise ValueError(f"{self.kernel}: process medians must be positive")
+
+
+@attrs.frozen(kw_only=True)
+class RegimeResult:
+    regime: str
+    word: str
+    interval: Interval | None = None
+    estimate: float | None = None
+    reason: str = ""
+    settled: bool = True
+    """False for a one-process figure that its own paired rounds cannot tell
+    from 1 (the device kernels' interleaved rounds): it neither contradicts
+    a verdict nor supports one."""
+
+
+@attrs.frozen(kw_only=True)
+class Verdict:
+    baseline: str
+    kernel: str
+    verdict: VerdictWord
+    speedup: float | None
+    """baseline time / this kernel's time: the estimate of the primary regime."""
+    interval: tuple[float, float] | None
+    """Its interval across processes, at ``confidence``."""
+    explanation: str
+    regime: str = "end-to-end"
+    confidence: float | None = None
+    regimes: tuple[RegimeResult, ...] = attrs.field(default=(), converter=_regimes)
+    notes: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
+    processes: int | None = None
+    """The processes the verdict rests on: in a sequential run, those of the
+    look that decided it (:mod:`gemmreg.timing.sequential`); None in runs
+    saved before it was recorded."""
+
+
+@attrs.frozen(kw_only=True)
+class CompareReport:
+    problem: Problem
+    processes: int
+    seed: int
+    clock: str
+    device_name: str
+    summaries: tuple[KernelSummary, ...]
+    verdicts: tuple[Verdict, ...]
+    runs: tuple[ProcessRun, ...]
+    cold: tuple[ColdStart, ...] = ()
+    records: tuple[ProcessRecord, ...] = ()
+    profiles: dict[str, Any] = attrs.field(factory=dict)
+    """Each kernel's device profile (CUPTI) from the profiling process, as saved."""
+    margin: float | None = None
+    confidence: float | None = None
+    repeats: int | None = None
+    """Fixed rounds per process, or None for the stopping rule."""
+    warmup: int | None = None
+    partial: bool = False
+    device_index: int | None = None
+    """The GPU the point ran on (torch's index in the parent), when the run
+    was spread over several (``--devices``); None: the one device there was."""
+    weight: float | None = None
+    """How much this point counts in a summary over points (a shapes file's
+    ``weight``: how often a model calls the shape); None when none was given."""
+    schema: int = SCHEMA
+    """The layout of these records; runs saved before it existed are schema 1."""
+    looks: tuple[int, ...] = attrs.field(default=(), converter=_ints)
+    """A sequential run's looks: the processes finished at each
+    (:mod:`gemmreg.timing.sequential`); empty for a fixed count
+    (``--processes``, and runs saved before looks existed)."""
+    budget_s: float | None = None
+    """The seconds of timed processes a sequential run could spend (``--budget``)."""
+    l2: str = ""
+    """What the flush before each sample left in L2 on a GPU, ``clean`` or
+    ``dirty`` (``--l2``); '' on the CPU and in runs saved before ``--l2`` existed,
+    whose GPU flush zeroed its buffer (left it dirty)."""
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, object]) -> CompareReport:
+        """Rebuild a report saved with ``render.dumps``, in today's layout: a saved
+        run's reports have been upgraded (:func:`gemmreg.reporting.schema_1.upgrade`)
+        and checked against these records first (:mod:`gemmreg.reporting.run_schema`,
+        which refuses non-finite numbers)."""
+        return from_jsonable(cls, data)

@@ -1,0 +1,278 @@
+"""From process runs to kernel summaries and verdicts an expert would sign.
+
+A verdict rests on the paired per-round log-ratios of the two kernels,
+averaged within each process and combined across processes with a Student-t
+interval (:mod:`gemmreg.timing.stats`), at a confidence corrected for the number of
+pairs judged at once (Bonferroni). Words:
+
+- **equivalent**: the interval lies inside the margin (default +-1%), even
+  when it excludes 1 (a real difference too small to matter); this is
+  decided first;
+- **faster** / **slower**: otherwise, the interval excludes a ratio of 1;
+- **inconclusive**: anything else, or too few processes (with the reason;
+  :mod:`gemmreg.timing.look_verdicts` adds how many processes it had);
+- **invalid**: a kernel's figures cannot be trusted (its device work escaped
+  the timed interval, or it ran above the datasheet peak): no speed claim;
+- **no verdict**: a kernel has no timing at all, or the pair ran unlike: one
+  kernel under Triton's interpreter, the other natively (its figures stay in
+  the table; their ratio compares NumPy on the host with native code, not the
+  kernels). Two interpreted kernels are like for like and are judged.
+
+The primary regime is the end-to-end call (events, cold L2); the warm graph
+replay is judged the same way, and so is the device-kernel time (CUPTI)
+across its profiling processes (one process's is a figure beside them:
+:mod:`gemmreg.timing.device_regime`). A disagreement between regimes
+is stated beside the verdict. Kernel summaries are :mod:`gemmreg.timing.summaries`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gemmreg.contract import numbers
+from gemmreg.timing import stats
+from gemmreg.timing.device_regime import device_regime
+from gemmreg.timing.timing_records import (
+    PROCESS_REGIMES,
+    KernelSummary,
+    ProcessRecord,
+    RegimeResult,
+    Verdict,
+    VerdictWord,
+)
+
+SUSPICIOUS_SPEEDUP = 10.0
+"""A kernel more than this many times faster than a vendor library is flagged."""
+
+
+def pair_key(baseline: str, kernel: str) -> str:
+    return f"{baseline}|{kernel}"
+
+
+def _regime(
+    name: str, ratios: Sequence[float], confidence: float, margin: float, processes: int
+) -> RegimeResult:
+    if not ratios:
+        return RegimeResult(regime=name, word="not measured", reason="no process measured it")
+    interval = stats.combine(ratios, confidence)
+    if interval is None:
+        reason = (
+            f"{len(ratios)} of {processes} processes measured it; "
+            f"a verdict needs at least {stats.MIN_PROCESSES}"
+        )
+        return RegimeResult(regime=name, word="inconclusive", reason=reason)
+    word = stats.classify(interval, margin)
+    if word != "equivalent":
+        both_sides = stats.combine(ratios, stats.equivalence_confidence(confidence))
+        if both_sides is not None and stats.classify(both_sides, margin) == "equivalent":
+            return RegimeResult(
+                regime=name,
+                word="equivalent",
+                interval=both_sides,
+                estimate=both_sides.estimate,
+                reason=TWO_ONE_SIDED,
+            )
+    return RegimeResult(regime=name, word=word, interval=interval, estimate=interval.estimate)
+
+
+TWO_ONE_SIDED = "two one-sided tests"
+"""The reason of a regime found EQUIVALENT by :func:`gemmreg.timing.stats.equivalence_confidence`'s
+interval, which is narrower than the one speed claims are judged by."""
+
+
+def judge(
+    baseline: KernelSummary,
+    other: KernelSummary,
+    records: Sequence[ProcessRecord],
+    *,
+    confidence: float,
+    margin: float,
+) -> Verdict:
+    """The verdict on one pair, from the processes' paired log-ratios."""
+    notes = []
+    if baseline.math != other.math:
+        notes.append(
+            f"UNLIKE PRECISION: {baseline.kernel} computes {baseline.precision}, "
+            f"{other.kernel} computes {other.precision}"
+        )
+    if baseline.generator != other.generator:
+        notes.append(f"input generators differ: {baseline.generator} vs {other.generator}")
+    common: dict[str, Any] = {"baseline": baseline.kernel, "kernel": other.kernel}
+    if baseline.status != "timed" or other.status != "timed":
+        missing = other.kernel if other.status != "timed" else baseline.kernel
+        return Verdict(
+            **common,
+            verdict="no verdict",
+            speedup=None,
+            interval=None,
+            explanation=f"{missing} has no timing",
+            notes=tuple(notes),
+        )
+    invalid = [f"{s.kernel}: {why}" for s in (baseline, other) for why in s.invalid]
+    unlike = _unlike_execution(baseline, other)
+    if unlike:
+        notes.insert(0, unlike)
+    if unlike and not invalid:  # an invalid kernel is the louder news, so it keeps its word
+        return Verdict(
+            **common,
+            verdict="no verdict",
+            speedup=None,
+            interval=None,
+            explanation="no speed claim between an interpreted and a native kernel",
+            confidence=confidence,
+            notes=tuple(notes),
+        )
+    key = pair_key(baseline.kernel, other.kernel)
+    processes = len(records)
+    ratios = {
+        name: [r.log_ratios[name][key] for r in records if key in r.log_ratios.get(name, {})]
+        for name in PROCESS_REGIMES
+    }
+    regimes = (
+        *(_regime(name, ratios[name], confidence, margin, processes) for name in PROCESS_REGIMES),
+        device_regime(baseline, other, confidence, margin),
+    )
+    primary = regimes[0]
+    interval = primary.interval
+    speedup = interval.estimate if interval else None
+    bounds = (interval.low, interval.high) if interval else None
+    word: VerdictWord
+    if invalid:
+        word, why = "invalid", "no speed claim: " + "; ".join(invalid)
+    else:
+        word, why = _explain(primary, margin)
+    if _disagree(regimes):
+        notes.append(
+            "regimes disagree: "
+            + ", ".join(
+                f"{r.regime} {r.word.upper()} {numbers.significant(r.estimate)}x"
+                for r in regimes
+                if r.estimate is not None
+            )
+        )
+    notes += _suspicious(baseline, other)
+    return Verdict(
+        **common,
+        verdict=word,
+        speedup=speedup,
+        interval=bounds,
+        explanation=why,
+        confidence=interval.confidence if interval else confidence,
+        regimes=regimes,
+        notes=tuple(notes),
+        processes=processes,
+    )
+
+
+def _unlike_execution(baseline: KernelSummary, other: KernelSummary) -> str:
+    """The note that rules out a speed claim when one kernel of the pair ran
+    under Triton's interpreter and the other natively, else ``""``."""
+    if baseline.execution == other.execution:
+        return ""
+    interpreted, native = (
+        (baseline, other) if baseline.execution == "interpreted" else (other, baseline)
+    )
+    return (
+        f"UNLIKE EXECUTION: {interpreted.kernel} runs under Triton's interpreter "
+        f"(a correctness tool), {native.kernel} natively: the ratio says nothing "
+        "about the kernels"
+    )
+
+
+def _disagree(regimes: Sequence[RegimeResult]) -> bool:
+    """A claim in one regime that another regime contradicts: the opposite
+    claim, no claim at all, or (one-process figures) a ratio on the other side
+    of 1 that the figure's own rounds do not leave in doubt."""
+    claims = {r.word for r in regimes if r.word in ("faster", "slower")}
+    if not claims:
+        return False
+    if len(claims) > 1:  # one regime FASTER, another SLOWER
+        return True
+    for r in regimes:
+        if r.interval is not None and r.word not in claims:
+            return True
+        opposite = r.estimate is not None and (
+            ("faster" in claims and r.estimate < 1) or ("slower" in claims and r.estimate > 1)
+        )
+        if r.interval is None and opposite and r.settled:
+            return True
+    return False
+
+
+def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
+    if result.interval is None:
+        return "inconclusive", result.reason
+    i = result.interval
+    bounds = f"{numbers.span(i.low, i.high)} over {i.units} processes"
+    if result.word == "faster":
+        return "faster", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
+    if result.word == "slower":
+        return "slower", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
+    if result.word == "equivalent" and result.reason == TWO_ONE_SIDED:
+        return "equivalent", (
+            f"interval {bounds} lies inside +-{margin:.1%} (two one-sided tests, each at "
+            f"{(1 - i.confidence) / 2:.2g}: the {100 * i.confidence:.4g}% interval)"
+        )
+    if result.word == "equivalent":
+        real = i.low > 1.0 or i.high < 1.0
+        detail = (
+            f"; it excludes 1: a difference of {abs(i.estimate - 1):.2%}, real but inside the margin"
+            if real
+            else ""
+        )
+        return "equivalent", f"interval {bounds} lies inside +-{margin:.1%}{detail}"
+    return "inconclusive", f"interval {bounds} includes 1 and reaches past +-{margin:.1%}"
+
+
+def _suspicious(baseline: KernelSummary, other: KernelSummary) -> list[str]:
+    notes = []
+    for fast, slow in ((other, baseline), (baseline, other)):
+        if (
+            slow.vendor_library
+            and fast.center_ms
+            and slow.center_ms
+            and slow.center_ms / fast.center_ms > SUSPICIOUS_SPEEDUP
+        ):
+            notes.append(
+                f"SUSPICIOUS: {fast.kernel} is over {SUSPICIOUS_SPEEDUP:g}x faster than "
+                f"the vendor library {slow.kernel}; check the measurement"
+            )
+    return notes
+
+
+def all_verdicts(
+    summaries: Sequence[KernelSummary],
+    records: Sequence[ProcessRecord],
+    *,
+    confidence: float,
+    margin: float,
+) -> tuple[Verdict, ...]:
+    """Every pair of kernels the problem was asked of (``KernelSummary.asked``),
+    earlier-named first, with the family confidence corrected for the number
+    of pairs judged."""
+    summaries = [s for s in summaries if s.asked]
+    pairs = [(i, j) for i in range(len(summaries)) for j in range(i + 1, len(summaries))]
+    level = stats.family_confidence(confidence, len(pairs))
+    return tuple(
+        judge(summaries[i], summaries[j], records, confidence=level, margin=margin)
+        for i, j in pairs
+    )
+
+
+def process_log_ratios(
+    names: Sequence[str], rounds_by_regime: Mapping[str, Sequence[Any]]
+) -> dict[str, dict[str, float]]:
+    """One process's paired log-ratio of every pair, in every regime it measured."""
+    from gemmreg.timing import rounds as rounds_module
+
+    out: dict[str, dict[str, float]] = {}
+    pairs = [(names[i], names[j]) for i in range(len(names)) for j in range(i + 1, len(names))]
+    for regime, taken in rounds_by_regime.items():
+        values = {}
+        for b, o in pairs:
+            estimate = rounds_module.process_estimate(taken, b, o)
+            if estimate is not None:
+                values[pair_key(b, o)] = estimate
+        out[regime] = values
+    return out
