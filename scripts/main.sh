@@ -26,7 +26,7 @@ step "2/4 gemmreg list: what is installed" \
 
 step "3/4 gemmreg check: is every kernel correct?" \
   "Every plugin against a float64 reference over shapes, dtypes, layouts and value kinds: a line per failing case, progress every 10 s, then a row per plugin and dtype (its worst error beside its tolerance) and a count. Every case: add -v, or see $out/check/."
-"$gemmreg" check --out "$out/check"
+"$gemmreg" check --out "$out/check" --force
 
 # Under Triton's interpreter a Triton kernel's speed is NumPy's on the host:
 # timed against torch_ref's native BLAS, the ratio says nothing about either
