@@ -58,8 +58,13 @@ FAKE_PROFILER_DIR = TESTS / "fake_profiler"
 
 def load_script(name: str) -> Any:
     """``scripts/NAME.py`` imported as a module (scripts are not a package),
-    registered in ``sys.modules`` so that its dataclasses and pickling work."""
+    registered in ``sys.modules`` so that its dataclasses and pickling work.
+    ``scripts/`` goes on ``sys.path`` as Python puts it for a script it runs,
+    so a script's imports of the scripts beside it resolve here too."""
     import importlib.util
+
+    if str(REPO / "scripts") not in sys.path:
+        sys.path.insert(0, str(REPO / "scripts"))
 
     spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
     assert spec is not None and spec.loader is not None

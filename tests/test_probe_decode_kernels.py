@@ -1,6 +1,6 @@
-"""``scripts/probe_decode_kernels.py`` on the CPU: the parts that need no GPU
-(config names, points, how a profile is cut into calls, the table); the
-timing itself needs a GPU, and says so."""
+"""``scripts/probe_decode_kernels.py`` and its clocks (``scripts/decode_clocks.py``)
+on the CPU: the parts that need no GPU (config names, points, how a profile is
+cut into calls, the table); the timing itself needs a GPU, and says so."""
 
 from __future__ import annotations
 
@@ -14,6 +14,11 @@ from gemmreg_plugins.triton_tuned.configs import Config
 @pytest.fixture(scope="module")
 def probe():
     return load_script("probe_decode_kernels")
+
+
+@pytest.fixture(scope="module")
+def decode_clocks():
+    return load_script("decode_clocks")
 
 
 def every_candidate() -> list[Config]:
@@ -79,7 +84,7 @@ def test_default_points_are_the_decode_and_128_token_rows_and_one_more(probe):
     assert len(again) == 8 and {p["dtype"] for p in again} == {"fp16"}  # no repeats
 
 
-def test_a_profile_is_cut_into_calls_at_each_flush(probe):
+def test_a_profile_is_cut_into_calls_at_each_flush(decode_clocks):
     flush = {"fill", "reduce"}
     events = [
         ("gemm", 0.0, 9.0),  # before any flush: not a call
@@ -91,8 +96,8 @@ def test_a_profile_is_cut_into_calls_at_each_flush(probe):
         ("gemm", 140.0, 6.0),
         ("fill", 150.0, 50.0),  # a call with no kernel of its own
     ]
-    assert probe.call_times(list(reversed(events)), flush) == [(8.5, 2), (6.0, 1), (0.0, 0)]
-    assert probe.call_times([], flush) == []
+    assert decode_clocks.call_times(list(reversed(events)), flush) == [(8.5, 2), (6.0, 1), (0.0, 0)]
+    assert decode_clocks.call_times([], flush) == []
 
 
 def test_the_table_is_sorted_by_device_time_with_ratios_to_torch_mm(probe):
