@@ -189,3 +189,14 @@ def test_a_worker_compiles_the_hold_ahead_into_the_cache_the_clock_reads(monkeyp
     hold, why = stream_hold.make(FakePinnedTorch())
     assert asked == [(stream_hold.SOURCE, stream_hold.NAME)] * 2
     assert hold is None and "no NVRTC here" in why
+
+
+def test_only_a_worker_that_may_time_compiles_the_hold_ahead():
+    """Sessions (the timing pools) and batches holding a rounds task compile it
+    at start-up; a check's batches of values and refusals never build a clock."""
+    from gemmreg.commands import worker
+
+    assert worker._may_time(None)
+    assert worker._may_time([{"kind": "values"}, {"kind": "rounds"}])
+    assert not worker._may_time([{"kind": "values"}, {"kind": "refusal"}])
+    assert not worker._may_time([])

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from gemmreg.contract.task_kinds import COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
 from gemmreg.workers.task_results import TaskResult
+from gemmreg.workers.task_wire import KIND_KEY
 from gemmreg.workers.tasks import ColdTask, ProfileTask, RefusalTask, RoundsTask, Task, ValuesTask
 
 if TYPE_CHECKING:
@@ -112,6 +113,13 @@ def _mark_log(position: int) -> None:
         os.write(1, ("\n" + TASK_MARKER.format(position) + "\n").encode())
 
 
+def _may_time(tasks: list[dict[str, object]] | None) -> bool:
+    """Whether this worker may be handed a rounds task: a session may (the
+    pools that time are sessions), a batch only if it holds one. A check's
+    batches of values and refusals pay nothing for the clock they never build."""
+    return tasks is None or any(task.get(KIND_KEY) == ROUNDS for task in tasks)
+
+
 def main(argv: list[str]) -> int:
     from gemmreg.workers import lifeline
 
@@ -132,12 +140,12 @@ def main(argv: list[str]) -> int:
     registry = registry_module.discover(watchdog=False)  # STARTUP_TIMEOUT_S guards it
     torch_state.pin()
     backend.initialize_device()
-    if backend.current().is_gpu:  # what a timing task would compile first, while no one times
+    tasks = job.get("tasks")
+    if backend.current().is_gpu and _may_time(tasks):
         from gemmreg.instruments import stream_hold
 
-        stream_hold.compile_ahead()
+        stream_hold.compile_ahead()  # what a timing task compiles first, while no one times
     emit(event="ready")
-    tasks = job.get("tasks")
     lines = iter(tasks) if tasks is not None else (json.loads(line) for line in sys.stdin)
 
     def note(text: str) -> None:
