@@ -223,6 +223,7 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         "persistent_tma": paths_here.tma_supported(where),
         "gluon_ws": paths_here.gluon_supported(where),
         "split_k": True,
+        "tma_split_k": paths_here.tma_supported(where),
         "gemv": True,
     }
     best = choice.best if runs_here[choice.best.path] else choice.fallback

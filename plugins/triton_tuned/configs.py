@@ -19,6 +19,9 @@ Two kernel paths (see :mod:`gemmreg_plugins.triton_tuned.kernels`):
   C^T = B^T A^T (swap-AB), for problems whose tiles cannot fill the GPU
   (:mod:`.split_k`); CUDA, any layout. Its candidates are made per problem
   by :mod:`.dispatch`, which also decides who gets them;
+- ``tma_split_k``: the same grid with the persistent kernel's TMA tile
+  product (:mod:`.tma_split_k`); Hopper, 16-bit inputs, TMA-able strides
+  (else the pointer split-K kernel). Candidates from :mod:`.dispatch`;
 - ``gemv``: a few rows of A against the weight on the CUDA cores, K cut
   as on the split-K path (:mod:`.gemv`); CUDA, fp16 and bf16, any layout.
   Candidates from :mod:`.dispatch` as well.
@@ -143,6 +146,8 @@ def candidates(
     if kind == "cuda" and num_sms is not None:
         family = dispatch.family(m, n, k, num_sms)
         split = dispatch.split_k_candidates(m, n, k, num_sms, dtype, family)
+        if tma:  # after the pointer kernel's: the first is what an untuned run takes
+            split += dispatch.tma_split_k_candidates(m, n, k, num_sms, dtype, family)
         split += dispatch.gemv_candidates(m, n, k, num_sms, dtype)
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA

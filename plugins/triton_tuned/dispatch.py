@@ -12,8 +12,9 @@ Three families:
   up and down projections).
 - ``split_k``: fewer 128x256 tiles than SMs (Llama 3 8B at 128 tokens, or
   k_proj at 2048): the split-K kernel of :mod:`.split_k` with smaller tiles
-  and K cut to fill the SMs, beside the ``tiles`` family, which the tuner
-  weighs against it.
+  and K cut to fill the SMs, and where TMA runs its TMA form
+  (:mod:`.tma_split_k`), beside the ``tiles`` family, which the tuner
+  weighs against them.
 - ``swap_ab``: M of ``SWAP_MAX_M`` or less (decode, 1 to 32 tokens): the
   split-K kernel computing C^T = B^T A^T, with N on the tile's rows, beside
   the tiled pointer kernel (the persistent ones' 128-row tiles do not fit
@@ -85,6 +86,27 @@ read once, and its partial is small (32 KB) enough for two or four splits:
 on the H200 at 128 tokens the tiles above came to 1.07-1.21x cuBLAS's time
 (``evidence/2026-12-03-h200-llm-projections-bf16/decodeprobe``)."""
 
+TMA_SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
+    (64, 64, 128, 6, 4),
+    (128, 64, 128, 4, 4),
+    (128, 64, 64, 6, 4),
+)
+"""The TMA split-K path's tiles (rows, columns, BLOCK_K, stages, warps):
+24-48 KB of A and B a stage, 4-6 stages in flight per program (144-192 KB
+of the 227 KB of shared memory), so that each SM keeps enough of the weight
+in flight to near the HBM bandwidth with one program. From two probes on
+the H200 at 128 tokens (``evidence/2026-12-04-h200-tma-split-k-128-tokens``,
+gemmreg's clock against torch.mm): 64x64x128 at 6 stages 0.93x at
+128x4096x4096 (unsplit: 128 programs), 0.99x at 128x1024x4096 (4 splits)
+and 0.96x at 128x4096x14336, where the pointer kernel's best were 1.09x,
+1.09x and 1.15x; 128x64 tiles in 2 splits next (1.01-1.09x). 128x128
+tiles, 64x128 tiles, 8 stages and 8 warps were behind everywhere; the
+128x14336x4096 point (448 tiles of 64x64) stays 1.18x or more on this path."""
+TMA_MAX_REDUCE_BYTES = 4 * MAX_REDUCE_BYTES
+"""The TMA path's bound on one tile's partials: its tiles (up to 128x128,
+64 KiB of fp32 a split) would otherwise get at most two splits, and 128
+tokens by 4096 columns in 128x128 tiles is 32 tiles against 132 SMs."""
+
 
 GEMV_MAX_M = 4
 """The GEMV kernel's candidates go to problems of this many rows or fewer:
@@ -128,21 +150,58 @@ def family(m: int, n: int, k: int, num_sms: int) -> Family:
     return "split_k"
 
 
-def splits_for(tiles: int, k_blocks: int, num_sms: int, tile_elements: int) -> tuple[int, ...]:
+def splits_for(
+    tiles: int,
+    k_blocks: int,
+    num_sms: int,
+    tile_elements: int,
+    max_reduce_bytes: int = MAX_REDUCE_BYTES,
+) -> tuple[int, ...]:
     """The split counts worth timing for ``tiles`` tiles: the least power of
     two that gives every SM a program, and twice that (two programs per SM
     hide one's epilogue behind the other's loads), and half the first where
     that leaves the SMs ``NEARLY_FULL`` with fewer partials to add (128 tiles
     on 132 SMs: no split at all), each capped so that every
     range keeps ``MIN_BLOCKS_PER_SPLIT`` K blocks, at ``MAX_SPLIT``, and at
-    ``MAX_REDUCE_BYTES`` of partials per tile."""
-    by_reduce = MAX_REDUCE_BYTES // (4 * tile_elements)
+    ``max_reduce_bytes`` of partials per tile."""
+    by_reduce = max_reduce_bytes // (4 * tile_elements)
     cap = max(1, min(MAX_SPLIT, k_blocks // MIN_BLOCKS_PER_SPLIT, by_reduce))
     fill = _pow2_at_least(max(1, _cdiv(num_sms, max(1, tiles))))
     counts = {fill, 2 * fill}
     if fill > 1 and tiles * (fill // 2) >= NEARLY_FULL * num_sms:
         counts.add(fill // 2)
     return tuple(sorted({min(count, cap) for count in counts}))
+
+
+def tma_split_k_candidates(
+    m: int, n: int, k: int, num_sms: int, dtype: str, fam: Family
+) -> list[Config]:
+    """The TMA split-K configs for one problem (:mod:`.tma_split_k`): the
+    ``split_k`` family only (the tiles hold M whole: no swap-AB), 16-bit
+    inputs only, tiles past the problem's edges (rounded up to a power of
+    two) left out rather than shrunk, as :func:`.configs.prune` treats TMA
+    boxes."""
+    if fam != "split_k" or dtype == "fp32":
+        return []
+    caps = (max(MIN_BLOCK, _pow2_at_least(m)), max(MIN_BLOCK, _pow2_at_least(n)))
+    kept: list[Config] = []
+    for br, bc, bk, stages, warps in TMA_SPLIT_TILES:
+        if br > caps[0] or bc > caps[1]:
+            continue
+        tiles = _cdiv(m, br) * _cdiv(n, bc)
+        for split in splits_for(tiles, _cdiv(k, bk), num_sms, br * bc, TMA_MAX_REDUCE_BYTES):
+            kept.append(
+                Config(
+                    path="tma_split_k",
+                    block_m=br,
+                    block_n=bc,
+                    block_k=bk,
+                    num_stages=stages,
+                    num_warps=warps,
+                    split_k=split,
+                )
+            )
+    return kept
 
 
 def split_k_candidates(
@@ -227,5 +286,6 @@ def describe() -> str:
         f"MIN_BLOCKS_PER_SPLIT={MIN_BLOCKS_PER_SPLIT};MAX_SPLIT={MAX_SPLIT};"
         f"MAX_REDUCE_BYTES={MAX_REDUCE_BYTES};NEARLY_FULL={NEARLY_FULL};"
         f"SWAP_TILES={SWAP_TILES};SPLIT_TILES={SPLIT_TILES};"
+        f"TMA_SPLIT_TILES={TMA_SPLIT_TILES};TMA_MAX_REDUCE_BYTES={TMA_MAX_REDUCE_BYTES};"
         f"GEMV_MAX_M={GEMV_MAX_M};GEMV_TILES={GEMV_TILES};GEMV_PRODUCTS={GEMV_PRODUCTS}"
     )

@@ -12,9 +12,16 @@ from typing import Any, Literal
 
 import attrs
 
-KernelPath = Literal["tiled", "persistent_tma", "gluon_ws", "split_k", "gemv"]
-PATHS: tuple[KernelPath, ...] = ("tiled", "persistent_tma", "gluon_ws", "split_k", "gemv")
-SPLIT_PATHS: tuple[KernelPath, ...] = ("split_k", "gemv")
+KernelPath = Literal["tiled", "persistent_tma", "gluon_ws", "split_k", "tma_split_k", "gemv"]
+PATHS: tuple[KernelPath, ...] = (
+    "tiled",
+    "persistent_tma",
+    "gluon_ws",
+    "split_k",
+    "tma_split_k",
+    "gemv",
+)
+SPLIT_PATHS: tuple[KernelPath, ...] = ("split_k", "tma_split_k", "gemv")
 """The paths that cut K over several programs per tile (``Config.split_k``)."""
 
 GROUP_M = 8

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gemmreg_plugins.triton_tuned import gemv, split_k, stream_k, transpose
+from gemmreg_plugins.triton_tuned import gemv, split_k, stream_k, tma_split_k, transpose
 from gemmreg_plugins.triton_tuned.configs import Config
 from gemmreg_plugins.triton_tuned.kernels import persistent_tma_kernel, tiled_kernel
 from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, tf32_swap, tma_refusal
@@ -207,12 +207,15 @@ def launcher(
     fallback: Config | None = None,
 ) -> Launcher:
     """The launch closure for ``config``; a persistent or Gluon config needs
-    the tiled ``fallback`` for operands its path cannot take (the tiled,
-    split-K and GEMV paths take every layout)."""
+        the tiled ``fallback`` for operands its path cannot take (the tiled,
+        split-K and GEMV paths take every layout; the TMA split-K path falls back
+    to the pointer split-K kernel)."""
     if config.path == "tiled":
         return tiled_launcher(config, m, n, k, input_precision)
     if config.path == "split_k":
         return split_k.split_k_launcher(config, m, n, k, input_precision)
+    if config.path == "tma_split_k":
+        return tma_split_k.tma_split_k_launcher(config, m, n, k, input_precision)
     if config.path == "gemv":
         return gemv.gemv_launcher(config, m, n, k)
     if fallback is None or fallback.path != "tiled":
