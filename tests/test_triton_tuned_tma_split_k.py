@@ -114,10 +114,13 @@ def test_tma_split_k_candidates_go_to_the_split_k_family_in_16_bits_only():
         cut = split_k.plan(k, c.block_k, c.split_k)
         assert cut.splits == c.split_k and cut.blocks_per_split >= dispatch.MIN_BLOCKS_PER_SPLIT
         assert 4 * c.split_k * c.block_m * c.block_n <= dispatch.TMA_MAX_REDUCE_BYTES
-        assert tiles * c.split_k >= dispatch.NEARLY_FULL * H200_SMS  # (nearly) every SM busy
+        assert tiles * c.split_k >= dispatch.TMA_WHOLE_K_SHARE * H200_SMS  # most SMs busy
     # the probe's best there: 64x64 tiles, 128 of them, K whole
     assert Config(path="tma_split_k", block_m=64, block_n=64, block_k=128, num_stages=6,
                   num_warps=4, split_k=1) in tma  # fmt: skip
+    # gate and up projections at 128 tokens: 112 tiles of 128x128, K whole, is a candidate
+    wide = dispatch.tma_split_k_candidates(128, 14336, 4096, H200_SMS, "bf16", "split_k")
+    assert any((c.block_m, c.block_n, c.split_k) == (128, 128, 1) for c in wide)
     # none without TMA, for fp32, or where the tiles fill the GPU or M is swapped
     assert not any(
         c.path == "tma_split_k"

@@ -90,6 +90,8 @@ TMA_SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
     (64, 64, 128, 6, 4),
     (128, 64, 128, 4, 4),
     (128, 64, 64, 6, 4),
+    (128, 128, 128, 3, 8),
+    (64, 32, 128, 6, 4),
 )
 """The TMA split-K path's tiles (rows, columns, BLOCK_K, stages, warps):
 24-48 KB of A and B a stage, 4-6 stages in flight per program (144-192 KB
@@ -100,8 +102,15 @@ gemmreg's clock against torch.mm): 64x64x128 at 6 stages 0.93x at
 128x4096x4096 (unsplit: 128 programs), 0.99x at 128x1024x4096 (4 splits)
 and 0.96x at 128x4096x14336, where the pointer kernel's best were 1.09x,
 1.09x and 1.15x; 128x64 tiles in 2 splits next (1.01-1.09x). 128x128
-tiles, 64x128 tiles, 8 stages and 8 warps were behind everywhere; the
-128x14336x4096 point (448 tiles of 64x64) stays 1.18x or more on this path."""
+tiles at 64 of K, 64x128 tiles, 8 stages and 8 warps were behind
+everywhere. A third probe found the last two: 128x128x128 unsplit (112
+programs) 1.05x at 128x14336x4096, where 64x64 tiles (448 programs) were
+1.45x and the persistent kernel's 128x128 tiles 1.10x; 64x32x128 in 2
+splits 0.99x at 128x1024x4096."""
+TMA_WHOLE_K_SHARE = 0.8
+"""An unsplit TMA candidate is timed where its tiles alone give programs to
+this share of the SMs: 112 tiles of 128x128 on 132 SMs (128x14336x4096) was
+that probe's best there, and ``splits_for``'s ``NEARLY_FULL`` leaves it out."""
 TMA_MAX_REDUCE_BYTES = 4 * MAX_REDUCE_BYTES
 """The TMA path's bound on one tile's partials: its tiles (up to 128x128,
 64 KiB of fp32 a split) would otherwise get at most two splits, and 128
@@ -189,7 +198,10 @@ def tma_split_k_candidates(
         if br > caps[0] or bc > caps[1]:
             continue
         tiles = _cdiv(m, br) * _cdiv(n, bc)
-        for split in splits_for(tiles, _cdiv(k, bk), num_sms, br * bc, TMA_MAX_REDUCE_BYTES):
+        splits = set(splits_for(tiles, _cdiv(k, bk), num_sms, br * bc, TMA_MAX_REDUCE_BYTES))
+        if tiles >= TMA_WHOLE_K_SHARE * num_sms:
+            splits.add(1)
+        for split in sorted(splits):
             kept.append(
                 Config(
                     path="tma_split_k",
@@ -287,5 +299,6 @@ def describe() -> str:
         f"MAX_REDUCE_BYTES={MAX_REDUCE_BYTES};NEARLY_FULL={NEARLY_FULL};"
         f"SWAP_TILES={SWAP_TILES};SPLIT_TILES={SPLIT_TILES};"
         f"TMA_SPLIT_TILES={TMA_SPLIT_TILES};TMA_MAX_REDUCE_BYTES={TMA_MAX_REDUCE_BYTES};"
+        f"TMA_WHOLE_K_SHARE={TMA_WHOLE_K_SHARE};"
         f"GEMV_MAX_M={GEMV_MAX_M};GEMV_TILES={GEMV_TILES};GEMV_PRODUCTS={GEMV_PRODUCTS}"
     )
