@@ -82,9 +82,13 @@ SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
 """Tens to hundreds of tokens: one 64- or 128-row block of tokens, or two,
 and the weight cut by N into 64 to 256 columns and by K to fill the SMs.
 The 128x64 tile holds all 128 tokens of a prefill chunk, so the weight is
-read once, and its partial is small (32 KB) enough for two or four splits:
-on the H200 at 128 tokens the tiles above came to 1.07-1.21x cuBLAS's time
-(``evidence/2026-12-03-h200-llm-projections-bf16/decodeprobe``)."""
+read once, and its partial is small (32 KB) enough for two or four splits.
+On the H200 at 128 tokens these came to 1.07-1.21x cuBLAS's device time
+(``evidence/2026-12-03-h200-llm-projections-bf16/decodeprobe``), the 128x64
+tile 1.07-1.42x (``evidence/2026-12-04-h200-tma-split-k-llm-decode/probes``);
+the TMA path below beats them at three of the four points, and the tuner
+still weighs both (at 128x1024x4096 the pointer kernel's 64x64x128 tile in
+four splits was chosen in two of three tunings)."""
 
 TMA_SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
     (64, 64, 128, 6, 4),
@@ -94,19 +98,16 @@ TMA_SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
     (64, 32, 128, 6, 4),
 )
 """The TMA split-K path's tiles (rows, columns, BLOCK_K, stages, warps):
-24-48 KB of A and B a stage, 4-6 stages in flight per program (144-192 KB
-of the 227 KB of shared memory), so that each SM keeps enough of the weight
-in flight to near the HBM bandwidth with one program. From two probes on
-the H200 at 128 tokens (``evidence/2026-12-04-h200-tma-split-k-128-tokens``,
-gemmreg's clock against torch.mm): 64x64x128 at 6 stages 0.93x at
-128x4096x4096 (unsplit: 128 programs), 0.99x at 128x1024x4096 (4 splits)
-and 0.96x at 128x4096x14336, where the pointer kernel's best were 1.09x,
-1.09x and 1.15x; 128x64 tiles in 2 splits next (1.01-1.09x). 128x128
-tiles at 64 of K, 64x128 tiles, 8 stages and 8 warps were behind
-everywhere. A third probe found the last two: 128x128x128 unsplit (112
-programs) 1.05x at 128x14336x4096, where 64x64 tiles (448 programs) were
-1.45x and the persistent kernel's 128x128 tiles 1.10x; 64x32x128 in 2
-splits 0.99x at 128x1024x4096."""
+24-64 KB of A and B a stage, 144-192 KB in flight per program, so that one
+program per SM keeps enough of the weight in flight to near the HBM
+bandwidth. From probes on the H200 at 128 tokens
+(``evidence/2026-12-04-h200-tma-split-k-llm-decode/probes``, gemmreg's clock
+against torch.mm): 64x64x128 0.93x at 128x4096x4096 (unsplit, 128 programs),
+0.99x at 128x1024x4096 (4 splits), 0.96x at 128x4096x14336, where the
+pointer kernel's best were 1.09-1.15x; 128x64 tiles in 2 splits 1.01-1.09x;
+128x128x128 unsplit (112 programs) 1.05x at 128x14336x4096 (the persistent
+kernel's 128x128 tiles 1.10x); 64x32x128 in 2 splits 0.99x at 128x1024x4096.
+128x128 tiles at 64 of K, 64x128 tiles, 8 stages and 8 warps were behind."""
 TMA_WHOLE_K_SHARE = 0.8
 """An unsplit TMA candidate is timed where its tiles alone give programs to
 this share of the SMs: 112 tiles of 128x128 on 132 SMs (128x14336x4096) was
