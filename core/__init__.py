@@ -16,10 +16,13 @@ than extend it: :func:`compare`, :func:`bench`, :func:`check` and
 (:mod:`gemmreg.api`; bad input raises :class:`UsageError`). They are imported
 at first use (PEP 562), so that a plugin's ``import gemmreg`` stays light.
 
-Importing gemmreg turns Triton's interpreter on where no GPU can be here
-(:func:`gemmreg.contract.backend.settle_interpreter_early`): a plugin imports gemmreg
-before it decorates a ``@triton.jit`` kernel at module level, however it is
-imported.
+Importing gemmreg changes nothing in the process: Triton's interpreter is
+switched on (where no GPU can be here) only where gemmreg runs kernels, in
+its worker processes and in the scripts :func:`gemmreg.testing.run_fresh`
+runs, and where it discovers plugins
+(:func:`gemmreg.contract.backend.current`); another project's tests in an
+environment where gemmreg is installed (its pytest plugin loads in every
+session there) keep the Triton they asked for.
 """
 
 from __future__ import annotations
@@ -27,7 +30,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pluggy
-from gemmreg.contract.backend import settle_interpreter_early
 from gemmreg.contract.bad_input import UsageError
 from gemmreg.contract.balanced_orders import williams_rows
 from gemmreg.contract.gpu_compile import CompiledKernel, compile_kernel
@@ -69,7 +71,6 @@ if TYPE_CHECKING:
         load_run,
     )
 
-settle_interpreter_early()
 
 _API = frozenset(
     {"BenchResult", "CheckResult", "CompareResult", "Run", "bench", "check", "compare", "load_run"}

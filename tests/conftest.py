@@ -1,5 +1,7 @@
-"""Shared fixtures. Tests run on the CPU: gemmreg turns Triton's interpreter on
-itself, and GEMMREG_DEVICE=cpu keeps a GPU host on the same path."""
+"""Shared fixtures. Tests run on the CPU: GEMMREG_DEVICE=cpu keeps a GPU host
+on that path, and Triton's interpreter is switched on here, before any test
+module imports a plugin (importing gemmreg no longer does it: see
+:mod:`gemmreg.contract.backend`)."""
 
 from __future__ import annotations
 
@@ -17,6 +19,9 @@ TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
 
 os.environ.setdefault("GEMMREG_DEVICE", "cpu")
+from gemmreg.contract.backend import settle_interpreter_early  # noqa: E402
+
+settle_interpreter_early()
 
 HANG_LIMIT_S = 4
 """The task limit where a fake kernel hangs on purpose and the test waits it out.

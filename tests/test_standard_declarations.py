@@ -117,28 +117,31 @@ def test_problem_mnk_is_the_kernel_argument_order():
 # ---------------------------------------------------------------------------
 
 
-def run_fresh(code: str) -> list[str]:
+def _fresh_env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", "GEMMREG_DEVICE")}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "examples" / "gemmreg-minimal" / "src")])
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    return env
+
+
+def test_importing_gemmreg_sets_nothing_and_imports_no_torch():
+    code = (
+        "import os, sys, gemmreg; print(os.environ.get('TRITON_INTERPRET'), 'torch' in sys.modules)"
     )
-    return done.stdout.split()
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=_fresh_env(), check=True
+    )
+    assert done.stdout.split() == ["None", "False"]
 
 
 @pytest.mark.skipif(backend.gpu_likely(), reason="a GPU device node is here")
-def test_importing_gemmreg_turns_the_interpreter_on_without_torch():
-    code = "import os, sys, gemmreg; print(os.environ['TRITON_INTERPRET'], 'torch' in sys.modules)"
-    assert run_fresh(code) == ["1", "False"]
+def test_a_plugin_imported_where_gemmreg_runs_kernels_decorates_for_the_interpreter():
+    """A script ``run_fresh`` runs imports the module before anything
+    discovers plugins: its module-level ``@triton.jit`` still sees the
+    interpreter, because ``run_fresh`` decides it for the scripts it runs."""
+    from gemmreg.testing import run_fresh
 
-
-@pytest.mark.skipif(backend.gpu_likely(), reason="a GPU device node is here")
-def test_a_plugin_imported_before_discovery_decorates_its_kernel_for_the_interpreter():
-    """A test's ``from gemmreg_minimal import SPEC`` imports the module before
-    anything discovers plugins: its module-level ``@triton.jit`` still sees
-    the interpreter, because the module imports gemmreg first."""
-    code = "import gemmreg_minimal as m; print(type(m.matmul).__name__)"
-    assert run_fresh(code) == ["InterpretedFunction"]
+    code = "import json, gemmreg_minimal as m; print(json.dumps(type(m.matmul).__name__))"
+    assert run_fresh(code, env=_fresh_env()) == "InterpretedFunction"
 
 
 def test_the_early_guess_waits_for_torch_where_a_gpu_node_exists(monkeypatch):

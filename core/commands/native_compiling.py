@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +27,13 @@ def native_compile(script: str, timeout: float | None = 600) -> Any:
     compiler and ptxas run on the CPU (``triton.compile(ASTSource(...),
     target=GPUTarget("cuda", 90, 32))``), and the test reads the PTX or TTGIR.
     Fresh, so that the pytest process's choice of backend (the interpreter,
-    with no GPU) does not hold there. A script that imports gemmreg (or a
-    plugin) before triton must unset ``TRITON_INTERPRET`` again after that
-    import: importing gemmreg with no GPU turns the interpreter on."""
+    with no GPU) does not hold there. A script that discovers plugins before
+    it imports triton must unset ``TRITON_INTERPRET`` again after that:
+    discovery with no GPU turns the interpreter on."""
     if not _ships_ptxas():
         pytest.skip("this Triton has no NVIDIA backend with ptxas")
     env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
-    return run_fresh(script, env=env, timeout=timeout)
+    return _run(script, env, timeout)
 
 
 def run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | None = None) -> Any:
@@ -40,9 +41,14 @@ def run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | N
     this one's) and return the JSON its last line prints; the calling test
     fails, with the script's stderr, where it exits non-zero.
 
-    Fresh, so that gemmreg decides the backend (and, with no GPU, switches
-    Triton's interpreter on) before triton is imported, and so that a kernel
-    the interpreter crashes on takes down that process, not pytest's."""
+    Fresh, so that a kernel the interpreter crashes on takes down that
+    process, not pytest's; and gemmreg runs kernels there, so where no GPU
+    can be here Triton's interpreter is on in it before anything is imported
+    (:func:`interpreter_env`)."""
+    return _run(script, interpreter_env(os.environ if env is None else env), timeout)
+
+
+def _run(script: str, env: dict[str, str], timeout: float | None) -> Any:
     done = subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
@@ -53,6 +59,21 @@ def run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | N
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def interpreter_env(env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` with Triton's interpreter on where no GPU can be here for a
+    process started with it (no GPU device node, or ``GEMMREG_DEVICE=cpu``
+    in ``env``); where one may be, as it is."""
+    from gemmreg.contract import backend
+
+    started = dict(env)
+    no_gpu = started.get(backend.FORCE_ENV, "").lower() == "cpu" or not any(
+        os.path.exists(node) for node in backend.GPU_DEVICE_NODES
+    )
+    if no_gpu:
+        started["TRITON_INTERPRET"] = "1"
+    return started
 
 
 def _ships_ptxas() -> bool:

@@ -121,7 +121,10 @@ def _may_time(tasks: list[dict[str, object]] | None) -> bool:
 
 
 def main(argv: list[str]) -> int:
+    from gemmreg.contract import backend
     from gemmreg.workers import lifeline
+
+    backend.settle_interpreter_early()  # a worker runs kernels: before any plugin's import
 
     lifeline.hold_on()
     events = os.fdopen(int(argv[1]), "w", buffering=1)
@@ -131,7 +134,6 @@ def main(argv: list[str]) -> int:
         events.flush()
 
     job = json.loads(sys.stdin.readline() or "{}")
-    from gemmreg.contract import backend
     from gemmreg.discovery import registry as registry_module
     from gemmreg.discovery import torch_state
     from gemmreg.discovery.loading import describe

@@ -2,11 +2,13 @@
 
 The decision must come before any Triton kernel is decorated: Triton reads
 ``TRITON_INTERPRET`` in ``@triton.jit``, so on a machine with no GPU the core
-switches the interpreter on before plugins are imported. Twice over: at
-``import gemmreg`` (:func:`settle_interpreter_early`, without torch), so that a
-plugin module imported before discovery (a test's ``from my_plugin import
-SPEC``) may decorate its kernels at module level; and in :func:`current`,
-which discovery calls before it imports any plugin.
+switches the interpreter on before plugins are imported: in :func:`current`,
+which discovery calls before it imports any plugin, and, without torch
+(:func:`settle_interpreter_early`), first thing in the processes gemmreg
+starts to run kernels (its workers, :func:`gemmreg.testing.run_fresh`'s
+scripts) and in gemmreg's own test suite. Never at ``import gemmreg``: the
+pytest plugin imports gemmreg in every pytest session of an environment that
+has it, and another project's Triton tests must not turn interpreted.
 """
 
 from __future__ import annotations
@@ -49,11 +51,12 @@ _interpreter_guessed = False
 
 
 def settle_interpreter_early() -> None:
-    """At ``import gemmreg``: turn Triton's interpreter on where no GPU can be
-    here (no GPU device node, or ``GEMMREG_DEVICE=cpu``), without importing
-    torch (seconds). Where a device node exists, :func:`current` decides, with
-    torch, before discovery imports any plugin; should torch see a GPU after
-    all, :func:`current` turns the guessed interpreter back off."""
+    """Where gemmreg runs kernels (module docstring): turn Triton's
+    interpreter on where no GPU can be here (no GPU device node, or
+    ``GEMMREG_DEVICE=cpu``), without importing torch (seconds). Where a
+    device node exists, :func:`current` decides, with torch, before discovery
+    imports any plugin; should torch see a GPU after all, :func:`current`
+    turns the guessed interpreter back off."""
     global _interpreter_guessed
     if not gpu_likely() and os.environ.get("TRITON_INTERPRET") != "1":
         os.environ["TRITON_INTERPRET"] = "1"
