@@ -16,6 +16,7 @@ from gemmreg.checking import check_runner
 from gemmreg.commands import bench_command, check_command, compare_command, launching
 from gemmreg.commands.launching import Launch
 from gemmreg.commands.requests import BenchRequest, CheckRequest, CompareRequest, TimingAsked
+from gemmreg.contract import backend
 from gemmreg.fanout import executors, sweeping
 from gemmreg.fanout.executors import Checked, CheckJob, Compared, CompareJob, SweepJob
 from gemmreg.instruments import environment
@@ -81,7 +82,9 @@ def test_the_built_in_executor_is_chosen_from_ray_and_devices():
 
 
 def test_an_executor_of_ones_own_is_used_in_place_of_the_built_in_and_starts_nothing_ahead():
-    launch = Launch(executor=OneAtATime(), devices="0,1")
+    mine = OneAtATime()
+    launch = Launch(executor=mine, devices="0,1")
+    assert launching.executor_for(launch, backend.current()) is mine
     assert launching.start_ahead(["torch_ref"], TimingAsked(), True, launch) is None
     assert launching.start_ahead(["torch_ref"], TimingAsked(), True, Launch(ray="local")) is None
 
