@@ -5,7 +5,8 @@ refused in one line before any worker starts, every point refused where it
 cannot fit and the sweep where no kernel can run, the run's folder claimed
 (a new one under ``runs/`` by default), then every point timed in turn (on
 this host, one pool per GPU, or on a Ray cluster: :class:`Launch`), the run
-saved after each point.
+saved after each point. Where the points are timed is the executor's
+choice (:mod:`gemmreg.fanout.executors`), made once.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from gemmreg.commands.launching import (
     LOCAL,
     Launch,
     Progress,
+    executor_for,
     interpreted,
     killed_on_error,
     silent,
-    spread_over,
     start_ahead,
     warn_if_long,
 )
@@ -37,7 +38,8 @@ def bench(
     """Time the request's kernels at every point; the run is saved after each."""
     from gemmreg.contract import backend
     from gemmreg.discovery import registry
-    from gemmreg.fanout import ahead_pinned, sweeping
+    from gemmreg.fanout import ahead_pinned
+    from gemmreg.fanout.executors import SweepJob
     from gemmreg.reporting import run_folder
     from gemmreg.reporting.progress import Meter
     from gemmreg.timing import preflight
@@ -48,14 +50,13 @@ def bench(
     names = list(request.kernels)
     problems = [point.problem for point in request.points]
     # On Ray each actor starts its pool on its node; with --devices, one pool per GPU.
-    several = launch.devices
-    ahead = None if launch.ray is not None else start_ahead(names, request.timing, False, several)
+    ahead = start_ahead(names, request.timing, False, launch)
     with killed_on_error(ahead):
         info = backend.current()
         if launch.on_backend is not None:
             launch.on_backend(info)
-        on = spread_over(several, info)
-        ahead = ahead_pinned.unless_other_gpus(ahead, several, on)
+        executor = executor_for(launch, info)
+        ahead = ahead_pinned.unless_other_gpus(ahead, launch.devices, executor.gpus)
         preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
         timing = request.timing.options(info.is_gpu, sweep=True)
         kernels = registry.discover().select(names)
@@ -68,7 +69,7 @@ def bench(
                 out.rmdir()  # the new, empty folder made for it
             raise
     estimate = warn_if_long("bench", kernels, problems, timing, info.is_gpu, progress)
-    models = 1 if on is None else len(devices.groups(on))  # every point on each model
+    models = len(devices.groups(executor.gpus)) or 1  # every point on each model
     meter = (
         Meter(
             [float(p.flops) for p in problems] * models,
@@ -87,51 +88,20 @@ def bench(
         layouts=list(dict.fromkeys(p.layout for p in problems)),
     )
     fields.update(request.manifest)  # the manifest's fields besides the environment's
+    job = SweepJob(
+        kernels=kernels,
+        problems=problems,
+        timing=timing,
+        info=info,
+        out=out,
+        progress=line,
+        meter=meter,
+        weights=weights,
+        ahead=ahead,
+        fields=fields,
+    )
     try:
-        if launch.ray is not None:
-            from gemmreg.fanout import ray_sweep
-
-            done = ray_sweep.sweep_on_ray(
-                kernels,
-                problems,
-                timing,
-                info,
-                out,
-                line,
-                launch.ray,
-                meter=meter,
-                weights=weights,
-                **fields,
-            )
-        elif on is not None:
-            from gemmreg.fanout import sharded_sweep
-
-            done = sharded_sweep.sweep_on_devices(
-                kernels,
-                problems,
-                timing,
-                info,
-                out,
-                line,
-                on,
-                meter=meter,
-                weights=weights,
-                ahead=ahead,
-                **fields,
-            )
-        else:
-            done = sweeping.sweep(
-                kernels,
-                problems,
-                timing,
-                info,
-                out,
-                line,
-                ahead,
-                meter=meter,
-                weights=weights,
-                **fields,
-            )
+        done = executor.sweep(job)
     except KeyboardInterrupt:  # a second Ctrl-C: the last save stands, whole
         progress(f"gemmreg: the run as last saved is in {out}/")
         raise

@@ -2,7 +2,8 @@
 the Python API alike (:class:`~gemmreg.commands.requests.CheckRequest` in,
 :class:`~gemmreg.commands.results.CheckResult` out): the plugins read,
 the folder claimed, the correctness matrix run on every kernel (on this
-host, spread over GPUs, or on a Ray cluster: :class:`Launch`), then the
+host, spread over GPUs, or on a Ray cluster: the executor :class:`Launch`
+chooses, :mod:`gemmreg.fanout.executors`), then the
 sanitizer pass where one was asked for. Ctrl-C keeps the cases that
 finished, marked partial. The check is saved apart (:func:`save`), after the
 caller has shown it.
@@ -15,14 +16,13 @@ from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.checking.check_runner import CaseResult
-from gemmreg.commands.launching import LOCAL, Launch, Progress, silent, spread_over
+from gemmreg.commands.launching import LOCAL, Launch, Progress, executor_for, silent
 from gemmreg.commands.requests import CheckRequest
 from gemmreg.commands.results import CheckResult
 
 if TYPE_CHECKING:
     from gemmreg.checking.matrix import Case
     from gemmreg.discovery.registry import RegisteredKernel
-    from gemmreg.fanout.ray_cluster import NodeRecord
 
 
 def check(
@@ -30,10 +30,10 @@ def check(
 ) -> CheckResult:
     """Run the request's cases; a line for every case that does not pass
     (every case with ``launch.verbose``). The result is not saved yet."""
-    from gemmreg.checking import check_runner, check_shards, matrix, sanitizer_pass
+    from gemmreg.checking import matrix, sanitizer_pass
     from gemmreg.contract import backend
     from gemmreg.discovery import registry
-    from gemmreg.fanout import ray_check, ray_cluster
+    from gemmreg.fanout.executors import CheckJob
     from gemmreg.instruments import environment
     from gemmreg.reporting import check_saving, run_folder
     from gemmreg.reporting.progress import Meter
@@ -46,9 +46,7 @@ def check(
     gpu = info.is_gpu
     if launch.on_backend is not None:
         launch.on_backend(info)
-    chosen = spread_over(launch.devices, info)
-    if launch.ray is not None:
-        ray_cluster.require()
+    executor = executor_for(launch, info)
     if request.out is not None:  # the last check: --force removes the old run only now
         run_folder.claim(request.out, launch.spell("out"), request.force, launch.spell("force"))
     cases = _seeded(matrix.build(request.level, gpu, request.dtypes, request.layouts), request)
@@ -73,31 +71,28 @@ def check(
         else:
             meter.advance(float(result.case.problem.flops), line)
 
+    chosen = list(executor.gpus) or None
     on_devices = {} if chosen is None else {"devices": devices.described(chosen)}
     wanted = request.out is not None
     manifest = environment.manifest(kernels, level=request.level, **on_devices) if wanted else {}
     interrupted = False
+
+    def saved(so_far: list[CaseResult], more: dict[str, object]) -> None:
+        if request.out is not None:  # as each batch arrives: a lost driver keeps them
+            check_saving.save_check(request.out, {**manifest, **more}, so_far, True)
+
+    job = CheckJob(
+        kernels=kernels,
+        cases=cases,
+        gpu=gpu,
+        on_result=on_result,
+        task_timeout=request.timeout,
+        on_batch=saved,
+    )
     try:
-        if launch.ray is not None:
-
-            def saved(so_far: list[CaseResult], nodes: list[NodeRecord]) -> None:
-                if request.out is not None:  # as each batch arrives: a lost driver keeps them
-                    check_saving.save_check(
-                        request.out, {**manifest, "ray_nodes": nodes}, so_far, True
-                    )
-
-            results[:], nodes = ray_check.check_on_ray(
-                kernels, cases, gpu, launch.ray, on_result, request.timeout, on_batch=saved
-            )
-            manifest["ray_nodes"] = nodes
-        elif chosen is None:
-            check_runner.run_check(
-                kernels, cases, gpu, on_result=on_result, task_timeout=request.timeout
-            )
-        else:  # merged in the order of the kernels, as on one device
-            results[:] = check_shards.check_on_devices(
-                kernels, cases, gpu, chosen, on_result=on_result, task_timeout=request.timeout
-            )
+        done = executor.check(job)
+        results[:] = done.results  # in the order of the kernels, wherever each ran
+        manifest.update(done.manifest)
         if meter is not None:
             meter.done_counting = True
         if request.sanitize:

@@ -4,7 +4,8 @@ in, :class:`~gemmreg.commands.results.CompareResult` out): the options
 refused in one line before any worker starts, the point decided (the
 backend's default shape where none was asked for), refused where it cannot
 fit or fewer than two of its kernels can run here, then timed (on this
-host, spread over GPUs, or on a Ray cluster: :class:`Launch`). The run is
+host, spread over GPUs, or on a Ray cluster: the executor
+:class:`Launch` chooses, :mod:`gemmreg.fanout.executors`). The run is
 saved apart (:func:`save`), after the caller has shown it: a storage that
 refuses the save then loses no figure.
 """
@@ -18,9 +19,9 @@ from gemmreg.commands.launching import (
     LOCAL,
     Launch,
     Progress,
+    executor_for,
     killed_on_error,
     silent,
-    spread_over,
     start_ahead,
     warn_if_long,
 )
@@ -38,7 +39,8 @@ def compare(
     """Time the request's kernels at its point; the result is not saved yet."""
     from gemmreg.contract import backend
     from gemmreg.discovery import registry
-    from gemmreg.fanout import ahead_pinned, sweeping
+    from gemmreg.fanout import ahead_pinned
+    from gemmreg.fanout.executors import CompareJob
     from gemmreg.reporting import run_folder
     from gemmreg.reporting.progress import Meter
     from gemmreg.timing import preflight
@@ -48,15 +50,14 @@ def compare(
     on_ray = launch.ray is not None
     request.timing.check(launch.spell, ray=on_ray)
     names = list(request.kernels)
-    ahead = None if on_ray else start_ahead(names, request.timing, True, launch.devices)
+    ahead = start_ahead(names, request.timing, True, launch)
     with killed_on_error(ahead):
         info = backend.current()
         if launch.on_backend is not None:
             launch.on_backend(info)
-        chosen = spread_over(launch.devices, info)
-        if chosen is not None:
-            devices.one_model(chosen, "compare")
-        ahead = ahead_pinned.unless_other_gpus(ahead, launch.devices, chosen)
+        executor = executor_for(launch, info)
+        devices.one_model(executor.gpus, "compare")
+        ahead = ahead_pinned.unless_other_gpus(ahead, launch.devices, executor.gpus)
         problem = request.problem(info.is_gpu)
         preflight.refuse_unfit([(problem.mnk, problem.dtype)], info)
         timing = request.timing.options(info.is_gpu, fixed=on_ray)
@@ -77,25 +78,18 @@ def compare(
     )
     line = progress if meter is None else meter.line
     trace("plugins discovered, options checked")
+    job = CompareJob(
+        kernels=kernels,
+        problem=problem,
+        timing=timing,
+        info=info,
+        progress=line,
+        meter=meter,
+        ahead=ahead,
+        keep_cache=launch.keep_cache,
+    )
     try:
-        if launch.ray is not None:
-            from gemmreg.fanout import ray_compare
-
-            report, manifest = ray_compare.compare_on_ray(
-                kernels, problem, timing, info, line, launch.ray, meter
-            )
-        else:
-            report, manifest = sweeping.compare(
-                kernels,
-                problem,
-                timing,
-                info,
-                line,
-                ahead,
-                meter,
-                chosen or (),
-                keep_cache=launch.keep_cache,
-            )
+        report, manifest = executor.compare(job)
     finally:
         if meter is not None:
             meter.close()
@@ -103,7 +97,7 @@ def compare(
         report = attrs.evolve(report, weight=request.weight)
     manifest.update(request.manifest)
     if launch.after is not None:
-        launch.after(report, manifest, chosen or ())
+        launch.after(report, manifest, executor.gpus)
     return CompareResult(
         reports=(report,), manifest=manifest, partial=report.partial, out=request.out
     )

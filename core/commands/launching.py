@@ -1,6 +1,7 @@
 """What a command adds to its request on the way to the work: where the
 workers run beyond one local pool (spread over GPUs, on a Ray cluster), how
-progress is shown, how a refusal names an option (:class:`Launch`); and the
+progress is shown, how a refusal names an option (:class:`Launch`); the
+executor the work is handed to, chosen once (:func:`executor_for`); and the
 steps every timing command takes before it times anything: its workers
 started ahead of the plugins' import (killed again if the command then
 fails), the GPUs ``--devices`` names resolved, the run's estimated time.
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from gemmreg.contract.records import Problem
     from gemmreg.discovery.registry import RegisteredKernel
     from gemmreg.fanout.ahead_pinned import PoolsAhead
+    from gemmreg.fanout.executors import Executor
     from gemmreg.timing.timing_options import TimingOptions
     from gemmreg.timing.timing_records import CompareReport
     from gemmreg.timing.worker_pool import Ahead
@@ -61,30 +63,44 @@ class Launch:
     over, once the timing is done (the command line's profilers)."""
     verbose: bool = False
     """``check``: a progress line for every case, passing ones too."""
+    executor: Executor | None = None
+    """Where the work runs, in place of the one ``devices`` and ``ray``
+    choose (:mod:`gemmreg.fanout.executors`); it starts its own workers."""
 
 
 LOCAL = Launch()
 """The Python API's: one local pool, no meter, options named as keywords."""
 
 
-def start_ahead(
-    names: Sequence[str], timing: TimingAsked, cold: bool, several: str | None = None
-) -> Any:
+def executor_for(launch: Launch, info: BackendInfo) -> Executor:
+    """Where the command's work runs, chosen once the backend is known: the
+    launch's own executor, else the one ``--ray`` or ``--devices`` chooses
+    (one pool here without either)."""
+    from gemmreg.fanout import executors
+
+    if launch.executor is not None:
+        return launch.executor
+    return executors.built_in(launch.ray, spread_over(launch.devices, info))
+
+
+def start_ahead(names: Sequence[str], timing: TimingAsked, cold: bool, launch: Launch) -> Any:
     """The command's workers, started before this process imports torch and
     reads the plugins (:class:`gemmreg.timing.worker_pool.Ahead`), or None
-    where that does not pay (no GPU likely) or is switched off; with
-    ``--devices`` (``several``), pinned to the GPUs it will name, where they
-    can be known yet (:mod:`gemmreg.fanout.ahead_pinned`).
+    where that does not pay (no GPU likely), is switched off, or the work
+    runs elsewhere (on Ray, or an executor of the launch's own); with
+    ``--devices``, pinned to the GPUs it will name, where they can be known
+    yet (:mod:`gemmreg.fanout.ahead_pinned`).
 
     Left untyped: an ``Ahead``, or for ``bench --devices`` a ``PoolsAhead`` (a
-    pool per GPU); which one follows from ``cold`` and ``several``, and the
-    command hands it to the runner made for it."""
+    pool per GPU); which one follows from ``cold`` and ``--devices``, and the
+    command hands it to its executor, which gives it the runner made for it."""
     from gemmreg.contract import backend
     from gemmreg.fanout import ahead_pinned
     from gemmreg.timing import timing_options, worker_pool
 
-    if not worker_pool.starting_ahead():
+    if launch.ray is not None or launch.executor is not None or not worker_pool.starting_ahead():
         return None
+    several = launch.devices
     gpu = backend.gpu_likely()
     spend = timing_options.budget(gpu, timing.processes, timing.budget, fixed=False)
     processes = timing_options.first_processes(gpu, timing.processes, spend)

@@ -44,10 +44,11 @@ The features, each on the base:
   and every view of the records: tables, legends, formats, plots, progress
   lines. Above checking and timing, whose records it writes and renders; it
   never measures or decides.
-- **fanout**: work spread beyond one timing pool: a sweep over points (one
-  pool, a pool per GPU, warm Ray actors), workers started ahead and pinned, check
-  and compare on a Ray cluster. Above reporting: a sweep saves its run after
-  every point and prints each point as it finishes.
+- **fanout**: work spread beyond one timing pool, behind one executor
+  interface: a sweep over points (one pool, a pool per GPU, warm Ray actors),
+  workers started ahead and pinned, check and compare on a Ray cluster. Above
+  reporting: a sweep saves its run after every point and prints each point as it
+  finishes.
 - **commands**: the ways in, parsing and dispatch: the command line's
   commands, the Python API's keywords and requests, each command's work from its
   request to its result, the pytest plugin's parameters, and the worker
