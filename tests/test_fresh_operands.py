@@ -17,7 +17,7 @@ from conftest import TESTS, only_extra_plugins, run_gemmreg
 from gemmreg.checking.guarded_output import GuardedOutput, sentinel_count
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
-from gemmreg.timing import clocks, fresh_values, round_loops, timed_kernel, timing
+from gemmreg.timing import clocks, fresh_values, regime_graph, round_loops, timed_kernel, timing
 from gemmreg.workers.task_results import KernelTiming
 from test_gpu_clock import FakeTorch
 from test_stream_hold import FakeHold
@@ -220,7 +220,7 @@ class _FakeGraph:
 
 def test_each_graph_is_handed_to_the_check_after_the_graph_rounds(monkeypatch):
     GRAPH_LOG.clear()
-    monkeypatch.setattr(round_loops, "Graph", _FakeGraph)
+    monkeypatch.setattr(regime_graph, "Graph", _FakeGraph)
     kernels = [
         SimpleNamespace(
             name=name, call=lambda name=name: name, result=KernelTiming(round_ms=(0.01,))
@@ -234,7 +234,7 @@ def test_each_graph_is_handed_to_the_check_after_the_graph_rounds(monkeypatch):
         replay()
 
     policy = SimpleNamespace(graph_rounds=3, slot_s=0.01)
-    taken = round_loops.graph_rounds(kernels, policy, seed=1, check=check)
+    taken = regime_graph.graph_rounds(kernels, policy, seed=1, check=check)
     assert len(taken) == 3 and sorted(checked) == ["a", "b"]
     last_timed = max(i for i, entry in enumerate(GRAPH_LOG) if entry == "timed")
     assert GRAPH_LOG[last_timed + 1 :] == [f"replay {name}" for name in checked]

@@ -283,7 +283,7 @@ def valid_report() -> CompareReport:
             exposure_s=0.3,
             prepare_s=0.2,
             first_call_s=0.01,
-            graph_ms=0.8,
+            regime_ms={"graph replay": 0.8},
             precheck=check,
             postcheck=check,
         )
@@ -305,7 +305,7 @@ def valid_report() -> CompareReport:
             tflops=0.001,
             peak_tflops=67.0,
             percent_of_peak=0.01,
-            graph_ms=0.8,
+            regime_ms={"graph replay": 0.8},
             tile_efficiency=1.0,
             cold_prepare_s=0.2,
             warm_prepare_s=0.1,
@@ -358,6 +358,10 @@ def valid_report() -> CompareReport:
 
 FREE_FORM = {"manifest", "precheck", "postcheck", "clock_trace", "profiles", "log_ratios"}
 """Objects whose contents the records do not type: replaced whole, never entered."""
+BY_NAME = {"regime_ms"}
+"""Objects whose keys are names (of regimes) and whose values are typed: entered
+for their values, which are times when the object's name says so, but no
+record (any key may be there, none must)."""
 REQUIRED = {
     cls: [f.name for f in attrs.fields(cls) if f.default is attrs.NOTHING]
     for cls in (
@@ -395,6 +399,8 @@ def get(data: Any, path: tuple[Any, ...]) -> Any:
 
 def is_time(path: tuple[Any, ...]) -> bool:
     names = [step for step in path if isinstance(step, str)]
+    if len(names) >= 2 and names[-2] in BY_NAME:
+        names = names[:-1]  # a value of a mapping by name: a time when the mapping's name says so
     return bool(names) and names[-1].endswith(("_ms", "_s"))
 
 
@@ -405,7 +411,11 @@ def damaged_json(draw: Any, data: dict[str, Any]) -> str:
     numbers = [p for p in spots if isinstance(get(data, p), (int, float))]
     numbers = [p for p in numbers if not isinstance(get(data, p), bool)]
     times = [p for p in numbers if is_time(p)]
-    records = [p for p in spots if isinstance(get(data, p), dict) and p[-1] not in FREE_FORM]
+    records = [
+        p
+        for p in spots
+        if isinstance(get(data, p), dict) and p[-1] not in FREE_FORM and p[-1] not in BY_NAME
+    ]
     how = draw(st.sampled_from(["type", "non-finite", "negative time", "unknown", "missing"]))
     if how == "type":  # a value no field of that place can hold
         path = draw(st.sampled_from(spots))

@@ -9,7 +9,7 @@ from gemmreg.checking import matrix, sanitizer_tools
 from gemmreg.contract import inputs
 from gemmreg.contract.records import Problem
 from gemmreg.reporting import regression, render_compare
-from gemmreg.timing import round_loops, rounds, stats, summaries, timing_options
+from gemmreg.timing import regime_graph, rounds, stats, timing_options
 from gemmreg.timing.timing_records import CompareReport
 
 
@@ -43,9 +43,9 @@ def test_the_compare_legend_states_the_rules_in_force_today():
 
 
 def test_the_compare_legend_follows_its_constants(monkeypatch):
-    monkeypatch.setattr(round_loops, "GRAPH_MAX_CALL_MS", 7.5)
-    monkeypatch.setattr(summaries, "LAUNCH_BOUND_MAX_MS", 0.2)
-    monkeypatch.setattr(summaries, "LAUNCH_BOUND_RATIO", 0.25)
+    monkeypatch.setattr(regime_graph, "GRAPH_MAX_CALL_MS", 7.5)
+    monkeypatch.setattr(regime_graph, "LAUNCH_BOUND_MAX_MS", 0.2)
+    monkeypatch.setattr(regime_graph, "LAUNCH_BOUND_RATIO", 0.25)
     monkeypatch.setattr(rounds, "TARGET_HALFWIDTH", 0.02)
     monkeypatch.setattr(stats, "DEFAULT_MARGIN", 0.03)
     text = legend()

@@ -33,7 +33,11 @@ def test_launch_bound_is_only_said_of_short_kernels(fake_plugins):
     def label(median_ms, graph_ms):
         runs = [
             ProcessRun(
-                kernel="k", process=p, status="timed", round_ms=(median_ms,), graph_ms=graph_ms
+                kernel="k",
+                process=p,
+                status="timed",
+                round_ms=(median_ms,),
+                regime_ms={"graph replay": graph_ms},
             )
             for p in range(3)
         ]

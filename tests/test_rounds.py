@@ -169,15 +169,15 @@ class _Stub:
 
 def test_graph_replays_are_not_taken_when_a_call_is_long():
     """Past GRAPH_MAX_CALL_MS launch cost is noise: no graph is even built."""
-    from gemmreg.timing import round_loops, timing
+    from gemmreg.timing import regime_graph, timing
 
-    long_ = [_Stub("slow", [round_loops.GRAPH_MAX_CALL_MS * 2]), _Stub("fast", [0.01])]
-    assert round_loops.graph_rounds(long_, timing.GPU_POLICY, seed=1) == []
-    assert all(not k.result.graph_error and k.calls == 0 for k in long_)
+    long_ = [_Stub("slow", [regime_graph.GRAPH_MAX_CALL_MS * 2]), _Stub("fast", [0.01])]
+    assert regime_graph.graph_rounds(long_, timing.GPU_POLICY, seed=1) == []
+    assert all(not k.result.regime_errors and k.calls == 0 for k in long_)
     # Short calls do get graphs: on this CPU machine building one fails, and says so.
     short = [_Stub("a", [0.01]), _Stub("b", [0.02])]
-    round_loops.graph_rounds(short, timing.GPU_POLICY, seed=1)
-    assert all(k.result.graph_error for k in short)
+    regime_graph.graph_rounds(short, timing.GPU_POLICY, seed=1)
+    assert all(k.result.regime_errors[regime_graph.REGIME] for k in short)
 
 
 def test_checks_take_as_many_calls_as_their_budget_allows():

@@ -4,7 +4,7 @@ drift from the rules it names)."""
 
 from __future__ import annotations
 
-from gemmreg.timing import round_loops, stats, summaries
+from gemmreg.timing import regimes, stats
 from gemmreg.timing.timing_records import CompareReport
 
 
@@ -14,10 +14,7 @@ def legend(report: CompareReport) -> list[str]:
     return [
         "median ms: median of the process medians (each the median of the kernel's round figures);",
         "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
-        "datasheet peak for the row's precision; graph ms: per call under warm CUDA-graph replay",
-        f"(not taken when a call lasts over {round_loops.GRAPH_MAX_CALL_MS:g} ms: launch cost is noise there);",
-        f"launch-bound: a median under {summaries.LAUNCH_BOUND_MAX_MS:g} ms whose graph ms is under "
-        f"{summaries.LAUNCH_BOUND_RATIO:.0%} of it;",
+        *_after("datasheet peak for the row's precision;", _regime_lines()),
         "host ms: the host's time per call (its launch path), which the samples leave out:",
         "each batch is queued in full before the GPU runs it;",
         "device ms and launches: device work per call and its launches, from CUPTI;",
@@ -43,3 +40,15 @@ def _sequential(report: CompareReport) -> list[str]:
         "spent; each look judged at its own level (alpha 6/(pi^2 j^2) at look j), and a pair's",
         "words, interval and confidence are those of the look that decided it.",
     ]
+
+
+def _regime_lines() -> list[str]:
+    """What each regime measured beside the primary one says of its column."""
+    return [line for regime in regimes.registered() for line in regime.legend()]
+
+
+def _after(line: str, following: list[str]) -> list[str]:
+    """``line``, the first of ``following`` run on after it, then the rest."""
+    if not following:
+        return [line]
+    return [f"{line} {following[0]}", *following[1:]]

@@ -18,7 +18,7 @@ from gemmreg.reporting.render_verdicts import (
 )
 from gemmreg.reporting.run_summary import SUMMARY_COLUMNS as SUMMARY_COLUMNS
 from gemmreg.reporting.run_summary import summary_rows
-from gemmreg.timing import rounds
+from gemmreg.timing import regimes, rounds
 from gemmreg.timing.timing_records import SCHEMA, CompareReport, KernelSummary
 
 PARTIAL_RUN_BANNER = (
@@ -100,12 +100,11 @@ def _start(s: KernelSummary) -> str:
     return f"{_fmt(cold, 3)} / {_fmt(warm, 3)}"
 
 
-def _row(s: KernelSummary) -> list[str]:
+def _row(s: KernelSummary, figures: int) -> list[str]:
+    """A kernel's row; ``figures``: the cells between its precision and its notes."""
     if s.status != "timed":
-        return [s.kernel, s.precision, *["-"] * 10, f"{s.status.upper()}: {s.reason}"]
-    notes = [f"INVALID: {why}" for why in s.invalid] + list(s.flags)
-    if s.launch_bound:
-        notes.append("launch-bound")
+        return [s.kernel, s.precision, *["-"] * figures, f"{s.status.upper()}: {s.reason}"]
+    notes = [f"INVALID: {why}" for why in s.invalid] + list(s.flags) + regimes.notes(s)
     assert s.center_ms is not None and s.low_ms is not None and s.high_ms is not None
     return [
         s.kernel,
@@ -114,7 +113,7 @@ def _row(s: KernelSummary) -> list[str]:
         span(s.low_ms, s.high_ms, 5),
         _fmt(s.tflops, 4),
         _fmt(s.percent_of_peak, 3),
-        _fmt(s.graph_ms, 4),
+        *(_fmt(figure, regime.digits) for regime, figure in regimes.figures(s)),
         _fmt(s.host_ms, 3),
         _fmt(s.device_kernel_ms, 4),
         _fmt(s.launches_per_call, 3),
@@ -202,7 +201,7 @@ def compare_table(
         f"range over {report.processes} procs (ms)",
         "TFLOP/s",
         "% of peak",
-        "graph ms",
+        *(regime.header for regime in regimes.registered()),
         "host ms",
         "device ms",
         "launches",
@@ -215,7 +214,11 @@ def compare_table(
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
         f"clock: {report.clock}",
         "",
-        formatter.table([_row(s) for s in report.summaries], headers, [None, 30, *[None] * 10, 40]),
+        formatter.table(
+            [_row(s, len(headers) - 3) for s in report.summaries],
+            headers,
+            [None, 30, *[None] * (len(headers) - 3), 40],
+        ),
         "",
         *compare_legend.legend(report),
         "",
@@ -252,9 +255,7 @@ def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
                     significant(s.center_ms, 5) if s.center_ms else "-",
                     span(s.low_ms, s.high_ms, 5) if s.low_ms and s.high_ms is not None else "-",
                     significant(s.tflops) if s.tflops else "-",
-                    s.status
-                    if s.status != "timed"
-                    else ("launch-bound" if s.launch_bound else "ok"),
+                    s.status if s.status != "timed" else ("; ".join(regimes.notes(s)) or "ok"),
                 ]
             )
             layouts.append(p.layout)

@@ -4,10 +4,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from typing import overload
+
 from gemmreg.reporting.formats import Cell
+from gemmreg.timing import regimes
 from gemmreg.timing.timing_records import CompareReport
 
-SUMMARY_COLUMNS = (
+_BEFORE_REGIMES = (
     "m",
     "n",
     "k",
@@ -24,7 +28,8 @@ SUMMARY_COLUMNS = (
     "high_ms",
     "tflops",
     "percent_of_peak",
-    "graph_ms",
+)
+_AFTER_REGIMES = (
     "host_ms",
     "device_kernel_ms",
     "launches_per_call",
@@ -48,12 +53,43 @@ SUMMARY_COLUMNS = (
 )
 
 
+class _Columns(Sequence[str]):
+    """The summary rows' columns, those of the registered regimes (after
+    ``percent_of_peak``) read from the registry each time: a regime
+    registered after this module was imported has its column too."""
+
+    def _names(self) -> tuple[str, ...]:
+        beside = (regime.column for regime in regimes.registered())
+        return (*_BEFORE_REGIMES, *beside, *_AFTER_REGIMES)
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._names()[index]
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __repr__(self) -> str:
+        return repr(self._names())
+
+
+SUMMARY_COLUMNS: Sequence[str] = _Columns()
+"""One column per field of a kernel's row: ``summary.csv``, a run's CSV."""
+
+
 def summary_rows(report: CompareReport) -> list[dict[str, Cell]]:
     """One flat row per kernel: the CSV and the sweep tables read these."""
     rows: list[dict[str, Cell]] = []
     p = report.problem
     for s in report.summaries:
         row: dict[str, Cell] = {column: getattr(s, column, None) for column in SUMMARY_COLUMNS}
+        row.update({regime.column: figure for regime, figure in regimes.figures(s)})
         row.update(
             m=p.m,
             n=p.n,

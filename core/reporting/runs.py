@@ -36,7 +36,7 @@ from gemmreg.contract.serialization import (
 from gemmreg.discovery import interrupts
 from gemmreg.reporting import checksums, run_schema, saved_files
 from gemmreg.reporting.not_saved import STORAGE_ERRNOS, RunNotSaved
-from gemmreg.reporting.schema_1 import upgrade
+from gemmreg.reporting.schema_2 import upgrade
 from gemmreg.timing.timing_records import SCHEMA, CompareReport
 
 RUN_FILE = "run.json"

@@ -53,7 +53,11 @@ class ProcessRun:
     """Wall time of all its slots: equal for every kernel of the process, by construction."""
     prepare_s: float | None = None
     first_call_s: float | None = None
-    graph_ms: float | None = None
+    regime_ms: dict[str, float] = attrs.field(factory=dict)
+    """Its figure in each regime measured beside the primary one, by regime
+    (:mod:`gemmreg.timing.regimes`); a regime without one is left out. Runs
+    saved before (schema 2 and older) kept each in a field of its own
+    (``graph_ms``), read into here."""
     host_ms: float | None = None
     """The host's time per call (its launch path), median over the kept rounds;
     None on the CPU and in runs saved before it was recorded."""

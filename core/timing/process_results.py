@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TypedDict, Unpack
 
 from gemmreg.instruments.work_accounting import WorkAccounting
-from gemmreg.timing import rounds, verdicts
+from gemmreg.timing import regimes, rounds, verdicts
 from gemmreg.timing.rounds import Round
 from gemmreg.timing.timing_records import ProcessRecord, ProcessRun
 from gemmreg.workers.task_results import KernelTiming, RoundsResult
@@ -22,7 +22,8 @@ from gemmreg.workers.task_results import KernelTiming, RoundsResult
 def read_process(
     names: Sequence[str], process: int, result: RoundsResult
 ) -> tuple[list[ProcessRun], ProcessRecord]:
-    taken, graphed = list(result.rounds), list(result.graph_rounds)
+    taken = list(result.rounds)
+    beside = {r.name: result.regime_rounds.get(r.name, ()) for r in regimes.registered()}
     exposure = rounds.exposure(taken, names)
     runs = []
     for name in names:
@@ -33,20 +34,20 @@ def read_process(
         if k.status != "ok":
             runs.append(_run(name, process, k, k.status, k.reason))
             continue
-        graph_ms = [r.slot_ms[name] for r in graphed if name in r.slot_ms]
+        figures = {r.name: r.process_figure(name, beside[r.name]) for r in regimes.registered()}
         runs.append(
             _run(
                 name,
                 process,
                 k,
                 "timed",
-                f"graph replay: {k.graph_error}" if k.graph_error else "",
+                "; ".join(f"{regime}: {error}" for regime, error in k.regime_errors.items()),
                 escaped=k.sync_escape or "",
                 accounting=k.accounting,
                 round_ms=k.round_ms,
                 samples=int(exposure[name]["samples"]),
                 exposure_s=exposure[name]["wall_s"],
-                graph_ms=sorted(graph_ms)[len(graph_ms) // 2] if graph_ms else None,
+                regime_ms={r: figure for r, figure in figures.items() if figure is not None},
                 host_ms=_host_ms(name, taken),
             )
         )
@@ -64,9 +65,7 @@ def read_process(
         queued=result.queued,
         accounting=result.accounting,
         clock_trace=_clock_trace(taken),
-        log_ratios=verdicts.process_log_ratios(
-            timed, {"end-to-end": taken, "graph replay": graphed}
-        ),
+        log_ratios=verdicts.process_log_ratios(timed, {regimes.PRIMARY: taken, **beside}),
         placements=max((k.placements for k in result.kernels.values()), default=None),
     )
     return runs, record
@@ -86,7 +85,7 @@ class TimedFigures(TypedDict, total=False):
     round_ms: tuple[float, ...]
     samples: int
     exposure_s: float
-    graph_ms: float | None
+    regime_ms: dict[str, float]
     host_ms: float | None
 
 

@@ -1,12 +1,13 @@
 """The measuring loops of one timing process: heat soak, rounds of equal
-slots, graph replays in rounds. :mod:`gemmreg.timing.timing` prepares the kernels
+slots (the primary regime; the others measure after them,
+:mod:`gemmreg.timing.regimes`). :mod:`gemmreg.timing.timing` prepares the kernels
 and calls these; each kernel here is anything with a ``name`` and a
 ``call()`` that enqueues one call (so tests can hand in stand-ins).
 
 A kernel may also have ``pin()``, which pins torch's switches as that kernel
 runs (TF32 on for one that declares TF32 math, :func:`gemmreg.discovery.torch_state.pin_for`)
 and returns the reading. Kernels are interleaved, so each one's pin is applied
-before its calls (a slot, a soak batch, a graph capture or its replays), never
+before its calls (a slot, a soak batch, another regime's calls: :func:`enter`), never
 inside a timed interval, and torch's state is checked against it after them.
 
 And ``use_placement(index)`` and ``fresh_values(seed, index)``: before each
@@ -20,14 +21,14 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import attrs
 from gemmreg.discovery import state_changes
 from gemmreg.discovery.torch_state import TorchState
 from gemmreg.timing import rounds
-from gemmreg.timing.clocks import Call, Graph
+from gemmreg.timing.clocks import Call
 from gemmreg.timing.rounds import Round
 from gemmreg.timing.timing_options import Policy
 from gemmreg.workers.task_results import KernelTiming
@@ -47,13 +48,9 @@ a comparison soaks, so the shorter window saves half a second each."""
 SLOT_BATCHES = 4
 """A slot's samples are queued in about this many batches, each read after one
 synchronisation: few enough to keep the GPU busy, enough to end the slot on time."""
-GRAPH_FALLBACK_MS = 1.0
-"""Per-call time assumed for sizing a graph when every round was dropped."""
-GRAPH_MAX_CALL_MS = 2.0
-"""Graph replays are taken only when every kernel's call is shorter than this.
-The regime exists to take launch cost (a few us) out of the figure; past 2 ms
-that cost is under 0.5% of a call, inside the default margin, while replaying
-a 370 ms kernel ten rounds long cost a sweep point 30 s on the H200."""
+FALLBACK_CALL_MS = 1.0
+"""Per-call time assumed when every round was dropped (sizing a graph, or the
+calls of the sync check)."""
 
 
 class RoundKernel(Protocol):
@@ -63,7 +60,7 @@ class RoundKernel(Protocol):
 
     name: str
     result: KernelTiming
-    """Its record: the loops read its rounds and note a graph it could not capture."""
+    """Its record: the loops read its rounds; a regime notes why it could not measure it."""
 
     def call(self) -> None:
         """Enqueue one call."""
@@ -91,9 +88,6 @@ class SoakFigures(TypedDict):
     converts with ``tuple``, which the attrs mypy plugin cannot match to a list."""
 
 
-K = TypeVar("K", bound=RoundKernel)
-
-
 class ChangedInRounds(Exception):
     """A kernel's calls in the soak or the rounds changed torch's global state:
     the others may have run under it since, so the process's rounds are void."""
@@ -102,10 +96,11 @@ class ChangedInRounds(Exception):
         self.kernel, self.changed = kernel, changed
 
 
-def _enter(kernel: RoundKernel) -> TorchState | None:
-    """Before ``kernel``'s calls, outside any timed interval: its own pin (about
-    0.2 ms of host work, between two synchronised slots); the reading to check
-    against after them, or None for a stand-in without ``pin``."""
+def enter(kernel: RoundKernel) -> TorchState | None:
+    """Before ``kernel``'s calls (here, or another regime's), outside any timed
+    interval: its own pin (about 0.2 ms of host work, between two synchronised
+    slots); the reading to check against after them, or None for a stand-in
+    without ``pin``."""
     pin = getattr(kernel, "pin", None)
     return pin() if pin is not None else None
 
@@ -143,7 +138,7 @@ def heat_soak(
     while True:
         for kernel in kernels:
             count = max(1, policy.soak_min_calls // 4)
-            expected = _enter(kernel)
+            expected = enter(kernel)
             t0 = time.perf_counter()
             _samples(clock, kernel, count)
             cost[kernel.name].append((time.perf_counter() - t0) / count)
@@ -222,7 +217,7 @@ def take_rounds(
             recorder.round_begins(index)
         slot_ms, wall, samples, host = {}, {}, {}, {}
         for name in order:
-            expected = _enter(by_name[name])
+            expected = enter(by_name[name])
             values, wall[name], host_ms = _slot(by_name[name], clock, budget, cost_s[name])
             slot_ms[name], samples[name] = statistics.median(values), len(values)
             if host_ms is not None:
@@ -256,45 +251,4 @@ def take_rounds(
 
 def per_call_ms(kernel: RoundKernel) -> float:
     """A kernel's typical call, from its rounds (a guess when all were dropped)."""
-    return float(statistics.median(kernel.result.round_ms or [GRAPH_FALLBACK_MS]))
-
-
-def graph_rounds(
-    kernels: Sequence[K],
-    policy: Policy,
-    seed: int,
-    check: Callable[[K, Call], None] | None = None,
-) -> list[Round]:
-    """Warm CUDA-graph replays in rotating rounds; none when a call is long
-    (``GRAPH_MAX_CALL_MS``). After them ``check(kernel, replay)`` is handed each
-    captured graph's replay: a replay's calls are not poisoned one by one (that
-    would be work inside its interval), so what the graph does is checked apart."""
-    if any(per_call_ms(k) > GRAPH_MAX_CALL_MS for k in kernels):
-        return []
-    graphs: dict[str, Graph] = {}
-    for kernel in kernels:
-        _enter(kernel)  # a capture records the library call its switches chose
-        try:
-            graphs[kernel.name] = Graph(kernel.call, Graph.calls_for(per_call_ms(kernel)))
-        except Exception as error:  # some launchers cannot be captured; say so
-            kernel.result.graph_error = f"{type(error).__name__}: {error}"
-    names = list(graphs)
-    by_name = {k.name: k for k in kernels}
-    taken = []
-    for index in range(policy.graph_rounds if len(names) else 0):
-        order = rounds.round_orders(names, index + 1, seed + 7)[index]
-        slot_ms, wall, samples = {}, {}, {}
-        for name in order:
-            _enter(by_name[name])
-            graph = graphs[name]
-            replay_ms = max(graph.per_call_ms(1) * graph.calls, 1e-3)
-            replays = max(1, round(policy.slot_s * 1e3 / replay_ms))
-            t0 = time.perf_counter()
-            slot_ms[name] = graph.per_call_ms(replays)
-            wall[name], samples[name] = time.perf_counter() - t0, replays * graph.calls
-        taken.append(Round(order=tuple(order), slot_ms=slot_ms, slot_wall_s=wall, samples=samples))
-    for name in names:
-        if check is not None:
-            _enter(by_name[name])
-            check(by_name[name], graphs[name].graph.replay)
-    return taken
+    return float(statistics.median(kernel.result.round_ms or [FALLBACK_CALL_MS]))

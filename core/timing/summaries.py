@@ -17,17 +17,9 @@ from gemmreg.contract.records import Problem
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.instruments.work_accounting import process_findings
-from gemmreg.timing import device_regime, vetoes
+from gemmreg.timing import device_regime, regimes, vetoes
 from gemmreg.timing.peaks import peak_tflops
 from gemmreg.timing.timing_records import ColdStart, KernelSummary, ProcessRun
-
-LAUNCH_BOUND_RATIO = 0.5
-"""A kernel whose launch-free (graph) time is under this fraction of its
-per-launch time is labelled launch-bound: launch overhead dominates the figure..."""
-LAUNCH_BOUND_MAX_MS = 0.05
-"""...provided the per-launch time is this short. Graph replays run with a warm
-L2; for a longer kernel the gap to its graph time is L2 warmth, not launch
-overhead (a few microseconds), and the label would mislead."""
 
 
 def tile_efficiency(problem: Problem, tile: tuple[int, int, int] | None) -> float | None:
@@ -50,6 +42,22 @@ INTERRUPTED_REASON = "the point was interrupted before any of its processes fini
 def _median_or_none(values: Sequence[float | None]) -> float | None:
     present = [v for v in values if v is not None]
     return statistics.median(present) if present else None
+
+
+def _regime_figures(
+    runs: Sequence[ProcessRun], center_ms: float
+) -> tuple[dict[str, float], dict[str, Any]]:
+    """Each registered regime's figure over the processes (``regime_ms``),
+    and the fields of the summary the regimes set from them (their labels)."""
+    figures: dict[str, float] = {}
+    fields: dict[str, Any] = {}
+    for regime in regimes.registered():
+        measured = [r.regime_ms[regime.name] for r in runs if regime.name in r.regime_ms]
+        figure = regime.summary_figure(measured)
+        if figure is not None:
+            figures[regime.name] = figure
+        fields.update(regime.summary_fields(center_ms, figure))
+    return figures, fields
 
 
 def summarize(
@@ -101,7 +109,7 @@ def summarize(
     center = statistics.median(medians)
     tflops = problem.flops / (center * 1e-3) / 1e12
     peak = peak_tflops(device_name, math_mode)
-    graph = _median_or_none([r.graph_ms for r in runs])
+    figures, labels = _regime_figures(runs, center)
     invalid = [
         f"process {r.process}: work escaped its timed interval: {r.escaped}"
         for r in runs
@@ -138,7 +146,7 @@ def summarize(
         tflops=tflops,
         peak_tflops=peak,
         percent_of_peak=100 * tflops / peak if peak else None,
-        graph_ms=graph,
+        regime_ms=figures,
         host_ms=_median_or_none([r.host_ms for r in runs]),
         device_kernel_ms=device.get("kernel_ms_per_call"),
         launches_per_call=device.get("launches_per_call"),
@@ -146,9 +154,6 @@ def summarize(
         device_call_ms=device.get("call_ms", ()),
         device_interleaved=bool(device.get("interleaved", False)),
         device_process_call_ms=tuple(device_regime.paired_calls(p) for p in by_process),
-        launch_bound=graph is not None
-        and center < LAUNCH_BOUND_MAX_MS
-        and graph < LAUNCH_BOUND_RATIO * center,
         warm_prepare_s=_median_or_none([r.prepare_s for r in runs]),
         warm_first_call_s=_median_or_none([r.first_call_s for r in runs]),
         samples=sum(r.samples for r in runs),
@@ -156,6 +161,7 @@ def summarize(
         max_error=max(errors) if errors else None,
         invalid=tuple(invalid),
         flags=tuple(flags),
+        **labels,
     )
     found = vetoes.kernel_vetoes(summary, problem, device_name, profile)
     return attrs.evolve(summary, invalid=(*summary.invalid, *found)) if found else summary

@@ -21,8 +21,9 @@ a comparison at once.
 4. A postcheck of what the last timed call left in each used placement's C,
    against the values that placement held then: a call that skipped its
    work leaves the poison, a result kept from other values is stale.
-5. On a GPU: warm CUDA-graph replays, in rounds too (the launch-free
-   regime); then, per kernel, a whole-device integrity check by device-wide
+5. On a GPU: the regimes measured beside the primary one, each in rounds
+   too (:mod:`gemmreg.timing.regimes`: warm, launch-free CUDA-graph
+   replays); then, per kernel, a whole-device integrity check by device-wide
    synchronisation: all the work a call causes must fall inside its timed
    interval. Device activity through CUPTI (device-kernel time, launches,
    and the precise integrity check) is taken in a process of its own
@@ -32,14 +33,14 @@ a comparison at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.contract import backend
 from gemmreg.contract.records import KernelSpec, Problem
 from gemmreg.discovery import state_changes, torch_state
-from gemmreg.timing import fresh_values, round_loops, rounds, work_recording
+from gemmreg.timing import fresh_values, regimes, round_loops, rounds, work_recording
 from gemmreg.timing.clocks import CpuClock, GpuClock
 from gemmreg.timing.device_memory import device_bytes
 from gemmreg.timing.placements import more_placements, placement_count
@@ -72,6 +73,22 @@ def _open_monitor() -> tuple[Monitor | None, str]:
     from gemmreg.instruments import gpu_monitor
 
     return gpu_monitor.open_monitor(0)
+
+
+def measure_regimes(
+    ready: Sequence[TimedKernel],
+    policy: Policy,
+    order_seed: int,
+    problem: Problem,
+    result: RoundsResult,
+    note: Callable[[str], None],
+) -> None:
+    """Each registered regime's rounds of the ``ready`` kernels, after the
+    primary rounds and their postcheck, into ``result`` by regime name."""
+    for regime in regimes.registered():
+        note(regime.measuring)
+        measured = regime.measure(ready, policy, order_seed, problem)
+        result.regime_rounds[regime.name] = tuple(measured)
 
 
 def measure_group(
@@ -160,14 +177,7 @@ def measure_group(
         if check is not None and not check.passed:
             kernel.result.status, kernel.result.reason = "failed", f"postcheck: {check.reason}"
     if info.is_gpu:
-        note("graph replays")
-        graphed = round_loops.graph_rounds(
-            ready,
-            policy,
-            order_seed,
-            lambda k, replay: k.verify_replay(replay, problem, order_seed),
-        )
-        result.graph_rounds = tuple(graphed)
+        measure_regimes(ready, policy, order_seed, problem, result, note)
         from gemmreg.timing import device_activity
 
         for kernel in ready:

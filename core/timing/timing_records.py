@@ -29,20 +29,17 @@ VerdictWord = Literal[
     "no verdict",
     "indistinguishable",  # schema 1 only: saved runs keep the words they were judged with
 ]
-Regime = Literal["end-to-end", "graph replay", "device kernels"]
 Execution = Literal["native", "interpreted"]
 """How a kernel's code ran: ``interpreted`` under Triton's interpreter (a
 correctness tool: NumPy on the host), else ``native``."""
-SCHEMA = 2
+SCHEMA = 3
 """Saved-run layout. 1: adaptive per-kernel sampling (samples per process);
-2: paired rounds, regimes, cold starts apart."""
-REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay", "device kernels")
-"""How a verdict's times were taken: the whole call with events and a cold L2
-(the primary regime); warm, launch-free CUDA-graph replays; and the summed
-durations of the device work the call caused, from CUPTI."""
-PROCESS_REGIMES: tuple[Regime, ...] = ("end-to-end", "graph replay")
-"""The regimes every timed process measures, in paired rounds, and so the
-ones judged with an interval across processes."""
+2: paired rounds, regimes, cold starts apart; 3: the figures of the regimes
+beside the primary one kept by regime (``regime_ms``), no longer a field each.
+A verdict's regimes (:mod:`gemmreg.timing.regimes`): the whole call with events
+and a cold L2 (the primary regime); those registered beside it (warm,
+launch-free CUDA-graph replays); and the summed durations of the device work
+the call caused, from CUPTI (:mod:`gemmreg.timing.device_regime`)."""
 
 
 def _regimes(value: Iterable[RegimeResult] | None) -> tuple[RegimeResult, ...]:
@@ -93,7 +90,11 @@ class KernelSummary:
     tflops: float | None = None
     peak_tflops: float | None = None
     percent_of_peak: float | None = None
-    graph_ms: float | None = None
+    regime_ms: dict[str, float] = attrs.field(factory=dict)
+    """The median of its processes' figures in each regime measured beside the
+    primary one, by regime (:mod:`gemmreg.timing.regimes`). Runs saved before
+    (schema 2 and older) kept each in a field of its own (``graph_ms``), read
+    into here."""
     host_ms: float | None = None
     """The host's time per call (the launch path an end-to-end sample no
     longer holds, :mod:`gemmreg.instruments.stream_hold`): the median of the
@@ -117,6 +118,8 @@ class KernelSummary:
     that gave none (unprofiled, or not interleaved); empty with one process,
     and in runs saved before it was recorded."""
     launch_bound: bool = False
+    """Launch overhead dominates its end-to-end figure (set by the graph-replay
+    regime, :mod:`gemmreg.timing.regime_graph`)."""
     tile_efficiency: float | None = None
     """Useful 2MNK over the work of the padded tiles (1.0: no tail waste)."""
     cold_prepare_s: float | None = None
@@ -225,7 +228,7 @@ class CompareReport:
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> CompareReport:
         """Rebuild a report saved with ``render.dumps``, in today's layout: a saved
-        run's reports have been upgraded (:func:`gemmreg.reporting.schema_1.upgrade`)
+        run's reports have been upgraded (:func:`gemmreg.reporting.schema_2.upgrade`)
         and checked against these records first (:mod:`gemmreg.reporting.run_schema`,
         which refuses non-finite numbers)."""
         return from_jsonable(cls, data)

@@ -18,8 +18,9 @@ pairs judged at once (Bonferroni). Words:
   the table; their ratio compares NumPy on the host with native code, not the
   kernels). Two interpreted kernels are like for like and are judged.
 
-The primary regime is the end-to-end call (events, cold L2); the warm graph
-replay is judged the same way, and so is the device-kernel time (CUPTI)
+The primary regime is the end-to-end call (events, cold L2); the regimes
+measured beside it (:mod:`gemmreg.timing.regimes`: the warm graph replay) are
+judged the same way, and so is the device-kernel time (CUPTI)
 across its profiling processes (one process's is a figure beside them:
 :mod:`gemmreg.timing.device_regime`). A disagreement between regimes
 is stated beside the verdict. Kernel summaries are :mod:`gemmreg.timing.summaries`.
@@ -31,10 +32,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gemmreg.contract import numbers
-from gemmreg.timing import stats
+from gemmreg.timing import regimes, stats
 from gemmreg.timing.device_regime import device_regime
 from gemmreg.timing.timing_records import (
-    PROCESS_REGIMES,
     KernelSummary,
     ProcessRecord,
     RegimeResult,
@@ -127,13 +127,13 @@ def judge(
     processes = len(records)
     ratios = {
         name: [r.log_ratios[name][key] for r in records if key in r.log_ratios.get(name, {})]
-        for name in PROCESS_REGIMES
+        for name in regimes.process_regimes()
     }
-    regimes = (
-        *(_regime(name, ratios[name], confidence, margin, processes) for name in PROCESS_REGIMES),
+    judged = (
+        *(_regime(name, found, confidence, margin, processes) for name, found in ratios.items()),
         device_regime(baseline, other, confidence, margin),
     )
-    primary = regimes[0]
+    primary = judged[0]
     interval = primary.interval
     speedup = interval.estimate if interval else None
     bounds = (interval.low, interval.high) if interval else None
@@ -142,12 +142,12 @@ def judge(
         word, why = "invalid", "no speed claim: " + "; ".join(invalid)
     else:
         word, why = _explain(primary, margin)
-    if _disagree(regimes):
+    if _disagree(judged):
         notes.append(
             "regimes disagree: "
             + ", ".join(
                 f"{r.regime} {r.word.upper()} {numbers.significant(r.estimate)}x"
-                for r in regimes
+                for r in judged
                 if r.estimate is not None
             )
         )
@@ -159,7 +159,7 @@ def judge(
         interval=bounds,
         explanation=why,
         confidence=interval.confidence if interval else confidence,
-        regimes=regimes,
+        regimes=judged,
         notes=tuple(notes),
         processes=processes,
     )
@@ -180,16 +180,16 @@ def _unlike_execution(baseline: KernelSummary, other: KernelSummary) -> str:
     )
 
 
-def _disagree(regimes: Sequence[RegimeResult]) -> bool:
+def _disagree(judged: Sequence[RegimeResult]) -> bool:
     """A claim in one regime that another regime contradicts: the opposite
     claim, no claim at all, or (one-process figures) a ratio on the other side
     of 1 that the figure's own rounds do not leave in doubt."""
-    claims = {r.word for r in regimes if r.word in ("faster", "slower")}
+    claims = {r.word for r in judged if r.word in ("faster", "slower")}
     if not claims:
         return False
     if len(claims) > 1:  # one regime FASTER, another SLOWER
         return True
-    for r in regimes:
+    for r in judged:
         if r.interval is not None and r.word not in claims:
             return True
         opposite = r.estimate is not None and (

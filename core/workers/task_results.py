@@ -91,8 +91,10 @@ class KernelTiming:
     """Its figure in each kept round."""
     placements: int = 1
     """Copies of its operands it was timed in (:mod:`gemmreg.timing.placements`)."""
-    graph_error: str = ""
-    """Why no CUDA graph of its call could be captured, or ''."""
+    regime_errors: dict[str, str] = attrs.field(factory=dict)
+    """Why a regime measured beside the rounds could not measure it, by regime
+    (:mod:`gemmreg.timing.regimes`): a CUDA graph of its call that could not be
+    captured."""
     sync_escape: str | None = None
     """Why some of its device work outlived the call's interval, or None."""
     accounting: WorkAccounting | None = None
@@ -135,7 +137,9 @@ class RoundsResult:
     """Whether the timed calls' device work was recorded: ``on (...)`` with
     its cost, ``off: why``, or '' (:mod:`gemmreg.timing.work_recording`)."""
     rounds: tuple[Round, ...] = ()
-    graph_rounds: tuple[Round, ...] = ()
+    regime_rounds: dict[str, tuple[Round, ...]] = attrs.field(factory=dict)
+    """The rounds of each regime measured beside the primary ones, by name
+    (:mod:`gemmreg.timing.regimes`); none on the CPU."""
 
 
 @attrs.frozen(kw_only=True)
