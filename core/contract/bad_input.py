@@ -20,7 +20,7 @@ class UsageError(Exception):
 
 SIMILARITY = 0.6
 """``difflib``'s ratio a known name needs to be offered (its default cutoff):
-``compre`` and ``compare`` 0.92, ``torch_rf`` and ``torch_ref`` 0.94,
+``compre`` and ``compare`` 0.92, ``--procesess`` and ``--processes`` 0.9,
 ``fp61`` and ``fp16`` 0.75; ``bench`` and ``check`` 0.2."""
 
 
