@@ -22,7 +22,13 @@ import traceback
 from collections.abc import Sequence
 from typing import NoReturn
 
-from gemmreg.commands import cli_device, cli_options, cli_plot_options, cli_profiler
+from gemmreg.commands import (
+    argparse_guesses,
+    cli_device,
+    cli_options,
+    cli_plot_options,
+    cli_profiler,
+)
 from gemmreg.commands.cli_check import cmd_check, cmd_list
 from gemmreg.commands.cli_common import (
     EXIT_FAILURE,
@@ -58,7 +64,7 @@ __all__ = [
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
-        raise UsageError(message)
+        raise UsageError(message + argparse_guesses.guess(self, message))
 
 
 def build_parser() -> argparse.ArgumentParser:

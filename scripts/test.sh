@@ -4,7 +4,7 @@
 # start-up and the interpreted Triton matrix; longer when others saturate it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/bootstrap.sh
+scripts/bootstrap.sh dev
 .venv/bin/ruff format --check .
 .venv/bin/ruff check .
 .venv/bin/mypy

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gemmreg.contract.bad_input import did_you_mean
 from gemmreg.contract.runtime import (
     SANITIZING_ENV as SANITIZING_ENV,  # at home where plugins read it
 )
@@ -82,6 +83,7 @@ def parse_tools(value: str | None) -> tuple[str, ...]:
         raise UnknownToolError(
             f"unknown sanitizer tool {', '.join(unknown) or value!r}: choose from "
             f"{', '.join(TOOLS)} (or all); name plugins before --sanitize, or write --sanitize=TOOLS"
+            + (did_you_mean(unknown[0], TOOLS) if unknown else "")
         )
     return tuple(dict.fromkeys(chosen))
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import attrs
 from gemmreg.contract import options as opt
+from gemmreg.contract.bad_input import did_you_mean
 from gemmreg.contract.options import UsageError
 from gemmreg.contract.records import DType, Layout, Problem
 from gemmreg.timing.points import Point
@@ -131,6 +132,7 @@ class TimingAsked:
         if self.l2 is not None and self.l2 not in L2_STATES:
             raise UsageError(
                 f"{spell('l2')}: invalid choice: {self.l2!r} (choose from {L2_STATES})"
+                + did_you_mean(self.l2, L2_STATES)
             )
         processes, budget = spell("processes"), spell("budget")
         if self.budget is not None and self.processes is not None:

@@ -20,6 +20,7 @@ from typing import TypeVar
 from gemmreg.contract.bad_input import (
     UsageError as UsageError,  # re-exported: its home for the options
 )
+from gemmreg.contract.bad_input import did_you_mean
 
 MAX_PROCESSES = 64
 """Independent timing processes run one after another: more than this is a
@@ -241,6 +242,7 @@ def choices(value: str | None, allowed: Sequence[_Name], what: str, option: str)
     if unknown:
         raise UsageError(
             f"unknown {what} {', '.join(repr(v) for v in unknown)}: choose from {', '.join(allowed)}"
+            + did_you_mean(unknown[0], allowed)
         )
     if len(set(chosen)) != len(chosen):
         raise UsageError(f"{option} {value!r} names a {what} twice")

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Iterable, Sequence
 
 import attrs
-from gemmreg.contract.bad_input import UsageError
+from gemmreg.contract.bad_input import UsageError, did_you_mean
 from gemmreg.contract.records import KernelSpec
 
 BLOCK_ENV = "GEMMREG_BLOCK_PLUGINS"
@@ -82,7 +82,7 @@ class UnknownKernelError(UsageError, LookupError):
         self.known = sorted(known)
         self.failed = list(failed)
         hint = ", ".join(self.known) or "none installed"
-        message = f"unknown plugin {name!r} (known: {hint})"
+        message = f"unknown plugin {name!r} (known: {hint})" + did_you_mean(name, self.known)
         if self.failed:
             causes = "; ".join(
                 f"{issue.origin.describe()}: {issue.stage}: {issue.reason}" for issue in self.failed

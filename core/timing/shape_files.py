@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from gemmreg.contract.bad_input import did_you_mean
 from gemmreg.contract.options import MAX_DIGITS, MAX_SWEEP_POINTS, UsageError
 from gemmreg.contract.records import DTYPES, LAYOUTS, DType, Layout
 
@@ -194,7 +195,10 @@ def _member(where: str, key: str, value: Any, allowed: Sequence[Any]) -> Any:
     if value is None:
         return None
     if value not in allowed:
-        raise UsageError(f"{where}: unknown {key} {value!r:.40}: choose from {', '.join(allowed)}")
+        raise UsageError(
+            f"{where}: unknown {key} {value!r:.40}: choose from {', '.join(allowed)}"
+            + did_you_mean(value, allowed)
+        )
     return value
 
 
