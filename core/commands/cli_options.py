@@ -115,11 +115,22 @@ def percent(fraction: float) -> str:
 
 def add_timing_options(parser: argparse.ArgumentParser) -> None:
     # The defaults quoted are read from the constants that set them.
+    from gemmreg.commands import gates
     from gemmreg.timing import rounds, sequential, stats
     from gemmreg.timing import timing_options as defaults
 
     gpu = defaults.GPU_POLICY
     parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
+    parser.add_argument(
+        "--fail-on",
+        type=gates.parse,
+        default=(),
+        dest="fail_on",
+        metavar="slower|not-faster|invalid",
+        help="exit 1, with one line naming the pairs, where a pair is judged SLOWER "
+        "(slower), anything but FASTER (not-faster) or INVALID (invalid); comma-separated "
+        "for several. Pairs as the tables list them: each plugin against each named before it",
+    )
     parser.add_argument(
         "--processes",
         type=opt.integer("--processes", 1, opt.MAX_PROCESSES),

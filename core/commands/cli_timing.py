@@ -69,7 +69,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     compare_command.save(result, _progress)
     if result.partial:
         return EXIT_INTERRUPTED
-    return EXIT_FAILURE if result.failed else EXIT_OK
+    return _gated(result.reports, args.fail_on, EXIT_FAILURE if result.failed else EXIT_OK)
+
+
+def _gated(reports: Any, fail_on: Any, code: int) -> int:
+    """``code``, or exit 1 with one line where a pair fails ``--fail-on``."""
+    from gemmreg.commands import gates
+
+    line = gates.gate_line(reports, fail_on)
+    if line:
+        _error(line)
+        return EXIT_FAILURE
+    return code
 
 
 def _not_saved(done: Any, out: Path, fmt: str) -> int:
@@ -117,4 +128,4 @@ def cmd_bench(args: argparse.Namespace) -> int:
     _progress(f"run saved to {out}/")
     if result.partial:
         return EXIT_INTERRUPTED
-    return EXIT_FAILURE if result.failed else EXIT_OK
+    return _gated(result.reports, args.fail_on, EXIT_FAILURE if result.failed else EXIT_OK)

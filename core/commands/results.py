@@ -58,6 +58,15 @@ class Run:
         """A kernel failed, crashed or hung, or a verdict is INVALID (exit 1)."""
         return failed(self.reports)
 
+    def failing(self, *conditions: str) -> tuple[Verdict, ...]:
+        """The verdicts that fail a CI gate, as ``--fail-on`` names it:
+        ``slower``, ``not-faster`` or ``invalid`` (several: any of them);
+        ``run.failing("slower")`` is empty where no pair is SLOWER."""
+        from gemmreg.commands import gates
+
+        chosen = gates.parse(",".join(conditions)) if conditions else ()
+        return tuple(verdict for _, verdict in gates.failing(self.reports, chosen))
+
     def table(self, format: str = "table") -> str:
         """The run as ``gemmreg report`` prints it, in one of its formats
         (``table``, ``markdown``, ``csv``, ``json``)."""
