@@ -26,6 +26,11 @@ reason where the tool cannot run (the CPU, ROCm, no compute-sanitizer).
 The kernels run in gemmreg's worker processes, all cases of one plugin in one
 batch on first use, so a crash or hang fails its own case, never the session.
 
+Speed as a test: ``assert verdict("my_gemm", "torch_ref", shape="4096x4096x4096",
+dtype="bf16").not_slower`` times the pair as ``gemmreg compare`` does and
+returns the typed verdict; skipped, with the reason, where no verdict can be
+taken (no GPU here, a kernel that cannot run the problem, unlike execution).
+
 A Triton plugin's tests can also check what only native code has (a
 pipelined loop, an atomic's memory order) on a machine without a GPU:
 :func:`native_compile` runs a script that calls ``triton.compile`` for a
@@ -45,6 +50,7 @@ from typing import TYPE_CHECKING
 import pytest
 from gemmreg.commands.native_compiling import native_compile, run_fresh
 from gemmreg.commands.testing_params import MatrixParam
+from gemmreg.commands.testing_verdicts import verdict
 from gemmreg.contract.task_kinds import SANITIZE
 
 if TYPE_CHECKING:
@@ -53,7 +59,7 @@ if TYPE_CHECKING:
     from gemmreg.discovery.registry_records import RegisteredKernel, Registry
     from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
 
-__all__ = ["matrix", "native_compile", "run_fresh"]
+__all__ = ["matrix", "native_compile", "run_fresh", "verdict"]
 
 MARKER = "gemmreg_matrix"
 CASE_FIXTURE = "gemmreg_case"

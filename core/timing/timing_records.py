@@ -185,6 +185,22 @@ class Verdict:
     look that decided it (:mod:`gemmreg.timing.sequential`); None in runs
     saved before it was recorded."""
 
+    @property
+    def faster(self) -> bool:
+        """Judged FASTER than the baseline."""
+        return self.verdict == "faster"
+
+    @property
+    def slower(self) -> bool:
+        """Judged SLOWER than the baseline."""
+        return self.verdict == "slower"
+
+    @property
+    def not_slower(self) -> bool:
+        """Shown to be at least level with the baseline: FASTER or EQUIVALENT
+        (within the margin). INCONCLUSIVE is not: nothing was shown."""
+        return self.verdict in ("faster", "equivalent")
+
 
 @attrs.frozen(kw_only=True)
 class CompareReport:
