@@ -79,16 +79,12 @@ SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
     (64, 256, 64, 3, 8),
     (128, 64, 64, 4, 4),
 )
-"""Tens to hundreds of tokens: one 64- or 128-row block of tokens, or two,
-and the weight cut by N into 64 to 256 columns and by K to fill the SMs.
-The 128x64 tile holds all 128 tokens of a prefill chunk, so the weight is
-read once, and its partial is small (32 KB) enough for two or four splits.
-On the H200 at 128 tokens these came to 1.07-1.21x cuBLAS's device time
-(``evidence/2026-12-03-h200-llm-projections-bf16/decodeprobe``), the 128x64
-tile 1.07-1.42x (``evidence/2026-12-04-h200-tma-split-k-llm-decode/probes``);
-the TMA path below beats them at three of the four points, and the tuner
-still weighs both (at 128x1024x4096 the pointer kernel's 64x64x128 tile in
-four splits was chosen in two of three tunings)."""
+"""Tens to hundreds of tokens: one or two 64- or 128-row blocks of tokens,
+the weight cut by N into 64 to 256 columns and by K to fill the SMs (the
+128x64 tile reads the weight once at 128 tokens). On the H200 at 128 tokens
+these came to 1.07-1.42x cuBLAS's device time
+(``evidence/2026-12-04-h200-tma-split-k-llm-decode/probes``); the TMA path
+below beats them at three of the four points, and the tuner weighs both."""
 
 TMA_SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
     (64, 64, 128, 6, 4),
