@@ -173,3 +173,61 @@ def test_in_a_log_items_without_a_line_print_progress_at_most_every_interval():
         "progress: 5/5 cases, elapsed 13s, ETA ~0s",
     ]
     assert len(meter.done) == 5
+
+
+# Sweeps as they ran: each point's problem and the elapsed seconds at which it
+# finished (the progress lines' clock), and the kernels' execution. The ETA
+# after each finished point must be within 2x of the time that was left.
+RECORDED = {
+    # `gemmreg bench triton_baseline triton_grouped --shape 32:128:*2` on this
+    # project's loaded 2-core CPU machine (Triton interpreted, 3 processes); it
+    # said "ETA ~22m20s" after its first point when a point's work was its 2MNK
+    "cpu-interpreted": (
+        [(32, 32, 32, "fp32"), (64, 64, 64, "fp32"), (128, 128, 128, "fp32")],
+        [18.0, 31.0, 44.0],
+        [True, True],
+        3,
+        False,
+    ),
+    # `gemmreg bench torch_ref triton_tuned` over Llama 3 8B's 12 projections of
+    # 1, 16 and 128 tokens, bf16, 5 processes, on the H200
+    # (evidence/2026-12-04-h200-tma-split-k-llm-decode/bf16-1-16-128: the
+    # console's progress lines)
+    "h200-llm-decode": (
+        [
+            (m, n, k, "bf16")
+            for m in (1, 16, 128)
+            for n, k in ((4096, 4096), (1024, 4096), (14336, 4096), (4096, 14336))
+        ],
+        [29.0, 38.8, 62.9, 86.3, 101.0, 108.9, 131.6, 156.9, 182.0, 200.4, 221.9, 245.9],
+        [False, False],
+        5,
+        True,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_a_recorded_sweeps_eta_is_within_2x_after_each_point(name):
+    shapes, finished, interpreted, processes, gpu = RECORDED[name]
+    policy = timing_options.policy_for(gpu, None, None, None)
+    problems = [Problem(m=m, n=n, k=k, dtype=dtype) for m, n, k, dtype in shapes]
+    works = [run_estimate.point_s(p, interpreted, processes, policy) for p in problems]
+    seconds = [b - a for a, b in zip([0.0, *finished[:-1]], finished, strict=True)]
+    for i in range(1, len(problems)):
+        eta = eta_s(list(zip(works[:i], seconds[:i], strict=True)), works[i:], prefer_work=None)
+        left = finished[-1] - finished[i - 1]
+        assert eta is not None and 0.5 <= eta / left <= 2.0, (i, eta, left)
+
+
+def test_an_item_finished_by_its_key_counts_its_own_work():
+    """A sweep names a finished point by its 2MNK; the meter counts the
+    point's estimated seconds, whatever order the points finish in."""
+    now = [0.0]
+    meter = Meter([10.0, 20.0, 30.0], "points", clock=lambda: now[0], live=False,
+                  stream=io.StringIO(), keys=[1.0, 2.0, 3.0])  # fmt: skip
+    now[0] = 5.0
+    meter.advance_silently(3.0)  # the last point first
+    assert meter.done == [(30.0, 5.0)] and [w for _, w in meter.remaining] == [10.0, 20.0]
+    with pytest.raises(ValueError):
+        Meter([1.0, 2.0], "points", keys=[1.0])

@@ -18,8 +18,8 @@ from gemmreg.commands.launching import (
     Launch,
     Progress,
     executor_for,
-    interpreted,
     killed_on_error,
+    point_estimates,
     silent,
     start_ahead,
     warn_if_long,
@@ -72,10 +72,11 @@ def bench(
     models = len(devices.groups(executor.gpus)) or 1  # every point on each model
     meter = (
         Meter(
-            [float(p.flops) for p in problems] * models,
+            point_estimates(kernels, problems, timing, info.is_gpu) * models,
             "points",
-            prefer_work=any(interpreted(kernels)),
+            prefer_work=None,  # the cost model or the points' mean: hedged until judged
             estimate_s=estimate,
+            keys=[float(p.flops) for p in problems] * models,  # how the sweeps name a point
         )
         if launch.meter
         else None

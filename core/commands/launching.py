@@ -145,6 +145,25 @@ def interpreted(kernels: Sequence[RegisteredKernel]) -> list[bool]:
     return [triton_interpreted(k.spec.capabilities.triton) for k in kernels if not k.unavailable]
 
 
+def point_estimates(
+    kernels: Sequence[RegisteredKernel],
+    problems: Sequence[Problem],
+    timing: TimingOptions,
+    gpu: bool,
+) -> list[float]:
+    """Each point's estimated seconds (:func:`gemmreg.timing.run_estimate.point_s`):
+    the work a sweep's progress counts its points in, so that its ETA is the
+    cost model calibrated by the points done. A point's 2MNK alone is the
+    wrong work: at small shapes a point's time is mostly its fixed costs
+    (soaks, checks, the sampling cap), and a 32^3 point's seconds scaled by
+    2MNK put a one-minute sweep at 22 minutes."""
+    from gemmreg.timing import run_estimate, timing_options
+
+    policy = timing_options.policy_for(gpu, timing.repeats, timing.warmup, timing.max_time_s)
+    slow = interpreted(kernels)
+    return [run_estimate.point_s(p, slow, timing.processes, policy) for p in problems]
+
+
 def warn_if_long(
     command: str,
     kernels: Sequence[RegisteredKernel],

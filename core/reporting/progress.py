@@ -29,7 +29,8 @@ from gemmreg.timing.run_estimate import duration
 MIN_ITEMS_TO_CHOOSE = 3
 """Finished items needed before the two models of :func:`eta_s` are judged
 against each other (each predicts the later items from the earlier ones);
-before that the caller's ``prefer_work`` decides."""
+before that the caller's ``prefer_work`` decides, or, where it is None, the
+geometric mean of the two hedges between them."""
 BAR_WIDTH = 24
 """Characters of the live bar's filled part."""
 
@@ -62,7 +63,9 @@ def _model_error(
 
 
 def eta_s(
-    done: Sequence[tuple[float, float]], remaining: Sequence[float], prefer_work: bool = False
+    done: Sequence[tuple[float, float]],
+    remaining: Sequence[float],
+    prefer_work: bool | None = False,
 ) -> float | None:
     """Seconds left, from the finished items' ``(work, seconds)`` and the
     remaining items' work (2MNK of a point, say); None before any finished.
@@ -71,7 +74,11 @@ def eta_s(
     where each point is capped by time), or cost grows with work (the
     interpreter, where a call's time is proportional to 2MNK). With
     :data:`MIN_ITEMS_TO_CHOOSE` items finished, the one that predicted the
-    finished items better is used; before, ``prefer_work`` chooses.
+    finished items better is used; before, ``prefer_work`` chooses, and
+    None takes the geometric mean of the two: a sweep's first point carries
+    the workers' start-up, so its seconds per unit of work overstate the
+    later points', while its seconds alone understate a larger point's
+    (``tests/test_progress.py`` holds recorded sweeps to a factor of 2).
     """
     if not remaining:
         return 0.0
@@ -80,9 +87,12 @@ def eta_s(
     by_work = _per_work(done, remaining)
     if by_work is None:
         return _per_item(done, remaining)
+    per_item = _per_item(done, remaining)
     if len(done) >= MIN_ITEMS_TO_CHOOSE:
         prefer_work = _model_error(_per_work, done) < _model_error(_per_item, done)
-    return by_work if prefer_work else _per_item(done, remaining)
+    if prefer_work is None:
+        return math.sqrt(by_work * per_item) if by_work > 0 and per_item > 0 else per_item
+    return by_work if prefer_work else per_item
 
 
 PLAIN_EVERY_S = 10.0
@@ -96,7 +106,9 @@ class Meter:
     it stands. ``live``: a redrawn bar (a terminal) or plain lines (a log).
 
     ``estimate_s``: the run's estimate before it started, the ETA until an
-    item finishes."""
+    item finishes. ``keys``: what the caller names each item by when it
+    finishes (a point's 2MNK, say), where its work is another figure (the
+    point's estimated seconds); by default an item's key is its work."""
 
     def __init__(
         self,
@@ -106,15 +118,20 @@ class Meter:
         stream: TextIO | None = None,
         clock: Callable[[], float] = time.monotonic,
         live: bool | None = None,
-        prefer_work: bool = False,
+        prefer_work: bool | None = False,
         estimate_s: float | None = None,
+        keys: Sequence[float] | None = None,
     ) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.clock = clock
         self.live = _is_terminal(self.stream) if live is None else live
         self.unit = unit
         self.total = len(works)
-        self.remaining = list(works)
+        named = list(works) if keys is None else list(keys)
+        if len(named) != len(works):
+            raise ValueError("a key for each item, or none")
+        self.remaining: list[tuple[float, float]] = list(zip(named, works, strict=True))
+        """Each item not finished yet: (its key, its work)."""
         self.done: list[tuple[float, float]] = []
         self.prefer_work = prefer_work
         self.estimate_s = estimate_s
@@ -127,7 +144,7 @@ class Meter:
     def status(self) -> str:
         """``3/20 points, elapsed 1m23s, ETA ~4m05s``."""
         now = self.clock()
-        eta = eta_s(self.done, self.remaining, self.prefer_work)
+        eta = eta_s(self.done, [work for _, work in self.remaining], self.prefer_work)
         if eta is None and self.estimate_s is not None and now - self.started < self.estimate_s:
             eta = self.estimate_s - (now - self.started)  # past it, the estimate says nothing
         left = "" if eta is None else f", ETA ~{duration(eta)}"
@@ -136,7 +153,7 @@ class Meter:
     def more(self, works: Sequence[float]) -> None:
         """Items found to be needed after the start (a sequential run's next batch)."""
         self.total += len(works)
-        self.remaining += list(works)
+        self.remaining += [(work, work) for work in works]
 
     def line(self, text: str) -> None:
         """A progress line; on a terminal the bar is cleared and drawn again below it."""
@@ -145,10 +162,10 @@ class Meter:
             print(text, file=self.stream, flush=True)
             self._draw()
 
-    def advance(self, work: float = 1.0, text: str | None = None) -> None:
-        """One item finished (its ``work``, matched among the remaining
-        items); ``text``, its line, gets the status appended in a log."""
-        self.advance_silently(work)
+    def advance(self, key: float = 1.0, text: str | None = None) -> None:
+        """One item finished (``key``, matched among the remaining items);
+        ``text``, its line, gets the status appended in a log."""
+        self.advance_silently(key)
         with own_output():
             if self.live:
                 if text is not None:
@@ -161,29 +178,28 @@ class Meter:
             else:
                 print(f"progress: {self.status()}", file=self.stream, flush=True)
 
-    def tick(self, work: float = 1.0) -> None:
+    def tick(self, key: float = 1.0) -> None:
         """One item finished that needs no line of its own (a passing check
         case): the bar is redrawn on a terminal; in a log, a ``progress:``
         line at most every :data:`PLAIN_EVERY_S`, and at the last item."""
         if self.live:
-            self.advance(work)
+            self.advance(key)
             return
-        self.advance_silently(work)
+        self.advance_silently(key)
         now = self.clock()
         if now - self._last_plain >= PLAIN_EVERY_S or not self.remaining:
             self._last_plain = now
             with own_output():
                 print(f"progress: {self.status()}", file=self.stream, flush=True)
 
-    def advance_silently(self, work: float) -> None:
-        """Count an item without printing anything."""
+    def advance_silently(self, key: float) -> None:
+        """Count an item without printing anything: the first remaining one
+        named ``key`` (else the first remaining), with its own work."""
         now = self.clock()
+        found = next((i for i, (k, _) in enumerate(self.remaining) if k == key), 0)
+        work = self.remaining.pop(found)[1] if self.remaining else key
         self.done.append((work, now - self.last))
         self.last = now
-        if work in self.remaining:
-            self.remaining.remove(work)
-        elif self.remaining:
-            self.remaining.pop(0)
 
     def close(self) -> None:
         """The bar's last state stays on screen, ended by a newline."""
