@@ -26,7 +26,7 @@ reason where the tool cannot run (the CPU, ROCm, no compute-sanitizer).
 The kernels run in gemmreg's worker processes, all cases of one plugin in one
 batch on first use, so a crash or hang fails its own case, never the session.
 
-Speed as a test: ``assert verdict("my_gemm", "torch_ref", shape="4096x4096x4096",
+Speed as a test: ``assert verdict("my_gemm", "vendor_gemm", shape="4096x4096x4096",
 dtype="bf16").not_slower`` times the pair as ``gemmreg compare`` does and
 returns the typed verdict; skipped, with the reason, where no verdict can be
 taken (no GPU here, a kernel that cannot run the problem, unlike execution).

@@ -5,8 +5,8 @@ A condition names the verdicts that fail the run: ``slower`` (a pair judged
 SLOWER), ``not-faster`` (a pair judged anything but FASTER: SLOWER,
 EQUIVALENT, INCONCLUSIVE, INVALID or no verdict) and ``invalid`` (a pair
 INVALID). Pairs are the ones the tables list: each kernel against each one
-named before it, so ``compare torch_ref my_gemm --fail-on slower`` gates
-``my_gemm vs torch_ref``. A failed gate is exit 1 with one line naming the
+named before it, so ``compare vendor_gemm my_gemm --fail-on slower`` gates
+``my_gemm vs vendor_gemm``. A failed gate is exit 1 with one line naming the
 pairs (:func:`gate_line`); the same verdicts are
 :meth:`gemmreg.api.Run.failing` for a Python caller.
 """

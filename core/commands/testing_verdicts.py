@@ -36,7 +36,7 @@ def verdict(
         from gemmreg.testing import verdict
 
         def test_my_gemm_keeps_up_with_cublas():
-            assert verdict("my_gemm", "torch_ref", shape="4096x4096x4096", dtype="bf16").not_slower
+            assert verdict("my_gemm", "vendor_gemm", shape="4096x4096x4096", dtype="bf16").not_slower
 
     ``options`` are :func:`gemmreg.compare`'s (``budget``, ``processes``,
     ``seed``, ...). The calling test is skipped, with the reason, where no
