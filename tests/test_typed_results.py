@@ -11,16 +11,17 @@ import typing
 import attrs
 import pytest
 from conftest import REPO
-from gemmreg.checking import check_runner
+from gemmreg.checking import check_kinds, check_runner
 from gemmreg.checking.matrix import Case
 from gemmreg.commands import worker
 from gemmreg.contract.records import Problem, Tolerance
-from gemmreg.contract.task_kinds import CASE_KINDS, REFUSAL, TASK_KINDS, VALUES
+from gemmreg.contract.task_kinds import BUILT_IN_CASE_KINDS, REFUSAL, TASK_KINDS, VALUES
 from gemmreg.instruments.device_profile import DeviceProfile
 from gemmreg.reporting import check_files, runs
 from gemmreg.timing.rounds import Round
 from gemmreg.timing.timing_records import CompareReport
 from gemmreg.workers.task_results import (
+    CaseAnswer,
     Comparison,
     KernelProfile,
     KernelTiming,
@@ -32,8 +33,10 @@ from gemmreg.workers.task_results import (
 )
 from gemmreg.workers.task_wire import encode, read_outcome, read_task
 from gemmreg.workers.tasks import (
+    CHECK_TASK_CLASSES,
     RESULT_TYPES,
     TASK_TYPES,
+    CaseTask,
     ColdTask,
     ProfileTask,
     RefusalTask,
@@ -46,6 +49,7 @@ PROBLEM = Problem(m=5, n=6, k=7, dtype="fp16", layout="transposedB")
 TASKS = [
     ValuesTask(kernel="k", problem=PROBLEM, seed=3, values="mixed", poison_shared=True),
     RefusalTask(kernel="k", problem=PROBLEM),
+    CaseTask(check="c", where="module:Kind", kernel="k", problem=PROBLEM, seed=3, values="mixed"),
     ColdTask(kernel="k", problem=PROBLEM, seed=3),
     RoundsTask(
         kernels=["a", "b"], problem=PROBLEM, seed=3, order_seed=9, gpu=True, repeats=4, l2="dirty"
@@ -71,10 +75,14 @@ def across(task, result):
 
 
 def test_one_vocabulary_names_every_task_its_record_its_result_and_its_runner():
-    assert set(TASK_TYPES) == set(RESULT_TYPES) == set(worker._RUNNERS) == set(TASK_KINDS)
+    # A check case's task is run by its check kind; every other by the worker's runner.
+    check_tasks = {t.kind for t in CHECK_TASK_CLASSES}
+    assert set(TASK_TYPES) == set(RESULT_TYPES) == set(TASK_KINDS)
+    assert set(worker._RUNNERS) == set(TASK_KINDS) - check_tasks
     assert {t.kind for t in TASKS} == set(TASK_KINDS)
+    assert check_kinds.names()[: len(BUILT_IN_CASE_KINDS)] == list(BUILT_IN_CASE_KINDS)
     hints = typing.get_type_hints(check_runner.CaseResult)
-    assert typing.get_args(hints["kind"]) == CASE_KINDS
+    assert hints["kind"] is str  # a registered kind's name: checked against the registry
     case = Case(problem=PROBLEM)
     assert check_runner.task_for("k", VALUES, case).kind == VALUES
     assert check_runner.task_for("k", REFUSAL, case).kind == REFUSAL
@@ -115,8 +123,10 @@ def test_a_values_result_comes_back_typed_and_is_recorded_as_check_json_keeps_it
 def test_timing_results_come_back_typed():
     refusal = RefusalResult(passed=True, reason="refused: UnsupportedProblem: fp16")
     assert across(TASKS[1], refusal).result == refusal
+    answer = CaseAnswer(passed=False, reason="2 of 30 differ", comparison={"total": 30})
+    assert across(TASKS[2], answer).result == answer
     cold = KernelTiming(status="failed", reason="precheck: wrong", prepare_s=0.5, precheck=FAILED)
-    assert across(TASKS[2], cold).result == cold
+    assert across(TASKS[3], cold).result == cold
     timed = KernelTiming(prepare_s=0.1, round_ms=(1.0, 1.5), placements=4, sync_escape="late")
     taken = Round(order=("a",), slot_ms={"a": 1.0}, slot_wall_s={"a": 0.02}, samples={"a": 3})
     rounds = RoundsResult(
@@ -128,14 +138,14 @@ def test_timing_results_come_back_typed():
         stop_reason="steady",
         rounds=(taken, attrs.evolve(taken, dropped="throttled")),
     )
-    assert across(TASKS[3], rounds).result == rounds
+    assert across(TASKS[4], rounds).result == rounds
     profile = DeviceProfile(
         calls=3, kernel_ms_per_call=1.0, busy_ms_per_call=1.0, launches_per_call=1.0, streams=[7]
     )
     profiles = ProfileResult(
         kernels={"a": KernelProfile(profile=profile), "b": KernelProfile(unavailable="no GPU")}
     )
-    back = across(TASKS[4], profiles).result
+    back = across(TASKS[5], profiles).result
     assert back == profiles
     assert back.recorded() == {
         "a": {"profile": profile.to_dict()},
@@ -144,7 +154,7 @@ def test_timing_results_come_back_typed():
 
 
 def test_a_result_that_does_not_fit_its_task_is_that_task_s_error_not_a_crash():
-    outcome = read_outcome(TASKS[2], {"status": "ok", "result": {"pid": 12}})
+    outcome = read_outcome(TASKS[3], {"status": "ok", "result": {"pid": 12}})
     assert outcome.status == "error" and outcome.result is None
     assert outcome.error.startswith("unreadable cold result from the worker: TypeError")
     failed = read_outcome(TASKS[0], {"status": "error", "error": "E: x", "traceback": "tb"})

@@ -1,9 +1,12 @@
 """``gemmreg check``: the correctness matrix, run in worker processes.
 
-Cases come from :mod:`gemmreg.checking.matrix`, never from plugins. A case outside a
-kernel's capabilities is *skipped (reason)*; a case inside them that goes
-wrong is a failure, with the evidence. Each kernel also gets one problem it
-does not declare, which it must refuse with an error (:mod:`gemmreg.checking.refusals`).
+Cases come from :mod:`gemmreg.checking.matrix`, never from plugins; each check
+kind (:mod:`gemmreg.checking.check_kinds`) makes its own from it, builds their
+worker tasks and judges their answers, and this module runs them whatever
+their kind. A case outside a kernel's capabilities is *skipped (reason)*; a
+case inside them that goes wrong is a failure, with the evidence. Each kernel
+also gets one problem it does not declare, which it must refuse with an error
+(the ``refusal`` kind: :mod:`gemmreg.checking.refusals`).
 A kernel's first hung case skips its remaining cases (:mod:`gemmreg.workers.timeouts`):
 a plugin that hangs costs one timeout, not one per case. Likewise after
 :data:`LOST_WORKERS_IN_A_ROW` cases in a row that each crashed their worker or
@@ -13,20 +16,20 @@ poisoned its GPU context.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal
 
 import attrs
-from gemmreg.checking import memory_retry
-from gemmreg.checking.matrix import Case, refusal_problem
-from gemmreg.checking.sanitizer_report import SanitizerVerdict
-from gemmreg.contract.records import Problem, Tolerance
-from gemmreg.contract.task_kinds import REFUSAL, SANITIZE, VALUES
-from gemmreg.contract.task_kinds import CaseKind as CaseKind  # re-exported: its home was here
-from gemmreg.discovery.availability import unsupported_reason
+from gemmreg.checking import check_kinds, memory_retry
+from gemmreg.checking.check_kind_values import values_task as values_task
+
+# Re-exported: their home was here.
+from gemmreg.checking.check_kinds import BAD_STATUSES as BAD_STATUSES
+from gemmreg.checking.check_kinds import CaseResult as CaseResult
+from gemmreg.checking.check_kinds import CaseStatus as CaseStatus
+from gemmreg.checking.matrix import Case
+from gemmreg.contract.task_kinds import CaseKind as CaseKind
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.workers import isolation, timeouts
-from gemmreg.workers.task_results import RefusalResult, ValuesResult
-from gemmreg.workers.tasks import RefusalTask, ValuesTask
+from gemmreg.workers.tasks import CheckTask
 
 LOST_WORKERS_IN_A_ROW = 3
 """After this many of a kernel's cases in a row each crashed their worker or
@@ -37,109 +40,24 @@ took 249 s). Three in a row is a kernel that faults on everything; one that
 crashes only on some edge shapes is interrupted by cases that pass, so each
 of its crashing shapes still shows."""
 
-CaseStatus = Literal["pass", "fail", "skip", "error", "crashed", "timeout"]
-BAD_STATUSES: tuple[CaseStatus, ...] = ("fail", "error", "crashed", "timeout")
-"""A case's statuses that fail the check."""
-
-
-@attrs.frozen(kw_only=True)
-class CaseResult:
-    kernel: str
-    case: Case
-    status: CaseStatus
-    kind: CaseKind = VALUES
-    reason: str = ""
-    comparison: dict[str, Any] | None = None
-    tool: str = ""
-    """For ``sanitize`` cases: the sanitizer tool the case ran under."""
-    sanitizer: SanitizerVerdict | None = None
-    device_index: int | None = None
-    """The GPU the case ran on when the check was spread over several
-    (``--devices``, torch's index in the parent); None otherwise."""
-    device_name: str = ""
-    """That GPU's model, or '' (not spread, or never run: a skip)."""
-
-    @property
-    def problem(self) -> Problem:
-        return self.case.problem
-
-    @property
-    def id(self) -> str:
-        if self.kind == SANITIZE:
-            return f"{self.case.id(self.kernel)}-{self.tool}"
-        suffix = "-refuses-unsupported" if self.kind == REFUSAL else ""
-        return self.case.id(self.kernel) + suffix
-
-    @property
-    def max_error(self) -> float | None:
-        return None if self.comparison is None else self.comparison.get("max_error")
-
-    @property
-    def tolerance(self) -> Tolerance | None:
-        """The bound this case's values were held to, as the worker applied it:
-        None where nothing was compared, and in a check saved before it was kept."""
-        held = (self.comparison or {}).get("tolerance")
-        return Tolerance(**held) if isinstance(held, dict) else None
-
 
 def plan(
     kernel: RegisteredKernel, cases: Sequence[Case], gpu: bool
 ) -> tuple[list[CaseResult], list[tuple[CaseKind, Case]]]:
-    """Split a kernel's cases into those skipped (with reasons) and those to run."""
-    spec = kernel.spec
-    why_not = kernel.unavailable
+    """Split a kernel's cases into those skipped (with reasons) and those to
+    run: every check kind the matrix pass runs plans its own, in rank order."""
     skipped: list[CaseResult] = []
     runnable: list[tuple[CaseKind, Case]] = []
-    for case in cases:
-        reason = why_not or unsupported_reason(spec, case.problem)
-        if not reason and case.gpu_only and not gpu:
-            reason = "needs a GPU (its inputs are several GB)"
-        if reason:
-            skipped.append(CaseResult(kernel=spec.name, case=case, status="skip", reason=reason))
-        else:
-            runnable.append((VALUES, case))
-    refusal = refusal_problem(spec)
-    if refusal is None:
-        skipped.append(
-            CaseResult(
-                kernel=spec.name,
-                case=Case(problem=Problem(m=17, n=19, k=23)),
-                kind=REFUSAL,
-                status="skip",
-                reason="declares every dtype and layout: nothing to refuse",
-            )
-        )
-    elif why_not:
-        skipped.append(
-            CaseResult(
-                kernel=spec.name,
-                case=Case(problem=refusal),
-                kind=REFUSAL,
-                status="skip",
-                reason=why_not,
-            )
-        )
-    else:
-        runnable.append((REFUSAL, Case(problem=refusal)))
+    for kind in check_kinds.in_matrix():
+        not_run, to_run = kind.plan(kernel, cases, gpu)
+        skipped += not_run
+        runnable += [(kind.name, case) for case in to_run]
     return skipped, runnable
 
 
-def task_for(kernel: str, kind: CaseKind, case: Case) -> ValuesTask | RefusalTask:
-    """The worker task of a planned case (a ``sanitize`` case's is its values task)."""
-    if kind == REFUSAL:
-        return RefusalTask(kernel=kernel, problem=case.problem)
-    return values_task(kernel, case)
-
-
-def values_task(kernel: str, case: Case, poison_shared: bool = False) -> ValuesTask:
-    """The task that checks a case's values (``poison_shared``: smempoison's)."""
-    return ValuesTask(
-        kernel=kernel,
-        problem=case.problem,
-        seed=case.seed,
-        values=case.values,
-        poison_shared=poison_shared,
-    )
+def task_for(kernel: str, kind: CaseKind, case: Case) -> CheckTask:
+    """The worker task of a planned case, as its check kind builds it."""
+    return check_kinds.get(kind).task(kernel, case)
 
 
 def run_check(
@@ -250,19 +168,13 @@ def result_from_outcome(
         return CaseResult(
             kernel=name, case=case, kind=kind, status=outcome.status, reason=outcome.error
         )
-    if not isinstance(result, RefusalResult | ValuesResult):  # a worker's answer of the wrong kind
+    judge = check_kinds.get(kind)
+    if result is None or not isinstance(
+        result, judge.answer
+    ):  # a worker's answer of the wrong kind
         why = f"the worker answered a {kind} case with {type(result).__name__}"
         return CaseResult(kernel=name, case=case, kind=kind, status="error", reason=why)
-    status: CaseStatus = "pass" if result.passed else "fail"
-    if isinstance(result, RefusalResult):
-        return CaseResult(kernel=name, case=case, kind=kind, status=status, reason=result.reason)
-    return CaseResult(
-        kernel=name,
-        case=case,
-        status=status,
-        reason="" if result.passed else result.reason,
-        comparison=result.recorded(),
-    )
+    return judge.judge(name, case, result)
 
 
 def exit_code(results: Iterable[CaseResult]) -> int:

@@ -198,13 +198,16 @@ class CheckResult:
     @property
     def nothing_ran(self) -> str:
         """Why no case ran ('' where one did): no plugin, or every case skipped."""
-        from gemmreg.contract.task_kinds import REFUSAL
+        from gemmreg.checking import check_kinds
 
-        if any(r.status != "skip" and r.kind != REFUSAL for r in self.cases):
+        def counts(result: CaseResult) -> bool:  # a refusal alone exercised nothing
+            return check_kinds.get(result.kind).counts_as_run
+
+        if any(r.status != "skip" and counts(r) for r in self.cases):
             return ""
         if not self.kernels:
             return "no plugin loaded (see gemmreg list)"
-        reasons = dict.fromkeys(f"{r.kernel}: {r.reason}" for r in self.cases if r.kind != REFUSAL)
+        reasons = dict.fromkeys(f"{r.kernel}: {r.reason}" for r in self.cases if counts(r))
         shown = "; ".join(list(reasons)[:3]) + ("; ..." if len(reasons) > 3 else "")
         return f"every case was skipped ({shown})"
 

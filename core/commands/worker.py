@@ -28,10 +28,10 @@ import traceback
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from gemmreg.contract.task_kinds import COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
+from gemmreg.contract.task_kinds import COLD, PROFILE, ROUNDS, TaskKind
 from gemmreg.workers.task_results import TaskResult
 from gemmreg.workers.task_wire import KIND_KEY
-from gemmreg.workers.tasks import ColdTask, ProfileTask, RefusalTask, RoundsTask, Task, ValuesTask
+from gemmreg.workers.tasks import CHECK_TASK_CLASSES, ColdTask, ProfileTask, RoundsTask, Task
 
 if TYPE_CHECKING:
     from gemmreg.discovery.registry_records import Registry
@@ -43,26 +43,13 @@ Note = Callable[[str], None]
 
 
 def _run_task(registry: Registry, task: Task, note: Note) -> TaskResult:
-    """Run one task: the task's kind picks the function (one per kind)."""
+    """Run one task: a check case as its check kind says
+    (:mod:`gemmreg.checking.check_kinds`), any other by its task kind's function."""
+    if isinstance(task, CHECK_TASK_CLASSES):
+        from gemmreg.checking import check_kinds
+
+        return check_kinds.run_case(registry, task)
     return _RUNNERS[task.kind](registry, task, note)
-
-
-def _values(registry: Registry, task: ValuesTask, note: Note) -> TaskResult:
-    from gemmreg.checking.output_check import check_case
-
-    before = None
-    if task.poison_shared:
-        from gemmreg.checking.smem_poison import poison_shared_memory
-
-        before = poison_shared_memory
-    spec = registry.get(task.kernel).spec
-    return check_case(spec, task.problem, task.seed, task.values, before)
-
-
-def _refusal(registry: Registry, task: RefusalTask, note: Note) -> TaskResult:
-    from gemmreg.checking.refusals import refusal_case
-
-    return refusal_case(registry.get(task.kernel).spec, task.problem)
 
 
 def _cold(registry: Registry, task: ColdTask, note: Note) -> TaskResult:
@@ -91,11 +78,10 @@ def _profile(registry: Registry, task: ProfileTask, note: Note) -> TaskResult:
     return profiling.device_profiles(specs, task.problem, task.seed, note)
 
 
-# Each runner takes its own kind's record: that the kind picks the record is
-# the task wire's invariant (TASK_TYPES), which no static type here can say.
+# The runners of the tasks that are no check case. Each takes its own kind's
+# record: that the kind picks the record is the task wire's invariant
+# (TASK_TYPES), which no static type here can say.
 _RUNNERS: dict[TaskKind, Callable[[Registry, Any, Note], TaskResult]] = {
-    VALUES: _values,
-    REFUSAL: _refusal,
     COLD: _cold,
     ROUNDS: _rounds,
     PROFILE: _profile,

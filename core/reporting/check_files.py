@@ -17,6 +17,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from gemmreg.checking import check_kinds
 from gemmreg.checking.check_runner import CaseResult
 from gemmreg.contract.serialization import (
     NON_FINITE_TEXT,
@@ -26,6 +27,7 @@ from gemmreg.contract.serialization import (
     schema_of,
     write_atomically,
 )
+from gemmreg.contract.task_kinds import VALUES
 from gemmreg.discovery import interrupts
 from gemmreg.reporting import checksums, run_schema, saved_files
 from gemmreg.reporting.not_saved import STORAGE_ERRNOS, RunNotSaved
@@ -98,10 +100,19 @@ def results_from_dict(data: object) -> list[CaseResult]:
     results = []
     for index, case in enumerate(data["cases"]):
         checked = run_schema.check_record(CaseResult, upgrade_case(case), f"cases[{index}]")
+        _known_kind(checked.get("kind", VALUES), f"cases[{index}].kind")
         result = case_result(checked)
         _ = result.tolerance  # a saved tolerance must build, here and not in a renderer
         results.append(result)
     return results
+
+
+def _known_kind(kind: object, where: str) -> None:
+    """A case's kind must be a registered check kind: the one that reads it."""
+    if kind not in check_kinds.names():
+        choices = ", ".join(repr(name) for name in check_kinds.names())
+        shown = repr(kind) if len(repr(kind)) <= 40 else repr(kind)[:37] + "..."
+        raise run_schema.SchemaError(f"{where}: expected one of {choices}, got {shown}")
 
 
 def upgrade_case(data: object) -> object:

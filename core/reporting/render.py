@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import cast
+from collections.abc import Sequence
 
+from gemmreg.checking import check_kinds
 from gemmreg.checking.check_runner import CaseResult
 from gemmreg.contract.numbers import significant
 from gemmreg.contract.records import DTYPES, Tolerance
@@ -13,7 +13,6 @@ from gemmreg.contract.serialization import (
 )
 from gemmreg.contract.serialization import to_jsonable as to_jsonable
 from gemmreg.contract.serialization import write_atomically as write_atomically
-from gemmreg.contract.task_kinds import REFUSAL, SANITIZE, VALUES
 from gemmreg.reporting import formats
 from gemmreg.reporting.check_files import CHECK_SCHEMA
 from gemmreg.reporting.device_sections import check_devices_line
@@ -123,14 +122,14 @@ def check_table(
             r.problem.m * r.problem.n * r.problem.k,
         ),
     )
-    sanitized = any(r.kind == SANITIZE for r in results)
+    sanitized = any(check_kinds.get(r.kind).under_tool for r in results)
     passed: dict[tuple[str, str, str], list[CaseResult]] = {}
     for result in results:
         if result.status == "skip":  # one row per kernel and reason, not per case
             key = (result.kernel, result.reason)
             skipped[key] = skipped.get(key, 0) + 1
             continue
-        noted = result.kind != REFUSAL and bool(result.reason)  # judged on a second try
+        noted = check_kinds.get(result.kind).noted(result)  # judged on a second try
         if not every_case and result.status == "pass" and not sanitized and not noted:
             passed.setdefault((result.kernel, result.kind, result.problem.dtype), []).append(result)
             continue
@@ -179,8 +178,7 @@ def _passed_row(kernel: str, kind: str, dtype: str, group: Sequence[CaseResult])
     worst = max(group, key=share)
     error = (worst.comparison or {}).get("max_error")
     what = f"{len(group)} {dtype} case{'s' * (len(group) != 1)}"
-    if kind != VALUES:
-        what += f" ({kind})"
+    what += check_kinds.get(kind).group_label()
     if error is None:
         return [kernel, what, "pass", "-", ""]
     note = _fmt(error, 3) + tolerance_note(worst.tolerance)
@@ -223,9 +221,9 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
 
     groups: dict[tuple[str, str], list[CaseResult]] = {}
     for r in results:
-        if r.status == "skip" or r.kind == REFUSAL:
+        check = check_kinds.get(r.kind).summary_check(r)
+        if r.status == "skip" or check is None:
             continue
-        check = r.tool if r.kind == SANITIZE else "values (no sanitizer)"
         groups.setdefault((r.kernel, check), []).append(r)
     table: list[list[Cell]] = []
     for (kernel, check), rows in groups.items():
@@ -255,26 +253,4 @@ def sanitize_summary(results: Sequence[CaseResult], fmt: str) -> str:
 
 def case_detail(result: CaseResult) -> str:
     """One line of evidence for a case: the reason and the first bad elements."""
-    comparison = result.comparison or {}
-    if result.kind == REFUSAL:
-        return result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
-    if result.kind == SANITIZE and comparison:
-        # The sanitizer's own verdict has its column: this one is the values'.
-        if comparison.get("passed"):
-            return f"values: {comparison.get('total', '?')} elements within tolerance"
-        return f"values: {comparison.get('reason', '')}" + _first_bad(comparison)
-    if result.status == "pass":  # a reason beside a pass: how it was judged (a second try)
-        within = f"{comparison.get('total', '?')} elements within tolerance"
-        return "; ".join([within, *result.reason.strip().splitlines()[:1]])
-    text = result.reason.strip().splitlines()[0] if result.reason.strip() else result.status
-    return text + _first_bad(comparison)
-
-
-def _first_bad(comparison: Mapping[str, object]) -> str:
-    """The first elements out of tolerance, as the check recorded them:
-    ``[row, column, got, want]`` each."""
-    bad = cast("Sequence[tuple[int, int, float, float]]", comparison.get("first_bad") or ())
-    if not bad:
-        return ""
-    shown = "; ".join(f"[{i},{j}] got {g:.6g} want {w:.6g}" for i, j, g, w in bad[:3])
-    return f"; first bad: {shown}"
+    return check_kinds.get(result.kind).detail(result)

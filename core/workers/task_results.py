@@ -74,6 +74,18 @@ class RefusalResult:
     reason: str
 
 
+@attrs.frozen(kw_only=True)
+class CaseAnswer:
+    """A case of any other registered check kind (a ``case`` task): its
+    verdict, why, and what it measured, as ``check.json`` keeps it
+    (``CaseResult.comparison``: ``max_error``, ``first_bad`` and ``tolerance``
+    are shown where present)."""
+
+    passed: bool
+    reason: str = ""
+    comparison: dict[str, Any] | None = None
+
+
 @attrs.define(kw_only=True)
 class KernelTiming:
     """One kernel in one worker process: its prepare and first call, its
@@ -167,4 +179,4 @@ class ProfileResult:
         }
 
 
-TaskResult = ValuesResult | RefusalResult | KernelTiming | RoundsResult | ProfileResult
+TaskResult = ValuesResult | RefusalResult | CaseAnswer | KernelTiming | RoundsResult | ProfileResult

@@ -11,9 +11,11 @@ from typing import ClassVar, Literal
 
 import attrs
 from gemmreg.contract.declaration_checks import strings
+from gemmreg.contract.inputs import DEFAULT_SEED
 from gemmreg.contract.records import Problem
-from gemmreg.contract.task_kinds import COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
+from gemmreg.contract.task_kinds import CASE, COLD, PROFILE, REFUSAL, ROUNDS, VALUES, TaskKind
 from gemmreg.workers.task_results import (
+    CaseAnswer,
     KernelTiming,
     ProfileResult,
     RefusalResult,
@@ -44,6 +46,25 @@ class RefusalTask:
     kind: ClassVar[TaskKind] = REFUSAL
     kernel: str
     problem: Problem
+
+
+@attrs.frozen(kw_only=True)
+class CaseTask:
+    """One case of a check kind registered besides values and refusal
+    (:mod:`gemmreg.checking.check_kinds`): the kind, not this record, says what
+    the worker does with it, so a new kind needs no record of its own."""
+
+    kind: ClassVar[TaskKind] = CASE
+    check: str
+    """The check kind's name."""
+    where: str
+    """Where the worker finds it: ``module:QualifiedName`` of its class, so
+    that a kind registered in the parent alone (a test's) is found too."""
+    kernel: str
+    problem: Problem
+    seed: int = DEFAULT_SEED
+    values: str = "normal"
+    """How the inputs are drawn: a value kind of the matrix, or ``plugin``."""
 
 
 @attrs.frozen(kw_only=True)
@@ -87,13 +108,17 @@ class ProfileTask:
     profiler (:func:`gemmreg.timing.profiling.capture_calls`)."""
 
 
-Task = ValuesTask | RefusalTask | ColdTask | RoundsTask | ProfileTask
+CheckTask = ValuesTask | RefusalTask | CaseTask
+"""A check case's task: what a check kind's cases run as."""
+CHECK_TASK_CLASSES = (ValuesTask, RefusalTask, CaseTask)
+Task = ValuesTask | RefusalTask | CaseTask | ColdTask | RoundsTask | ProfileTask
 
-TASK_CLASSES = (ValuesTask, RefusalTask, ColdTask, RoundsTask, ProfileTask)
+TASK_CLASSES = (*CHECK_TASK_CLASSES, ColdTask, RoundsTask, ProfileTask)
 TASK_TYPES: dict[TaskKind, type[Task]] = {t.kind: t for t in TASK_CLASSES}
 RESULT_TYPES: dict[TaskKind, type[TaskResult]] = {
     VALUES: ValuesResult,
     REFUSAL: RefusalResult,
+    CASE: CaseAnswer,
     COLD: KernelTiming,
     ROUNDS: RoundsResult,
     PROFILE: ProfileResult,
