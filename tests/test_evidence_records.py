@@ -64,7 +64,8 @@ def test_a_saved_check_records_the_tolerance_each_case_was_held_to(loose_check):
 def test_a_check_row_shows_its_error_beside_its_tolerance(loose_check, name):
     text = (loose_check / name).read_text()
     row = next(line for line in text.splitlines() if "rowmajor-128x128x128" in line)
-    assert re.search(r"\bpass\s*\|?\s*0\.00\d+ \(tol 0\.02\)", row), row
+    # the error in |A|@|B|, its bound, and the share of the bound the worst element used
+    assert re.search(r"\bpass\s*\|?\s*0\.00\d+ \(tol 0\.02: \d+% used\)", row), row
     assert f"tolerance fake_loose fp32: {LOOSE.why}" in text
 
 

@@ -65,6 +65,7 @@ FAILED = Comparison(
     first_bad=((0, 1, 2.5, 0.0),),
     reason="1/30 elements outside tolerance",
     tolerance=Tolerance(rtol=1e-3, why="fp16"),
+    tolerance_used=2500.0,
 )
 
 
@@ -113,6 +114,7 @@ def test_a_values_result_comes_back_typed_and_is_recorded_as_check_json_keeps_it
         "nan_mismatch": 0,
         "reason": "1/30 elements outside tolerance",
         "tolerance": {"rtol": 1e-3, "atol": 0.0, "why": "fp16"},
+        "tolerance_used": 2500.0,
     }
     changed = across(TASKS[0], ValuesResult(passed=False, reason="plugin changed global state"))
     assert changed.result.recorded() == {"passed": False, "reason": "plugin changed global state"}

@@ -60,8 +60,11 @@ def compare(
     scaled = finite_diff / scale[finite_got & finite_ref].clamp_min(1e-300)
     max_error = float(scaled.max()) if scaled.numel() else math.inf
     max_abs = float(finite_diff.max()) if finite_diff.numel() else math.inf
+    finite_bound = bound[finite_got & finite_ref]
+    used = finite_diff / finite_bound.clamp_min(1e-300)
+    tolerance_used = float(used.max()) if used.numel() else math.inf
     if nan_mismatch:
-        max_error = max_abs = math.inf
+        max_error = max_abs = tolerance_used = math.inf
     first_bad = tuple(
         (int(i), int(j), float(got[i, j]), float(ref[i, j]))
         for i, j in bad.nonzero()[:FIRST_BAD_SHOWN].tolist()
@@ -85,6 +88,7 @@ def compare(
         nan_mismatch=nan_mismatch,
         reason=reason,
         tolerance=tolerance,
+        tolerance_used=tolerance_used,
     )
 
 
@@ -238,6 +242,7 @@ def _check_case(
             worst,
             max_error=max(first.max_error, fresh.max_error),
             max_abs_error=max(first.max_abs_error, fresh.max_abs_error),
+            tolerance_used=max(first.tolerance_used or 0.0, fresh.tolerance_used or 0.0),
         )
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from gemmreg.checking import check_kinds
@@ -138,7 +139,8 @@ def check_table(
             result.kernel,
             result.id.removeprefix(result.kernel + "-"),
             result.status.upper() if result.status != "pass" else "pass",
-            _fmt(comparison.get("max_error"), 3) + tolerance_note(result.tolerance),
+            _fmt(comparison.get("max_error"), 3)
+            + tolerance_note(result.tolerance, comparison.get("tolerance_used")),
         ]
         if sanitized:
             row.append(result.sanitizer.describe() if result.sanitizer is not None else "-")
@@ -162,7 +164,7 @@ def check_table(
         formatter.table(table, headers, widths)
         + f"\n\n{summary}"
         + check_devices_line(results)
-        + "".join(f"\n{formatter.note(line)}" for line in tolerance_reasons(results))
+        + "".join(f"\n{formatter.note(line)}" for line in _notes(results))
     )
 
 
@@ -171,17 +173,21 @@ def _passed_row(kernel: str, kind: str, dtype: str, group: Sequence[CaseResult])
     and the worst error relative to its own tolerance (with that case's id)."""
 
     def share(r: CaseResult) -> float:
+        used = (r.comparison or {}).get("tolerance_used")
+        if used is not None:
+            return float(used)
         error = (r.comparison or {}).get("max_error")
         bound = r.tolerance.rtol if r.tolerance else None
         return error / bound if error is not None and bound else -1.0
 
     worst = max(group, key=share)
     error = (worst.comparison or {}).get("max_error")
+    used = (worst.comparison or {}).get("tolerance_used")
     what = f"{len(group)} {dtype} case{'s' * (len(group) != 1)}"
     what += check_kinds.get(kind).group_label()
     if error is None:
         return [kernel, what, "pass", "-", ""]
-    note = _fmt(error, 3) + tolerance_note(worst.tolerance)
+    note = _fmt(error, 3) + tolerance_note(worst.tolerance, used)
     return [kernel, what, "pass", note, f"worst: {worst.id.removeprefix(kernel + '-')}"]
 
 
@@ -198,13 +204,39 @@ def check_output(
     return f"{PARTIAL_CHECK_BANNER}\n\n{text}" if interrupted else text
 
 
-def tolerance_note(tolerance: Tolerance | None) -> str:
+def tolerance_note(tolerance: Tolerance | None, used: float | None = None) -> str:
     """`` (tol 0.125)`` after an error: the bound it was held to (its rtol, in
-    the error's own units of |A|@|B|, plus any absolute part)."""
+    the error's own units of |A|@|B|, plus any absolute part), and, where the
+    check recorded it, the share of that whole bound the worst element used
+    (`` (tol 0.002 + 0.001 abs: 52% used)``): an error of 0.104 beside a tol
+    of 0.002 that passed reads as a contradiction until the absolute part is
+    counted in, which the share does (:data:`USED_LEGEND`)."""
     if tolerance is None:
         return ""
     absolute = f" + {significant(tolerance.atol, 3)} abs" if tolerance.atol else ""
-    return f" (tol {significant(tolerance.rtol, 3)}{absolute})"
+    share = "" if used is None else f": {_percent(used)} used"
+    return f" (tol {significant(tolerance.rtol, 3)}{absolute}{share})"
+
+
+USED_LEGEND = (
+    "max err: the worst |C-ref| / (|A|@|B|), the unit of the tolerance's rtol; its atol is "
+    "absolute; used: the worst |C-ref| / (rtol*|A|@|B| + atol), the share of its bound an "
+    "element used (a case passes up to 100%)"
+)
+
+
+def _percent(used: float) -> str:
+    if not math.isfinite(used):
+        return "inf"
+    return f"{used:.0%}" if used < 10 else f"{used:.3g}x"
+
+
+def _notes(results: Sequence[CaseResult]) -> list[str]:
+    """The table's notes: what its error column means, where the share used is
+    shown (checks saved before it was recorded render as they did), then why
+    each tolerance is what it is."""
+    shown = any((r.comparison or {}).get("tolerance_used") is not None for r in results)
+    return ([USED_LEGEND] if shown else []) + tolerance_reasons(results)
 
 
 def tolerance_reasons(results: Sequence[CaseResult]) -> list[str]:

@@ -37,6 +37,12 @@ class Comparison:
     tolerance: Tolerance | None = None
     """The bound the output was held to, kept beside the error it bounds: "pass,
     max err 0.104" alone reads as a contradiction; "(tol 0.125)" explains it."""
+    tolerance_used: float | None = None
+    """max |C - ref| / (rtol * |A|@|B| + atol) over the finite elements: the
+    share of its bound the worst element used, in the tolerance's own terms
+    (a case passes up to 1). ``max_error`` is in units of |A|@|B| alone, and
+    where the absolute part carries the bound (a K of 1, values near 0) it
+    reads far past rtol on a case that passed; None in checks saved before."""
 
     def recorded(self) -> dict[str, Any]:
         """As a check or a timing run keeps it (``CaseResult.comparison``,
