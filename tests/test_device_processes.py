@@ -9,7 +9,7 @@ import math
 import pytest
 from gemmreg.contract.records import Problem
 from gemmreg.timing import device_processes, stats, worker_pool
-from gemmreg.timing.device_regime import PROCESS_PROFILES, device_regime
+from gemmreg.timing.regime_device import PROCESS_PROFILES, device_regime
 from gemmreg.workers.task_results import KernelProfile, ProfileResult
 from gemmreg.workers.tasks import TaskOutcome
 from test_verdicts import summary, verdict

@@ -233,11 +233,13 @@ def test_each_graph_is_handed_to_the_check_after_the_graph_rounds(monkeypatch):
         checked.append(kernel.name)
         replay()
 
-    policy = SimpleNamespace(graph_rounds=3, slot_s=0.01)
-    taken = regime_graph.graph_rounds(kernels, policy, seed=1, check=check)
+    policy = SimpleNamespace(slot_s=0.01)
+    taken = regime_graph.graph_rounds(kernels, policy, seed=1, check=check, count=3)
     assert len(taken) == 3 and sorted(checked) == ["a", "b"]
     last_timed = max(i for i, entry in enumerate(GRAPH_LOG) if entry == "timed")
     assert GRAPH_LOG[last_timed + 1 :] == [f"replay {name}" for name in checked]
+    # the regime's own count where none is given: the policy holds no rounds of it
+    assert len(regime_graph.graph_rounds(kernels, policy, seed=1)) == regime_graph.ROUNDS
 
 
 def test_the_poison_lies_outside_the_markers_and_is_charged_to_no_call():

@@ -4,8 +4,11 @@ measurement, its figures and its column. A regime defined here, in the test
 alone, is measured by the timing process, crosses the worker wire, is
 summarised and judged across processes, is saved and read back, and shows in
 ``compare``'s table, its legend and verdict lines, the summary CSV and
-``report --regimes``, for as long as it is registered. Runs saved before the
-figures were kept by regime read their graph figure as they always did."""
+``report --regimes``, for as long as it is registered. The device kernels
+(CUPTI) are a regime of the other kind, measured in processes of their own:
+their figures, verdict, columns and legend line come from their module too.
+Runs saved before the figures were kept by regime read their graph figure as
+they always did."""
 
 from __future__ import annotations
 
@@ -24,7 +27,15 @@ from fake_plugins import fp32_spec
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import Origin, RegisteredKernel
 from gemmreg.reporting import render_compare, render_regimes, runs
-from gemmreg.timing import process_results, regime_graph, regimes, summaries, timing, verdicts
+from gemmreg.timing import (
+    process_results,
+    regime_device,
+    regime_graph,
+    regimes,
+    summaries,
+    timing,
+    verdicts,
+)
 from gemmreg.timing.rounds import Round
 from gemmreg.timing.timing_records import CompareReport
 from gemmreg.workers import task_wire
@@ -103,8 +114,9 @@ def _process(seed: int) -> RoundsResult:
     return wired
 
 
-def _report() -> CompareReport:
-    """A comparison of a and b over PROCESSES processes, judged as compare does."""
+def _report(profile: dict | None = None) -> CompareReport:
+    """A comparison of a and b over PROCESSES processes, judged as compare does;
+    ``profile``: each kernel's device profile record."""
     problem = Problem(m=8, n=8, k=8)
     process_runs, records = [], []
     for process in range(PROCESSES):
@@ -121,6 +133,7 @@ def _report() -> CompareReport:
             [r for r in process_runs if r.kernel == name],
             None,
             "cpu",
+            profile,
         )
         for name in NAMES
     )
@@ -201,6 +214,71 @@ def test_registering_twice_or_as_the_primary_is_refused():
 
     with pytest.raises(ValueError, match="registered already"):
         regimes.register(Primary)
+
+
+DEVICE_PROFILE = {
+    "profile": {
+        "kernel_ms_per_call": 0.25,
+        "launches_per_call": 2.0,
+        "kernels": ["gemm_tile"],
+        "call_ms": [0.25] * 8,
+        "interleaved": True,
+    }
+}
+"""One profiling process's record of a kernel: both kernels alike in device time."""
+
+
+def _headers(report: CompareReport) -> list[str]:
+    table = render_compare.compare_table(report, "table")
+    line = next(line for line in table.splitlines() if line.startswith("plugin"))
+    return [cell.strip() for cell in line.split("  ") if cell.strip()]
+
+
+def test_the_device_kernels_are_a_regime_of_processes_of_their_own(warm):
+    """Their summary fields (from a profile record), their verdict, their two
+    columns after host ms and their legend line come from regime_device through
+    the registry: unregistered, none of them is set or shown, and the rest stands."""
+    (device,) = regimes.profiled()
+    assert isinstance(device, regime_device.DeviceKernels)
+    assert device.name not in regimes.process_regimes()  # no rounds in the timing process
+    report = _report(DEVICE_PROFILE)
+    b = report.summaries[1]
+    assert (b.device_kernel_ms, b.launches_per_call, b.device_kernels) == (
+        0.25,
+        2.0,
+        ("gemm_tile",),
+    )
+    (verdict,) = report.verdicts
+    assert verdict.regimes[-1].regime == "device kernels"
+    assert verdict.regimes[-1].word == "one process"
+    assert verdict.regimes[-1].estimate == pytest.approx(1.0)
+    headers = _headers(report)
+    assert headers.index("host ms") + 1 == headers.index("device ms")
+    assert headers.index("device ms") + 1 == headers.index("launches")
+    legend_line = "device ms and launches: device work per call and its launches, from CUPTI;"
+    assert legend_line in render_compare.compare_table(report, "table")
+    columns = list(render_compare.SUMMARY_COLUMNS)
+    assert columns[columns.index("host_ms") + 1 : columns.index("host_ms") + 3] == [
+        "device_kernel_ms",
+        "launches_per_call",
+    ]
+    assert render_compare.summary_rows(report)[1]["launches_per_call"] == 2.0
+
+    regimes.unregister(device.name)
+    try:
+        without = _report(DEVICE_PROFILE)
+        assert without.summaries[1].device_kernel_ms is None  # no regime set it
+        assert [r.regime for r in without.verdicts[0].regimes] == [
+            "end-to-end",
+            "graph replay",
+            "warm l2",
+        ]
+        assert "device ms" not in _headers(without) and "launches" not in _headers(without)
+        assert legend_line not in render_compare.compare_table(report, "table")
+        assert "device_kernel_ms" not in render_compare.SUMMARY_COLUMNS
+    finally:
+        regimes.register(regime_device.DeviceKernels)
+    assert regimes.profiled()[0].name == device.name
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,8 @@ drift from the rules it names)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gemmreg.timing import regimes, stats
 from gemmreg.timing.timing_records import CompareReport
 
@@ -14,10 +16,10 @@ def legend(report: CompareReport) -> list[str]:
     return [
         "median ms: median of the process medians (each the median of the kernel's round figures);",
         "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
-        *_after("datasheet peak for the row's precision;", _regime_lines()),
+        *_after("datasheet peak for the row's precision;", _regime_lines(regimes.timed())),
         "host ms: the host's time per call (its launch path), which the samples leave out:",
         "each batch is queued in full before the GPU runs it;",
-        "device ms and launches: device work per call and its launches, from CUPTI;",
+        *_regime_lines(regimes.profiled()),
         "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
         "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",
         "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
@@ -42,9 +44,11 @@ def _sequential(report: CompareReport) -> list[str]:
     ]
 
 
-def _regime_lines() -> list[str]:
-    """What each regime measured beside the primary one says of its column."""
-    return [line for regime in regimes.registered() for line in regime.legend()]
+def _regime_lines(among: Sequence[regimes.Regime]) -> list[str]:
+    """What each of the regimes ``among`` says of its columns: those measured in
+    the timing processes after the primary's figures, those measured in
+    processes of their own after host ms, as their columns stand."""
+    return [line for regime in among for line in regime.legend()]
 
 
 def _after(line: str, following: list[str]) -> list[str]:

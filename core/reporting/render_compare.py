@@ -113,14 +113,19 @@ def _row(s: KernelSummary, figures: int) -> list[str]:
         span(s.low_ms, s.high_ms, 5),
         _fmt(s.tflops, 4),
         _fmt(s.percent_of_peak, 3),
-        *(_fmt(figure, regime.digits) for regime, figure in regimes.figures(s)),
+        *_figures(s, regimes.timed()),
         _fmt(s.host_ms, 3),
-        _fmt(s.device_kernel_ms, 4),
-        _fmt(s.launches_per_call, 3),
+        *_figures(s, regimes.profiled()),
         _start(s),
         _fmt(s.max_error, 2) + _tolerance(s),
         "; ".join(notes) or "ok",
     ]
+
+
+def _figures(s: KernelSummary, among: Sequence[regimes.Regime]) -> list[str]:
+    """The cells of the regimes ``among`` in ``s``'s row: the regimes measured in
+    the timing processes stand before host ms, those of processes of their own after."""
+    return [_fmt(figure, column.digits) for column, figure in regimes.figures(s, among)]
 
 
 def _tolerance(s: KernelSummary) -> str:
@@ -201,10 +206,9 @@ def compare_table(
         f"range over {report.processes} procs (ms)",
         "TFLOP/s",
         "% of peak",
-        *(regime.header for regime in regimes.registered()),
+        *(column.header for column in regimes.columns(regimes.timed())),
         "host ms",
-        "device ms",
-        "launches",
+        *(column.header for column in regimes.columns(regimes.profiled())),
         "cold / warm start s",
         "max err",
         "notes",

@@ -30,9 +30,6 @@ _BEFORE_REGIMES = (
     "percent_of_peak",
 )
 _AFTER_REGIMES = (
-    "host_ms",
-    "device_kernel_ms",
-    "launches_per_call",
     "launch_bound",
     "tile_efficiency",
     "cold_prepare_s",
@@ -54,13 +51,15 @@ _AFTER_REGIMES = (
 
 
 class _Columns(Sequence[str]):
-    """The summary rows' columns, those of the registered regimes (after
-    ``percent_of_peak``) read from the registry each time: a regime
-    registered after this module was imported has its column too."""
+    """The summary rows' columns, those of the registered regimes read from
+    the registry each time (those measured in the timing processes after
+    ``percent_of_peak``, those of processes of their own after ``host_ms``):
+    a regime registered after this module was imported has its columns too."""
 
     def _names(self) -> tuple[str, ...]:
-        beside = (regime.column for regime in regimes.registered())
-        return (*_BEFORE_REGIMES, *beside, *_AFTER_REGIMES)
+        timed = (column.name for column in regimes.columns(regimes.timed()))
+        profiled = (column.name for column in regimes.columns(regimes.profiled()))
+        return (*_BEFORE_REGIMES, *timed, "host_ms", *profiled, *_AFTER_REGIMES)
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -89,7 +88,9 @@ def summary_rows(report: CompareReport) -> list[dict[str, Cell]]:
     p = report.problem
     for s in report.summaries:
         row: dict[str, Cell] = {column: getattr(s, column, None) for column in SUMMARY_COLUMNS}
-        row.update({regime.column: figure for regime, figure in regimes.figures(s)})
+        row.update(
+            {column.name: figure for column, figure in regimes.figures(s, regimes.registered())}
+        )
         row.update(
             m=p.m,
             n=p.n,

@@ -42,7 +42,7 @@ def _by_regime(report: dict[str, Any]) -> dict[str, Any]:
 
 
 def _record(record: Mapping[str, Any]) -> Mapping[str, Any]:
-    old = [r for r in regimes.registered() if r.saved_as and r.saved_as in record]
+    old = [r for r in regimes.timed() if r.saved_as and r.saved_as in record]
     if not old or FIGURES_BY_REGIME in record:
         return record
     fields = {k: v for k, v in record.items() if k not in {r.saved_as for r in old}}

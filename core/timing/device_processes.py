@@ -1,6 +1,6 @@
 """Device profiles (CUPTI) from several profiling processes, one after another
 (``--device-processes``), so that the device-kernel regime can be judged
-across processes like the timed regimes (:mod:`gemmreg.timing.device_regime`).
+across processes like the timed regimes (:mod:`gemmreg.timing.regime_device`).
 
 Why several: one process's device-kernel ratio moved more between processes
 than its own rounds said. Split-K against cuBLAS at 128x128x32768 bf16 on the
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from gemmreg.contract.records import Problem
-from gemmreg.timing.device_regime import PROCESS_PROFILES
+from gemmreg.timing.regime_device import PROCESS_PROFILES
 from gemmreg.workers import isolation
 from gemmreg.workers.task_results import ProfileResult
 from gemmreg.workers.tasks import ProfileTask

@@ -23,7 +23,7 @@ def read_process(
     names: Sequence[str], process: int, result: RoundsResult
 ) -> tuple[list[ProcessRun], ProcessRecord]:
     taken = list(result.rounds)
-    beside = {r.name: result.regime_rounds.get(r.name, ()) for r in regimes.registered()}
+    beside = {r.name: result.regime_rounds.get(r.name, ()) for r in regimes.timed()}
     exposure = rounds.exposure(taken, names)
     runs = []
     for name in names:
@@ -34,7 +34,7 @@ def read_process(
         if k.status != "ok":
             runs.append(_run(name, process, k, k.status, k.reason))
             continue
-        figures = {r.name: r.process_figure(name, beside[r.name]) for r in regimes.registered()}
+        figures = {r.name: r.process_figure(name, beside[r.name]) for r in regimes.timed()}
         runs.append(
             _run(
                 name,

@@ -38,6 +38,10 @@ LAUNCH_BOUND_MAX_MS = 0.05
 """...provided the per-launch time is this short. Graph replays run with a warm
 L2; for a longer kernel the gap to its graph time is L2 warmth, not launch
 overhead (a few microseconds), and the label would mislead."""
+ROUNDS = 10
+"""Rounds of replays a timing process takes (each kernel one slot of the
+policy's ``slot_s`` a round), whatever rounds the primary regime takes:
+``--repeats`` and the stopping rule are the primary's (``Policy.stop``)."""
 ORDER_SEED_SHIFT = 7
 """Added to the process's order seed: the replays' rotation is not the rounds'."""
 
@@ -49,10 +53,11 @@ def graph_rounds(
     policy: Policy,
     seed: int,
     check: Callable[[K, Call], None] | None = None,
+    count: int = ROUNDS,
 ) -> list[Round]:
-    """Warm CUDA-graph replays in rotating rounds; none when a call is long
-    (``GRAPH_MAX_CALL_MS``). After them ``check(kernel, replay)`` is handed each
-    captured graph's replay."""
+    """``count`` rounds of warm CUDA-graph replays, rotating; none when a call
+    is long (``GRAPH_MAX_CALL_MS``). After them ``check(kernel, replay)`` is
+    handed each captured graph's replay."""
     if any(per_call_ms(k) > GRAPH_MAX_CALL_MS for k in kernels):
         return []
     graphs: dict[str, Graph] = {}
@@ -65,7 +70,7 @@ def graph_rounds(
     names = list(graphs)
     by_name = {k.name: k for k in kernels}
     taken = []
-    for index in range(policy.graph_rounds if len(names) else 0):
+    for index in range(count if len(names) else 0):
         order = rounds.round_orders(names, index + 1, seed + ORDER_SEED_SHIFT)[index]
         slot_ms, wall, samples = {}, {}, {}
         for name in order:

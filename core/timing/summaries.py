@@ -17,7 +17,7 @@ from gemmreg.contract.records import Problem
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.instruments.work_accounting import process_findings
-from gemmreg.timing import device_regime, regimes, vetoes
+from gemmreg.timing import regime_device, regimes, vetoes
 from gemmreg.timing.peaks import peak_tflops
 from gemmreg.timing.timing_records import ColdStart, KernelSummary, ProcessRun
 
@@ -47,17 +47,23 @@ def _median_or_none(values: Sequence[float | None]) -> float | None:
 def _regime_figures(
     runs: Sequence[ProcessRun], center_ms: float
 ) -> tuple[dict[str, float], dict[str, Any]]:
-    """Each registered regime's figure over the processes (``regime_ms``),
-    and the fields of the summary the regimes set from them (their labels)."""
+    """Each regime measured in the timing processes: its figure over them
+    (``regime_ms``), and the fields of the summary it sets (its labels)."""
     figures: dict[str, float] = {}
     fields: dict[str, Any] = {}
-    for regime in regimes.registered():
+    for regime in regimes.timed():
         measured = [r.regime_ms[regime.name] for r in runs if regime.name in r.regime_ms]
         figure = regime.summary_figure(measured)
         if figure is not None:
             figures[regime.name] = figure
         fields.update(regime.summary_fields(center_ms, figure))
     return figures, fields
+
+
+def _profiled_fields(profile: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The fields of the summary the regimes measured in processes of their
+    own set from the kernel's profile record (the device kernels' figures)."""
+    return {k: v for r in regimes.profiled() for k, v in r.profile_fields(profile).items()}
 
 
 def summarize(
@@ -115,8 +121,10 @@ def summarize(
         for r in runs
         if r.escaped
     ]
+    # the profiles are evidence on the kernel too, whatever regimes are registered:
+    # work that escaped a profiled call, and the work accounting's launch patterns
     device = (profile or {}).get("profile") or {}
-    by_process = device_regime.process_profiles(profile)
+    by_process = regime_device.process_profiles(profile)
     if by_process:
         invalid += [
             f"device profile, process {i + 1}: {p['escaped']}"
@@ -148,12 +156,6 @@ def summarize(
         percent_of_peak=100 * tflops / peak if peak else None,
         regime_ms=figures,
         host_ms=_median_or_none([r.host_ms for r in runs]),
-        device_kernel_ms=device.get("kernel_ms_per_call"),
-        launches_per_call=device.get("launches_per_call"),
-        device_kernels=device.get("kernels", ()),
-        device_call_ms=device.get("call_ms", ()),
-        device_interleaved=bool(device.get("interleaved", False)),
-        device_process_call_ms=tuple(device_regime.paired_calls(p) for p in by_process),
         warm_prepare_s=_median_or_none([r.prepare_s for r in runs]),
         warm_first_call_s=_median_or_none([r.first_call_s for r in runs]),
         samples=sum(r.samples for r in runs),
@@ -162,6 +164,7 @@ def summarize(
         invalid=tuple(invalid),
         flags=tuple(flags),
         **labels,
+        **_profiled_fields(profile),
     )
     found = vetoes.kernel_vetoes(summary, problem, device_name, profile)
     return attrs.evolve(summary, invalid=(*summary.invalid, *found)) if found else summary

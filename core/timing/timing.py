@@ -83,9 +83,9 @@ def measure_regimes(
     result: RoundsResult,
     note: Callable[[str], None],
 ) -> None:
-    """Each registered regime's rounds of the ``ready`` kernels, after the
+    """Each regime measured in the timing process: its rounds of the ``ready`` kernels, after the
     primary rounds and their postcheck, into ``result`` by regime name."""
-    for regime in regimes.registered():
+    for regime in regimes.timed():
         note(regime.measuring)
         measured = regime.measure(ready, policy, order_seed, problem)
         result.regime_rounds[regime.name] = tuple(measured)

@@ -81,7 +81,8 @@ class Policy:
     soak_max_s: float
     soak_min_calls: int
     stop: StopRule
-    graph_rounds: int = 0
+    """When the primary regime's rounds stop; a regime measured beside them
+    takes rounds of its own (:mod:`gemmreg.timing.regimes`)."""
 
 
 GPU_POLICY = Policy(
@@ -90,7 +91,6 @@ GPU_POLICY = Policy(
     soak_max_s=3.0,
     soak_min_calls=10,
     stop=StopRule(min_rounds=10, min_kernel_s=0.05, max_rounds=5000, max_time_s=3.0),
-    graph_rounds=10,
 )
 CPU_POLICY = Policy(
     # Triton's interpreter takes ~0.25 s per 128^3 call: a short, honest run.

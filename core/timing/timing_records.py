@@ -35,11 +35,13 @@ correctness tool: NumPy on the host), else ``native``."""
 SCHEMA = 3
 """Saved-run layout. 1: adaptive per-kernel sampling (samples per process);
 2: paired rounds, regimes, cold starts apart; 3: the figures of the regimes
-beside the primary one kept by regime (``regime_ms``), no longer a field each.
-A verdict's regimes (:mod:`gemmreg.timing.regimes`): the whole call with events
-and a cold L2 (the primary regime); those registered beside it (warm,
-launch-free CUDA-graph replays); and the summed durations of the device work
-the call caused, from CUPTI (:mod:`gemmreg.timing.device_regime`)."""
+measured beside the primary one in the timing processes kept by regime
+(``regime_ms``), no longer a field each. A verdict's regimes
+(:mod:`gemmreg.timing.regimes`): the whole call with events and a cold L2 (the
+primary regime); those registered beside it (warm, launch-free CUDA-graph
+replays); and the summed durations of the device work the call caused, from
+CUPTI (:mod:`gemmreg.timing.regime_device`), whose figures keep their fields
+(``device_kernel_ms`` to ``device_process_call_ms``)."""
 
 
 def _regimes(value: Iterable[RegimeResult] | None) -> tuple[RegimeResult, ...]:
@@ -100,6 +102,11 @@ class KernelSummary:
     longer holds, :mod:`gemmreg.instruments.stream_hold`): the median of the
     processes' figures; None on the CPU and in runs saved before it was recorded."""
     device_kernel_ms: float | None = None
+    """The device work of a profiled call (CUPTI), summed. This and the five
+    fields after it are set by the device-kernel regime
+    (:class:`gemmreg.timing.regime_device.DeviceKernels`) from the kernel's
+    profile record; the vetoes (:mod:`gemmreg.timing.vetoes`) and ``gemmreg
+    profiler`` read them as facts of the device profile, so they stay fields."""
     launches_per_call: float | None = None
     device_kernels: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
     """The device kernels the profiled calls launched (names as the profiler

@@ -19,10 +19,11 @@ pairs judged at once (Bonferroni). Words:
   kernels). Two interpreted kernels are like for like and are judged.
 
 The primary regime is the end-to-end call (events, cold L2); the regimes
-measured beside it (:mod:`gemmreg.timing.regimes`: the warm graph replay) are
-judged the same way, and so is the device-kernel time (CUPTI)
-across its profiling processes (one process's is a figure beside them:
-:mod:`gemmreg.timing.device_regime`). A disagreement between regimes
+measured beside it in the timing processes (:mod:`gemmreg.timing.regimes`: the
+warm graph replay) are judged the same way, and each regime measured in
+processes of its own by its own rule (the device-kernel time, CUPTI, across
+its profiling processes, one process's a figure beside them:
+:mod:`gemmreg.timing.regime_device`). A disagreement between regimes
 is stated beside the verdict. Kernel summaries are :mod:`gemmreg.timing.summaries`.
 """
 
@@ -33,7 +34,6 @@ from typing import Any
 
 from gemmreg.contract import numbers
 from gemmreg.timing import regimes, stats
-from gemmreg.timing.device_regime import device_regime
 from gemmreg.timing.timing_records import (
     KernelSummary,
     ProcessRecord,
@@ -131,7 +131,7 @@ def judge(
     }
     judged = (
         *(_regime(name, found, confidence, margin, processes) for name, found in ratios.items()),
-        device_regime(baseline, other, confidence, margin),
+        *(regime.judge(baseline, other, confidence, margin) for regime in regimes.profiled()),
     )
     primary = judged[0]
     interval = primary.interval

@@ -1,6 +1,9 @@
 """The device-kernel regime of a verdict: the ratio of two kernels' device
 time per call, from the CUPTI profiling processes (:mod:`gemmreg.timing.profiling`,
-:mod:`gemmreg.timing.device_processes`).
+:mod:`gemmreg.timing.device_processes`), registered as a regime measured in
+processes of its own (:class:`gemmreg.timing.regimes.ProfiledRegime`): its
+summary fields from a kernel's profile record, its rule, its columns
+(device ms, launches) and its legend line are here.
 
 From several profiling processes (``--device-processes``; 1 by default) it is
 judged as the timed regimes are: each process's paired estimate, then a
@@ -15,10 +18,10 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from gemmreg.contract import numbers
-from gemmreg.timing import stats
+from gemmreg.timing import regimes, stats
 from gemmreg.timing.timing_records import KernelSummary, RegimeResult
 
 PAIRED_DEVICE_ROUNDS = 5
@@ -141,3 +144,40 @@ def _log_ratios(b: Sequence[float], o: Sequence[float]) -> list[float]:
     if len(b) != len(o) or len(b) < PAIRED_DEVICE_ROUNDS or min(*b, *o) <= 0:
         return []
     return [math.log(x / y) for x, y in zip(b, o, strict=True)]
+
+
+@regimes.register
+class DeviceKernels(regimes.ProfiledRegime):
+    """The summed durations of the device work a call caused (CUPTI), per call."""
+
+    name: ClassVar[str] = REGIME
+
+    def profile_fields(self, profile: Mapping[str, Any] | None) -> Mapping[str, object]:
+        """The first profiling process's figures (the one process's, by
+        default), and every process's interleaved calls where there were several."""
+        device = (profile or {}).get("profile") or {}
+        return {
+            "device_kernel_ms": device.get("kernel_ms_per_call"),
+            "launches_per_call": device.get("launches_per_call"),
+            "device_kernels": device.get("kernels", ()),
+            "device_call_ms": device.get("call_ms", ()),
+            "device_interleaved": bool(device.get("interleaved", False)),
+            "device_process_call_ms": tuple(paired_calls(p) for p in process_profiles(profile)),
+        }
+
+    def judge(
+        self, baseline: KernelSummary, other: KernelSummary, confidence: float, margin: float
+    ) -> RegimeResult:
+        return device_regime(baseline, other, confidence, margin)
+
+    def columns(self) -> tuple[regimes.Column, ...]:
+        return (
+            regimes.Column("device ms", "device_kernel_ms", 4),
+            regimes.Column("launches", "launches_per_call", 3),
+        )
+
+    def values(self, summary: KernelSummary) -> tuple[float | None, ...]:
+        return (summary.device_kernel_ms, summary.launches_per_call)
+
+    def legend(self) -> list[str]:
+        return ["device ms and launches: device work per call and its launches, from CUPTI;"]
