@@ -80,9 +80,8 @@ SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
     (128, 64, 64, 4, 4),
 )
 """Tens to hundreds of tokens: one or two 64- or 128-row blocks of tokens,
-the weight cut by N into 64 to 256 columns and by K to fill the SMs (the
-128x64 tile reads the weight once at 128 tokens). On the H200 at 128 tokens
-these came to 1.07-1.42x cuBLAS's device time
+the weight cut by N into 64 to 256 columns and by K to fill the SMs. On the
+H200 at 128 tokens these came to 1.07-1.42x cuBLAS's device time
 (``evidence/2026-12-04-h200-tma-split-k-llm-decode/probes``); the TMA path
 below beats them at three of the four points, and the tuner weighs both."""
 
