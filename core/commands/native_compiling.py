@@ -68,10 +68,7 @@ def interpreter_env(env: Mapping[str, str]) -> dict[str, str]:
     from gemmreg.contract import backend
 
     started = dict(env)
-    no_gpu = started.get(backend.FORCE_ENV, "").lower() == "cpu" or not any(
-        os.path.exists(node) for node in backend.GPU_DEVICE_NODES
-    )
-    if no_gpu:
+    if not backend.gpu_likely(started):
         started["TRITON_INTERPRET"] = "1"
     return started
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 import attrs
@@ -101,10 +102,11 @@ GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/kfd", "/dev/dxg")
 """NVIDIA's and AMD's (ROCm's) control device nodes, and WSL2's GPU node."""
 
 
-def gpu_likely() -> bool:
+def gpu_likely(env: Mapping[str, str] | None = None) -> bool:
     """Whether a GPU is likely here, without importing torch (seconds): a
-    guess for work that may start before :func:`current` can answer."""
-    if os.environ.get(FORCE_ENV, "").lower() == "cpu":
+    guess for work that may start before :func:`current` can answer.
+    ``env``: the environment of the process asked about (default this one's)."""
+    if (os.environ if env is None else env).get(FORCE_ENV, "").lower() == "cpu":
         return False
     return any(os.path.exists(node) for node in GPU_DEVICE_NODES)
 
