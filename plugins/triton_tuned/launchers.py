@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any
 from gemmreg_plugins.triton_tuned import gemv, split_k, stream_k, tma_split_k, transpose
 from gemmreg_plugins.triton_tuned.configs import Config
 from gemmreg_plugins.triton_tuned.kernels import persistent_tma_kernel, tiled_kernel
-from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, tf32_swap, tma_refusal
+from gemmreg_plugins.triton_tuned.tma_rules import (
+    is_transposed,
+    operand_descriptors,
+    tf32_swap,
+    tma_refusal,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -111,16 +116,7 @@ def persistent_tma_launcher(
         swap = tf32_swap(input_precision, a, a_t, b_t)
         if swap and config.transpose_b:
             b, b_t, swap = transpose.k_major(b), True, False
-        a_desc = (
-            TensorDescriptor.from_tensor(a.T, [bk, bm])
-            if a_t
-            else TensorDescriptor.from_tensor(a, [bm, bk])
-        )
-        b_desc = (
-            TensorDescriptor.from_tensor(b.T, [bn, bk])
-            if b_t
-            else TensorDescriptor.from_tensor(b, [bk, bn])
-        )
+        a_desc, b_desc = operand_descriptors(a, b, a_t, b_t, bm, bn, bk)
         c_desc = TensorDescriptor.from_tensor(out, c_block)
         pieces = counters = None
         if tail:

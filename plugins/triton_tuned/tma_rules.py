@@ -7,7 +7,7 @@ described through its contiguous transpose."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
@@ -37,6 +37,28 @@ def tma_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | No
         if t.data_ptr() % TMA_ALIGN_BYTES:
             return f"{name}'s base is not {TMA_ALIGN_BYTES}-byte aligned"
     return tma_stride_refusal(a, b, out)
+
+
+def operand_descriptors(
+    a: torch.Tensor, b: torch.Tensor, a_t: bool, b_t: bool, bm: int, bn: int, bk: int
+) -> tuple[Any, Any]:
+    """TMA descriptors of A and B for BLOCK_M x BLOCK_K and BLOCK_K x BLOCK_N
+    tiles; a transposed operand (``a_t``, ``b_t``) is described through its
+    contiguous transpose, its box transposed with it. Host-side records, no
+    device allocation."""
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    a_desc = (
+        TensorDescriptor.from_tensor(a.T, [bk, bm])
+        if a_t
+        else TensorDescriptor.from_tensor(a, [bm, bk])
+    )
+    b_desc = (
+        TensorDescriptor.from_tensor(b.T, [bn, bk])
+        if b_t
+        else TensorDescriptor.from_tensor(b, [bk, bn])
+    )
+    return a_desc, b_desc
 
 
 def is_transposed(t: torch.Tensor) -> bool:

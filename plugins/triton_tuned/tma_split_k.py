@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from gemmreg_plugins.triton_tuned import split_k
 from gemmreg_plugins.triton_tuned.launch_config import Config
-from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, tma_refusal
+from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, operand_descriptors, tma_refusal
 
 if TYPE_CHECKING:
     import torch
@@ -57,16 +57,7 @@ def tma_split_k_launcher(config: Config, m: int, n: int, k: int, input_precision
         if a.element_size() == 4 or tma_refusal(a, b, out) is not None:
             return fallback(a, b, out)
         a_t, b_t = is_transposed(a), is_transposed(b)
-        a_desc = (
-            TensorDescriptor.from_tensor(a.T, [bk, bm])
-            if a_t
-            else TensorDescriptor.from_tensor(a, [bm, bk])
-        )
-        b_desc = (
-            TensorDescriptor.from_tensor(b.T, [bn, bk])
-            if b_t
-            else TensorDescriptor.from_tensor(b, [bk, bn])
-        )
+        a_desc, b_desc = operand_descriptors(a, b, a_t, b_t, bm, bn, bk)
         c_desc = TensorDescriptor.from_tensor(out, [bm, bn])
         partials = counters = None
         if cut.splits > 1:
