@@ -57,6 +57,17 @@ def fake_plugins(monkeypatch: pytest.MonkeyPatch):
     return use
 
 
+@pytest.fixture
+def cli_offline(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path):
+    """``cli_offline(*argv)``: main() run in tmp_path with all work forbidden
+    (:mod:`offline_cli`), for the refusals that must come before any work."""
+    from offline_cli import forbid_work, run_main
+
+    monkeypatch.chdir(tmp_path)
+    forbid_work(monkeypatch)
+    return lambda *argv: run_main(argv, capsys)
+
+
 FAKE_PROFILER_DIR = TESTS / "fake_profiler"
 """Stand-ins for Nsight's ``ncu`` (tests/fake_profiler/ncu), found first on PATH."""
 

@@ -21,17 +21,9 @@ from gemmreg.contract.records import Problem
 from gemmreg.reporting import checksums, render, runs
 from gemmreg.timing import device_memory
 from gemmreg.timing.comparing import CompareReport, KernelSummary, ProcessRun
-from offline_cli import WorkStarted, forbid_work, run_main
+from offline_cli import WorkStarted
 
 PAIR = ["compare", "torch_ref", "triton_grouped"]
-
-
-@pytest.fixture
-def cli_offline(monkeypatch, capsys, tmp_path):
-    """``cli_offline(*argv)``: main() run in tmp_path with all work forbidden."""
-    monkeypatch.chdir(tmp_path)
-    forbid_work(monkeypatch)
-    return lambda *argv: run_main(argv, capsys)
 
 
 @pytest.mark.parametrize(

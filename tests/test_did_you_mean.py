@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import pytest
 from gemmreg.contract.bad_input import did_you_mean
-from offline_cli import forbid_work, run_main
 
 PAIR = ["compare", "torch_ref", "triton_grouped"]
-
-
-@pytest.fixture
-def cli_offline(monkeypatch, capsys, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    forbid_work(monkeypatch)
-    return lambda *argv: run_main(argv, capsys)
 
 
 @pytest.mark.parametrize(

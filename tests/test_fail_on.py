@@ -85,9 +85,7 @@ def test_the_exit_code_follows_the_gate(cli_on_saved_points, shape, options, cod
     assert ("--fail-on" in outcome.err) == (code == 1)
 
 
-def test_an_unknown_condition_is_bad_input(monkeypatch, capsys, tmp_path):
-    monkeypatch.chdir(tmp_path)
-    forbid_work(monkeypatch)
-    outcome = run_main(["bench", "torch_ref", "--shape", "64", "--fail-on", "slowr"], capsys)
+def test_an_unknown_condition_is_bad_input(cli_offline):
+    outcome = cli_offline("bench", "torch_ref", "--shape", "64", "--fail-on", "slowr")
     outcome.assert_refused()
     assert "did you mean 'slower'?" in outcome.err

@@ -23,7 +23,6 @@ from conftest import REPO
 from gemmreg.contract.records import Problem
 from gemmreg.reporting import check_files, checksums, runs
 from gemmreg.timing.comparing import CompareReport, KernelSummary, ProcessRun
-from offline_cli import forbid_work, run_main
 
 SAMPLES = '"round_ms": [\n            1.0,\n            1.5\n          ]'
 """How the writer lays out the one process's rounds below (indent 2, nested)."""
@@ -34,14 +33,6 @@ MEMORY_CAP_BYTES = 4 << 30
 """The address space a ``report`` subprocess may take: reading ``/dev/zero``
 whole (what the old reader did) fails there with MemoryError, instead of
 taking the memory of a machine shared with other work."""
-
-
-@pytest.fixture
-def cli_offline(monkeypatch, capsys, tmp_path):
-    """``cli_offline(*argv)``: main() run in tmp_path with all work forbidden."""
-    monkeypatch.chdir(tmp_path)
-    forbid_work(monkeypatch)
-    return lambda *argv: run_main(argv, capsys)
 
 
 @pytest.fixture
