@@ -82,6 +82,7 @@ CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
     _tma(128, 256, 64, 3, 8, flatten=True, group_m=16),
     _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, group_m=16),
     _tma(128, 256, 64, 3, 8, flatten=True, group_m=16, stream_k=True),
+    _tma(128, 128, 64, 5, 8, split=2),
 )
 """Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
 fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
@@ -103,7 +104,10 @@ at once for 8); every such form tried (non-flat loops, C through pointers or
 an in-kernel descriptor) hung on its first launch on the H200
 (``evidence/2026-12-02-h200-gluon-warp-specialised/p3``), so none is listed: the
 specialised kernel is the Gluon one (``CUDA_GLUON_WS``). A 4-stage 128x256x64 tile fits the 227 KB of shared memory
-only with the split epilogue.
+only with the split epilogue. The 5-stage 128x128x64 tile with the split epilogue was
+the nearest to cuBLAS of every kernel probed at 2048x1024x4096 and 128x14336x4096
+(bf16, 1.04x torch.mm's time on gemmreg's clock:
+``evidence/2026-12-04-h200-llm-projections/probe``), where the tiles leave SMs idle.
 
 The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
 8192x14336x4096 in an interleaved probe on the H200
