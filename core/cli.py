@@ -211,6 +211,12 @@ def build_parser() -> argparse.ArgumentParser:
         "device kernels), one line per point and pair; one run only",
     )
     report.add_argument(
+        "--parts",
+        action="store_true",
+        help="the runs are parts of one sweep (split across commands or machines): one "
+        "table, verdict list and weighted mean over all their points",
+    )
+    report.add_argument(
         "--accept-edited",
         action="store_true",
         help="read a run whose content does not match its checksum (edited or damaged "

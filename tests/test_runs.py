@@ -283,10 +283,12 @@ def test_a_sweep_report_ends_with_every_verdict_on_one_line_each():
         (verdict,) = report.verdicts
         assert line.startswith(f"{report.problem.shape} ")
         assert verdict.verdict.upper() in line and "triton_tuned vs torch_ref" in line
+    mean = "geometric-mean speedup: triton_tuned vs torch_ref: 0.9859x (8 points)"
     shown = run_gemmreg("report", str(sweep))
-    assert shown.returncode == 0 and shown.stdout.rstrip().endswith(lines[-1])
+    # As bench printed it: the verdicts, then the mean over the points.
+    assert shown.returncode == 0 and shown.stdout.rstrip().endswith(f"{lines[-1]}\n\n{mean}")
     only = run_gemmreg("report", str(sweep), "--verdicts")
-    assert only.returncode == 0 and only.stdout.splitlines()[2:] == lines
+    assert only.returncode == 0 and only.stdout.splitlines()[2:] == [*lines, "", mean]
 
 
 def test_report_margin_judges_a_saved_run_again_from_its_processes():

@@ -21,21 +21,30 @@ def cmd_report(args: argparse.Namespace) -> int:
         render_changes,
         render_compare,
         render_regimes,
+        run_parts,
         runs,
+        speedup_means,
     )
     from gemmreg.timing import rejudging
 
     if args.regimes and args.verdicts:
         raise UsageError("report --regimes and --verdicts are two views of a run: give one")
+    if args.parts and len(args.runs) < 2:
+        raise UsageError("report --parts joins two or more runs of one sweep; give them all")
+    if args.parts and len(set(args.runs)) != len(args.runs):
+        raise UsageError("report --parts names a run twice")
     for option, given in (("--regimes", args.regimes), ("--verdicts", args.verdicts)):
-        if given and len(args.runs) == 2:  # a history refuses them itself
+        if given and len(args.runs) == 2 and not args.parts:  # a history refuses them itself
             raise UsageError(f"report {option} takes one run, not BEFORE AFTER")
-    if len(args.runs) > 2:
+    if len(args.runs) > 2 and not args.parts:
         from gemmreg.commands.cli_history import report_history
 
         return report_history(args)
     try:
         loaded = [runs.load_run(path, not args.accept_edited, _progress) for path in args.runs]
+        if args.parts:
+            loaded = [run_parts.join_parts([str(p) for p in args.runs], loaded)]
+            _progress(run_parts.parts_line(loaded[0][0]))
     except runs.RunError as error:
         raise UsageError(str(error)) from None
     if args.plot is not None:
@@ -72,6 +81,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(render_compare.verdict_table(reports, args.format))
         else:
             print(render_compare.run_output(manifest, reports, partial, args.format))
+        means = [] if args.regimes else speedup_means.mean_lines(reports)
+        if means and not formats.get(args.format).document_only:
+            print("\n" + "\n".join(means))
+        elif means:  # csv and json keep stdout to the document
+            _progress("\n".join(means))
         return EXIT_OK
     threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold
     (before_manifest, before, _), (after_manifest, after, _) = loaded

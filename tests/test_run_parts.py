@@ -1,0 +1,79 @@
+"""``report --parts``: saved runs read as the parts of one sweep. A sweep cut
+in two (a device lease, a CI time limit) must summarise as the whole sweep
+does: the same verdicts and the same weighted mean over every point; parts
+that cannot be one sweep (a point twice, two device models) are refused in
+one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+from gemmreg.reporting import runs
+from offline_cli import run_main
+
+ROOT = Path(__file__).resolve().parents[1]
+SWEEP = ROOT / "evidence/2026-12-04-h200-tma-split-k-llm-decode/bf16-1-16-128/bench"
+
+
+def split(tmp_path: Path, at: int) -> tuple[Path, Path]:
+    """The saved sweep written again as two runs: its first ``at`` points and the rest."""
+    manifest, reports, _ = runs.load_run(SWEEP)
+    first, second = tmp_path / "first", tmp_path / "second"
+    runs.write_run(first, manifest, reports[:at], partial=False)
+    runs.write_run(second, manifest, reports[at:], partial=False)
+    return first, second
+
+
+def mean_line(text: str) -> str:
+    (line,) = [x for x in text.splitlines() if "geometric-mean speedup" in x]
+    return line
+
+
+def test_parts_summarise_as_the_whole_sweep(tmp_path, capsys):
+    whole = run_main(["report", str(SWEEP), "--verdicts"], capsys)
+    assert whole.code == 0, whole.err
+    first, second = split(tmp_path, 5)
+    joined = run_main(["report", "--parts", str(first), str(second), "--verdicts"], capsys)
+    assert joined.code == 0, joined.err
+    assert mean_line(joined.out) == mean_line(whole.out)
+    assert "(12 points, weight 21)" in mean_line(joined.out)
+    assert joined.out == whole.out  # the same table, point for point, and the same mean
+    assert "2 runs read as one sweep" in joined.err and "5 points" in joined.err
+    # Each part alone summarises its own points only: the reason to join them.
+    assert "(5 points" in mean_line(run_main(["report", str(first)], capsys).out)
+
+
+def test_without_parts_two_runs_are_still_before_and_after(tmp_path, capsys):
+    first, second = split(tmp_path, 6)
+    outcome = run_main(["report", str(first), str(second), "--verdicts"], capsys)
+    outcome.assert_refused()
+    assert "not BEFORE AFTER" in outcome.err
+
+
+def test_a_point_in_two_parts_is_refused_naming_both(tmp_path, capsys):
+    first, _ = split(tmp_path, 6)
+    overlapping = tmp_path / "overlapping"
+    manifest, reports, _ = runs.load_run(SWEEP)
+    runs.write_run(overlapping, manifest, reports[4:], partial=False)
+    outcome = run_main(["report", "--parts", str(first), str(overlapping)], capsys)
+    outcome.assert_refused()
+    assert str(first) in outcome.err and str(overlapping) in outcome.err
+    assert "in both" in outcome.err and outcome.out == ""
+
+
+def test_parts_of_two_device_models_are_refused(tmp_path, capsys):
+    first, _ = split(tmp_path, 6)
+    manifest, reports, _ = runs.load_run(SWEEP)
+    other = tmp_path / "other"
+    elsewhere = [attrs.evolve(r, device_name="NVIDIA A100-SXM4-80GB") for r in reports[6:]]
+    runs.write_run(other, manifest, elsewhere, partial=False)
+    outcome = run_main(["report", "--parts", str(first), str(other)], capsys)
+    outcome.assert_refused()
+    assert "A100" in outcome.err and "H200" in outcome.err
+
+
+def test_parts_needs_two_distinct_runs(tmp_path, capsys):
+    first, _ = split(tmp_path, 6)
+    for argv in (["report", "--parts", str(first)], ["report", "--parts", str(first), str(first)]):
+        run_main(argv, capsys).assert_refused()
