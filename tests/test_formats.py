@@ -30,7 +30,10 @@ CHECKS = [
     REPO / "evidence" / "2026-11-30-h200-sanitize" / "triton_grouped",
     REPO / "evidence" / "2026-11-30-h200-verdict-evidence" / "hostile-check-hang",
 ]
-SUMMARY_NUMBERS = ("m", "n", "k", "center_ms", "low_ms", "high_ms", "tflops", "max_error", "rtol")
+SUMMARY_NUMBERS = (
+    *("m", "n", "k", "center_ms", "low_ms", "high_ms", "tflops", "ideal_gbps", "max_error", "rtol"),
+    "outlier_processes",
+)
 NUMERIC = {
     "gemmreg.run": SUMMARY_NUMBERS,
     "gemmreg.compare": SUMMARY_NUMBERS,

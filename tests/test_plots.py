@@ -7,6 +7,7 @@ import re
 
 import pytest
 from gemmreg.contract.records import Problem
+from gemmreg.contract.traffic import ideal_bytes
 from gemmreg.timing import peaks
 from gemmreg.timing.timing_records import CompareReport, KernelSummary
 
@@ -117,3 +118,20 @@ def test_datasheet_entries_are_told_apart_by_the_name_torch_reports():
     assert named("AMD Instinct MI300X") == "MI300X"
     assert peaks.peak_tflops("AMD Instinct MI250X", "tf32") is None  # CDNA 2 has no TF32
     assert peaks.peak_tflops("NVIDIA GeForce RTX 4090", "fp16_acc16") == 330.3
+
+
+def test_each_point_of_the_roofline_sits_at_the_intensity_of_its_ideal_traffic():
+    """The roofline's intensity divides 2MNK by the bytes the tables' ideal
+    GB/s divides (one function): a point's TFLOP/s over its intensity is the
+    ideal GB/s its row shows, and the grey slope is the memory roof."""
+    fig = draw({"device_name": "NVIDIA H200", "backend": "cuda"})
+    roof = fig.axes[1]
+    (scatter,) = roof.collections
+    intensity = [x for x, _ in scatter.get_offsets()]
+    assert intensity == pytest.approx([r.problem.flops / ideal_bytes(r.problem) for r in SWEEP])
+    for x, report in zip(intensity, SWEEP, strict=True):
+        (s,) = report.summaries
+        assert s.tflops * 1e3 / x == pytest.approx(s.ideal_gbps)  # the row's ideal GB/s
+    assert "ideal" in roof.get_xlabel()
+    (slope,) = labelled(roof, "memory").values()
+    assert slope.get_color() == "grey" and slope.get_label() == "memory 4.8 TB/s"

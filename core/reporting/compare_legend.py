@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gemmreg.timing import regimes, stats
+from gemmreg.timing import process_outliers, regimes, stats
 from gemmreg.timing.timing_records import CompareReport
 
 
@@ -15,13 +15,16 @@ def legend(report: CompareReport) -> list[str]:
     margin = report.margin if report.margin is not None else stats.DEFAULT_MARGIN
     return [
         "median ms: median of the process medians (each the median of the kernel's round figures);",
-        "range: lowest to highest process median; TFLOP/s: 2MNK / median; % of peak: against the",
+        "range: lowest to highest process median; TFLOP/s: 2MNK / median; ideal GB/s: the ideal",
+        "traffic (MK + KN + MN) x the dtype's bytes (A and B read once, C written once) / median,",
+        "the rate the call needed, not measured DRAM traffic; % of peak: against the",
         *_after("datasheet peak for the row's precision;", _regime_lines(regimes.timed())),
         "host ms: the host's time per call (its launch path), which the samples leave out:",
         "each batch is queued in full before the GPU runs it;",
         *_regime_lines(regimes.profiled()),
         "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
-        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound).",
+        "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound);",
+        process_outliers.legend_line(),
         "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
         f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
         "excludes 1; or its two one-sided tests' narrower interval is), else FASTER/SLOWER",

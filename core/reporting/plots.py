@@ -15,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from gemmreg.contract.records import ELEMENT_BYTES
+from gemmreg.contract.traffic import ideal_bytes
 from gemmreg.timing.comparing import CompareReport
 from gemmreg.timing.peaks import DevicePeaks, device_peaks
 
@@ -116,11 +116,7 @@ def figure(
         high = [_tflops(p[3].flops, p[2].low_ms) for p in points]
         line = sweep.plot(x, center, marker="o", label=f"{kernel} ({points[0][2].math})")[0]
         sweep.fill_between(x, low, high, color=line.get_color(), alpha=0.25)
-        intensity = [
-            p[3].flops
-            / (ELEMENT_BYTES[dtype] * (p[3].m * p[3].k + p[3].k * p[3].n + p[3].m * p[3].n))
-            for p in points
-        ]
+        intensity = [p[3].flops / ideal_bytes(p[3]) for p in points]
         roof.scatter(intensity, center, color=line.get_color(), label=kernel)
     device = str(manifest.get("device_name") or "device")
     sweep.set(

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import attrs
 from gemmreg.timing import stats
+from gemmreg.timing.process_outliers import outlier_note
 from gemmreg.timing.timing_records import HELD_WORDS, CompareReport, KernelSummary
 
 DEFAULT_THRESHOLD_PCT = 5.0
@@ -91,6 +92,9 @@ def _notes(
         )
     if old.generator != new.generator:
         notes.append(f"input generators differ: {old.generator} vs {new.generator}")
+    for run, s in (("before", old), ("after", new)):
+        outlier = outlier_note(s.outlier_medians_ms, s.center_ms)
+        notes += [f"{run}: {outlier}"] if outlier else []
     return tuple(notes)
 
 

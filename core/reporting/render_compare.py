@@ -18,7 +18,7 @@ from gemmreg.reporting.render_verdicts import (
 )
 from gemmreg.reporting.run_summary import SUMMARY_COLUMNS as SUMMARY_COLUMNS
 from gemmreg.reporting.run_summary import summary_rows
-from gemmreg.timing import regimes, rounds
+from gemmreg.timing import process_outliers, regimes, rounds
 from gemmreg.timing.timing_records import SCHEMA, CompareReport, KernelSummary
 
 PARTIAL_RUN_BANNER = (
@@ -28,6 +28,11 @@ PARTIAL_RUN_BANNER = (
 """What a partial run's saved tables begin with: the folder cannot say which
 of those ended it (a killed run, or a full disk, could not write it down)."""
 
+
+IDEAL_GBPS_HEADER = "ideal GB/s"
+"""Beside TFLOP/s: the problem's ideal traffic over the median (A and B read
+once, C written once; :mod:`gemmreg.contract.traffic`), named ideal so that
+nobody reads it as measured DRAM traffic."""
 
 REPORT_FILES = {"report.txt": "table", "report.md": "markdown"}
 """The saved tables of a run, and their formats."""
@@ -104,7 +109,8 @@ def _row(s: KernelSummary, figures: int) -> list[str]:
     """A kernel's row; ``figures``: the cells between its precision and its notes."""
     if s.status != "timed":
         return [s.kernel, s.precision, *["-"] * figures, f"{s.status.upper()}: {s.reason}"]
-    notes = [f"INVALID: {why}" for why in s.invalid] + list(s.flags) + regimes.notes(s)
+    notes = [f"INVALID: {why}" for why in s.invalid] + outlier_notes(s)
+    notes += list(s.flags) + regimes.notes(s)
     assert s.center_ms is not None and s.low_ms is not None and s.high_ms is not None
     return [
         s.kernel,
@@ -112,6 +118,7 @@ def _row(s: KernelSummary, figures: int) -> list[str]:
         significant(s.center_ms, 5),
         span(s.low_ms, s.high_ms, 5),
         _fmt(s.tflops, 4),
+        _fmt(s.ideal_gbps, 4),
         _fmt(s.percent_of_peak, 3),
         *_figures(s, regimes.timed()),
         _fmt(s.host_ms, 3),
@@ -120,6 +127,16 @@ def _row(s: KernelSummary, figures: int) -> list[str]:
         _fmt(s.max_error, 2) + _tolerance(s),
         "; ".join(notes) or "ok",
     ]
+
+
+def outlier_notes(s: KernelSummary) -> list[str]:
+    """The row's OUTLIER note (:mod:`gemmreg.timing.process_outliers`), or none."""
+    note = process_outliers.outlier_note(s.outlier_medians_ms, s.center_ms)
+    return [note] if note else []
+
+
+def _sweep_notes(s: KernelSummary) -> str:
+    return "; ".join(outlier_notes(s) + regimes.notes(s)) or "ok"
 
 
 def _figures(s: KernelSummary, among: Sequence[regimes.Regime]) -> list[str]:
@@ -205,6 +222,7 @@ def compare_table(
         "median ms",
         f"range over {report.processes} procs (ms)",
         "TFLOP/s",
+        IDEAL_GBPS_HEADER,
         "% of peak",
         *(column.header for column in regimes.columns(regimes.timed())),
         "host ms",
@@ -230,7 +248,17 @@ def compare_table(
     return "\n".join(lines + verdict_lines(report))
 
 
-SWEEP_HEADERS = ["shape", "dtype", "plugin", "math", "median ms", "range (ms)", "TFLOP/s", "notes"]
+SWEEP_HEADERS = [
+    "shape",
+    "dtype",
+    "plugin",
+    "math",
+    "median ms",
+    "range (ms)",
+    "TFLOP/s",
+    IDEAL_GBPS_HEADER,
+    "notes",
+]
 
 
 def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
@@ -259,7 +287,8 @@ def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
                     significant(s.center_ms, 5) if s.center_ms else "-",
                     span(s.low_ms, s.high_ms, 5) if s.low_ms and s.high_ms is not None else "-",
                     significant(s.tflops) if s.tflops else "-",
-                    s.status if s.status != "timed" else ("; ".join(regimes.notes(s)) or "ok"),
+                    significant(s.ideal_gbps) if s.ideal_gbps else "-",
+                    s.status if s.status != "timed" else _sweep_notes(s),
                 ]
             )
             layouts.append(p.layout)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.reporting.render_compare import verdict_lines
+from gemmreg.timing.process_outliers import outlier_note
 from gemmreg.timing.timing_records import CompareReport, KernelSummary
 
 
@@ -19,11 +20,16 @@ def point_lines(report: CompareReport, label: str = "") -> list[str]:
 
 
 def summary_text(s: KernelSummary) -> str:
-    """``kernel: 1.234 ms (1.2 to 1.3) 5.6 TFLOP/s``, or ``kernel: STATUS: why``."""
+    """``kernel: 1.234 ms (1.2 to 1.3) 5.6 TFLOP/s 71.2 GB/s ideal traffic``,
+    then its OUTLIER note if it has one; or ``kernel: STATUS: why``."""
     if s.status != "timed" or s.center_ms is None:
         why = s.reason.strip().splitlines()[0] if s.reason.strip() else ""
         return f"{s.kernel}: {s.status.upper()}" + (f": {why}" if why else "")
     low, high = s.low_ms, s.high_ms
     spread = f" ({span(low, high, 5)})" if low is not None and high is not None else ""
     tflops = f" {significant(s.tflops, 4)} TFLOP/s" if s.tflops is not None else ""
-    return f"{s.kernel}: {significant(s.center_ms, 5)} ms{spread}{tflops}"
+    if s.ideal_gbps is not None:
+        tflops += f" {significant(s.ideal_gbps, 4)} GB/s ideal traffic"
+    outlier = outlier_note(s.outlier_medians_ms, s.center_ms)
+    figures = f"{s.kernel}: {significant(s.center_ms, 5)} ms{spread}{tflops}"
+    return f"{figures}; {outlier}" if outlier else figures

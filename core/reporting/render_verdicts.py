@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from gemmreg.contract.numbers import significant, span
 from gemmreg.reporting import formats
 from gemmreg.reporting.device_sections import per_model
 from gemmreg.reporting.formats import Cell, Document
 from gemmreg.reporting.render import _fmt
-from gemmreg.timing.timing_records import CompareReport, Verdict
+from gemmreg.timing.process_outliers import outlier_note
+from gemmreg.timing.timing_records import CompareReport, KernelSummary, Verdict
 
 VERDICTS_SCHEMA = 1
 """The layout of ``report --verdicts --format json``: ``verdicts``, the CSV's rows."""
@@ -60,6 +61,17 @@ def interval_text(v: Verdict) -> str:
     return span(*v.interval) if v.interval else "-"
 
 
+def verdict_notes(v: Verdict, by_name: Mapping[str, KernelSummary]) -> str:
+    """The verdict's notes, then the OUTLIER note of either kernel: a verdict
+    rests on every process, the one far from the rest included."""
+    notes = list(v.notes)
+    for name in (v.kernel, v.baseline):
+        s = by_name.get(name)
+        note = outlier_note(s.outlier_medians_ms, s.center_ms) if s is not None else ""
+        notes += [f"{name}: {note}"] if note else []
+    return "; ".join(notes)
+
+
 def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
     """Every pairwise verdict of a run as a flat row, figures as numbers."""
     rows = []
@@ -84,7 +96,7 @@ def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
                     "regime": v.regime,
                     "verdict": v.verdict,
                     "partial": report.partial,
-                    "notes": "; ".join(v.notes),
+                    "notes": verdict_notes(v, by_name),
                     "device_name": report.device_name,
                     "device_index": report.device_index,
                 }
@@ -132,7 +144,7 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     interval_text(v),
                     "-" if v.processes is None else str(v.processes),
                     v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
-                    "; ".join(v.notes),
+                    verdict_notes(v, by_name),
                 ]
             )
     return formatter.table(table, VERDICT_HEADERS)

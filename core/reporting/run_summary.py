@@ -27,6 +27,7 @@ _BEFORE_REGIMES = (
     "low_ms",
     "high_ms",
     "tflops",
+    "ideal_gbps",
     "percent_of_peak",
 )
 _AFTER_REGIMES = (
@@ -37,6 +38,7 @@ _AFTER_REGIMES = (
     "warm_prepare_s",
     "warm_first_call_s",
     "processes",
+    "outlier_processes",
     "samples",
     "exposure_s",
     "max_error",
@@ -100,6 +102,7 @@ def summary_rows(report: CompareReport) -> list[dict[str, Cell]]:
             device_name=report.device_name,
             device_index=report.device_index,
             processes=len(s.process_medians_ms),
+            outlier_processes=len(s.outlier_medians_ms) if s.status == "timed" else None,
             flags="; ".join(s.flags),
             invalid="; ".join(s.invalid),
         )

@@ -7,17 +7,11 @@ from __future__ import annotations
 import os
 
 from gemmreg.contract.backend import BackendInfo
-from gemmreg.contract.records import ELEMENT_BYTES
+from gemmreg.contract.traffic import operand_bytes
 
 CPU_FALLBACK_BYTES = 1 << 40
 """Where the host cannot say how much RAM it has: a cap generous enough for any
 problem the CPU backend could finish (1 TiB)."""
-
-
-def operand_bytes(shape: tuple[int, int, int], dtype: str) -> int:
-    """Bytes of A (m x k), B (k x n) and C (m x n) in ``dtype``."""
-    m, n, k = shape
-    return (m * k + k * n + m * n) * ELEMENT_BYTES[dtype]
 
 
 def device_bytes(info: BackendInfo) -> tuple[int, str]:
@@ -43,7 +37,7 @@ def device_bytes(info: BackendInfo) -> tuple[int, str]:
 def memory_refusal(shape: tuple[int, int, int], dtype: str, info: BackendInfo) -> str | None:
     """Why A, B and C of this shape and dtype can never fit in the device's
     memory, or None when they can."""
-    needed = operand_bytes(shape, dtype)
+    needed = operand_bytes(*shape, dtype)
     total, what = device_bytes(info)
     if needed <= total:
         return None

@@ -14,6 +14,8 @@ from typing import Any, Literal
 import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.contract.serialization import from_jsonable
+from gemmreg.contract.traffic import ideal_gbps
+from gemmreg.timing.process_outliers import outlier_medians
 from gemmreg.timing.process_records import ColdStart as ColdStart
 from gemmreg.timing.process_records import ProcessRecord as ProcessRecord
 from gemmreg.timing.process_records import ProcessRun as ProcessRun
@@ -86,10 +88,22 @@ class KernelSummary:
     saved before it was recorded read True."""
     vendor_library: bool = False
     process_medians_ms: tuple[float, ...] = attrs.field(default=(), converter=float_tuple)
+    outlier_medians_ms: tuple[float, ...] = attrs.field(
+        default=attrs.Factory(lambda s: outlier_medians(s.process_medians_ms), takes_self=True),
+        converter=float_tuple,
+    )
+    """The process medians far from the rest (:mod:`gemmreg.timing.process_outliers`):
+    derived from ``process_medians_ms``, here and again by the report that holds
+    the summary, so runs saved before it existed have it when read."""
     center_ms: float | None = None
     low_ms: float | None = None
     high_ms: float | None = None
     tflops: float | None = None
+    ideal_gbps: float | None = None
+    """The problem's ideal traffic over ``center_ms``, in GB/s
+    (:func:`gemmreg.contract.traffic.ideal_gbps`): the rate the call needed,
+    not measured DRAM traffic. Set by the report that holds the summary (which
+    knows the problem), so runs saved before it existed have it when read."""
     peak_tflops: float | None = None
     percent_of_peak: float | None = None
     regime_ms: dict[str, float] = attrs.field(factory=dict)
@@ -255,3 +269,19 @@ class CompareReport:
         and checked against these records first (:mod:`gemmreg.reporting.run_schema`,
         which refuses non-finite numbers)."""
         return from_jsonable(cls, data)
+
+    def __attrs_post_init__(self) -> None:
+        """Every summary carries the figures it derives from its others and
+        the problem (its ideal GB/s, its outlying process medians) under
+        today's rules, however the report was built: summarised, by hand, or
+        read from a run saved before those fields existed (or with stale ones)."""
+        derived = tuple(_derived(s, self.problem) for s in self.summaries)
+        if derived != self.summaries:  # frozen: attrs' way to set a field after init
+            object.__setattr__(self, "summaries", derived)
+
+
+def _derived(s: KernelSummary, problem: Problem) -> KernelSummary:
+    gbps, outliers = ideal_gbps(problem, s.center_ms), outlier_medians(s.process_medians_ms)
+    if (s.ideal_gbps, s.outlier_medians_ms) == (gbps, outliers):
+        return s
+    return attrs.evolve(s, ideal_gbps=gbps, outlier_medians_ms=outliers)
