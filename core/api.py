@@ -96,7 +96,7 @@ def compare(
     request = CompareRequest(
         kernels=keywords.names("compare", kernels),
         shape=None if shape is None else keywords.shape(shape),
-        dtype=keywords.one(dtype, "dtype", DTYPES),
+        dtypes=(keywords.one(dtype, "dtype", DTYPES),),
         layout=keywords.one(layout, "layout", LAYOUTS),
         timing=TimingAsked(**timing),
         out=keywords.folder(out, "out"),

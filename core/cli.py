@@ -145,8 +145,12 @@ def build_parser() -> argparse.ArgumentParser:
     compare_shape.add_argument(
         "--shape", help=f"MxNxK (default: {gpu_shape} on a GPU, {cpu_shape} on the CPU)"
     )
-    cli_options.shapes_option(compare_shape, "a file with one row (compare times one point)")
-    compare.add_argument("--dtype", default="fp32")
+    cli_options.shapes_option(compare_shape, "a file of one shape (compare times one)")
+    compare.add_argument(
+        "--dtype",
+        default="fp32",
+        help="comma-separated dtypes: the pairs judged at each in turn, a verdict per dtype",
+    )
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
     cli_options.add_timing_options(compare)
     cli_options.devices_option(compare, "its processes spread over GPUs of one model", ray=True)

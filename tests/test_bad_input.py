@@ -63,7 +63,6 @@ PAIR = ["compare", "torch_ref", "triton_grouped"]
         ([*PAIR, "--seed", "-3"], "--seed: must be from 0"),
         ([*PAIR, "--dtype", ""], "--dtype '' names an empty dtype"),
         ([*PAIR, "--dtype", "fp8"], "unknown dtype 'fp8'"),
-        ([*PAIR, "--dtype", "fp32,fp16"], "compare takes one --dtype"),
         ([*PAIR, "--out", ""], "--out: is empty"),
         (["compare", "torch_ref"], "compare needs at least two plugins"),
         (["compare", "torch_ref", "torch_ref"], "compare names a plugin twice"),

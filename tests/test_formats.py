@@ -136,9 +136,9 @@ def replayed(monkeypatch):
     def compare(*args, **kwargs):
         return reports[0], manifest
 
-    def sweep(kernels, problems, timing, info, out, progress, ahead=None, meter=None, **fields):
-        progress("[1/2] timing (replayed)")
-        sweeping.save(out, manifest, reports, False)
+    def sweep(job):
+        job.progress("[1/2] timing (replayed)")
+        sweeping.save(job.out, manifest, reports, False)
         return sweeping.Sweep(reports=tuple(reports), partial=False)
 
     saved, _ = check_files.load_check(CHECKS[0])

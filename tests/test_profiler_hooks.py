@@ -87,3 +87,25 @@ def test_nsys_captures_the_profiler_range_alone(tmp_path):
     assert "--capture-range=cudaProfilerApi" in command
     assert command[command.index("--output") + 1] == str(tmp_path / "nsys-k")
     assert report.name == "nsys-k.nsys-rep"  # what nsys writes for that output
+
+
+def test_compare_at_several_dtypes_profiles_each_into_files_of_its_own(tmp_path):
+    """One profile per dtype, each file named by its point, so the second
+    dtype's profile cannot overwrite the first's."""
+    calls = tmp_path / "calls.jsonl"
+    out = tmp_path / "run"
+    done = run_gemmreg(
+        *("compare", "torch_ref", "triton_baseline", "--shape", "8x8x8", "--processes", "2"),
+        *("--dtype", "fp32,fp16", "--max-time", "0.001", "--ncu=torch_ref", "--out", str(out)),
+        env=fake_ncu_env(calls),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    tasks = [json.loads(line)["tasks"] for line in calls.read_text().splitlines()]
+    assert [task["problem"]["dtype"] for (task,) in tasks] == ["fp32", "fp16"]
+    entries = json.loads((out / "manifest.json").read_text())["profilers"]
+    assert [(e["status"], e["problem"]) for e in entries] == [
+        ("ok", "fp32-rowmajor-8x8x8"),
+        ("ok", "fp16-rowmajor-8x8x8"),
+    ]
+    reports = [out / entry["files"]["report"] for entry in entries]
+    assert len(set(reports)) == 2 and all(report.is_file() for report in reports)

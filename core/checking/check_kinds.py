@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import abc
 import importlib
-import pkgutil
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar, cast
 
 import attrs
 from gemmreg.checking.matrix import Case
 from gemmreg.checking.sanitizer_report import SanitizerVerdict
+from gemmreg.contract.prefixed_modules import import_prefixed
 from gemmreg.contract.records import Problem, Tolerance
 from gemmreg.contract.task_kinds import CASE, VALUES, CaseKind, TaskKind
 from gemmreg.discovery.availability import unsupported_reason
@@ -273,14 +273,6 @@ def run_case(registry: Registry, task: CheckTask) -> TaskResult:
     return for_task(task).run(registry.get(task.kernel).spec, task)
 
 
-def _load_kinds() -> None:
-    """Import every ``check_kind_*`` module of this package, each registering
-    its kind: a new kind's module is found by its name, with no line here.
-    Run once, as this module is imported (under the import lock)."""
-    package = importlib.import_module("gemmreg.checking")
-    for found in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if found.name.startswith(CHECK_KIND_MODULE_PREFIX):
-            importlib.import_module(f"{package.__name__}.{found.name}")
-
-
-_load_kinds()
+# Every check_kind_* module, each registering its kind: a new kind's module
+# is found by its name, with no line here.
+import_prefixed("gemmreg.checking", CHECK_KIND_MODULE_PREFIX)

@@ -66,48 +66,48 @@ def bench_request(args: argparse.Namespace) -> BenchRequest:
     )
 
 
-def compare_point(args: argparse.Namespace) -> Point | None:
-    """``compare``'s one point; None when no shape was given (the backend's
-    default is filled in once the backend is known)."""
+def compare_points(args: argparse.Namespace) -> list[Point] | None:
+    """``compare``'s points: one shape and layout, at each dtype (a
+    ``--shapes`` row's own dtype where it names one); None when no shape was
+    given (the backend's default is filled in once the backend is known)."""
     from gemmreg.timing import shape_files
 
-    dtype, layout = _dtypes(args.dtype), layouts(args.layout)
-    if len(dtype) != 1:
-        raise UsageError("compare takes one --dtype")
+    dtypes, layout = _dtypes(args.dtype), layouts(args.layout)
     if len(layout) != 1:
         raise UsageError("compare takes one --layout")
     if args.shapes is not None:
-        chosen = points([], shape_files.read_shapes(args.shapes), dtype, layout)
-        if len(chosen) != 1:
+        chosen = points([], shape_files.read_shapes(args.shapes), dtypes, layout)
+        shapes = {(p.problem.mnk, p.problem.layout) for p in chosen}
+        if len(shapes) != 1:
             raise UsageError(
-                f"--shapes {str(args.shapes)!r} makes {len(chosen)} points: compare times "
-                "one (use bench for many)"
+                f"--shapes {str(args.shapes)!r} makes {len(chosen)} points over {len(shapes)} "
+                "shapes: compare times one shape, at each dtype (use bench for many)"
             )
-        return chosen[0]
+        return chosen
     if args.shape is None:
         return None
-    return points([opt.parse_shape(args.shape)], [], dtype, layout)[0]
+    return points([opt.parse_shape(args.shape)], [], dtypes, layout)
 
 
 def compare_request(args: argparse.Namespace) -> CompareRequest:
-    """``compare``'s request; its point from ``--shape``, a one-row
-    ``--shapes`` file (with its weight) or, given neither, the backend's default."""
-    given = compare_point(args)
+    """``compare``'s request; its shape from ``--shape``, a ``--shapes`` file
+    of one shape (with its weights) or, given neither, the backend's default."""
+    given = compare_points(args)
     from_file = args.shapes is not None
     if given is None:
-        problem = None
-        dtype, layout = _dtypes(args.dtype)[0], layouts(args.layout)[0]
+        shape = None
+        dtypes, layout = _dtypes(args.dtype), layouts(args.layout)[0]
     else:
-        problem = given.problem
-        dtype, layout = problem.dtype, problem.layout
+        shape = given[0].problem.mnk
+        dtypes, layout = [p.problem.dtype for p in given], given[0].problem.layout
     return CompareRequest(
         kernels=tuple(args.names),
-        shape=None if problem is None else problem.mnk,
-        dtype=dtype,
+        shape=shape,
+        dtypes=tuple(dtypes),
         layout=layout,
         timing=timing_asked(args),
         out=args.out,
         force=args.force,
-        weight=given.weight if given is not None and from_file else None,
+        weights=tuple(p.weight for p in given) if given is not None and from_file else None,
         manifest={"shapes_file": str(args.shapes)} if from_file else {},
     )

@@ -91,10 +91,12 @@ def run_after(
     out: Path | None,
     progress: Callable[[str], None],
     env: dict[str, str] | None = None,
+    per_point: bool = False,
 ) -> None:
     """Each profiler asked for, on its kernel, at the report's problem and
     seed; recorded in ``manifest["profilers"]``. ``env``: the timed
-    processes' GPU and caches (:func:`worker_env`)."""
+    processes' GPU and caches (:func:`worker_env`). ``per_point``: the
+    files' names carry the point (a comparison at several dtypes)."""
     from gemmreg.timing import profiler_capture
 
     if not picked:
@@ -107,7 +109,14 @@ def run_after(
         progress(f"{tool}: profiling {kernel} at {report.problem.label} (seed {report.seed})")
         timed = next((s.device_kernels for s in report.summaries if s.kernel == kernel), ())
         entry = profiler_capture.run_profiler(
-            tool, kernel, report.problem, report.seed, run_dir, env=env, timed_kernels=timed
+            tool,
+            kernel,
+            report.problem,
+            report.seed,
+            run_dir,
+            env=env,
+            timed_kernels=timed,
+            per_point=per_point,
         )
         manifest.setdefault("profilers", []).append(entry)
         where = ", ".join(str(run_dir / f) for f in entry.get("files", {}).values())

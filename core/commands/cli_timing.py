@@ -55,10 +55,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     profilers = cli_profiler.chosen(args)
     kept = temp_folders.temporary_folder("profiled-caches") if profilers else None
 
-    def profile(report: Any, manifest: dict[str, Any], chosen: Any) -> None:
+    def profile(reports: Any, manifest: dict[str, Any], chosen: Any) -> None:
         assert kept is not None
         env = cli_profiler.worker_env(Path(kept.name), chosen)
-        cli_profiler.run_after(profilers, report, manifest, args.out, _progress, env)
+        per_point = len(reports) > 1  # several dtypes: each profile's files named by its point
+        # Interrupted: the last report alone, for run_after to say the profilers were skipped.
+        for report in reports[-1:] if reports[-1].partial else reports:
+            cli_profiler.run_after(profilers, report, manifest, args.out, _progress, env, per_point)
 
     with kept if kept is not None else contextlib.nullcontext():
         more = {} if kept is None else {"keep_cache": Path(kept.name), "after": profile}

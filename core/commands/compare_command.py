@@ -1,17 +1,24 @@
 """``compare``'s work from its request to its result, for the command line
 and the Python API alike (:class:`~gemmreg.commands.requests.CompareRequest`
 in, :class:`~gemmreg.commands.results.CompareResult` out): the options
-refused in one line before any worker starts, the point decided (the
-backend's default shape where none was asked for), refused where it cannot
-fit or fewer than two of its kernels can run here, then timed (on this
-host, spread over GPUs, or on a Ray cluster: the executor
-:class:`Launch` chooses, :mod:`gemmreg.fanout.executors`). The run is
-saved apart (:func:`save`), after the caller has shown it: a storage that
-refuses the save then loses no figure.
+refused in one line before any worker starts, the points decided (one
+shape, the backend's default where none was asked for, at each dtype),
+refused where one cannot fit or fewer than two of its kernels can run it
+here, then each timed in turn (on this host, spread over GPUs, or on a Ray
+cluster: the executor :class:`Launch` chooses,
+:mod:`gemmreg.fanout.executors`). The run is saved apart (:func:`save`),
+after the caller has shown it: a storage that refuses the save then loses
+no figure.
+
+Each dtype is a comparison of its own, as one dtype's always was (cold
+starts first, then its processes, each process a fresh one), not a point
+of ``bench``'s sweep, which times every point on one warm pool and saves
+after each: so the loop over dtypes is here, and the sweep's is not reused.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
@@ -30,13 +37,17 @@ from gemmreg.commands.results import CompareResult
 from gemmreg.workers.tracing import trace
 
 if TYPE_CHECKING:
+    from gemmreg.contract.backend import BackendInfo
+    from gemmreg.contract.records import Problem
     from gemmreg.timing.timing_options import TimingOptions
+    from gemmreg.timing.timing_records import CompareReport
 
 
 def compare(
     request: CompareRequest, progress: Progress = silent, launch: Launch = LOCAL
 ) -> CompareResult:
-    """Time the request's kernels at its point; the result is not saved yet."""
+    """Time the request's kernels at its shape, each dtype in turn; the
+    result is not saved yet."""
     from gemmreg.contract import backend
     from gemmreg.discovery import registry
     from gemmreg.fanout import ahead_pinned
@@ -58,19 +69,17 @@ def compare(
         executor = executor_for(launch, info)
         devices.one_model(executor.gpus, "compare")
         ahead = ahead_pinned.unless_other_gpus(ahead, launch.devices, executor.gpus)
-        problem = request.problem(info.is_gpu)
-        preflight.refuse_unfit([(problem.mnk, problem.dtype)], info)
+        problems = request.problems(info.is_gpu)
+        preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
         timing = request.timing.options(info.is_gpu, fixed=on_ray)
         kernels = registry.discover().select(names)
-        preflight.require_runnable(kernels, [problem], 2, "compare")
+        for problem in problems:  # every dtype's pair, as one dtype's always was
+            preflight.require_runnable(kernels, [problem], 2, "compare")
         if request.out is not None:  # held until the caller releases it
             run_folder.claim(request.out, launch.spell("out"), request.force, launch.spell("force"))
-    progress(
-        f"timing {', '.join(names)} at {problem.shape} {problem.dtype} {problem.layout} "
-        f"on {info.kind} ({info.device_name}): {_how_many(timing)}"
-    )
-    estimate = warn_if_long("compare", kernels, [problem], timing, info.is_gpu, progress)
-    runnable = len(kernels) - len(preflight.not_runnable(kernels, problem))
+    progress(_timing_line(names, problems, 0, timing, info))
+    estimate = warn_if_long("compare", kernels, problems, timing, info.is_gpu, progress)
+    runnable = sum(len(kernels) - len(preflight.not_runnable(kernels, p)) for p in problems)
     meter = (
         Meter([1.0] * (timing.processes * runnable), "process runs", estimate_s=estimate)
         if launch.meter
@@ -78,29 +87,57 @@ def compare(
     )
     line = progress if meter is None else meter.line
     trace("plugins discovered, options checked")
-    job = CompareJob(
-        kernels=kernels,
-        problem=problem,
-        timing=timing,
-        info=info,
-        progress=line,
-        meter=meter,
-        ahead=ahead,
-        keep_cache=launch.keep_cache,
-    )
+    reports: list[CompareReport] = []
+    manifests: list[dict[str, object]] = []
     try:
-        report, manifest = executor.compare(job)
+        for index, problem in enumerate(problems):
+            if index:
+                progress(_timing_line(names, problems, index, timing, info))
+            job = CompareJob(
+                kernels=kernels,
+                problem=problem,
+                timing=timing,
+                info=info,
+                progress=line,
+                meter=meter,
+                ahead=None if index else ahead,  # the first comparison's cold starts
+                keep_cache=launch.keep_cache,
+            )
+            report, manifest = executor.compare(job)
+            if request.weights is not None:
+                report = attrs.evolve(report, weight=request.weights[index])
+            reports.append(report)
+            manifests.append(manifest)
+            if report.partial:  # interrupted: the dtypes after it are not timed
+                break
     finally:
         if meter is not None:
             meter.close()
-    if request.weight is not None:
-        report = attrs.evolve(report, weight=request.weight)
+    manifest = merged(manifests)
     manifest.update(request.manifest)
     if launch.after is not None:
-        launch.after(report, manifest, executor.gpus)
+        launch.after(reports, manifest, executor.gpus)
     return CompareResult(
-        reports=(report,), manifest=manifest, partial=report.partial, out=request.out
+        reports=tuple(reports), manifest=manifest, partial=reports[-1].partial, out=request.out
     )
+
+
+def merged(manifests: Sequence[dict[str, object]]) -> dict[str, object]:
+    """One run's manifest from its comparisons' (a dtype each): the first's
+    environment, the GPU state after the last, and every Ray node that ran
+    a task for any of them."""
+    manifest = dict(manifests[0])
+    for later in manifests[1:]:
+        if "gpu_state_after" in later:
+            manifest["gpu_state_after"] = later["gpu_state_after"]
+        if "ray_nodes" in later:
+            nodes = [*_listed(manifest.get("ray_nodes")), *_listed(later["ray_nodes"])]
+            manifest["ray_nodes"] = [n for i, n in enumerate(nodes) if n not in nodes[:i]]
+    return manifest
+
+
+def _listed(value: object) -> list[object]:
+    return list(value) if isinstance(value, list | tuple) else []
 
 
 def save(result: CompareResult, progress: Progress = silent) -> None:
@@ -116,8 +153,21 @@ def save(result: CompareResult, progress: Progress = silent) -> None:
     progress(f"run saved to {result.out}/")
 
 
-def _how_many(timing: TimingOptions) -> str:
-    """The processes a comparison will run, as its first line says."""
-    if timing.budget_s is None:
-        return f"{timing.processes} processes"
-    return f"{timing.processes} processes, more until decided within {timing.budget_s:g} s"
+def _timing_line(
+    names: Sequence[str],
+    problems: Sequence[Problem],
+    index: int,
+    timing: TimingOptions,
+    info: BackendInfo,
+) -> str:
+    """What a comparison's first line says: the kernels, the point (counted
+    where there are several dtypes), the device and the processes."""
+    p = problems[index]
+    counted = f"[{index + 1}/{len(problems)}] " if len(problems) > 1 else ""
+    processes = f"{timing.processes} processes"
+    if timing.budget_s is not None:
+        processes += f", more until decided within {timing.budget_s:g} s"
+    return (
+        f"{counted}timing {', '.join(names)} at {p.shape} {p.dtype} {p.layout} "
+        f"on {info.kind} ({info.device_name}): {processes}"
+    )

@@ -58,9 +58,12 @@ class Launch:
     that ``--device`` pinned is still one, a profiler runs on it)."""
     keep_cache: Path | None = None
     """``compare``: where the timed processes' caches are kept (a profiler run after)."""
-    after: Callable[[CompareReport, dict[str, object], Sequence[Device]], None] | None = None
-    """``compare``: called with the report, its manifest and the GPUs spread
-    over, once the timing is done (the command line's profilers)."""
+    after: Callable[[Sequence[CompareReport], dict[str, object], Sequence[Device]], None] | None = (
+        None
+    )
+    """``compare``: called with the reports (one per dtype), their manifest
+    and the GPUs spread over, once the timing is done (the command line's
+    profilers)."""
     verbose: bool = False
     """``check``: a progress line for every case, passing ones too."""
     executor: Executor | None = None

@@ -169,29 +169,32 @@ class TimingAsked:
 
 @attrs.frozen(kw_only=True)
 class CompareRequest:
-    """``compare``: two or more kernels timed at one point, a verdict per pair."""
+    """``compare``: two or more kernels timed at one shape, a verdict per
+    pair at each dtype in turn."""
 
     kernels: tuple[str, ...]
     shape: tuple[int, int, int] | None = None
     """None: the backend's default (:func:`gemmreg.timing.timing_options.default_shape`)."""
-    dtype: DType = "fp32"
+    dtypes: tuple[DType, ...] = ("fp32",)
+    """Each a point of its own, judged in turn, in this order."""
     layout: Layout = "rowmajor"
     timing: TimingAsked = TimingAsked()
     out: Path | None = None
     """Where the run is saved (claimed before any work); None: not saved."""
     force: bool = False
     """Replace a run ``out`` already holds."""
-    weight: float | None = None
-    """The point's weight, where it came from a shapes file's row."""
+    weights: tuple[float, ...] | None = None
+    """Each point's weight (one per dtype), where it came from a shapes file."""
     manifest: Mapping[str, Any] = attrs.field(factory=dict)
     """Fields the run's manifest records besides the environment's (where
     the point came from; the call that asked, for the Python API)."""
 
-    def problem(self, gpu: bool) -> Problem:
+    def problems(self, gpu: bool) -> list[Problem]:
+        """A point per dtype, at the one shape and layout."""
         from gemmreg.timing import timing_options
 
         m, n, k = self.shape or timing_options.default_shape(gpu)
-        return Problem(m=m, n=n, k=k, dtype=self.dtype, layout=self.layout)
+        return [Problem(m=m, n=n, k=k, dtype=d, layout=self.layout) for d in self.dtypes]
 
 
 @attrs.frozen(kw_only=True)

@@ -83,7 +83,10 @@ def _one(found: Sequence[Any], what: str, known: Sequence[str]) -> Any:
 
 @attrs.frozen(kw_only=True)
 class CompareResult(Run):
-    """``compare``'s run: one point, a verdict per pair of kernels."""
+    """``compare``'s run: one shape, a point per dtype (the Python API's
+    compare: one), a verdict per pair of kernels at each. :attr:`report`,
+    :attr:`summaries`, :meth:`kernel` and :meth:`verdict` answer for the
+    first point; :attr:`reports` and :attr:`verdicts` hold every one."""
 
     @property
     def report(self) -> CompareReport:
@@ -113,20 +116,35 @@ class CompareResult(Run):
 
     @property
     def nothing_timed(self) -> str:
-        """Why no kernel has figures, one reason per kernel (failures first);
-        '' where some kernel was timed, or the run was interrupted."""
-        if self.partial or any(s.status == "timed" for s in self.summaries):
+        """Why no kernel has figures, one reason per kernel (failures first),
+        at each point where none has (named where there are several); ''
+        where every point timed some kernel, or the run was interrupted."""
+        if self.partial:
             return ""
-        summaries = sorted(self.summaries, key=lambda s: s.status == "skipped")
-        return "; ".join(
-            f"{s.kernel}: {s.status}: {s.reason.strip().splitlines()[0]}" for s in summaries
-        )
+        found = [(r, _why_untimed(r)) for r in self.reports]
+        if len(found) == 1:
+            return found[0][1]
+        return "; ".join(f"at {r.problem.label}: {why}" for r, why in found if why)
 
     def table(self, format: str = "table") -> str:
-        """The comparison as ``gemmreg compare`` prints it."""
+        """The comparison as ``gemmreg compare`` prints it: one point's table
+        and verdicts; at several dtypes, the run as ``gemmreg report`` prints it
+        (each point's table, then every verdict, a line each)."""
         from gemmreg.reporting import render_compare
 
+        if len(self.reports) > 1:
+            return super().table(format)
         return render_compare.compare_table(self.report, format, self.manifest)
+
+
+def _why_untimed(report: CompareReport) -> str:
+    """Why no kernel of ``report`` has figures ('' where one has)."""
+    if any(s.status == "timed" for s in report.summaries):
+        return ""
+    summaries = sorted(report.summaries, key=lambda s: s.status == "skipped")
+    return "; ".join(
+        f"{s.kernel}: {s.status}: {s.reason.strip().splitlines()[0]}" for s in summaries
+    )
 
 
 @attrs.frozen(kw_only=True)

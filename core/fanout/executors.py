@@ -29,19 +29,16 @@ can be handed to a command instead (``Launch(executor=...)``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import attrs
 from gemmreg.checking.check_runner import CaseResult
 from gemmreg.checking.matrix import Case
-from gemmreg.contract.backend import BackendInfo
-from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import RegisteredKernel
-from gemmreg.fanout.sweeping import Progress, Sweep
-from gemmreg.reporting.progress import Meter
-from gemmreg.timing.timing_options import TimingOptions
+from gemmreg.fanout.jobs import CompareJob as CompareJob  # re-exported: an executor's input
+from gemmreg.fanout.jobs import SweepJob as SweepJob
+from gemmreg.fanout.sweeping import Sweep
 from gemmreg.timing.timing_records import CompareReport
 from gemmreg.workers.devices import Device
 
@@ -51,42 +48,6 @@ Compared = tuple[CompareReport, dict[str, object]]
 BatchDone = Callable[[list[CaseResult], dict[str, object]], None]
 """Told, after each shard where the executor saves as it goes, the results
 so far (in the order of the kernels) and what it adds to the manifest."""
-
-
-@attrs.frozen(kw_only=True)
-class SweepJob:
-    """``bench``'s points, each timed on every kernel; the run is saved to
-    ``out`` after each point (:func:`gemmreg.fanout.sweeping.sweep`)."""
-
-    kernels: Sequence[RegisteredKernel]
-    problems: Sequence[Problem]
-    timing: TimingOptions
-    info: BackendInfo
-    out: Path
-    progress: Progress
-    meter: Meter | None = None
-    weights: Sequence[float] | None = None
-    """One per point, into its report."""
-    ahead: Any = None
-    """Workers started ahead for this executor (:func:`gemmreg.commands.launching.start_ahead`)."""
-    fields: Mapping[str, object] = attrs.field(factory=dict)
-    """The manifest's fields besides the environment's."""
-
-
-@attrs.frozen(kw_only=True)
-class CompareJob:
-    """``compare``'s processes at one point, cold starts first."""
-
-    kernels: Sequence[RegisteredKernel]
-    problem: Problem
-    timing: TimingOptions
-    info: BackendInfo
-    progress: Progress
-    meter: Meter | None = None
-    ahead: Any = None
-    """Workers started ahead for this executor."""
-    keep_cache: Path | None = None
-    """Where the timed processes' caches are kept for a profiler run afterwards."""
 
 
 @attrs.frozen(kw_only=True)
@@ -140,21 +101,12 @@ class Local:
     def sweep(self, job: SweepJob) -> Sweep:
         from gemmreg.fanout import sweeping
 
-        return sweeping.sweep(
-            job.kernels,
-            job.problems,
-            job.timing,
-            job.info,
-            job.out,
-            job.progress,
-            job.ahead,
-            meter=job.meter,
-            weights=job.weights,
-            **job.fields,
-        )
+        return sweeping.sweep(job)
 
     def compare(self, job: CompareJob) -> Compared:
-        return _compare_here(job, self.gpus)
+        from gemmreg.fanout import sweeping
+
+        return sweeping.compare(job)
 
     def check(self, job: CheckJob) -> Checked:
         from gemmreg.checking import check_runner
@@ -183,22 +135,12 @@ class Devices:
     def sweep(self, job: SweepJob) -> Sweep:
         from gemmreg.fanout import sharded_sweep
 
-        return sharded_sweep.sweep_on_devices(
-            job.kernels,
-            job.problems,
-            job.timing,
-            job.info,
-            job.out,
-            job.progress,
-            self.gpus,
-            meter=job.meter,
-            weights=job.weights,
-            ahead=job.ahead,
-            **job.fields,
-        )
+        return sharded_sweep.sweep_on_devices(job, self.gpus)
 
     def compare(self, job: CompareJob) -> Compared:
-        return _compare_here(job, self.gpus)
+        from gemmreg.fanout import sweeping
+
+        return sweeping.compare(job, self.gpus)
 
     def check(self, job: CheckJob) -> Checked:
         from gemmreg.checking import check_shards
@@ -229,25 +171,12 @@ class Ray:
     def sweep(self, job: SweepJob) -> Sweep:
         from gemmreg.fanout import ray_sweep
 
-        return ray_sweep.sweep_on_ray(
-            job.kernels,
-            job.problems,
-            job.timing,
-            job.info,
-            job.out,
-            job.progress,
-            self.address,
-            meter=job.meter,
-            weights=job.weights,
-            **job.fields,
-        )
+        return ray_sweep.sweep_on_ray(job, self.address)
 
     def compare(self, job: CompareJob) -> Compared:
         from gemmreg.fanout import ray_compare
 
-        return ray_compare.compare_on_ray(
-            job.kernels, job.problem, job.timing, job.info, job.progress, self.address, job.meter
-        )
+        return ray_compare.compare_on_ray(job, self.address)
 
     def check(self, job: CheckJob) -> Checked:
         from gemmreg.fanout import ray_check
@@ -266,24 +195,6 @@ class Ray:
             on_batch=batch,
         )
         return Checked(results, {"ray_nodes": nodes})
-
-
-def _compare_here(job: CompareJob, gpus: Sequence[Device]) -> Compared:
-    """A comparison on this host, its processes spread over ``gpus`` where
-    there are any (:func:`gemmreg.fanout.sweeping.compare`)."""
-    from gemmreg.fanout import sweeping
-
-    return sweeping.compare(
-        job.kernels,
-        job.problem,
-        job.timing,
-        job.info,
-        job.progress,
-        job.ahead,
-        job.meter,
-        gpus,
-        keep_cache=job.keep_cache,
-    )
 
 
 def built_in(ray: str | None, chosen: Sequence[Device] | None) -> Executor:

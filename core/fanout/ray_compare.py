@@ -36,12 +36,11 @@ import attrs
 from gemmreg.contract.backend import BackendInfo
 from gemmreg.contract.options import UsageError
 from gemmreg.contract.records import Problem
-from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.fanout import ray_cluster
+from gemmreg.fanout.jobs import CompareJob
 from gemmreg.fanout.ray_cluster import NodeRecord
 from gemmreg.fanout.sweeping import Progress, clock_description, flag_shared
 from gemmreg.instruments import environment
-from gemmreg.reporting.progress import Meter
 from gemmreg.reporting.timing_lines import progress_hooks
 from gemmreg.timing import cold_starts, compare_parts, device_processes, rounds, stats
 from gemmreg.timing.device_processes import Profiles
@@ -84,24 +83,18 @@ def cold_on_node(
     return colds, ray_cluster.node_record()
 
 
-def compare_on_ray(
-    kernels: Sequence[RegisteredKernel],
-    problem: Problem,
-    timing: TimingOptions,
-    info: BackendInfo,
-    progress: Progress,
-    where: str,
-    meter: Meter | None = None,
-) -> tuple[CompareReport, dict[str, object]]:
-    """One point on the cluster at ``where``, cold starts first; and the
-    manifest, with every node that ran a task under ``ray_nodes``."""
+def compare_on_ray(job: CompareJob, where: str) -> tuple[CompareReport, dict[str, object]]:
+    """``job``'s point on the cluster at ``where``, cold starts first; and the
+    manifest, with every node that ran a task under ``ray_nodes`` (its
+    ``ahead`` and ``keep_cache`` are none: the tasks start their own workers,
+    and no profiler runs after a comparison on Ray)."""
     with ray_cluster.connected(where) as ray:
         models = ray_cluster.gpu_models(ray)
         _one_model(models, "the cluster has")
-        manifest = environment.manifest(kernels, seed=timing.seed)
-        report, nodes = _compare(ray, kernels, problem, timing, info, progress, meter, models)
+        manifest = environment.manifest(job.kernels, seed=job.timing.seed)
+        report, nodes = _compare(ray, job, models)
     manifest["ray_nodes"] = nodes
-    return flag_shared(report, manifest, progress), manifest
+    return flag_shared(report, manifest, job.progress), manifest
 
 
 def _one_model(models: Sequence[str], where: str) -> None:
@@ -113,19 +106,14 @@ def _one_model(models: Sequence[str], where: str) -> None:
 
 
 def _compare(
-    ray: ModuleType,
-    kernels: Sequence[RegisteredKernel],
-    problem: Problem,
-    timing: TimingOptions,
-    info: BackendInfo,
-    progress: Progress,
-    meter: Meter | None,
-    models: Sequence[str],
+    ray: ModuleType, job: CompareJob, models: Sequence[str]
 ) -> tuple[CompareReport, list[NodeRecord]]:
+    kernels, problem, timing, info = job.kernels, job.problem, job.timing, job.info
+    progress = job.progress
     gpu = info.is_gpu
     per_kernel = timing.task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (timing.max_time_s or policy_for(gpu).stop.max_time_s)
-    on_run, on_cold = progress_hooks(timing, progress, "", meter)
+    on_run, on_cold = progress_hooks(timing, progress, "", job.meter)
     switches = environment.switches()
     options = dict(max_retries=ray_cluster.MAX_RETRIES, retry_exceptions=False)
     on_gpu = {**options, **ray_cluster.holds(gpu)}

@@ -27,23 +27,17 @@ with the refusal (:mod:`gemmreg.fanout.sweep_saves`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 import attrs
-from gemmreg.contract.backend import BackendInfo
-from gemmreg.contract.records import Problem
-from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.fanout import ray_cluster
+from gemmreg.fanout.jobs import SweepJob
 from gemmreg.fanout.ray_dispatch import Dispatch, Lost
 from gemmreg.fanout.sweep_saves import Saves
-from gemmreg.fanout.sweeping import Progress, Sweep, flag_shared
+from gemmreg.fanout.sweeping import Sweep, flag_shared
 from gemmreg.instruments import environment
 from gemmreg.reporting import render_points
-from gemmreg.reporting.progress import Meter
-from gemmreg.timing.timing_options import TimingOptions
 from gemmreg.timing.timing_records import CompareReport
 
 if TYPE_CHECKING:
@@ -56,45 +50,24 @@ every time (a kernel that brings its worker's parent down) must not take
 every GPU of the cluster down in turn."""
 
 
-def sweep_on_ray(
-    kernels: Sequence[RegisteredKernel],
-    problems: Sequence[Problem],
-    timing: TimingOptions,
-    info: BackendInfo,
-    out: Path,
-    progress: Progress,
-    where: str,
-    meter: Meter | None = None,
-    weights: Sequence[float] | None = None,
-    **manifest_fields: object,
-) -> Sweep:
-    """Every point on the cluster at ``where``, served by one warm actor per
-    GPU and saved as it arrives; ``meter``, ``weights`` and
-    ``manifest_fields`` as with :func:`gemmreg.fanout.sweeping.sweep`."""
+def sweep_on_ray(job: SweepJob, where: str) -> Sweep:
+    """Every point of ``job`` on the cluster at ``where``, served by one warm
+    actor per GPU and saved as it arrives; the job's ``meter``, ``weights``
+    and ``fields`` as with :func:`gemmreg.fanout.sweeping.sweep` (its
+    ``ahead`` is none: each actor starts its pool on its node)."""
     try:
         with ray_cluster.connected(where) as ray:  # Ray's messages are not output
-            return _sweep(
-                ray, kernels, problems, timing, info, out, progress, manifest_fields, weights, meter
-            )
+            return _sweep(ray, job)
     finally:
-        if meter is not None:
-            meter.close()
+        if job.meter is not None:
+            job.meter.close()
 
 
-def _sweep(
-    ray: ModuleType,
-    kernels: Sequence[RegisteredKernel],
-    problems: Sequence[Problem],
-    timing: TimingOptions,
-    info: BackendInfo,
-    out: Path,
-    progress: Progress,
-    manifest_fields: dict[str, object],
-    weights: Sequence[float] | None = None,
-    meter: Meter | None = None,
-) -> Sweep:
+def _sweep(ray: ModuleType, job: SweepJob) -> Sweep:
     from gemmreg.fanout.ray_point_actor import PointTimer
 
+    kernels, problems, timing, info = job.kernels, job.problems, job.timing, job.info
+    out, progress, meter, weights = job.out, job.progress, job.meter, job.weights
     names = [k.name for k in kernels]
     actor_class = ray.remote(PointTimer).options(
         max_restarts=0, max_task_retries=0, **ray_cluster.holds(info.is_gpu)
@@ -103,7 +76,7 @@ def _sweep(
     gpus = max(1, min(len(problems), ray_cluster.gpu_count(ray, info.is_gpu)))
     # Taken before any actor starts: the actors' workers are not in this
     # process's tree, so NVML would list them as other processes on the GPU.
-    manifest = environment.manifest(kernels, seed=timing.seed, **manifest_fields)
+    manifest = environment.manifest(kernels, seed=timing.seed, **job.fields)
     done: dict[int, CompareReport] = {}
     actors: dict[tuple[str, int], ActorNode] = {}
     lost: list[str] = []

@@ -23,20 +23,15 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from pathlib import Path
 
 import attrs
-from gemmreg.contract.backend import BackendInfo
-from gemmreg.contract.records import Problem
-from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.fanout import ahead_pinned
+from gemmreg.fanout.jobs import SweepJob
 from gemmreg.fanout.sweep_saves import Saves
-from gemmreg.fanout.sweeping import Progress, Sweep, flag_shared, time_point
+from gemmreg.fanout.sweeping import Sweep, flag_shared, time_point
 from gemmreg.instruments import environment
 from gemmreg.reporting import render_points
-from gemmreg.reporting.progress import Meter
 from gemmreg.timing import worker_pool
-from gemmreg.timing.timing_options import TimingOptions
 from gemmreg.timing.timing_records import CompareReport
 from gemmreg.workers import devices
 
@@ -48,25 +43,17 @@ Slot = tuple[str, int]
 """A unit of work: (device model, point index)."""
 
 
-def sweep_on_devices(
-    kernels: Sequence[RegisteredKernel],
-    problems: Sequence[Problem],
-    timing: TimingOptions,
-    info: BackendInfo,
-    out: Path,
-    progress: Progress,
-    chosen: Sequence[devices.Device],
-    meter: Meter | None = None,
-    weights: Sequence[float] | None = None,
-    ahead: ahead_pinned.PoolsAhead | None = None,
-    **manifest_fields: object,
-) -> Sweep:
-    """Every problem on every device model, sharded over each model's GPUs;
-    ``meter``, ``weights`` and ``manifest_fields`` as with
-    :func:`gemmreg.fanout.sweeping.sweep` (the meter counts a point
-    once per model: it is timed once per model). ``ahead``: a pool per GPU
-    of ``chosen``, pinned and started before the plugins were read
-    (:mod:`gemmreg.fanout.ahead_pinned`), used in place of new ones."""
+def sweep_on_devices(job: SweepJob, chosen: Sequence[devices.Device]) -> Sweep:
+    """Every problem of ``job`` on every device model of ``chosen``, sharded
+    over each model's GPUs; the job's ``meter``, ``weights`` and ``fields``
+    as with :func:`gemmreg.fanout.sweeping.sweep` (the meter counts a point
+    once per model: it is timed once per model). Its ``ahead``: a
+    :class:`~gemmreg.fanout.ahead_pinned.PoolsAhead`, a pool per GPU of
+    ``chosen``, pinned and started before the plugins were read, used in
+    place of new ones."""
+    kernels, problems, timing, info = job.kernels, job.problems, job.timing, job.info
+    out, progress, meter, weights = job.out, job.progress, job.meter, job.weights
+    ahead: ahead_pinned.PoolsAhead | None = job.ahead
     grouped = devices.groups(chosen)
     order: list[Slot] = [(model, i) for model in grouped for i in range(len(problems))]
     pending: dict[str, list[int]] = {model: list(range(len(problems))) for model in grouped}
@@ -147,7 +134,7 @@ def sweep_on_devices(
     try:
         manifest.update(
             environment.manifest(
-                kernels, seed=timing.seed, devices=devices.described(chosen), **manifest_fields
+                kernels, seed=timing.seed, devices=devices.described(chosen), **job.fields
             )
         )
         devices.run_threads(threads)

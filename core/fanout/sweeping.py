@@ -19,6 +19,7 @@ import attrs
 from gemmreg.contract.backend import BackendInfo
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import RegisteredKernel
+from gemmreg.fanout.jobs import CompareJob, SweepJob
 from gemmreg.instruments import environment
 from gemmreg.reporting import render_compare, render_points, runs
 from gemmreg.reporting.progress import Meter
@@ -144,45 +145,37 @@ def note_not_saved(
 
 
 def compare(
-    kernels: Sequence[RegisteredKernel],
-    problem: Problem,
-    timing: TimingOptions,
-    info: BackendInfo,
-    progress: Progress,
-    ahead: worker_pool.Ahead | None = None,
-    meter: Meter | None = None,
-    chosen: Sequence[Device] = (),
-    keep_cache: Path | None = None,
+    job: CompareJob, chosen: Sequence[Device] = ()
 ) -> tuple[CompareReport, dict[str, object]]:
-    """One point, cold starts first, and the manifest (taken while the
+    """``job``'s point, cold starts first, and the manifest (taken while the
     workers start). A verdict is about a pair: with fewer than two kernels
     through their cold starts, nothing is timed (the survivor alone would
     answer no question). ``chosen``: GPUs of one model, process ``i`` on
     ``chosen[i % len(chosen)]``, one process per GPU at a time (``--devices``).
-    ``keep_cache``: where the timed processes' caches are kept for a profiler
-    run afterwards (:func:`gemmreg.timing.comparing.run_compare`)."""
+    The job's ``keep_cache``: where the timed processes' caches are kept for
+    a profiler run afterwards (:func:`gemmreg.timing.comparing.run_compare`)."""
     manifest: dict[str, object] = {}
     on_devices = {"devices": devices.described(chosen)} if chosen else {}
 
     def take_manifest() -> None:  # while the workers start
-        manifest.update(environment.manifest(kernels, seed=timing.seed, **on_devices))
+        manifest.update(environment.manifest(job.kernels, seed=job.timing.seed, **on_devices))
         trace("manifest taken")
 
     report = time_point(
-        kernels,
-        problem,
-        timing,
-        info,
-        progress,
+        job.kernels,
+        job.problem,
+        job.timing,
+        job.info,
+        job.progress,
         while_starting=take_manifest,
         need=2,
-        ahead=ahead,
+        ahead=job.ahead,
         chosen=chosen,
-        meter=meter,
-        keep_cache=keep_cache,
+        meter=job.meter,
+        keep_cache=job.keep_cache,
     )
-    report = flag_shared(report, manifest, progress)
-    manifest["gpu_state_after"] = environment.gpu_state() if info.is_gpu else {}
+    report = flag_shared(report, manifest, job.progress)
+    manifest["gpu_state_after"] = environment.gpu_state() if job.info.is_gpu else {}
     trace("timing done, GPU state read")
     return report, manifest
 
@@ -200,22 +193,16 @@ class Sweep:
     """The run's manifest, as last saved."""
 
 
-def sweep(
-    kernels: Sequence[RegisteredKernel],
-    problems: Sequence[Problem],
-    timing: TimingOptions,
-    info: BackendInfo,
-    out: Path,
-    progress: Progress,
-    ahead: worker_pool.Ahead | None = None,
-    meter: Meter | None = None,
-    weights: Sequence[float] | None = None,
-    **manifest_fields: object,
-) -> Sweep:
-    """Every problem in turn, the run saved to ``out`` after each one (marked
-    partial until the last); ``manifest_fields`` join the manifest. ``meter``
-    counts the points (their work, 2MNK); ``weights``, one per problem, go
-    into each point's report (:attr:`CompareReport.weight`)."""
+def sweep(job: SweepJob) -> Sweep:
+    """Every problem of ``job`` in turn, on one pool, the run saved to its
+    ``out`` after each one (marked partial until the last); its ``fields``
+    join the manifest, its ``meter`` counts the points (their work, 2MNK),
+    its ``weights``, one per problem, go into each point's report
+    (:attr:`CompareReport.weight`); its ``ahead``: a
+    :class:`~gemmreg.timing.worker_pool.Ahead` whose pool serves the sweep."""
+    kernels, problems, timing, info = job.kernels, job.problems, job.timing, job.info
+    out, progress, meter, weights = job.out, job.progress, job.meter, job.weights
+    ahead: worker_pool.Ahead | None = job.ahead
     reports: list[CompareReport] = []
     partial = False
     not_saved: runs.RunNotSaved | None = None
@@ -230,7 +217,7 @@ def sweep(
         pool = worker_pool.Pool(size=timing.processes, env=dict(os.environ), gpu=info.is_gpu)
         pool.start()
     try:
-        manifest = environment.manifest(kernels, seed=timing.seed, **manifest_fields)
+        manifest = environment.manifest(kernels, seed=timing.seed, **job.fields)
         for index, problem in enumerate(problems, 1):
             layout = "" if problem.layout == "rowmajor" else f" {problem.layout}"
             label = f"[{index}/{len(problems)}] {problem.shape} {problem.dtype}{layout}: "

@@ -15,12 +15,11 @@ docs/formats.md says what each one looks like.
 from __future__ import annotations
 
 import abc
-import importlib
-import pkgutil
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import ClassVar, Literal, TypeAlias, TypeVar, overload
 
 import attrs
+from gemmreg.contract.prefixed_modules import import_prefixed
 
 Cell: TypeAlias = str | int | float | bool | None
 """One value of a row: a table's cell, or a CSV field (None: empty)."""
@@ -140,17 +139,6 @@ def unregister(name: str) -> None:
     del _REGISTRY[name]
 
 
-def _load_formats() -> None:
-    """Import every ``format_*`` module of this package, each registering its
-    format: a new format's module is found by its name, with no line here.
-    Run once, as this module is imported (under the import lock: no thread
-    sees the registry half filled)."""
-    package = importlib.import_module("gemmreg.reporting")
-    for found in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if found.name.startswith(FORMAT_MODULE_PREFIX):
-            importlib.import_module(f"{package.__name__}.{found.name}")
-
-
 def names() -> list[str]:
     """The registered formats, by rank: ``--format``'s choices."""
     return sorted(_REGISTRY, key=lambda name: _REGISTRY[name].rank)
@@ -195,4 +183,6 @@ class _Names(Sequence[str]):
 FORMATS: Sequence[str] = _Names()
 """What ``--format`` takes, for every command that prints rows; the first is the default."""
 
-_load_formats()
+# Every format_* module, each registering its format: a new format's module
+# is found by its name, with no line here.
+import_prefixed("gemmreg.reporting", FORMAT_MODULE_PREFIX)

@@ -34,13 +34,12 @@ kernel's row and its lines of the **legend**. Two kinds:
 from __future__ import annotations
 
 import abc
-import importlib
-import pkgutil
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import attrs
+from gemmreg.contract.prefixed_modules import import_prefixed
 
 if TYPE_CHECKING:
     from gemmreg.contract.records import Problem
@@ -219,14 +218,6 @@ def notes(summary: KernelSummary) -> list[str]:
     return [note for r in registered() for note in r.notes(summary)]
 
 
-def _load_regimes() -> None:
-    """Import every ``regime_*`` module of this package, each registering its
-    regime: a new regime's module is found by its name, with no line here.
-    Run once, as this module is imported."""
-    package = importlib.import_module("gemmreg.timing")
-    for found in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if found.name.startswith(REGIME_MODULE_PREFIX):
-            importlib.import_module(f"{package.__name__}.{found.name}")
-
-
-_load_regimes()
+# Every regime_* module, each registering its regime: a new regime's module
+# is found by its name, with no line here.
+import_prefixed("gemmreg.timing", REGIME_MODULE_PREFIX)

@@ -31,9 +31,10 @@ dispatch only decides what is worth compiling and timing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Literal
 
-from gemmreg_plugins.triton_tuned.launch_config import MIN_BLOCK, Config
+from gemmreg_plugins.triton_tuned.launch_config import MIN_BLOCK, Config, KernelPath
 
 Family = Literal["tiles", "split_k", "swap_ab"]
 
@@ -189,27 +190,10 @@ def tma_split_k_candidates(
     if fam != "split_k" or dtype == "fp32":
         return []
     caps = (max(MIN_BLOCK, _pow2_at_least(m)), max(MIN_BLOCK, _pow2_at_least(n)))
-    kept: list[Config] = []
-    for br, bc, bk, stages, warps in TMA_SPLIT_TILES:
-        if br > caps[0] or bc > caps[1]:
-            continue
-        tiles = _cdiv(m, br) * _cdiv(n, bc)
-        splits = set(splits_for(tiles, _cdiv(k, bk), num_sms, br * bc, TMA_MAX_REDUCE_BYTES))
-        if tiles >= TMA_WHOLE_K_SHARE * num_sms:
-            splits.add(1)
-        for split in sorted(splits):
-            kept.append(
-                Config(
-                    path="tma_split_k",
-                    block_m=br,
-                    block_n=bc,
-                    block_k=bk,
-                    num_stages=stages,
-                    num_warps=warps,
-                    split_k=split,
-                )
-            )
-    return kept
+    fitted = [tile for tile in TMA_SPLIT_TILES if tile[0] <= caps[0] and tile[1] <= caps[1]]
+    return _split(
+        "tma_split_k", fitted, (m, n), k, num_sms, TMA_MAX_REDUCE_BYTES, TMA_WHOLE_K_SHARE
+    )
 
 
 def split_k_candidates(
@@ -223,21 +207,46 @@ def split_k_candidates(
     swap = fam == "swap_ab"
     rows, cols = (n, m) if swap else (m, n)
     caps = (max(MIN_BLOCK, _pow2_at_least(rows)), max(MIN_BLOCK, _pow2_at_least(cols)))
-    kept: list[Config] = []
+    fitted = []
     for br, bc, bk, stages, warps in SWAP_TILES if swap else SPLIT_TILES:
         br, bc = min(br, caps[0]), (caps[1] if swap else min(bc, caps[1]))
         bk = max(MIN_BLOCK, min(bk // 2 if dtype == "fp32" else bk, _pow2_at_least(k)))
-        tiles = _cdiv(rows, br) * _cdiv(cols, bc)
-        for split in splits_for(tiles, _cdiv(k, bk), num_sms, br * bc):
+        fitted.append((br, bc, bk, stages, warps if br * bc >= 128 * 128 else min(warps, 4)))
+    return _split("split_k", fitted, (rows, cols), k, num_sms, swap_ab=swap)
+
+
+def _split(
+    path: KernelPath,
+    fitted: Iterable[tuple[int, int, int, int, int]],
+    extent: tuple[int, int],
+    k: int,
+    num_sms: int,
+    max_reduce_bytes: int = MAX_REDUCE_BYTES,
+    whole_k_share: float | None = None,
+    swap_ab: bool = False,
+) -> list[Config]:
+    """A split path's configs: each tile already fitted to the problem
+    (block_m, block_n, BLOCK_K, stages, warps) over the ``extent`` its
+    blocks cut (rows, columns of C, or of C^T), at every split count
+    :func:`splits_for` gives its tile count (and 1, unsplit, where those
+    tiles alone give programs to ``whole_k_share`` of the SMs); each config
+    once, in the order found."""
+    kept: list[Config] = []
+    for br, bc, bk, stages, warps in fitted:
+        tiles = _cdiv(extent[0], br) * _cdiv(extent[1], bc)
+        splits = set(splits_for(tiles, _cdiv(k, bk), num_sms, br * bc, max_reduce_bytes))
+        if whole_k_share is not None and tiles >= whole_k_share * num_sms:
+            splits.add(1)
+        for split in sorted(splits):
             config = Config(
-                path="split_k",
+                path=path,
                 block_m=br,
                 block_n=bc,
                 block_k=bk,
                 num_stages=stages,
-                num_warps=warps if br * bc >= 128 * 128 else min(warps, 4),
+                num_warps=warps,
                 split_k=split,
-                swap_ab=swap,
+                swap_ab=swap_ab,
             )
             if config not in kept:
                 kept.append(config)
@@ -265,26 +274,14 @@ def gemv_candidates(m: int, n: int, k: int, num_sms: int, dtype: str) -> list[Co
     cuts it."""
     if m > GEMV_MAX_M or dtype == "fp32":
         return []
-    width = _pow2_at_least(m)
-    kept: list[Config] = []
+    width = _pow2_at_least(m)  # every row of A in one block: the weight's rows cut N
+    fitted = []
     for rows, bk, stages, warps in GEMV_TILES:
         rows, bk = gemv_tile(rows, bk, width)
         rows = min(rows, max(MIN_BLOCK, _pow2_at_least(n)))
         bk = min(bk, max(MIN_BLOCK, _pow2_at_least(k)))
-        tiles = _cdiv(n, rows)
-        for split in splits_for(tiles, _cdiv(k, bk), num_sms, rows * width):
-            config = Config(
-                path="gemv",
-                block_m=rows,
-                block_n=width,
-                block_k=bk,
-                num_stages=stages,
-                num_warps=warps,
-                split_k=split,
-            )
-            if config not in kept:
-                kept.append(config)
-    return kept
+        fitted.append((rows, width, bk, stages, warps))
+    return _split("gemv", fitted, (n, m), k, num_sms)
 
 
 def describe() -> str:
