@@ -1,6 +1,7 @@
-"""triton_tuned's Gluon path (``gluon_ws``): when it is offered, what it hands
-to the tiled fallback, and what its kernel compiles to for an H200 (sm_90)
-with no GPU here (Triton's compiler and ptxas run on the CPU).
+"""triton_tuned's Gluon path (``gluon_ws``): when it is offered (which configs,
+at which of Llama 3 8B's projections), what it hands to the kernel and what
+to the tiled fallback. What its kernel compiles to for an H200 (sm_90), with
+no GPU here: ``test_triton_tuned_gluon_native.py``.
 
 Its arithmetic is checked on the H200 only (Gluon has no interpreter): by the
 tuner, on every candidate's first call and on 16 more calls of a winner, and
@@ -15,11 +16,16 @@ import attrs
 import gemmreg
 import pytest
 import torch
-from gemmreg.testing import native_compile
 from gemmreg_plugins.triton_tuned import configs, launchers, paths_here
 from gemmreg_plugins.triton_tuned.configs import Config
+from gemmreg_plugins.triton_tuned.launch_config import SPLIT_PATHS
+from test_triton_tuned_split_k import H200_SMS, llm_points
 
 GLUON = list(configs.CUDA_GLUON_WS)
+GLUON_128 = list(configs.CUDA_GLUON_WS_128X128)
+NARROW_POINTS = {(128, 14336, 4096), (2048, 1024, 4096)}
+"""The LLM points whose 128x256 tiles leave SMs idle and whose 128x128 tiles
+nearly fill them: 112 and 128 of 132."""
 
 
 def test_the_gluon_configs_lead_the_16_bit_candidates_where_allowed():
@@ -40,9 +46,11 @@ def test_the_gluon_configs_lead_the_16_bit_candidates_where_allowed():
 
 
 def test_a_gluon_config_survives_the_cache_and_one_the_kernel_cannot_run_does_not():
-    for config in GLUON:
+    for config in GLUON + GLUON_128:
         assert Config.from_dict(json.loads(json.dumps(config.to_dict()))) == config
-    assert len({c.name for c in GLUON}) == len(GLUON)  # the name tells them apart
+    names = {c.name for c in GLUON + GLUON_128}
+    assert len(names) == len(GLUON) + len(GLUON_128)  # the name tells them apart
+    assert all(Config.from_name(name) in GLUON + GLUON_128 for name in names)
     for bad in ({"num_warps": 8}, {"block_m": 64}):
         with pytest.raises(ValueError, match="Gluon"):
             Config.from_dict({**GLUON[0].to_dict(), **bad})
@@ -78,15 +86,77 @@ def test_gluon_runs_on_hopper_only_with_the_triton_it_is_written_for(monkeypatch
     assert not paths_here.gluon_supported(_hopper())
 
 
+def _where_tma_runs(monkeypatch, **changes: object) -> gemmreg.Environment:
+    if not _has_gluon_hopper():
+        pytest.skip("this Triton has no Gluon for Hopper")
+    monkeypatch.setattr(paths_here, "tma_supported", lambda where: True)
+    return _hopper(**changes)
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+@pytest.mark.parametrize("m, n, k", llm_points(), ids=lambda v: str(v))
+def test_llm_projections_get_gluon_where_its_tiles_fit(monkeypatch, m, n, k, dtype):
+    """B is a transposed view of the weight at every point (layout
+    transposedB): the 128x256 tiles wherever 128 rows fit M, the 128x128
+    ones exactly where the wide tiles leave SMs idle and these fill them."""
+    where = _where_tma_runs(monkeypatch)
+    problem = gemmreg.Problem(m=m, n=n, k=k, dtype=dtype, layout="transposedB")
+    found = paths_here.candidates_for(problem, where)
+    gluon = [c for c in found if c.path == "gluon_ws"]
+    expected = (GLUON if m >= 128 else []) + (GLUON_128 if (m, n, k) in NARROW_POINTS else [])
+    assert gluon == expected
+    # After the split paths' (the first is what an untuned run takes), ahead of the rest.
+    split = [c for c in found if c.path in SPLIT_PATHS]
+    assert found[: len(split)] == split and found[len(split) : len(split) + len(gluon)] == gluon
+    # The same list for a row-major B: the kernel takes both.
+    assert paths_here.candidates_for(attrs.evolve(problem, layout="rowmajor"), where) == found
+
+
+@pytest.mark.parametrize("m, n, k", sorted(NARROW_POINTS))
+def test_no_gluon_for_fp32_a_transposed_a_or_a_gpu_other_than_hopper(monkeypatch, m, n, k):
+    for dtype, layout, changes in (
+        ("fp32", "transposedB", {}),
+        ("bf16", "transposedA", {}),
+        ("bf16", "transposedB", {"capability": (10, 0), "arch": "sm100"}),
+        ("bf16", "transposedB", {"capability": (8, 0), "arch": "sm80"}),
+    ):
+        where = _where_tma_runs(monkeypatch, **changes)
+        problem = gemmreg.Problem(m=m, n=n, k=k, dtype=dtype, layout=layout)
+        found = paths_here.candidates_for(problem, where)
+        assert found and not any(c.path == "gluon_ws" for c in found), (dtype, layout, changes)
+
+
+def test_the_128x128_tiles_need_the_sms_nearly_filled():
+    # 128x4096x4096: 32 tiles of 128x128, a quarter of 132 SMs; 0.89 of 36, 0.78 of 41.
+    for sms, offered in ((H200_SMS, False), (36, True), (41, False)):
+        found = configs.candidates(
+            "cuda", "bf16", 128, 4096, 4096, tma=True, gluon=True, num_sms=sms
+        )
+        assert any(c in GLUON_128 for c in found) == offered, sms
+    # A problem whose wide tiles fill the GPU keeps the candidates it had.
+    wide = configs.candidates("cuda", "bf16", 8192, 1024, 4096, tma=True, gluon=True)
+    assert configs.candidates(
+        "cuda", "bf16", 8192, 1024, 4096, tma=True, gluon=True, num_sms=H200_SMS
+    ) == wide and not any(c in GLUON_128 for c in wide)
+
+
+def _weight(n: int, k: int, dtype: torch.dtype = torch.float16) -> torch.Tensor:
+    """B = W^T, a transposed view of a row-major N x K weight."""
+    return torch.arange(n * k, dtype=torch.float32).to(dtype).view(n, k).T
+
+
 @pytest.mark.parametrize(
     "case",
-    ["transposed A", "transposed B", "fp32", "misaligned C"],
+    ["transposed A", "fp32", "misaligned C", "weight rows not 16-byte aligned"],
 )
 def test_operands_the_gluon_kernel_cannot_take_go_to_the_fallback(case):
     m, n, k = 128, 256, 64
     dtype = torch.float32 if case == "fp32" else torch.float16
     a = torch.ones(k, m, dtype=dtype).T if case == "transposed A" else torch.ones(m, k, dtype=dtype)
-    b = torch.ones(n, k, dtype=dtype).T if case == "transposed B" else torch.ones(k, n, dtype=dtype)
+    b = torch.ones(k, n, dtype=dtype)
+    if case == "weight rows not 16-byte aligned":  # the weight's rows 60 elements apart
+        k = 60
+        a, b = torch.ones(m, k, dtype=dtype), _weight(n, k)
     out = torch.empty(m * n + 1, dtype=dtype)[1:].view(m, n) if case == "misaligned C" else None
     out = out if out is not None else torch.empty(m, n, dtype=dtype)
     calls = []
@@ -95,69 +165,44 @@ def test_operands_the_gluon_kernel_cannot_take_go_to_the_fallback(case):
     assert len(calls) == 1 and calls[0][0] is a and calls[0][2] is out
 
 
-SCRIPT = """
-import json, os, re
-import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
-os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon import language as gl
-from triton.experimental.gluon._runtime import GluonASTSource
-from gemmreg_plugins.triton_tuned import configs, gluon_ws
+@pytest.mark.parametrize("config", [GLUON[0], GLUON_128[-1]], ids=lambda c: c.name)
+@pytest.mark.parametrize("layout", ["rowmajor", "transposedB"])
+def test_the_kernel_gets_b_in_the_boxes_its_layout_needs(monkeypatch, config, layout):
+    """A transposed B goes to the kernel, described through the N x K weight
+    it views in BLOCK_N x BLOCK_K boxes, with ``B_TRANSPOSED``; a row-major
+    one in BLOCK_K x BLOCK_N boxes of B itself. A and C in half-tile boxes."""
+    if not _has_gluon_hopper():
+        pytest.skip("this Triton has no Gluon for Hopper")
+    from gemmreg_plugins.triton_tuned import gluon_ws
 
-out = {}
-for config in configs.CUDA_GLUON_WS:
-    for dt in ("fp16", "bf16"):
-        dtype = {"fp16": gl.float16, "bf16": gl.bfloat16}[dt]
-        rows = config.block_m // 2
-        boxes = {"a_desc": [rows, config.block_k], "b_desc": [config.block_k, config.block_n],
-                 "c_desc": [rows, config.block_n]}
-        signature = {
-            name: f"tensordesc<{dt}[{box[0]}, {box[1]}],"
-                  f"{gl.NVMMASharedLayout.get_default_for(box, dtype)!r}>"
-            for name, box in boxes.items()
-        }
-        signature.update(m="i32", n="i32", k="i32")
-        constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages)
-        signature.update({name: "constexpr" for name in constexprs})
-        compiled = triton.compile(
-            GluonASTSource(fn=gluon_ws.gemm_gluon_ws, signature=signature, constexprs=constexprs,
-                           attrs={(i,): [["tt.divisibility", 16]] for i in (3, 4, 5)}),
-            target=GPUTarget("cuda", 90, 32),
-            options={"num_warps": config.num_warps},
-        )
-        ptx = compiled.asm["ptx"]
-        out[f"{config.name} {dt}"] = {
-            "shared": compiled.metadata.shared,
-            "warps": compiled.metadata.num_warps,
-            "setmaxnreg": sorted(set(re.findall(r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+)", ptx))),
-            "wgmma": len(re.findall(r"wgmma\\.mma_async", ptx)),
-            "tma_loads": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
-            "tma_stores": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.global\\.shared", ptx)),
-            "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
-        }
-out["regs"] = [gluon_ws.LOADER_REGS.value, gluon_ws.CONSUMER_REGS.value]
-print(json.dumps(out))
-"""
+    m, n, k = 256, 512, 256
+    bm, bn, bk = config.block_m, config.block_n, config.block_k
+    a = torch.ones(m, k, dtype=torch.bfloat16)
+    weight = _weight(n, k, torch.bfloat16).T  # N x K, row-major
+    b = weight.T if layout == "transposedB" else weight.T.contiguous()
+    out = torch.empty(m, n, dtype=torch.bfloat16)
+    seen: dict = {}
 
+    class Kernel:
+        def __getitem__(self, grid):
+            return lambda *args, **kwargs: seen.update(grid=grid, args=args, kwargs=kwargs)
 
-@pytest.fixture(scope="module")
-def compiled() -> dict:
-    import triton
-
-    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < paths_here.GLUON_TRITON:
-        pytest.skip(f"the Gluon path is written for Triton >= {paths_here.GLUON_TRITON}")
-    return native_compile(SCRIPT)
-
-
-def test_every_gluon_config_compiles_to_three_warpgroups_that_fit(compiled):
-    loader, consumer = compiled.pop("regs")
-    assert len(compiled) == 2 * len(GLUON)
-    for name, found in compiled.items():
-        assert found["warps"] == 12, name  # two consumer warpgroups and the loader's
-        assert 0 < found["shared"] <= 227 * 1024, name
-        # Registers move from the loader to the consumers.
-        assert ["dec", str(loader)] in found["setmaxnreg"], name
-        assert ["inc", str(consumer)] in found["setmaxnreg"], name  # JSON: lists
-        assert found["wgmma"] > 0 and found["tma_loads"] > 0 and found["tma_stores"] > 0, name
-        assert found["local"] == 0, name  # no accumulator spilled to local memory
+    monkeypatch.setattr(gluon_ws, "gemm_gluon_ws", Kernel())
+    launch = launchers.gluon_ws_launcher(config, m, n, k, H200_SMS, lambda *ops: 1 / 0)
+    launch(a, b, out)
+    a_desc, b_desc, c_desc = seen["args"][:3]
+    transposed = layout == "transposedB"
+    assert seen["kwargs"]["B_TRANSPOSED"] is transposed
+    assert seen["kwargs"]["STAGES"] == config.num_stages and seen["kwargs"]["num_warps"] == 4
+    assert seen["grid"] == ((m // bm) * (n // bn),)  # fewer tiles than SMs: one each
+    assert list(a_desc.block_shape) == [bm // 2, bk] and a_desc.base is a
+    assert list(c_desc.block_shape) == [bm // 2, bn] and c_desc.base is out
+    if transposed:  # the weight itself, N x K, K contiguous
+        assert list(b_desc.block_shape) == [bn, bk]
+        assert b_desc.base.data_ptr() == weight.data_ptr() and b_desc.base.stride() == (k, 1)
+        assert list(b_desc.shape) == [n, k]
+    else:
+        assert list(b_desc.block_shape) == [bk, bn] and b_desc.base is b
+    assert b_desc.layout == gluon_ws.gl.NVMMASharedLayout.get_default_for(
+        list(b_desc.block_shape), gluon_ws.gl.bfloat16
+    )

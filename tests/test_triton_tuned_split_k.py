@@ -302,9 +302,9 @@ def _h200():
     [((1, 1024, 4096), "swap_ab"), ((128, 4096, 4096), "split_k"), ((8192, 4096, 4096), "tiles")],
 )
 def test_choose_hands_the_tuner_the_dispatched_candidates(monkeypatch, shape, family):
-    """What ``prepare`` tunes over on an H200, for a transposed-view B (no
-    Gluon: it takes row-major operands only), and whether the rule is kept
-    out of a memory-bound problem's way."""
+    """What ``prepare`` tunes over on an H200, for a transposed-view B (where
+    the Gluon configs are offered too: ``test_triton_tuned_gluon.py``), and
+    whether the rule is kept out of a memory-bound problem's way."""
     import gemmreg
     from gemmreg_plugins import triton_tuned
     from gemmreg_plugins.triton_tuned import paths_here, tuner

@@ -2,8 +2,8 @@
 
 Five kernel paths: a tiled pointer kernel that runs everywhere, on Hopper
 (CUDA capability >= 9) a persistent kernel that moves tiles through TMA
-descriptors (both :mod:`.kernels`), and on Hopper for 16-bit row-major
-operands a warp-specialised persistent kernel written in Gluon
+descriptors (both :mod:`.kernels`), and on Hopper for 16-bit operands (A
+row-major) a warp-specialised persistent kernel written in Gluon
 (:mod:`.gluon_ws`), and on CUDA for problems whose tiles cannot fill the
 GPU (decode and prefill of a few hundred tokens) a split-K kernel, swap-AB
 for M of 32 or less (:mod:`.split_k`, chosen by :mod:`.dispatch`), and on

@@ -127,14 +127,32 @@ CUDA_GLUON_WS: tuple[Config, ...] = (
     _gluon(128, 256, 64, 3),
     _gluon(128, 256, 64, 3, group_m=16),
 )
-"""Hopper, fp16/bf16, row-major A and B (:mod:`.gluon_ws`): 128x256 tiles
+"""Hopper, fp16/bf16, row-major A, B row-major or a transposed view of a
+row-major N x K weight (:mod:`.gluon_ws`): 128x256 tiles
 (each consumer a 64x256 half), 3 stages of 48 KB beside two 32 KB C buffers.
 A probe on the H200 (``evidence/2026-12-02-h200-gluon-warp-specialised/p4``: one call per
 variant per round, L2 flushed, beside torch.mm) put these two 0.2-0.7% ahead
 of cuBLAS at 4096^3, 2.7-3.0% at 8192^3, level (0.998-1.003x) at the two
 14336-wide shapes, and ahead of the persistent kernel's usual winner at all
 eight points (by 0.3-2.1%). 256x128 tiles ran 2-10% behind cuBLAS there and
-are left out, as is the ping-pong form (see :mod:`.gluon_ws`)."""
+are left out, as is the ping-pong form (see :mod:`.gluon_ws`). That probe
+had B row-major; with B a transposed view (each stage's B one box of the
+weight, read K-major by ``wgmma``) these are unmeasured on a GPU so far."""
+CUDA_GLUON_WS_128X128: tuple[Config, ...] = (
+    _gluon(128, 128, 64, 4),
+    _gluon(128, 128, 64, 6),
+    _gluon(128, 128, 128, 3),
+)
+"""The Gluon kernel in 128x128 tiles (each consumer a 64x128 half: 64
+accumulator registers a thread), for problems whose 128x256 tiles leave SMs
+idle while 128x128 ones nearly fill them (``configs.GLUON_128X128_SHARE``):
+128x14336x4096 (112 tiles on 132 SMs) and 2048x1024x4096 (128). A stage is
+32 KB at BLOCK_K 64 (4 or 6 stages: 160 or 224 KB with the two 16 KB C
+buffers) or 64 KB at 128 (3: 224 KB): the deep ring is what a problem that
+streams its weight once needs. Compiled for sm_90 without spills, within
+227 KB of shared memory (``tests/test_triton_tuned_gluon.py``); unmeasured
+on a GPU until a probe on the H200 ranks them (5 stages at BLOCK_K 64 may be
+named to it as an extra)."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),

@@ -14,7 +14,7 @@ Two kernel paths (see :mod:`gemmreg_plugins.triton_tuned.kernels`):
   TMA tensor descriptors; CUDA compute capability >= 9 only;
 - ``gluon_ws``: one program per SM, warp-specialised in Gluon (a loader warp,
   two consumer warpgroups, :mod:`.gluon_ws`); Hopper (9.x) only, 16-bit
-  row-major operands;
+  operands, A row-major, B row-major or a transposed view;
 - ``split_k``: K cut over several programs per tile, optionally as
   C^T = B^T A^T (swap-AB), for problems whose tiles cannot fill the GPU
   (:mod:`.split_k`); CUDA, any layout. Its candidates are made per problem
@@ -35,6 +35,7 @@ import attrs
 from gemmreg_plugins.triton_tuned import dispatch
 from gemmreg_plugins.triton_tuned.config_lists import (
     CUDA_GLUON_WS,
+    CUDA_GLUON_WS_128X128,
     CUDA_PERSISTENT_TMA,
     CUDA_PERSISTENT_TMA_TF32,
     CUDA_TILED,
@@ -58,6 +59,15 @@ M*N*K is: a decode GEMM (1x1024x4096: 4M multiply-adds, under
 bandwidth, and how it streams decides its time; 2 MiB of 16-bit operands
 (2^20 elements) stream in about half a microsecond, below a launch's own
 cost, so below that the rule's pick is as good as any."""
+
+
+GLUON_128X128_SHARE = 0.8
+"""The Gluon kernel's 128x128 tiles (``CUDA_GLUON_WS_128X128``) are offered to
+a problem of the ``split_k`` family (its 128x256 tiles do not fill the SMs)
+whose 128x128 tiles give programs to this share of the SMs, one tile each,
+K whole: 112 of 132 at 128x14336x4096, 128 at 2048x1024x4096. Below it (32
+tiles at 128x4096x4096) three quarters of the SMs would idle, and the
+split-K kernels are the candidates there."""
 
 
 def tuning_volume(m: int, n: int, k: int) -> int:
@@ -121,6 +131,17 @@ def smallest(configs: Sequence[Config]) -> Config:
     return min(configs, key=lambda c: (c.block_m * c.block_n, c.block_k, configs.index(c)))
 
 
+def gluon_configs(
+    m: int, n: int, family: dispatch.Family | None, num_sms: int | None
+) -> tuple[Config, ...]:
+    """The Gluon configs of a 16-bit problem, before pruning: the 128x256
+    tiles, and the 128x128 ones where ``GLUON_128X128_SHARE`` says."""
+    tiles = -(-m // 128) * -(-n // 128)
+    if family == "split_k" and num_sms and tiles >= GLUON_128X128_SHARE * num_sms:
+        return CUDA_GLUON_WS + CUDA_GLUON_WS_128X128
+    return CUDA_GLUON_WS
+
+
 def candidates(
     kind: str,
     dtype: str,
@@ -135,7 +156,7 @@ def candidates(
 
     :param kind: the backend, ``cuda`` or ``rocm`` (the CPU uses ``INTERPRETER``).
     :param tma: whether the persistent TMA path may run (Hopper, TMA-able strides).
-    :param gluon: whether the Gluon path may run (Hopper, row-major A and B, a
+    :param gluon: whether the Gluon path may run (Hopper, a row-major A, a
         Triton with the Gluon API it is written in); it takes 16-bit inputs only.
     :param num_sms: the GPU's SM count: on CUDA, problems whose tiles cannot
         fill it get split-K candidates first, and problems of a few rows
@@ -143,6 +164,7 @@ def candidates(
     """
     base: list[Config] = []
     split: list[Config] = []
+    family: dispatch.Family | None = None
     if kind == "cuda" and num_sms is not None:
         family = dispatch.family(m, n, k, num_sms)
         split = dispatch.split_k_candidates(m, n, k, num_sms, dtype, family)
@@ -151,7 +173,8 @@ def candidates(
         split += dispatch.gemv_candidates(m, n, k, num_sms, dtype)
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA
-        warp_specialised = CUDA_GLUON_WS if gluon and tma and dtype != "fp32" else ()
+        use_gluon = gluon and tma and dtype != "fp32"
+        warp_specialised = gluon_configs(m, n, family, num_sms) if use_gluon else ()
         base = [
             *warp_specialised,
             *(persistent if tma else ()),
@@ -171,12 +194,14 @@ def describe_lists() -> str:
         "CUDA_TILED": CUDA_TILED,
         "CUDA_PERSISTENT_TMA": CUDA_PERSISTENT_TMA,
         "CUDA_GLUON_WS": CUDA_GLUON_WS,
+        "CUDA_GLUON_WS_128X128": CUDA_GLUON_WS_128X128,
         "CUDA_PERSISTENT_TMA_TF32": CUDA_PERSISTENT_TMA_TF32,
         "ROCM_TILED": ROCM_TILED,
         "INTERPRETER": (INTERPRETER,),
     }
     rules = (
         f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};"
-        f"TUNE_MIN_ELEMENTS={TUNE_MIN_ELEMENTS};WIDE_TILE={WIDE_TILE};{dispatch.describe()}"
+        f"TUNE_MIN_ELEMENTS={TUNE_MIN_ELEMENTS};WIDE_TILE={WIDE_TILE};"
+        f"GLUON_128X128_SHARE={GLUON_128X128_SHARE};{dispatch.describe()}"
     )
     return rules + ";" + ";".join(f"{k}=" + ",".join(c.name for c in v) for k, v in lists.items())

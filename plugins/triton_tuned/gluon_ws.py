@@ -27,16 +27,22 @@ turn) was 2% ahead of cuBLAS at 8192x14336x4096 in the probe and in
 graph replay, but 3.5% behind end to end in ``gemmreg bench`` (``q2``), and
 is left out (commit 05ecee9 has it).
 
-Operands: A (M x K) and B (K x N) row-major, fp16 or bf16, TMA-able (the
-launcher falls back to the tiled path otherwise); TMA zero-fills the boxes
-that cross an edge and clips the stores, so ragged shapes need no masks.
+Operands: A (M x K) row-major; B (K x N) row-major, or (``B_TRANSPOSED``) a
+transposed view of a row-major N x K weight, as a linear layer's ``x @ W^T``
+hands it: then B's boxes are BLOCK_N x BLOCK_K pieces of the weight, and
+``wgmma`` reads them K-major from shared memory as they lie (its 16-bit
+forms take either order: no copy, no pass through registers). fp16 or bf16,
+TMA-able (the launcher falls back to the tiled path otherwise); TMA
+zero-fills the boxes that cross an edge and clips the stores, so ragged
+shapes need no masks. The tile is 128 rows by BLOCK_N (256, or 128 where the
+wide tiles leave SMs idle: ``config_lists.CUDA_GLUON_WS_128X128``).
 Imported by the launch closure only, on a Hopper GPU with a Triton whose
 Gluon this is written in (``paths_here.GLUON_TRITON``).
 """
 
 from typing import TYPE_CHECKING, Any
 
-from gemmreg_plugins.triton_tuned import tile_parts  # the grouped tile order, shared
+from gemmreg_plugins.triton_tuned import tile_parts, tma_rules  # tile order, TMA boxes
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -64,11 +70,12 @@ LOADER_REGS = gl.constexpr(24)
 
 
 @gluon.jit
-def _tiles(a_desc, b_desc, m, n, k, GROUP_M: gl.constexpr):
+def _tiles(a_desc, c_desc, m, n, k, GROUP_M: gl.constexpr):
     """What the loader and both consumers walk alike: the tile count, the tiles
-    in M, the tiles in a group, and the K steps of a tile (two A boxes high)."""
+    in M, the tiles in a group, and the K steps of a tile (two A boxes high).
+    BLOCK_N is C's box width, whichever way B's box lies."""
     tiles_m = gl.cdiv(m, 2 * a_desc.block_type.shape[0])
-    tiles_n = gl.cdiv(n, b_desc.block_type.shape[1])
+    tiles_n = gl.cdiv(n, c_desc.block_type.shape[1])
     return tiles_m * tiles_n, tiles_m, GROUP_M * tiles_n, gl.cdiv(k, a_desc.block_type.shape[1])
 
 
@@ -77,9 +84,10 @@ def _loader(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, 
             GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]  # half a tile's rows
     BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
-    BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
-    num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, b_desc, m, n, k, GROUP_M)
+    B_T: gl.constexpr = b_bufs.type.layout.transposed  # B^T's boxes (gemm_gluon_ws)
+    num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, c_desc, m, n, k, GROUP_M)
     step_bytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
     i = 0  # K steps loaded so far: the ring's count, the consumers keep the same one
     for tile in range(gl.program_id(0), num_tiles, PROGRAMS):
@@ -93,8 +101,11 @@ def _loader(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, 
             for half in gl.static_range(2):
                 _tma_load(a_desc, [off_m + half * BOX_M, kk * BLOCK_K],
                                                 ready.index(s), a_bufs.index(2 * s + half))  # fmt: skip
-            _tma_load(b_desc, [kk * BLOCK_K, off_n], ready.index(s),
-                                            b_bufs.index(s))  # fmt: skip
+            if B_T:  # a BLOCK_N x BLOCK_K box of the N x K weight
+                _tma_load(b_desc, [off_n, kk * BLOCK_K], ready.index(s),
+                          b_bufs.index(s).permute((1, 0)))  # fmt: skip
+            else:
+                _tma_load(b_desc, [kk * BLOCK_K, off_n], ready.index(s), b_bufs.index(s))
             i += 1
 
 
@@ -103,12 +114,12 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n
               GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, ME: gl.constexpr):  # fmt: skip
     """Consumer ``ME`` (0 or 1): the ``ME``-th half of every tile's rows."""
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]
-    BLOCK_N: gl.constexpr = b_desc.block_type.shape[1]
+    BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
     STAGES: gl.constexpr = b_bufs.type.shape[0]
     acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
         version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
     )
-    num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, b_desc, m, n, k, GROUP_M)
+    num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, c_desc, m, n, k, GROUP_M)
     c_buf = c_bufs.index(ME)
     i = 0
     for tile in range(gl.program_id(0), num_tiles, PROGRAMS):
@@ -151,9 +162,10 @@ def _second_consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empt
 
 @gluon.jit
 def gemm_gluon_ws(a_desc, b_desc, c_desc, m, n, k, GROUP_M: gl.constexpr,
-                  PROGRAMS: gl.constexpr, STAGES: gl.constexpr):  # fmt: skip
+                  PROGRAMS: gl.constexpr, STAGES: gl.constexpr, B_TRANSPOSED: gl.constexpr):  # fmt: skip
     """C = A @ B in tiles of 2*BOX_M x BLOCK_N: A comes in BOX_M x BLOCK_K
-    boxes, B in BLOCK_K x BLOCK_N, C in BOX_M x BLOCK_N (:func:`descriptors`).
+    boxes, B in BLOCK_K x BLOCK_N (``B_TRANSPOSED``: B^T, the N x K weight, in
+    BLOCK_N x BLOCK_K), C in BOX_M x BLOCK_N (:func:`descriptors`).
     Launch with ``num_warps=4`` (the first consumer's warps; the other two
     partitions bring the CTA to 12) and one program per SM at most."""
     # Shapes concatenated in place: the JIT takes no starred items in a list,
@@ -163,10 +175,30 @@ def gemm_gluon_ws(a_desc, b_desc, c_desc, m, n, k, GROUP_M: gl.constexpr,
         [2 * STAGES] + a_desc.block_type.shape,  # noqa: RUF005
         a_desc.layout,
     )
+    # With B_TRANSPOSED, B^T's boxes (BLOCK_N x BLOCK_K of the weight) go to
+    # buffers typed as their transpose, BLOCK_K x BLOCK_N, K-major: the
+    # consumers hand a stage to wgmma as it is, whichever way B lies. The
+    # loader tells the two apart by this layout (a partition's constexpr
+    # arguments would arrive as runtime values) and loads into the transpose.
+    b_box: gl.constexpr = (
+        [b_desc.block_type.shape[1], b_desc.block_type.shape[0]]
+        if B_TRANSPOSED
+        else b_desc.block_type.shape
+    )
+    b_layout: gl.constexpr = (
+        gl.NVMMASharedLayout(
+            swizzle_byte_width=b_desc.layout.swizzle_byte_width,
+            element_bitwidth=b_desc.layout.element_bitwidth,
+            rank=b_desc.layout.rank,
+            transposed=True,
+        )
+        if B_TRANSPOSED
+        else b_desc.layout
+    )
     b_bufs = gl.allocate_shared_memory(
         b_desc.dtype,
-        [STAGES] + b_desc.block_type.shape,  # noqa: RUF005
-        b_desc.layout,
+        [STAGES] + b_box,  # noqa: RUF005
+        b_layout,
     )
     c_bufs = gl.allocate_shared_memory(
         c_desc.dtype,
@@ -194,16 +226,24 @@ def descriptors(
     block_m: int,
     block_n: int,
     block_k: int,
+    b_t: bool = False,
 ) -> tuple[Any, ...]:
     """Host-side TMA descriptors of A, B and C in the boxes and shared-memory
     layouts the kernel takes (128-byte swizzle where the box allows): A's and
-    C's boxes are half a tile's rows, one per consumer."""
+    C's boxes are half a tile's rows, one per consumer; a transposed B
+    (``b_t``) is described through the N x K weight it views, in BLOCK_N x
+    BLOCK_K boxes (``tma_rules.operand_descriptors``)."""
     from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
 
     dtype = {"torch.float16": gl.float16, "torch.bfloat16": gl.bfloat16}[str(a.dtype)]
+
+    def describe(t: "torch.Tensor", box: list[int]) -> Any:
+        return TensorDescriptor.from_tensor(
+            t, box, gl.NVMMASharedLayout.get_default_for(box, dtype)
+        )
+
     rows = block_m // 2
-    boxes = ((a, [rows, block_k]), (b, [block_k, block_n]), (out, [rows, block_n]))
-    return tuple(
-        TensorDescriptor.from_tensor(t, box, gl.NVMMASharedLayout.get_default_for(box, dtype))
-        for t, box in boxes
+    a_desc, b_desc = tma_rules.operand_descriptors(
+        a, b, False, b_t, rows, block_n, block_k, describe
     )
+    return a_desc, b_desc, describe(out, [rows, block_n])

@@ -156,8 +156,9 @@ def persistent_tma_launcher(
 def gluon_ws_launcher(
     config: Config, m: int, n: int, k: int, num_sms: int, fallback: Launcher
 ) -> Launcher:
-    """``launch(a, b, out)`` for the Gluon path (:mod:`.gluon_ws`): row-major
-    16-bit A and B that TMA can take; any other operands go to ``fallback``.
+    """``launch(a, b, out)`` for the Gluon path (:mod:`.gluon_ws`): 16-bit
+    operands that TMA can take, A row-major, B row-major or a transposed view
+    (the kernel's ``B_TRANSPOSED``); any other operands go to ``fallback``.
     One program per SM at most, as :func:`persistent_programs` counts them."""
     import torch
     import triton
@@ -169,14 +170,14 @@ def gluon_ws_launcher(
         if (
             a.dtype not in (torch.float16, torch.bfloat16)
             or is_transposed(a)
-            or is_transposed(b)
             or tma_refusal(a, b, out) is not None
         ):
             return fallback(a, b, out)
         # Imported here, past the fallback: only a Triton with this Gluon has it.
         from gemmreg_plugins.triton_tuned import gluon_ws
 
-        a_desc, b_desc, c_desc = gluon_ws.descriptors(a, b, out, bm, bn, bk)
+        b_t = is_transposed(b)
+        a_desc, b_desc, c_desc = gluon_ws.descriptors(a, b, out, bm, bn, bk, b_t)
         return gluon_ws.gemm_gluon_ws[(programs,)](
             a_desc,
             b_desc,
@@ -187,6 +188,7 @@ def gluon_ws_launcher(
             GROUP_M=config.group_m,
             PROGRAMS=programs,
             STAGES=config.num_stages,
+            B_TRANSPOSED=b_t,
             num_warps=config.num_warps,
         )
 

@@ -62,8 +62,11 @@ def gluon_supported(where: gemmreg.Environment) -> bool:
     return version >= GLUON_TRITON
 
 
-def row_major(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return not (tma_rules.is_transposed(a) or tma_rules.is_transposed(b))
+def gluon_layouts(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """The layouts the Gluon kernel takes: A row-major, B row-major or a
+    transposed view of a row-major N x K weight (``B_TRANSPOSED``)."""
+    del b  # either way
+    return not tma_rules.is_transposed(a)
 
 
 def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list[configs.Config]:
@@ -73,7 +76,7 @@ def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list
     operands = meta_operands(problem, dtype)
     tma = tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
     # candidates() also needs tma for the Gluon configs (TMA-able strides)
-    gluon = gluon_supported(where) and row_major(*operands[:2])
+    gluon = gluon_supported(where) and gluon_layouts(*operands[:2])
     return configs.candidates(
         where.backend, problem.dtype, problem.m, problem.n, problem.k, tma, gluon,
         where.multiprocessors,

@@ -7,6 +7,7 @@ described through its contiguous transpose."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -40,24 +41,27 @@ def tma_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | No
 
 
 def operand_descriptors(
-    a: torch.Tensor, b: torch.Tensor, a_t: bool, b_t: bool, bm: int, bn: int, bk: int
+    a: torch.Tensor,
+    b: torch.Tensor,
+    a_t: bool,
+    b_t: bool,
+    bm: int,
+    bn: int,
+    bk: int,
+    describe: Callable[[torch.Tensor, list[int]], Any] | None = None,
 ) -> tuple[Any, Any]:
     """TMA descriptors of A and B for BLOCK_M x BLOCK_K and BLOCK_K x BLOCK_N
     tiles; a transposed operand (``a_t``, ``b_t``) is described through its
-    contiguous transpose, its box transposed with it. Host-side records, no
-    device allocation."""
-    from triton.tools.tensor_descriptor import TensorDescriptor
+    contiguous transpose, its box transposed with it. ``describe(tensor,
+    box)`` makes one descriptor: Triton's ``TensorDescriptor.from_tensor`` by
+    default; the Gluon kernel's adds the box's shared-memory layout
+    (:func:`.gluon_ws.descriptors`). Host-side records, no device allocation."""
+    if describe is None:
+        from triton.tools.tensor_descriptor import TensorDescriptor
 
-    a_desc = (
-        TensorDescriptor.from_tensor(a.T, [bk, bm])
-        if a_t
-        else TensorDescriptor.from_tensor(a, [bm, bk])
-    )
-    b_desc = (
-        TensorDescriptor.from_tensor(b.T, [bn, bk])
-        if b_t
-        else TensorDescriptor.from_tensor(b, [bk, bn])
-    )
+        describe = TensorDescriptor.from_tensor
+    a_desc = describe(a.T, [bk, bm]) if a_t else describe(a, [bm, bk])
+    b_desc = describe(b.T, [bn, bk]) if b_t else describe(b, [bk, bn])
     return a_desc, b_desc
 
 

@@ -1,0 +1,130 @@
+"""What triton_tuned's Gluon kernel (``gluon_ws``) compiles to for an H200
+(sm_90), with no GPU here: Triton's compiler, ptxas and cuobjdump run on the
+CPU. Every config of both Gluon lists, in fp16 and bf16, with B row-major and
+with B a transposed view of a row-major weight (``B_TRANSPOSED``), each
+compiled with the descriptor types the launcher's own ``gluon_ws.descriptors``
+builds for those operands.
+
+Its arithmetic is checked on the H200 only (Gluon has no interpreter): by the
+tuner, on every candidate's first call and on 16 more calls of a winner, and
+by ``gemmreg check triton_tuned --full`` with ``GEMMREG_TRITON_TUNED_PATH=gluon_ws``.
+"""
+
+from __future__ import annotations
+
+import pytest
+from gemmreg.testing import native_compile
+from gemmreg_plugins.triton_tuned import configs, paths_here
+
+CONFIGS = list(configs.CUDA_GLUON_WS) + list(configs.CUDA_GLUON_WS_128X128)
+SHARED_MEMORY = 227 * 1024
+"""An H200 SM's shared memory for one CTA."""
+
+SCRIPT = """
+import json, os, re, subprocess, tempfile
+from pathlib import Path
+import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
+os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
+import torch
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.experimental.gluon._runtime import GluonASTSource
+from gemmreg_plugins.triton_tuned import configs, gluon_ws
+
+cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
+m, n, k = 1024, 2048, 1024
+out = {}
+for config in configs.CUDA_GLUON_WS + configs.CUDA_GLUON_WS_128X128:
+    for dt, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
+        for b_t in (False, True):
+            a = torch.empty(m, k, dtype=dtype)
+            b = torch.empty(n, k, dtype=dtype).T if b_t else torch.empty(k, n, dtype=dtype)
+            c = torch.empty(m, n, dtype=dtype)
+            descs = gluon_ws.descriptors(a, b, c, config.block_m, config.block_n,
+                                         config.block_k, b_t)
+            signature = {
+                name: f"tensordesc<{dt}[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
+                for name, d in zip(("a_desc", "b_desc", "c_desc"), descs)
+            }
+            signature.update(m="i32", n="i32", k="i32")
+            constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages,
+                              B_TRANSPOSED=b_t)
+            signature.update({name: "constexpr" for name in constexprs})
+            compiled = triton.compile(
+                GluonASTSource(fn=gluon_ws.gemm_gluon_ws, signature=signature,
+                               constexprs=constexprs,
+                               attrs={(i,): [["tt.divisibility", 16]] for i in (3, 4, 5)}),
+                target=GPUTarget("cuda", 90, 32),
+                options={"num_warps": config.num_warps},
+            )
+            ptx = compiled.asm["ptx"]
+            cubin = Path(tempfile.mkdtemp()) / "k.cubin"
+            cubin.write_bytes(compiled.asm["cubin"])
+            usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", str(cubin)],
+                                   capture_output=True, text=True, check=True).stdout
+            wgmma = re.findall(r"wgmma\\.mma_async\\.sync\\.aligned\\.(\\w+)\\.f32\\.(\\w+)\\.\\w+ "
+                               r"[^;]*?, *(-?\\d+), *(-?\\d+), *(-?\\d+), *(-?\\d+);", ptx)
+            out[f"{config.name} {dt} {'b_t' if b_t else 'b'}"] = {
+                "b_box": list(descs[1].block_shape),
+                "shared": compiled.metadata.shared,
+                "warps": compiled.metadata.num_warps,
+                "setmaxnreg": sorted(set(re.findall(
+                    r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+)", ptx))),
+                "wgmma": sorted(set(wgmma)),
+                "tma_loads": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
+                "tma_stores": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.global\\.shared", ptx)),
+                "shared_loads": len(re.findall(r"\\bld\\.shared|\\bldmatrix", ptx)),
+                "shared_stores": len(re.findall(r"\\bst\\.shared|\\bstmatrix", ptx)),
+                "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
+                "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
+                "local_bytes": int(re.search(r"LOCAL:(\\d+)", usage).group(1)),
+            }
+out["regs"] = [gluon_ws.LOADER_REGS.value, gluon_ws.CONSUMER_REGS.value]
+print(json.dumps(out))
+"""
+
+
+@pytest.fixture(scope="module")
+def compiled() -> dict:
+    import triton
+
+    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < paths_here.GLUON_TRITON:
+        pytest.skip(f"the Gluon path is written for Triton >= {paths_here.GLUON_TRITON}")
+    return native_compile(SCRIPT)
+
+
+def test_every_gluon_form_compiles_to_three_warpgroups_that_fit(compiled):
+    loader, consumer = compiled["regs"]
+    forms = {name: found for name, found in compiled.items() if name != "regs"}
+    assert len(forms) == 2 * 2 * len(CONFIGS)
+    for name, found in forms.items():
+        assert found["warps"] == 12, name  # two consumer warpgroups and the loader's
+        assert 0 < found["shared"] <= SHARED_MEMORY, name
+        # Registers move from the loader to the consumers.
+        assert ["dec", str(loader)] in found["setmaxnreg"], name
+        assert ["inc", str(consumer)] in found["setmaxnreg"], name  # JSON: lists
+        assert found["tma_loads"] > 0 and found["tma_stores"] > 0, name
+        # Nothing spilled: no accumulator in local memory, no stack.
+        assert found["local"] == found["stack"] == found["local_bytes"] == 0, name
+
+
+def test_wgmma_reads_b_k_major_from_the_weights_boxes_and_n_major_otherwise(compiled):
+    """PTX's wgmma ends in scale-d, scale-a, scale-b, trans-a, trans-b: a
+    transposed B is read as it lies in shared memory (trans-b 0, K-major),
+    a row-major one transposed by the instruction (trans-b 1); A is K-major."""
+    for config in CONFIGS:
+        for dt, ptx_type in (("fp16", "f16"), ("bf16", "bf16")):
+            row_major = compiled[f"{config.name} {dt} b"]
+            weight = compiled[f"{config.name} {dt} b_t"]
+            shape = f"m64n{config.block_n}k16"
+            assert [w[:2] for w in row_major["wgmma"]] == [[shape, ptx_type]], config.name
+            assert {tuple(w[4:]) for w in row_major["wgmma"]} == {("0", "1")}, config.name
+            assert {tuple(w[4:]) for w in weight["wgmma"]} == {("0", "0")}, config.name
+            assert [w[:2] for w in weight["wgmma"]] == [[shape, ptx_type]], config.name
+            # B's box: BLOCK_K x BLOCK_N of B, or BLOCK_N x BLOCK_K of the weight.
+            assert row_major["b_box"] == [config.block_k, config.block_n]
+            assert weight["b_box"] == [config.block_n, config.block_k]
+            # No pass through registers: the same shared-memory traffic
+            # outside TMA and wgmma (the epilogue's), no ldmatrix.
+            for key in ("shared_loads", "shared_stores", "shared"):
+                assert weight[key] == row_major[key], (config.name, dt, key)
