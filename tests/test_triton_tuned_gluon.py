@@ -16,7 +16,7 @@ import attrs
 import gemmreg
 import pytest
 import torch
-from gemmreg_plugins.triton_tuned import configs, launchers, paths_here
+from gemmreg_plugins.triton_tuned import configs, launchers, paths_here, tuning_cache
 from gemmreg_plugins.triton_tuned.configs import Config
 from gemmreg_plugins.triton_tuned.launch_config import SPLIT_PATHS
 from test_triton_tuned_split_k import H200_SMS, llm_points
@@ -86,11 +86,30 @@ def test_gluon_runs_on_hopper_only_with_the_triton_it_is_written_for(monkeypatch
     assert not paths_here.gluon_supported(_hopper())
 
 
-def _where_tma_runs(monkeypatch, **changes: object) -> gemmreg.Environment:
+def _where_tma_runs(monkeypatch, unmeasured: bool = True, **changes: object) -> gemmreg.Environment:
+    """A Hopper GPU where TMA runs; ``unmeasured``: the forms no GPU has run
+    yet are asked for (``GEMMREG_TRITON_TUNED_UNMEASURED=1``)."""
     if not _has_gluon_hopper():
         pytest.skip("this Triton has no Gluon for Hopper")
     monkeypatch.setattr(paths_here, "tma_supported", lambda where: True)
+    if unmeasured:
+        monkeypatch.setenv(tuning_cache.UNMEASURED_ENV, "1")
+    else:
+        monkeypatch.delenv(tuning_cache.UNMEASURED_ENV, raising=False)
     return _hopper(**changes)
+
+
+@pytest.mark.parametrize("m, n, k", llm_points(), ids=lambda v: str(v))
+def test_the_forms_no_gpu_has_run_are_offered_only_when_asked_for(monkeypatch, m, n, k):
+    """By default the tuner sees no Gluon kernel for a transposed-view B and no
+    128x128 Gluon tile; a row-major B keeps the 128x256 Gluon tiles it had."""
+    where = _where_tma_runs(monkeypatch, unmeasured=False)
+    weight = gemmreg.Problem(m=m, n=n, k=k, dtype="bf16", layout="transposedB")
+    assert not any(c.path == "gluon_ws" for c in paths_here.candidates_for(weight, where))
+    row_major = paths_here.candidates_for(attrs.evolve(weight, layout="rowmajor"), where)
+    gluon = [c for c in row_major if c.path == "gluon_ws"]
+    assert gluon == (GLUON if m >= 128 else [])
+    assert not any(c in configs.UNMEASURED for c in row_major)
 
 
 @pytest.mark.parametrize("dtype", ["bf16", "fp16"])

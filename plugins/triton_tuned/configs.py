@@ -61,6 +61,12 @@ bandwidth, and how it streams decides its time; 2 MiB of 16-bit operands
 cost, so below that the rule's pick is as good as any."""
 
 
+UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128
+"""Configs that compile for sm_90 but no GPU has run: left out of the
+tuner's lists (:func:`.paths_here.candidates_for`) unless
+``GEMMREG_TRITON_TUNED_UNMEASURED=1``, until a check and a probe on a GPU
+say they are right and worth timing."""
+
 GLUON_128X128_SHARE = 0.8
 """The Gluon kernel's 128x128 tiles (``CUDA_GLUON_WS_128X128``) are offered to
 a problem of the ``split_k`` family (its 128x256 tiles do not fill the SMs)

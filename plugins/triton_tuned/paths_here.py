@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import gemmreg
-from gemmreg_plugins.triton_tuned import configs, tma_rules
+from gemmreg_plugins.triton_tuned import configs, tma_rules, tuning_cache
 
 if TYPE_CHECKING:
     import torch
@@ -64,9 +64,12 @@ def gluon_supported(where: gemmreg.Environment) -> bool:
 
 def gluon_layouts(a: torch.Tensor, b: torch.Tensor) -> bool:
     """The layouts the Gluon kernel takes: A row-major, B row-major or a
-    transposed view of a row-major N x K weight (``B_TRANSPOSED``)."""
-    del b  # either way
-    return not tma_rules.is_transposed(a)
+    transposed view of a row-major N x K weight (``B_TRANSPOSED``). The
+    transposed view only where :func:`.tuning_cache.unmeasured_offered`: it
+    compiles for sm_90 but has not run on a GPU."""
+    if tma_rules.is_transposed(a):
+        return False
+    return not tma_rules.is_transposed(b) or tuning_cache.unmeasured_offered()
 
 
 def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list[configs.Config]:
@@ -77,7 +80,10 @@ def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list
     tma = tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
     # candidates() also needs tma for the Gluon configs (TMA-able strides)
     gluon = gluon_supported(where) and gluon_layouts(*operands[:2])
-    return configs.candidates(
+    found = configs.candidates(
         where.backend, problem.dtype, problem.m, problem.n, problem.k, tma, gluon,
         where.multiprocessors,
     )  # fmt: skip
+    if tuning_cache.unmeasured_offered():
+        return found
+    return [config for config in found if config not in configs.UNMEASURED]

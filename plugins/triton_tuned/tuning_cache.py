@@ -40,6 +40,10 @@ TUNE_ENV = "GEMMREG_TRITON_TUNED_TUNE"
 """``0``: benchmark nothing; use a stored choice, else the first candidate (of
 the forced path, if one is forced). For correctness runs that should not pay
 for tuning every shape (``gemmreg check --full`` on each path)."""
+UNMEASURED_ENV = "GEMMREG_TRITON_TUNED_UNMEASURED"
+"""``1``: offer the forms no GPU has run yet (the Gluon kernel with a
+transposed-view B, and its 128x128 tiles: :func:`.paths_here.candidates_for`),
+so that a GPU machine can check and probe them before they reach users."""
 FILE_NAME = "triton_tuned.json"
 FORMAT = "gemmreg-triton-tuned/1"
 """Written into the file; a file with any other format is ignored (and replaced)."""
@@ -63,6 +67,11 @@ def benchmarking_allowed() -> bool:
     if gemmreg.where().sanitizer:
         return False
     return os.environ.get(TUNE_ENV, "").strip() != "0"
+
+
+def unmeasured_offered() -> bool:
+    """Whether :data:`UNMEASURED_ENV` asks for the forms no GPU has run yet."""
+    return os.environ.get(UNMEASURED_ENV, "").strip() not in ("", "0")
 
 
 def forced_path() -> str | None:
