@@ -204,6 +204,18 @@ def test_editing_a_candidate_list_changes_the_plugins_hash(monkeypatch):
         triton_tuned.source_hash.cache_clear()
 
 
+def test_choices_made_with_the_unmeasured_forms_offered_are_kept_apart(monkeypatch):
+    monkeypatch.delenv(tuning_cache.UNMEASURED_ENV, raising=False)
+    triton_tuned.source_hash.cache_clear()
+    plain = triton_tuned.source_hash()
+    monkeypatch.setenv(tuning_cache.UNMEASURED_ENV, "1")
+    triton_tuned.source_hash.cache_clear()
+    try:
+        assert triton_tuned.source_hash() != plain
+    finally:
+        triton_tuned.source_hash.cache_clear()
+
+
 def test_store_then_lookup_round_trips_and_leaves_no_temporary_files(cache_file):
     assert tuning_cache.lookup(key()) is None
     assert tuning_cache.store(key(), {"best": {"x": 1}}) is None

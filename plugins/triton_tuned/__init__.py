@@ -155,8 +155,11 @@ def source_hash() -> str:
     candidate lists, the routes and precision chosen, how candidates are
     timed) and the lists as text, for the cache key: a choice made by another
     kernel or another way of choosing is made again. One list of files, so a
-    new module cannot be left out of the key."""
-    return tuning_cache.source_hash(SOURCES, configs.describe_lists())
+    new module cannot be left out of the key. Choices made with the unmeasured
+    forms offered (``GEMMREG_TRITON_TUNED_UNMEASURED``) are kept apart from the
+    others, so that one never reaches a run that did not ask for them."""
+    unmeasured = f";UNMEASURED={tuning_cache.unmeasured_offered()}"
+    return tuning_cache.source_hash(SOURCES, configs.describe_lists() + unmeasured)
 
 
 def _device_key(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuning_cache.CacheKey:
