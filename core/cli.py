@@ -107,8 +107,22 @@ def build_parser() -> argparse.ArgumentParser:
         "cases are one row per plugin, kind and dtype, with the worst error; failures always "
         "get their own; --out, csv and json always hold every case)",
     )
-    check.add_argument("--dtype", help="comma-separated dtypes (default: all)")
+    check.add_argument(
+        "--dtype",
+        help="comma-separated dtypes (default: fp32, fp16, bf16); the low-precision inputs "
+        "fp8e4m3, fp8e5m2 and int8 run when named",
+    )
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
+    check.add_argument(
+        "--out-dtype",
+        help="fp8 cases: comma-separated output dtypes of bf16, fp16, fp32 (default: all); "
+        "int8 always writes int32",
+    )
+    check.add_argument(
+        "--scaling",
+        help="fp8 cases: comma-separated scalings of tensor (one scale per operand) and "
+        "rowwise (one per row of A and column of B) (default: both)",
+    )
     cli_options.seed_option(check)
     check.add_argument(
         "--timeout",

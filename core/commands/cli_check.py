@@ -16,7 +16,9 @@ from gemmreg.commands.cli_common import (
     _dtypes,
     _error,
     _layouts,
+    _out_dtypes,
     _progress,
+    _scalings,
 )
 from gemmreg.commands.requests import CheckRequest, option_spelling
 from gemmreg.contract.options import UsageError
@@ -60,8 +62,10 @@ def check_request(args: argparse.Namespace) -> CheckRequest:
     return CheckRequest(
         plugins=tuple(args.names),
         level="full" if args.level == "full" else "quick",
-        dtypes=tuple(_dtypes(args.dtype)),
+        dtypes=tuple(_dtypes(args.dtype, low=True)),
         layouts=tuple(_layouts(args.layout)),
+        out_dtypes=tuple(_out_dtypes(args.out_dtype)),
+        scalings=tuple(_scalings(args.scaling)),
         seed=args.seed,
         timeout=args.timeout,
         out=args.out,

@@ -25,7 +25,7 @@ import attrs
 from gemmreg.contract import options as opt
 from gemmreg.contract.bad_input import did_you_mean
 from gemmreg.contract.options import UsageError
-from gemmreg.contract.records import DType, Layout, Problem
+from gemmreg.contract.records import DType, Layout, OutDType, Problem, Scaling
 from gemmreg.timing.points import Point
 from gemmreg.timing.timing_options import L2_STATES, TimingOptions
 
@@ -224,6 +224,10 @@ class CheckRequest:
     """Empty: every dtype."""
     layouts: tuple[Layout, ...] = ()
     """Empty: every layout."""
+    out_dtypes: tuple[OutDType, ...] = ()
+    """The fp8 cases' output dtypes; empty: every one."""
+    scalings: tuple[Scaling, ...] = ()
+    """The fp8 cases' scalings; empty: both."""
     seed: int | None = None
     """Every case's seed, in place of the matrix's own."""
     timeout: float | None = None

@@ -44,8 +44,9 @@ import attrs
 if TYPE_CHECKING:
     import torch
 
-Operands = tuple["torch.Tensor", "torch.Tensor"]
-"""A kernel's A and B. torch is named for the type checker only: it is
+Operands = tuple["torch.Tensor", ...]
+"""A kernel's A and B (and, for a scaled problem, which timing does not take
+yet, their scales). torch is named for the type checker only: it is
 imported where the values move, so that importing this module stays cheap."""
 
 
