@@ -113,16 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fp8e4m3, fp8e5m2 and int8 run when named",
     )
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
-    check.add_argument(
-        "--out-dtype",
-        help="fp8 cases: comma-separated output dtypes of bf16, fp16, fp32 (default: all); "
-        "int8 always writes int32",
-    )
-    check.add_argument(
-        "--scaling",
-        help="fp8 cases: comma-separated scalings of tensor (one scale per operand) and "
-        "rowwise (one per row of A and column of B) (default: both)",
-    )
+    cli_options.fp8_options(check, many=True)
     cli_options.seed_option(check)
     check.add_argument(
         "--timeout",
@@ -162,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.shapes_option(compare_shape, "a file with one row (compare times one point)")
     compare.add_argument("--dtype", default="fp32")
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
+    cli_options.fp8_options(compare, many=False)
     cli_options.add_timing_options(compare)
     cli_options.devices_option(compare, "its processes spread over GPUs of one model", ray=True)
     cli_options.format_option(compare)
@@ -181,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.shapes_option(bench_shape, "the shapes, one row each, with weights")
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
+    cli_options.fp8_options(bench, many=False)
     cli_options.add_timing_options(bench)
     cli_options.devices_option(
         bench, "each point on one of them, every point on each model", ray=True

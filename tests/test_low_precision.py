@@ -233,11 +233,64 @@ def test_gemmreg_check_fails_the_cheats(fake_plugins, tmp_path):
         assert not any(line.startswith(cheat) and " pass " in line for line in rows), rows
 
 
-def test_timing_refuses_low_precision_with_the_reason(cli_offline):
-    done = cli_offline("bench", "torch_ref_fp8", "--shape", "64", "--dtype", "fp8e4m3")
-    assert done.code == 2 and "timing fp8e4m3 is not supported yet" in done.err
+def test_timing_takes_one_output_dtype_and_one_scaling(cli_offline):
+    done = cli_offline(
+        "bench", "torch_ref_fp8", "--shape", "64", "--dtype", "fp8e4m3", "--out-dtype", "fp32,bf16"
+    )
+    assert done.code == 2 and "--out-dtype 'fp32,bf16': compare and bench take one" in done.err
+
+
+def test_a_shapes_file_names_an_fp8_rows_output_and_scaling(tmp_path):
+    from gemmreg.contract.options import UsageError
+    from gemmreg.timing import points, shape_files
+
+    good = tmp_path / "good.csv"
+    good.write_text("m,n,k,dtype,out_dtype,scaling\n64,64,64,fp8e5m2,fp16,rowwise\n32,32,32,,,\n")
+    rows = shape_files.read_shapes(good)
+    chosen = points.points([], rows, ["fp8e4m3"], ["transposedB"], "fp32")
+    assert [p.problem.number_format for p in chosen] == [
+        "fp8e5m2-fp16-rowwise",
+        "fp8e4m3-fp32-tensor",
+    ]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("m,n,k,dtype,out_dtype\n64,64,64,fp16,fp32\n")
+    with pytest.raises(UsageError, match="row 1: out_dtype is for fp8 dtypes, not 'fp16'"):
+        shape_files.read_shapes(bad)
+
+
+def test_fresh_values_move_rowwise_scales_with_their_rows_and_columns():
+    from gemmreg.timing import fresh_values
+
+    problem = gemmreg.Problem(m=5, n=7, k=3, dtype="fp8e4m3", scaling="rowwise")
+    operands = core_inputs(problem, 1, CPU, "normal")
+    before = tuple(x.clone() for x in operands)
+    shifts = fresh_values.Shifts(rows=2, columns=3)
+    fresh_values.move(operands, shifts)
+    expected = fresh_values.rotated(before, shifts)
+
+    def product(a, b, scale_a, scale_b):
+        return (a.double() * scale_a.double()) @ (b.double() * scale_b.double())
+
+    assert torch.equal(product(*operands), product(*expected))
+    moved_c = torch.roll(product(*before), shifts=(2, 3), dims=(0, 1))
+    assert torch.allclose(product(*operands), moved_c, rtol=0, atol=0)
+    assert not torch.equal(operands[2], before[2])  # the row scales moved
 
 
 def test_check_refuses_an_unknown_output_dtype(cli_offline):
     done = cli_offline("check", "--dtype", "fp8e4m3", "--out-dtype", "int32")
     assert done.code == 2 and "unknown output dtype 'int32'" in done.err
+
+
+@pytest.mark.slow
+def test_timing_prechecks_fp8_with_its_scales(fake_plugins, tmp_path):
+    """compare's precheck holds an fp8 kernel to its scales as check does."""
+    fake_plugins("low_precision_cheats")
+    argv = [
+        *(sys.executable, "-m", "gemmreg", "compare", "fake_fp8_row_as_column", "torch_ref_fp8"),
+        *("--shape", "48x80x32", "--dtype", "fp8e4m3", "--scaling", "rowwise"),
+        *("--processes", "2", "--max-time", "0.1"),
+    ]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert "fake_fp8_row_as_column: failed: cold start: precheck:" in done.stderr, done.stderr
+    assert "fp8e4m3-bf16-rowwise" in done.stdout + done.stderr

@@ -62,7 +62,7 @@ def check_request(args: argparse.Namespace) -> CheckRequest:
     return CheckRequest(
         plugins=tuple(args.names),
         level="full" if args.level == "full" else "quick",
-        dtypes=tuple(_dtypes(args.dtype, low=True)),
+        dtypes=tuple(_dtypes(args.dtype)),
         layouts=tuple(_layouts(args.layout)),
         out_dtypes=tuple(_out_dtypes(args.out_dtype)),
         scalings=tuple(_scalings(args.scaling)),

@@ -17,24 +17,28 @@ printed as each point finished."""
 if TYPE_CHECKING:
     from gemmreg.contract.records import DType, Layout, OutDType, Scaling
 
-TIMED_LOW_PRECISION = (
-    "timing {dtype} is not supported yet (the rounds' fresh values move A and B, not "
-    "their scales); gemmreg check --dtype {dtype} checks it"
-)
+
+def _dtypes(value: str | None, option: str = "--dtype") -> list[DType]:
+    """The dtypes named (none: fp32, fp16 and bf16; fp8 and int8 run when named)."""
+    from gemmreg.contract.records import ALL_DTYPES, DTYPES
+
+    return list(DTYPES) if value is None else opt.choices(value, ALL_DTYPES, "dtype", option)
 
 
-def _dtypes(value: str | None, option: str = "--dtype", low: bool = False) -> list[DType]:
-    """The dtypes named (default: fp32, fp16 and bf16). ``low``: fp8 and int8
-    are accepted (``check``); elsewhere they are refused, saying why."""
-    from gemmreg.contract.records import ALL_DTYPES, DTYPES, LOW_PRECISION_DTYPES
+def _one_out_dtype(value: str | None) -> OutDType | None:
+    """``compare``'s and ``bench``'s ``--out-dtype``: one, for their fp8 dtypes."""
+    chosen = [] if value is None else _out_dtypes(value)
+    if len(chosen) > 1:
+        raise opt.UsageError(f"--out-dtype {value!r}: compare and bench take one")
+    return chosen[0] if chosen else None
 
-    if value is None:
-        return list(DTYPES)
-    chosen = opt.choices(value, ALL_DTYPES, "dtype", option)
-    timed_low = [d for d in chosen if d in LOW_PRECISION_DTYPES]
-    if timed_low and not low:
-        raise opt.UsageError(TIMED_LOW_PRECISION.format(dtype=timed_low[0]))
-    return chosen
+
+def _one_scaling(value: str | None) -> Scaling | None:
+    """``compare``'s and ``bench``'s ``--scaling``: one, for their fp8 dtypes."""
+    chosen = [] if value is None else _scalings(value)
+    if len(chosen) > 1:
+        raise opt.UsageError(f"--scaling {value!r}: compare and bench take one")
+    return chosen[0] if chosen else None
 
 
 def _out_dtypes(value: str | None) -> list[OutDType]:

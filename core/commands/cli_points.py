@@ -9,11 +9,12 @@ import argparse
 from typing import TYPE_CHECKING
 
 from gemmreg.contract import options as opt
+from gemmreg.contract.low_precision import FP8_DTYPES
 from gemmreg.contract.options import UsageError
 
 if TYPE_CHECKING:
     from gemmreg.contract.records import Layout
-from gemmreg.commands.cli_common import _dtypes
+from gemmreg.commands.cli_common import _dtypes, _one_out_dtype, _one_scaling
 from gemmreg.commands.requests import BenchRequest, CompareRequest, TimingAsked
 from gemmreg.timing.points import Point, points
 
@@ -48,9 +49,10 @@ def sweep_points(args: argparse.Namespace) -> list[Point]:
     from gemmreg.timing import shape_files
 
     dtypes, chosen = _dtypes(args.dtype), layouts(args.layout)
+    fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if args.shapes is not None:
-        return points([], shape_files.read_shapes(args.shapes), dtypes, chosen)
-    return points(opt.parse_shapes(args.shape), [], dtypes, chosen)
+        return points([], shape_files.read_shapes(args.shapes), dtypes, chosen, *fp8)
+    return points(opt.parse_shapes(args.shape), [], dtypes, chosen, *fp8)
 
 
 def bench_request(args: argparse.Namespace) -> BenchRequest:
@@ -72,12 +74,13 @@ def compare_point(args: argparse.Namespace) -> Point | None:
     from gemmreg.timing import shape_files
 
     dtype, layout = _dtypes(args.dtype), layouts(args.layout)
+    fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if len(dtype) != 1:
         raise UsageError("compare takes one --dtype")
     if len(layout) != 1:
         raise UsageError("compare takes one --layout")
     if args.shapes is not None:
-        chosen = points([], shape_files.read_shapes(args.shapes), dtype, layout)
+        chosen = points([], shape_files.read_shapes(args.shapes), dtype, layout, *fp8)
         if len(chosen) != 1:
             raise UsageError(
                 f"--shapes {str(args.shapes)!r} makes {len(chosen)} points: compare times "
@@ -86,7 +89,7 @@ def compare_point(args: argparse.Namespace) -> Point | None:
         return chosen[0]
     if args.shape is None:
         return None
-    return points([opt.parse_shape(args.shape)], [], dtype, layout)[0]
+    return points([opt.parse_shape(args.shape)], [], dtype, layout, *fp8)[0]
 
 
 def compare_request(args: argparse.Namespace) -> CompareRequest:
@@ -97,14 +100,18 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
     if given is None:
         problem = None
         dtype, layout = _dtypes(args.dtype)[0], layouts(args.layout)[0]
+        fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     else:
         problem = given.problem
         dtype, layout = problem.dtype, problem.layout
+        fp8 = (problem.out_dtype, problem.scaling) if problem.dtype in FP8_DTYPES else (None, None)
     return CompareRequest(
         kernels=tuple(args.names),
         shape=None if problem is None else problem.mnk,
         dtype=dtype,
         layout=layout,
+        out_dtype=fp8[0],
+        scaling=fp8[1],
         timing=timing_asked(args),
         out=args.out,
         force=args.force,

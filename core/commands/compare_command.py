@@ -66,7 +66,7 @@ def compare(
         if request.out is not None:  # held until the caller releases it
             run_folder.claim(request.out, launch.spell("out"), request.force, launch.spell("force"))
     progress(
-        f"timing {', '.join(names)} at {problem.shape} {problem.dtype} {problem.layout} "
+        f"timing {', '.join(names)} at {problem.shape} {problem.number_format} {problem.layout} "
         f"on {info.kind} ({info.device_name}): {_how_many(timing)}"
     )
     estimate = warn_if_long("compare", kernels, [problem], timing, info.is_gpu, progress)

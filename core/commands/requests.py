@@ -176,6 +176,10 @@ class CompareRequest:
     """None: the backend's default (:func:`gemmreg.timing.timing_options.default_shape`)."""
     dtype: DType = "fp32"
     layout: Layout = "rowmajor"
+    out_dtype: OutDType | None = None
+    """An fp8 point's C dtype; None: the dtype's default (bf16)."""
+    scaling: Scaling | None = None
+    """An fp8 point's scaling; None: the dtype's default (per tensor)."""
     timing: TimingAsked = TimingAsked()
     out: Path | None = None
     """Where the run is saved (claimed before any work); None: not saved."""
@@ -189,9 +193,11 @@ class CompareRequest:
 
     def problem(self, gpu: bool) -> Problem:
         from gemmreg.timing import timing_options
+        from gemmreg.timing.points import points
 
-        m, n, k = self.shape or timing_options.default_shape(gpu)
-        return Problem(m=m, n=n, k=k, dtype=self.dtype, layout=self.layout)
+        shape = self.shape or timing_options.default_shape(gpu)
+        fp8 = (self.out_dtype, self.scaling)
+        return points([shape], [], [self.dtype], [self.layout], *fp8)[0].problem
 
 
 @attrs.frozen(kw_only=True)
