@@ -5,6 +5,7 @@ refusals, and the cheating kernels caught (in process, and through
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 
@@ -138,6 +139,7 @@ def test_int8_is_held_to_exactness():
     off[3, 4] += 1
     result = compare(a, b, off, zero, rounding=FACTS["int32"])
     assert not result.passed and result.bad_count == 1
+    assert result.tolerance_used == math.inf  # past a bound of zero, not "1e302x"
 
 
 def test_the_matrix_has_low_precision_cases_only_when_they_are_named():
@@ -167,8 +169,13 @@ def test_the_references_refuse_what_cublaslt_does_not_take(monkeypatch):
         torch_lowp.FP8_CAPABILITIES.unsupported(
             gemmreg.Problem(m=64, n=65, k=64, dtype="fp8e4m3", layout="transposedB")
         ),
-        torch_lowp.INT8_CAPABILITIES.unsupported(gemmreg.Problem(m=16, n=64, k=64, dtype="int8")),
-        torch_lowp.INT8_CAPABILITIES.unsupported(gemmreg.Problem(m=17, n=64, k=60, dtype="int8")),
+        torch_lowp.INT8_CAPABILITIES.unsupported(
+            gemmreg.Problem(m=16, n=64, k=64, dtype="int8", layout="transposedB")
+        ),
+        torch_lowp.INT8_CAPABILITIES.unsupported(gemmreg.Problem(m=64, n=64, k=64, dtype="int8")),
+        torch_lowp.INT8_CAPABILITIES.unsupported(
+            gemmreg.Problem(m=17, n=64, k=60, dtype="int8", layout="transposedB")
+        ),
     ]
     assert all(reasons), reasons
     assert (
@@ -294,3 +301,28 @@ def test_timing_prechecks_fp8_with_its_scales(fake_plugins, tmp_path):
     done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert "fake_fp8_row_as_column: failed: cold start: precheck:" in done.stderr, done.stderr
     assert "fp8e4m3-bf16-rowwise" in done.stdout + done.stderr
+
+
+def test_the_h200_check_caught_the_cheats_and_the_int8_layouts():
+    """The GPU run behind torch_lowp's rules: the references pass everywhere
+    they ran, the cheats fail, and int8 through cuBLASLt failed only outside
+    A row-major with B column-major (what torch_ref_int8 now declares)."""
+    from gemmreg.reporting.check_files import load_check
+
+    folder = REPO / "evidence" / "2026-12-04-h200-lowp-rules"
+    results, _ = load_check(folder / "check-quick" / "check.json.gz")
+    by = {}
+    for r in results:
+        if r.kind == "values" and r.status != "skip":
+            by.setdefault(r.kernel, []).append(r)
+    assert all(r.status == "pass" for r in by["torch_ref_fp8"])
+    assert by["fake_fp8_no_scales"] and all(r.status == "fail" for r in by["fake_fp8_no_scales"])
+    row_as_column = by["fake_fp8_row_as_column"]
+    assert all((r.status == "fail") == (r.problem.scaling == "rowwise") for r in row_as_column)
+    int8 = by["torch_ref_int8"]
+    assert {r.problem.layout for r in int8 if r.status == "error"} == {
+        "rowmajor",
+        "transposedA",
+        "padded",
+    }
+    assert all(r.status == "pass" for r in int8 if r.problem.layout == "transposedB")

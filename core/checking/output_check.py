@@ -73,6 +73,8 @@ def compare(
     max_abs = float(finite_diff.max()) if finite_diff.numel() else math.inf
     finite_bound = bound[finite_got & finite_ref]
     used = finite_diff / finite_bound.clamp_min(1e-300)
+    if rounding is not None:  # a bound of zero (int8): any difference is past it
+        used = (finite_diff / finite_bound).nan_to_num(nan=0.0, posinf=math.inf)
     tolerance_used = float(used.max()) if used.numel() else math.inf
     if nan_mismatch:
         max_error = max_abs = tolerance_used = math.inf

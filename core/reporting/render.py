@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from gemmreg.checking import check_kinds
 from gemmreg.checking.check_runner import CaseResult
+from gemmreg.contract.low_precision import is_low_precision
 from gemmreg.contract.numbers import significant
 from gemmreg.contract.records import ALL_DTYPES, Tolerance
 from gemmreg.contract.serialization import (
@@ -228,6 +229,12 @@ USED_LEGEND = (
 )
 
 
+ROUNDING_LEGEND = (
+    "fp8 and int8: A and B dequantised (scales applied); the bound adds C's rounding to its "
+    "dtype: half an ulp of the reference, and half its smallest subnormal"
+)
+
+
 def _percent(used: float) -> str:
     if not math.isfinite(used):
         return "inf"
@@ -239,7 +246,12 @@ def _notes(results: Sequence[CaseResult]) -> list[str]:
     shown (checks saved before it was recorded render as they did), then why
     each tolerance is what it is."""
     shown = any((r.comparison or {}).get("tolerance_used") is not None for r in results)
-    return ([USED_LEGEND] if shown else []) + tolerance_reasons(results)
+    rounded = any(is_low_precision(r.problem.dtype) for r in results)
+    return (
+        ([USED_LEGEND] if shown else [])
+        + ([ROUNDING_LEGEND] if rounded else [])
+        + tolerance_reasons(results)
+    )
 
 
 def tolerance_reasons(results: Sequence[CaseResult]) -> list[str]:

@@ -9,8 +9,8 @@ torch_ref_int8: ``torch._int_mm``, int8 inputs summed exactly in int32.
 
 Each declares every problem it can take and refuses, with cuBLASLt's own
 rule as the reason, those it cannot: an H200 run of
-``scripts/probes/lowp_rules.py`` (evidence/2026-12-04-h200-lowp-rules) is
-where each rule below was read.
+``scripts/probes/lowp_rules.py`` and of ``gemmreg check`` over them
+(evidence/2026-12-04-h200-lowp-rules) is where each rule below was read.
 """
 
 from __future__ import annotations
@@ -60,9 +60,17 @@ def _fp8_constraint(problem: gemmreg.Problem) -> str | None:
 
 
 def _int8_constraint(problem: gemmreg.Problem) -> str | None:
-    """torch._int_mm's rules on CUDA (every layout is taken)."""
+    """torch._int_mm's rules on CUDA. cuBLASLt ran A row-major with B
+    column-major at every shape the H200 matrix tried; row-major B failed at
+    65x64x64 and 48x80x32, column-major A at 65x64x64, and padded rows at all
+    four (CUBLAS_STATUS_NOT_SUPPORTED), so only that layout is declared."""
     if not _on_cuda():
         return None
+    if problem.layout != "transposedB":
+        return (
+            "cuBLASLt's int8 GEMM (torch._int_mm) is declared for A row-major and B "
+            "column-major only (layout transposedB): others failed on an H200 at some shapes"
+        )
     if problem.m < INT_MM_LEAST_M:
         return f"torch._int_mm on CUDA needs M above {INT_MM_LEAST_M - 1}"
     if problem.k % INT_MM_ALIGNMENT or problem.n % INT_MM_ALIGNMENT:
