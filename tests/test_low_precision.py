@@ -326,3 +326,29 @@ def test_the_h200_check_caught_the_cheats_and_the_int8_layouts():
         "padded",
     }
     assert all(r.status == "pass" for r in int8 if r.problem.layout == "transposedB")
+
+
+def test_the_python_api_takes_the_low_precision_choices(monkeypatch):
+    """check, compare and bench hand their fp8 choices to the same requests
+    as the command line (the work itself is stubbed: what is asked is the point)."""
+    from gemmreg import api
+
+    monkeypatch.setattr(api, "_answered", lambda work, save, request, progress: request)
+    asked = [
+        api.check(["torch_ref_fp8"], dtypes="fp8e4m3", out_dtypes=["fp32"], scalings="rowwise"),
+        api.compare(["a", "b"], "64x64x64", dtype="fp8e5m2", out_dtype="fp16", scaling="rowwise"),
+        api.bench(["a"], "64", dtypes="int8,fp8e4m3", out_dtype="fp32"),
+        api.check(),
+    ]
+    check, compare_request, bench_request, default = asked
+    assert (check.dtypes, check.out_dtypes, check.scalings) == (
+        ("fp8e4m3",),
+        ("fp32",),
+        ("rowwise",),
+    )
+    assert compare_request.problem(gpu=False).number_format == "fp8e5m2-fp16-rowwise"
+    formats = [p.problem.number_format for p in bench_request.points]
+    assert formats == ["int8", "fp8e4m3-fp32-tensor"]
+    assert default.dtypes == gemmreg.DTYPES and default.out_dtypes == ()
+    with pytest.raises(gemmreg.UsageError):
+        api.compare(["a", "b"], "64x64x64", dtype="fp8e4m3", out_dtype="int32")
