@@ -42,16 +42,26 @@ def test_each_low_precision_dtype_gets_its_output_and_scaling_by_default():
 @pytest.mark.parametrize(
     "fields",
     [
-        {"dtype": "fp16", "out_dtype": "fp32"},
-        {"dtype": "fp32", "scaling": "tensor"},
-        {"dtype": "int8", "out_dtype": "bf16"},
         {"dtype": "fp8e5m2", "scaling": "none"},
         {"dtype": "fp8e5m2", "out_dtype": "int32"},
+        {"dtype": "fp8e4m3", "scaling": "columnwise"},
     ],
 )
-def test_a_combination_the_dtype_does_not_allow_is_refused(fields):
+def test_an_fp8_combination_it_does_not_allow_is_refused(fields):
     with pytest.raises(gemmreg.SpecError):
         gemmreg.Problem(m=2, n=2, k=2, **fields)
+
+
+def test_where_the_dtype_fixes_them_the_output_and_scaling_follow_it():
+    """So attrs.evolve(problem, dtype=...) makes the problem it always made."""
+    import attrs
+
+    fp32 = gemmreg.Problem(m=2, n=3, k=4)
+    assert attrs.evolve(fp32, dtype="fp16") == gemmreg.Problem(m=2, n=3, k=4, dtype="fp16")
+    int8 = attrs.evolve(fp8(out_dtype="fp32", scaling="rowwise"), dtype="int8")
+    assert (int8.out_dtype, int8.scaling) == ("int32", "none")
+    with pytest.raises(gemmreg.SpecError, match="scaled tensor or rowwise, not 'none'"):
+        attrs.evolve(fp32, dtype="fp8e4m3")
 
 
 def test_a_16_bit_problem_is_saved_as_before_and_an_fp8_one_whole():

@@ -210,6 +210,9 @@ SANITIZE_SHORT_K_SHAPE = (TAIL, ALIGNED + 3, 7)
 shared memory a loader leaves unwritten holds what an earlier kernel left (a
 later partial tile would see the same block's previous tile instead)."""
 SANITIZE_MID_SHAPE = (256, 256, 256)
+SANITIZE_ALIGNED_SHAPE = (TAIL, ALIGNED, ALIGNED)
+"""For fp8 and int8 also: an M tail, N and K multiples of 16 (cuBLASLt's fp8
+GEMM takes no other, and the shapes above have tails on every axis)."""
 """One mid size, small: the sanitizers slow kernels 10-100x."""
 
 
@@ -223,4 +226,6 @@ def sanitize_cases(
     default_layout: list[Layout] = ["rowmajor"] if "rowmajor" in layouts else []
     cases = _cases([SANITIZE_TAIL_SHAPE], dtypes, layouts)
     cases += _cases([SANITIZE_SHORT_K_SHAPE, SANITIZE_MID_SHAPE], dtypes, default_layout)
+    low = [dtype for dtype in dtypes if is_low_precision(dtype)]
+    cases += _cases([SANITIZE_ALIGNED_SHAPE], low, layouts)  # what cuBLASLt's fp8 GEMM takes
     return cases

@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING
 
 import attrs
+from gemmreg.contract.declaration_checks import SpecError
 from gemmreg.contract.vocabulary import DTYPES, DType, OutDType, Scaling
 
 if TYPE_CHECKING:
@@ -83,6 +84,22 @@ def combination_error(dtype: str, out_dtype: str, scaling: str) -> str | None:
     if scaling not in scalings:
         return f"{dtype} is scaled {' or '.join(scalings)}, not {scaling!r}"
     return None
+
+
+def settle(problem: Problem) -> None:
+    """Called as a problem is made. Where its dtype fixes the output dtype and
+    scaling (fp32, fp16, bf16, int8) they follow the dtype, whatever was given,
+    so that ``attrs.evolve(problem, dtype="fp16")`` of an fp32 problem is an
+    fp16 one as it always was; fp8's are choices, and a wrong one is refused."""
+    dtype = problem.dtype
+    outputs, scalings = OUTPUTS.get(dtype, ()), SCALINGS_OF.get(dtype, ())
+    if len(outputs) == 1 and len(scalings) == 1:
+        object.__setattr__(problem, "out_dtype", outputs[0])  # frozen: set as attrs would
+        object.__setattr__(problem, "scaling", scalings[0])
+        return
+    error = combination_error(dtype, problem.out_dtype, problem.scaling)
+    if error:
+        raise SpecError(f"Problem: {error}")
 
 
 def undeclared_fp8(

@@ -82,11 +82,8 @@ class Problem:
     )
     """How A and B are scaled (:data:`Scaling`): ``tensor`` or ``rowwise`` for fp8."""
 
-    @scaling.validator
-    def _check_combination(self, attribute: attrs.Attribute, value: str) -> None:
-        error = low_precision.combination_error(self.dtype, self.out_dtype, value)
-        if error:
-            raise _fail(self, attribute, error)
+    def __attrs_post_init__(self) -> None:
+        low_precision.settle(self)  # fixed by the dtype: follow it; fp8's: checked
 
     @property
     def number_format(self) -> str:

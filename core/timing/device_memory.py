@@ -14,10 +14,11 @@ CPU_FALLBACK_BYTES = 1 << 40
 problem the CPU backend could finish (1 TiB)."""
 
 
-def operand_bytes(shape: tuple[int, int, int], dtype: str) -> int:
-    """Bytes of A (m x k), B (k x n) and C (m x n) in ``dtype``."""
+def operand_bytes(shape: tuple[int, int, int], dtype: str, out_dtype: str | None = None) -> int:
+    """Bytes of A (m x k) and B (k x n) in ``dtype``, and C (m x n) in
+    ``out_dtype`` (fp8's and int8's C; None: ``dtype`` too)."""
     m, n, k = shape
-    return (m * k + k * n + m * n) * ELEMENT_BYTES[dtype]
+    return (m * k + k * n) * ELEMENT_BYTES[dtype] + m * n * ELEMENT_BYTES[out_dtype or dtype]
 
 
 def device_bytes(info: BackendInfo) -> tuple[int, str]:
