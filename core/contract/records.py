@@ -74,7 +74,8 @@ class Problem:
         validator=_member_of(OUT_DTYPES),
         metadata={OMITTED_WHEN: low_precision.fixed_by_dtype},
     )
-    """C's dtype: ``dtype`` itself but for fp8 (bf16, fp16 or fp32) and int8 (int32)."""
+    """C's dtype: fp8's choice of bf16, fp16, fp32; else fixed by ``dtype`` (int8's is
+    int32), which it then follows whatever is given (``attrs.evolve`` included)."""
     scaling: Scaling = attrs.field(
         default=attrs.Factory(lambda self: low_precision.default_scaling(self.dtype), True),
         validator=_member_of(SCALINGS),
