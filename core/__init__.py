@@ -37,17 +37,8 @@ from gemmreg.contract.gpu_compile import unavailable_reason as compile_unavailab
 from gemmreg.contract.inputs import apply_layout, normal_inputs, torch_dtype
 from gemmreg.contract.judge_clock import sample_ms
 from gemmreg.contract.records import (
-    BACKENDS,
-    DTYPES,
-    LAYOUTS,
-    Backend,
     Capabilities,
-    DType,
-    InputGenerator,
     KernelSpec,
-    Launch,
-    Layout,
-    MathMode,
     Precision,
     Problem,
     SpecError,
@@ -57,6 +48,23 @@ from gemmreg.contract.records import (
 from gemmreg.contract.runtime import Environment, where
 from gemmreg.contract.tolerance_table import STANDARD_TOLERANCES, standard_tolerances
 from gemmreg.contract.version import __version__
+from gemmreg.contract.vocabulary import (
+    ALL_DTYPES,
+    BACKENDS,
+    DTYPES,
+    LAYOUTS,
+    LOW_PRECISION_DTYPES,
+    OUT_DTYPES,
+    SCALINGS,
+    Backend,
+    DType,
+    InputGenerator,
+    Launch,
+    Layout,
+    MathMode,
+    OutDType,
+    Scaling,
+)
 from gemmreg.hookspecs import PROJECT_NAME
 
 if TYPE_CHECKING:
@@ -93,9 +101,13 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 """Marker for plugin hook implementations: ``@gemmreg.hookimpl``."""
 
 __all__ = [
+    "ALL_DTYPES",
     "BACKENDS",
     "DTYPES",
     "LAYOUTS",
+    "LOW_PRECISION_DTYPES",
+    "OUT_DTYPES",
+    "SCALINGS",
     "STANDARD_TOLERANCES",
     "Backend",
     "BenchResult",
@@ -110,9 +122,11 @@ __all__ = [
     "Launch",
     "Layout",
     "MathMode",
+    "OutDType",
     "Precision",
     "Problem",
     "Run",
+    "Scaling",
     "SpecError",
     "Tolerance",
     "UnsupportedProblem",

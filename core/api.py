@@ -32,8 +32,9 @@ from gemmreg.commands.requests import (
     TimingAsked,
 )
 from gemmreg.commands.results import BenchResult, CheckResult, CompareResult, Run
+from gemmreg.contract.low_precision import FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import UsageError
-from gemmreg.contract.records import DTYPES, LAYOUTS
+from gemmreg.contract.records import ALL_DTYPES, DTYPES, LAYOUTS, OutDType, Scaling
 
 __all__ = [
     "BenchResult",
@@ -48,6 +49,7 @@ __all__ = [
 ]
 
 _Result = TypeVar("_Result", CompareResult, BenchResult, CheckResult)
+_Name = TypeVar("_Name", bound=str)
 
 
 def compare(
@@ -56,6 +58,8 @@ def compare(
     dtype: str = "fp32",
     layout: str = "rowmajor",
     *,
+    out_dtype: str | None = None,
+    scaling: str | None = None,
     processes: int | None = None,
     budget: float | None = None,
     seed: int | None = None,
@@ -79,7 +83,8 @@ def compare(
     ``processes`` fixes the count (3 on the CPU by default), ``budget`` lets
     it grow until every pair is decided (the default on a GPU). ``out``:
     save the run there, as ``compare --out`` does (``force``: replace a run
-    it holds)."""
+    it holds). ``out_dtype`` and ``scaling``: an fp8 ``dtype``'s C dtype and
+    scaling (default: bf16, per tensor)."""
     timing: dict[str, Any] = dict(
         processes=processes,
         budget=budget,
@@ -92,12 +97,15 @@ def compare(
         l2=l2,
         device_processes=device_processes,
     )
-    asked = dict(shape=shape, dtype=dtype, layout=layout, **timing, out=out, force=force)
+    fp8 = dict(out_dtype=out_dtype, scaling=scaling)
+    asked = dict(shape=shape, dtype=dtype, layout=layout, **fp8, **timing, out=out, force=force)
     request = CompareRequest(
         kernels=keywords.names("compare", kernels),
         shape=None if shape is None else keywords.shape(shape),
-        dtypes=(keywords.one(dtype, "dtype", DTYPES),),
+        dtypes=(keywords.one(dtype, "dtype", ALL_DTYPES),),
         layout=keywords.one(layout, "layout", LAYOUTS),
+        out_dtype=_fp8_out(out_dtype),
+        scaling=_fp8_scaling(scaling),
         timing=TimingAsked(**timing),
         out=keywords.folder(out, "out"),
         force=force,
@@ -112,6 +120,8 @@ def bench(
     dtypes: Names = "fp32",
     layouts: Names = "rowmajor",
     *,
+    out_dtype: str | None = None,
+    scaling: str | None = None,
     processes: int | None = None,
     budget: float | None = None,
     seed: int | None = None,
@@ -147,12 +157,15 @@ def bench(
         l2=l2,
         device_processes=device_processes,
     )
-    asked = dict(shapes=shapes, dtypes=dtypes, layouts=layouts, **timing, out=out, force=force)
+    fp8 = dict(out_dtype=out_dtype, scaling=scaling)
+    asked = dict(shapes=shapes, dtypes=dtypes, layouts=layouts, **fp8, **timing)
     chosen = points(
         keywords.shapes(shapes),
         [],
-        keywords.many(dtypes, "dtypes", DTYPES),
+        keywords.many(dtypes, "dtypes", ALL_DTYPES),
         keywords.many(layouts, "layouts", LAYOUTS),
+        _fp8_out(out_dtype),
+        _fp8_scaling(scaling),
     )
     request = BenchRequest(
         kernels=keywords.names("bench", kernels),
@@ -162,7 +175,7 @@ def bench(
         force=force,
         manifest={
             "shapes": keywords.label(shapes),
-            "command": keywords.call("bench", kernels, **asked),
+            "command": keywords.call("bench", kernels, **asked, out=out, force=force),
         },
     )
     return _answered(bench_command.bench, None, request, progress)
@@ -174,6 +187,8 @@ def check(
     full: bool = False,
     dtypes: Names | None = None,
     layouts: Names | None = None,
+    out_dtypes: Names | None = None,
+    scalings: Names | None = None,
     seed: int | None = None,
     timeout: float | None = None,
     out: PathLike | None = None,
@@ -183,18 +198,35 @@ def check(
     """``gemmreg check``: the correctness matrix on ``plugins`` (every one
     installed, by default), in crash-isolated workers; ``full``: the full
     matrix, else the quick one. ``dtypes`` and ``layouts`` narrow the
-    cases (default: all). ``result.passed`` is the command's exit 0."""
+    cases (default: fp32, fp16 and bf16, every layout); fp8 and int8 run when
+    named, their cases narrowed by ``out_dtypes`` and ``scalings`` (default:
+    all). ``result.passed`` is the command's exit 0."""
     request = CheckRequest(
         plugins=() if plugins is None else keywords.names("check", plugins),
         level="full" if full else "quick",
-        dtypes=tuple(keywords.many(dtypes, "dtypes", DTYPES)),
+        dtypes=tuple(DTYPES if dtypes is None else keywords.many(dtypes, "dtypes", ALL_DTYPES)),
         layouts=tuple(keywords.many(layouts, "layouts", LAYOUTS)),
+        out_dtypes=tuple(_many_or_none(out_dtypes, "out_dtypes", FP8_OUT_DTYPES)),
+        scalings=tuple(_many_or_none(scalings, "scalings", FP8_SCALINGS)),
         seed=seed,
         timeout=timeout,
         out=keywords.folder(out, "out"),
         force=force,
     )
     return _answered(check_command.check, check_command.save, request, progress)
+
+
+def _fp8_out(value: str | None) -> OutDType | None:
+    return None if value is None else keywords.one(value, "out_dtype", FP8_OUT_DTYPES)
+
+
+def _fp8_scaling(value: str | None) -> Scaling | None:
+    return None if value is None else keywords.one(value, "scaling", FP8_SCALINGS)
+
+
+def _many_or_none(value: Names | None, what: str, allowed: Sequence[_Name]) -> list[_Name]:
+    """The names given, or none (a request's "every one")."""
+    return [] if value is None else keywords.many(value, what, allowed)
 
 
 def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:

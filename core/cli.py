@@ -107,8 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
         "cases are one row per plugin, kind and dtype, with the worst error; failures always "
         "get their own; --out, csv and json always hold every case)",
     )
-    check.add_argument("--dtype", help="comma-separated dtypes (default: all)")
+    check.add_argument(
+        "--dtype",
+        help="comma-separated dtypes (default: fp32, fp16, bf16); the low-precision inputs "
+        "fp8e4m3, fp8e5m2 and int8 run when named",
+    )
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
+    cli_options.fp8_options(check, many=True)
     cli_options.seed_option(check)
     check.add_argument(
         "--timeout",
@@ -152,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated dtypes: the pairs judged at each in turn, a verdict per dtype",
     )
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
+    cli_options.fp8_options(compare, many=False)
     cli_options.add_timing_options(compare)
     cli_options.devices_option(compare, "its processes spread over GPUs of one model", ray=True)
     cli_options.format_option(compare)
@@ -171,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.shapes_option(bench_shape, "the shapes, one row each, with weights")
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
+    cli_options.fp8_options(bench, many=False)
     cli_options.add_timing_options(bench)
     cli_options.devices_option(
         bench, "each point on one of them, every point on each model", ray=True

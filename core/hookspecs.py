@@ -100,6 +100,9 @@ Rules the core relies on:
   Triton's known limits (:mod:`gemmreg.contract.known_limits`): bf16 under the
   interpreter is unsupported, and with no Triton installed the kernel is
   unavailable. Declare your own limits with ``constraint``.
+- fp8 and int8 kernels declare ``Capabilities(out_dtypes=..., scalings=...)``;
+  an fp8 launch is ``launch(a, b, out, scale_a, scale_b)`` (docs/plugins.md,
+  "Low-precision kernels").
 - Kernels compiled at run time from HIP/CUDA source use
   :func:`gemmreg.compile_kernel`, with ``available=gemmreg.compile_unavailable``.
 - A plugin that keeps anything on disk between processes (autotuning choices,

@@ -39,6 +39,8 @@ BUILT_INS = (
     "triton_tuned",
     "torch_ref",
     "torch_ref_tf32",
+    "torch_ref_fp8",
+    "torch_ref_int8",
 )
 """The plugins gemmreg ships: one list, so adding a built-in is one edit here."""
 

@@ -174,8 +174,9 @@ def saved_run(tmp_path):
         (lambda d: d["reports"][0]["runs"][0].update(round_ms=[1.0, "nan"]), "finite number"),
         (lambda d: d["reports"][0]["problem"].update(m=-4), "must be a positive integer"),
         (
-            lambda d: d["reports"][0]["problem"].update(dtype="fp8"),
-            "problem.dtype: expected one of 'fp32', 'fp16', 'bf16', got 'fp8'",
+            lambda d: d["reports"][0]["problem"].update(dtype="complex64"),
+            "problem.dtype: expected one of 'fp32', 'fp16', 'bf16', 'fp8e4m3', 'fp8e5m2', "
+            "'int8', got 'complex64'",
         ),
         (lambda d: d["reports"][0].update(processes="3"), "expected an integer"),
         (lambda d: d["reports"][0].update(colour="blue"), "unknown field 'colour'"),

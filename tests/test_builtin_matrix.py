@@ -12,7 +12,16 @@ test_builtins = matrix(
     "hip_regtiled",
     "torch_ref",
     "torch_ref_tf32",
+    "torch_ref_fp8",
+    "torch_ref_int8",
     "triton_baseline",
     "triton_grouped",
     "triton_tuned",
+)
+
+test_builtins_low_precision = matrix(
+    "torch_ref_fp8",
+    "torch_ref_int8",
+    dtypes=("fp8e4m3", "fp8e5m2", "int8"),
+    layouts=("rowmajor", "transposedB"),
 )

@@ -12,6 +12,7 @@ import attrs
 import pytest
 from conftest import REPO
 from gemmreg.commands import cli_points, compare_command
+from gemmreg.contract.options import UsageError
 from gemmreg.fanout import executors
 from gemmreg.fanout.executors import Checked, CheckJob, Compared, CompareJob, SweepJob
 from gemmreg.reporting import runs
@@ -150,6 +151,24 @@ def test_a_shapes_row_without_a_dtype_is_timed_at_each_with_its_weight(tmp_path)
         "fp16-rowmajor-8x16x8",
         "fp32-rowmajor-8x16x8",
     ]
+
+
+def test_fp8_and_other_dtypes_share_a_compare_each_with_its_own_output(tmp_path):
+    """fp8's output dtype and scaling go to its point only; the others keep theirs."""
+    args = _parsed(
+        "--shape", "32x32x32", "--dtype", "fp8e4m3,bf16", "--out-dtype", "fp32",
+        "--scaling", "rowwise",
+    )  # fmt: skip
+    problems = cli_points.compare_request(args).problems(gpu=False)
+    assert [p.number_format for p in problems] == ["fp8e4m3-fp32-rowwise", "bf16"]
+    assert [p.out_dtype for p in problems] == ["fp32", "bf16"]
+
+
+def test_fp8_rows_with_two_outputs_are_refused_for_bench(tmp_path):
+    shapes = tmp_path / "two.csv"
+    shapes.write_text("m,n,k,dtype,out_dtype\n32,32,32,fp8e4m3,bf16\n32,32,32,fp8e5m2,fp32\n")
+    with pytest.raises(UsageError, match="one output dtype and scaling .* use bench"):
+        cli_points.compare_request(_parsed("--shapes", str(shapes)))
 
 
 def _parsed(*argv: str) -> object:

@@ -34,7 +34,7 @@ def test_a_typo_is_answered_with_the_name_meant(cli_offline, argv, guess):
 
 @pytest.mark.parametrize(
     "argv",
-    [["frobnicate"], ["check", "nope"], [*PAIR, "--dtype", "fp8"]],
+    [["frobnicate"], ["check", "nope"], [*PAIR, "--dtype", "complex64"]],
 )
 def test_nothing_is_guessed_where_nothing_is_close(cli_offline, argv):
     outcome = cli_offline(*argv)

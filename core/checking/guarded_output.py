@@ -19,10 +19,12 @@ GUARD_ELEMENTS = 256
 """Elements of sentinel on each side of C, to catch out-of-bounds writes."""
 GUARD_SENTINEL = -1280.0
 """Exactly representable in fp32, fp16 and bf16, and unlike any product of test inputs."""
-SENTINEL_NAN_BITS = {"fp32": 0x7FC0BEEF, "fp16": 0x7E5B, "bf16": 0x7FDB}
+SENTINEL_NAN_BITS = {"fp32": 0x7FC0BEEF, "fp16": 0x7E5B, "bf16": 0x7FDB, "int32": -(2**31) + 1}
 """C is pre-filled with a quiet NaN of this exact bit pattern. Arithmetic never
 produces it (hardware NaNs are canonical), so an element that still holds it
-was never written, while other NaNs were computed (e.g. from NaN padding read)."""
+was never written, while other NaNs were computed (e.g. from NaN padding read).
+An int32 C (int8 problems) has no NaN: it gets -2^31 + 1, which an int8
+product sums to only past K = 131071."""
 
 
 def fill_sentinel(out: torch.Tensor) -> None:
@@ -33,8 +35,9 @@ def fill_sentinel(out: torch.Tensor) -> None:
         torch.float32: ("fp32", torch.int32),
         torch.float16: ("fp16", torch.int16),
         torch.bfloat16: ("bf16", torch.int16),
+        torch.int32: ("int32", torch.int32),
     }[out.dtype]
-    out.view(int_type).fill_(SENTINEL_NAN_BITS[dtype])  # every pattern is a positive int
+    out.view(int_type).fill_(SENTINEL_NAN_BITS[dtype])
 
 
 def sentinel_count(out: torch.Tensor) -> int:
@@ -65,7 +68,7 @@ class GuardedOutput:
         buffer = torch.full(
             (size + 2 * GUARD_ELEMENTS,),
             GUARD_SENTINEL,
-            dtype=torch_dtype(problem.dtype),
+            dtype=torch_dtype(problem.out_dtype),
             device=device,
         )
         out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(problem.m, problem.n)

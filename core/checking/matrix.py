@@ -13,11 +13,22 @@ capabilities is skipped with the reason, never failed.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal, get_args
+from typing import Literal, cast, get_args
 
 import attrs
+from gemmreg.checking import matrix_low_precision
 from gemmreg.contract.inputs import DEFAULT_SEED
-from gemmreg.contract.records import DTYPES, LAYOUTS, DType, KernelSpec, Layout, Problem
+from gemmreg.contract.low_precision import is_low_precision
+from gemmreg.contract.records import (
+    DTYPES,
+    LAYOUTS,
+    DType,
+    KernelSpec,
+    Layout,
+    OutDType,
+    Problem,
+    Scaling,
+)
 
 Level = Literal["quick", "full"]
 LEVELS: tuple[Level, ...] = get_args(Level)
@@ -96,7 +107,7 @@ class Case:
         """``my_gemm-fp16-transposedB-17x19x23``, plus the values and seed
         where they are not the defaults."""
         p = self.problem
-        parts = [kernel, p.dtype, p.layout, p.shape]
+        parts = [kernel, p.number_format, p.layout, p.shape]
         if self.values != "normal":
             parts.append(self.values)
         if self.seed != DEFAULT_SEED:
@@ -126,14 +137,21 @@ def build(
     gpu: bool,
     dtypes: Sequence[DType] = DTYPES,
     layouts: Sequence[Layout] = LAYOUTS,
+    outputs: Sequence[OutDType] = (),
+    scalings: Sequence[Scaling] = (),
 ) -> list[Case]:
     """The matrix at ``level``, before any plugin's capabilities are applied.
 
     ``quick`` runs in CI on the CPU under Triton's interpreter: every shape
     class in the default layout and values, every layout and value kind on
     tail shapes. ``full`` crosses shapes with layouts, adds seeds, larger
-    shapes, and on a GPU the 2^31-offset case.
+    shapes, and on a GPU the 2^31-offset case. The low-precision dtypes among
+    ``dtypes`` get their own cases, in the fp8 output dtypes and scalings
+    ``outputs`` and ``scalings`` name (empty: all of them):
+    :mod:`gemmreg.checking.matrix_low_precision`.
     """
+    low = [dtype for dtype in dtypes if is_low_precision(dtype)]
+    dtypes = [dtype for dtype in dtypes if not is_low_precision(dtype)]
     other_layouts: list[Layout] = [layout for layout in layouts if layout != "rowmajor"]
     default_layout: list[Layout] = ["rowmajor"] if "rowmajor" in layouts else []
     other_values: list[ValueKind] = [v for v in VALUE_KINDS if v != "normal"]
@@ -151,6 +169,12 @@ def build(
         cases += _cases(LAYOUT_SHAPES, dtypes, layouts, ("normal",), EXTRA_SEEDS)
         if gpu:
             cases += large_offset_cases(dtypes)
+    if low:
+        cells = matrix_low_precision.cases(level, gpu, low, layouts, outputs, scalings)
+        cases += [
+            Case(problem=problem, values=cast(ValueKind, kind), seed=seed)
+            for problem, kind, seed in cells
+        ]
     return cases
 
 
@@ -186,6 +210,9 @@ SANITIZE_SHORT_K_SHAPE = (TAIL, ALIGNED + 3, 7)
 shared memory a loader leaves unwritten holds what an earlier kernel left (a
 later partial tile would see the same block's previous tile instead)."""
 SANITIZE_MID_SHAPE = (256, 256, 256)
+SANITIZE_ALIGNED_SHAPE = (TAIL, ALIGNED, ALIGNED)
+"""For fp8 and int8 also: an M tail, N and K multiples of 16 (cuBLASLt's fp8
+GEMM takes no other, and the shapes above have tails on every axis)."""
 """One mid size, small: the sanitizers slow kernels 10-100x."""
 
 
@@ -199,4 +226,6 @@ def sanitize_cases(
     default_layout: list[Layout] = ["rowmajor"] if "rowmajor" in layouts else []
     cases = _cases([SANITIZE_TAIL_SHAPE], dtypes, layouts)
     cases += _cases([SANITIZE_SHORT_K_SHAPE, SANITIZE_MID_SHAPE], dtypes, default_layout)
+    low = [dtype for dtype in dtypes if is_low_precision(dtype)]
+    cases += _cases([SANITIZE_ALIGNED_SHAPE], low, layouts)  # what cuBLASLt's fp8 GEMM takes
     return cases

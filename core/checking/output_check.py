@@ -17,6 +17,7 @@ from gemmreg.checking import non_finite_notes
 from gemmreg.checking.guarded_output import GuardedOutput, sentinel_count
 from gemmreg.contract import backend
 from gemmreg.contract.inputs import apply_layout, core_inputs, default_generator, torch_dtype
+from gemmreg.contract.low_precision import FACTS, FormatFacts, is_low_precision
 from gemmreg.contract.records import KernelSpec, Launch, Problem, Tolerance
 from gemmreg.workers.task_results import Comparison as Comparison  # re-exported: was defined here
 from gemmreg.workers.task_results import ValuesResult
@@ -42,14 +43,24 @@ def compare(
     out: torch.Tensor,
     tolerance: Tolerance,
     nan_padding: bool = False,
+    scales: tuple[torch.Tensor, ...] = (),
+    rounding: FormatFacts | None = None,
 ) -> Comparison:
     """``out`` against the float64 reference of ``a @ b``. ``nan_padding``: the
     operands the kernel read sat beside padding that holds NaN (the ``padded``
-    layout), which is what lets a failure ask whether it read past a row."""
+    layout), which is what lets a failure ask whether it read past a row.
+    ``scales``: fp8's (scale_a, scale_b), applied to A and B (dequantised)
+    before the product. ``rounding``: C's dtype where the problem chose it
+    (fp8, int8): its rounding is added to the declared bound."""
+    if scales:
+        a, b = a.double() * scales[0].double(), b.double() * scales[1].double()
     ref, scale = reference(a, b)
     got = out.double()
     diff = (got - ref).abs()
     bound = tolerance.atol + tolerance.rtol * scale
+    if rounding is not None:  # |C - sum| <= u |sum| <= u (|ref| + bound), + half a subnormal
+        u = rounding.unit_roundoff
+        bound = bound * (1 + u) + u * ref.abs() + rounding.smallest_subnormal / 2
     finite_got = got.isfinite()
     finite_ref = ref.isfinite()
     nan_mismatch = int((finite_got != finite_ref).sum())
@@ -62,6 +73,8 @@ def compare(
     max_abs = float(finite_diff.max()) if finite_diff.numel() else math.inf
     finite_bound = bound[finite_got & finite_ref]
     used = finite_diff / finite_bound.clamp_min(1e-300)
+    if rounding is not None:  # a bound of zero (int8): any difference is past it
+        used = (finite_diff / finite_bound).nan_to_num(nan=0.0, posinf=math.inf)
     tolerance_used = float(used.max()) if used.numel() else math.inf
     if nan_mismatch:
         max_error = max_abs = tolerance_used = math.inf
@@ -120,16 +133,25 @@ def _is_constant(x: torch.Tensor) -> bool:
 
 def make_operands(
     spec: KernelSpec, problem: Problem, seed: int, device: str, values: str = "plugin"
-) -> tuple[torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, ...]:
     """Inputs for this seed, laid out as the problem says: the plugin's own
-    generator for ``values="plugin"``, else one of the matrix's value kinds."""
+    generator for ``values="plugin"``, else one of the matrix's value kinds.
+    ``(a, b)``, and for a scaled problem ``(a, b, scale_a, scale_b)``."""
     import torch
 
     if values == "plugin":
         generate = spec.make_inputs or default_generator()
-        a, b = generate(problem, seed, torch.device(device))
+        operands = generate(problem, seed, torch.device(device))
     else:
-        a, b = core_inputs(problem, seed, torch.device(device), values)
+        operands = core_inputs(problem, seed, torch.device(device), values)
+    scaled = problem.scaling != "none"
+    if len(operands) != (4 if scaled else 2):
+        what = "a, b, scale_a, scale_b" if scaled else "a, b"
+        raise ValueError(
+            f"{spec.name}: make_inputs returned {len(operands)} tensors for "
+            f"{problem.number_format}; expected ({what})"
+        )
+    a, b, *scales = operands
     expected = (problem.m, problem.k), (problem.k, problem.n)
     if (tuple(a.shape), tuple(b.shape)) != expected:
         raise ValueError(
@@ -140,8 +162,22 @@ def make_operands(
         raise ValueError(
             f"{spec.name}: make_inputs returned {a.dtype}/{b.dtype} for {problem.dtype}"
         )
+    if scales:
+        shapes = scale_shapes(problem)
+        if [(tuple(x.shape), x.dtype) for x in scales] != [(s, torch.float32) for s in shapes]:
+            raise ValueError(
+                f"{spec.name}: make_inputs returned scales "
+                f"{[(tuple(x.shape), x.dtype) for x in scales]}; expected fp32 of shapes {shapes}"
+            )
     laid_out = apply_layout(a, b, problem.layout)
-    return laid_out[0], laid_out[1]
+    return (laid_out[0], laid_out[1], *scales)
+
+
+def scale_shapes(problem: Problem) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The shapes of scale_a and scale_b: (1, 1) each, or (m, 1) and (1, n)."""
+    if problem.scaling == "rowwise":
+        return (problem.m, 1), (1, problem.n)
+    return (1, 1), (1, 1)
 
 
 def run_and_compare(
@@ -153,27 +189,32 @@ def run_and_compare(
     values: str = "plugin",
 ) -> Comparison:
     """One launch on fresh inputs into a guarded, poisoned output, then every check."""
-    a, b = make_operands(spec, problem, seed, device, values)
-    a_before, b_before = a.clone(), b.clone()
+    operands = make_operands(spec, problem, seed, device, values)
+    before = tuple(x.clone() for x in operands)
     guarded = GuardedOutput.allocate(problem, device)
-    launch(a, b, guarded.out)
+    a, b, *scales = operands
+    launch(a, b, guarded.out, *scales)
     backend.synchronize()
-    return verify(spec, problem, (a_before, b_before), (a, b), guarded)
+    return verify(spec, problem, before, operands, guarded)
 
 
 def verify(
     spec: KernelSpec,
     problem: Problem,
-    before: tuple[torch.Tensor, torch.Tensor],
-    operands: tuple[torch.Tensor, torch.Tensor],
+    before: tuple[torch.Tensor, ...],
+    operands: tuple[torch.Tensor, ...],
     guarded: GuardedOutput,
 ) -> Comparison:
     """Every check of one output: values against the reference, inputs untouched,
-    guards intact. ``before`` holds copies of A and B taken before the launch."""
+    guards intact. ``before`` holds copies of A and B (and the scales) taken
+    before the launch."""
     # The reference comes from the copies: a kernel that writes into A must not
     # move the reference along with it.
     padded = problem.layout == "padded"  # NaN in the padding (inputs.apply_layout)
-    result = compare(*before, guarded.out, spec.tolerance_for(problem.dtype), padded)
+    rounding = FACTS[problem.out_dtype] if is_low_precision(problem.dtype) else None
+    a, b, *scales = before
+    tolerance = spec.tolerance_for(problem.dtype)
+    result = compare(a, b, guarded.out, tolerance, padded, tuple(scales), rounding)
     if not all(_same(x, x_before) for x, x_before in zip(operands, before, strict=True)):
         return attrs.evolve(result, passed=False, reason="wrote into its inputs A or B")
     if not guarded.guards_intact():
@@ -184,6 +225,8 @@ def verify(
 def _same(x: torch.Tensor, y: torch.Tensor) -> bool:
     import torch
 
+    if x.element_size() == 1:  # fp8 has no nan_to_num; bits compare NaN padding alike
+        return bool(torch.equal(x.view(torch.uint8), y.view(torch.uint8)))
     return bool(torch.equal(x.nan_to_num(), y.nan_to_num()))
 
 
@@ -248,8 +291,10 @@ def _check_case(
 
 
 def _preceded(before: Callable[[], None], launch: Launch) -> Launch:
-    def preceded_launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+    def preceded_launch(
+        a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, *scales: object
+    ) -> None:
         before()
-        launch(a, b, out)
+        launch(a, b, out, *scales)
 
     return preceded_launch

@@ -112,9 +112,9 @@ def _refusal(spec: KernelSpec, problem: Problem) -> RefusalResult:
     device = backend.current().device
     try:
         launch = spec.prepare(problem)
-        a, b = make_operands(spec, problem, 0, device, values="normal")
+        a, b, *scales = make_operands(spec, problem, 0, device, values="normal")
         out = GuardedOutput.allocate(problem, device).out
-        launch(a, b, out)
+        launch(a, b, out, *scales)
         backend.synchronize()
     except Exception as error:
         fault = not_a_refusal(error, backend.device_healthy())

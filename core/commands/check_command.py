@@ -49,7 +49,17 @@ def check(
     executor = executor_for(launch, info)
     if request.out is not None:  # the last check: --force removes the old run only now
         run_folder.claim(request.out, launch.spell("out"), request.force, launch.spell("force"))
-    cases = _seeded(matrix.build(request.level, gpu, request.dtypes, request.layouts), request)
+    cases = _seeded(
+        matrix.build(
+            request.level,
+            gpu,
+            request.dtypes,
+            request.layouts,
+            request.out_dtypes,
+            request.scalings,
+        ),
+        request,
+    )
 
     results: list[CaseResult] = []
     meter = Meter(_works(kernels, cases, gpu), "cases") if launch.meter else None

@@ -16,7 +16,9 @@ from gemmreg.commands.cli_common import (
     _dtypes,
     _error,
     _layouts,
+    _out_dtypes,
     _progress,
+    _scalings,
 )
 from gemmreg.commands.requests import CheckRequest, option_spelling
 from gemmreg.contract.options import UsageError
@@ -62,6 +64,8 @@ def check_request(args: argparse.Namespace) -> CheckRequest:
         level="full" if args.level == "full" else "quick",
         dtypes=tuple(_dtypes(args.dtype)),
         layouts=tuple(_layouts(args.layout)),
+        out_dtypes=tuple(_out_dtypes(args.out_dtype)),
+        scalings=tuple(_scalings(args.scaling)),
         seed=args.seed,
         timeout=args.timeout,
         out=args.out,

@@ -15,13 +15,46 @@ or read-only): one line names the file and what was kept; the figures were
 printed as each point finished."""
 
 if TYPE_CHECKING:
-    from gemmreg.contract.records import DType, Layout
+    from gemmreg.contract.records import DType, Layout, OutDType, Scaling
 
 
 def _dtypes(value: str | None, option: str = "--dtype") -> list[DType]:
-    from gemmreg.contract.records import DTYPES
+    """The dtypes named (none: fp32, fp16 and bf16; fp8 and int8 run when named)."""
+    from gemmreg.contract.records import ALL_DTYPES, DTYPES
 
-    return opt.choices(value, DTYPES, "dtype", option)
+    return list(DTYPES) if value is None else opt.choices(value, ALL_DTYPES, "dtype", option)
+
+
+def _one_out_dtype(value: str | None) -> OutDType | None:
+    """``compare``'s and ``bench``'s ``--out-dtype``: one, for their fp8 dtypes."""
+    chosen = [] if value is None else _out_dtypes(value)
+    if len(chosen) > 1:
+        raise opt.UsageError(f"--out-dtype {value!r}: compare and bench take one")
+    return chosen[0] if chosen else None
+
+
+def _one_scaling(value: str | None) -> Scaling | None:
+    """``compare``'s and ``bench``'s ``--scaling``: one, for their fp8 dtypes."""
+    chosen = [] if value is None else _scalings(value)
+    if len(chosen) > 1:
+        raise opt.UsageError(f"--scaling {value!r}: compare and bench take one")
+    return chosen[0] if chosen else None
+
+
+def _out_dtypes(value: str | None) -> list[OutDType]:
+    """``--out-dtype``: fp8's output dtypes (none named: [], all of them)."""
+    from gemmreg.contract.low_precision import FP8_OUT_DTYPES
+
+    return (
+        [] if value is None else opt.choices(value, FP8_OUT_DTYPES, "output dtype", "--out-dtype")
+    )
+
+
+def _scalings(value: str | None) -> list[Scaling]:
+    """``--scaling``: fp8's scalings (none named: [], both)."""
+    from gemmreg.contract.low_precision import FP8_SCALINGS
+
+    return [] if value is None else opt.choices(value, FP8_SCALINGS, "scaling", "--scaling")
 
 
 def _layouts(value: str | None) -> list[Layout]:

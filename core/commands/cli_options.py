@@ -203,3 +203,22 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         "Both evict A, B and C (docs/timing.md)",
     )
     seed_option(parser)
+
+
+def fp8_options(parser: argparse.ArgumentParser, many: bool) -> None:
+    """``--out-dtype`` and ``--scaling``, for the fp8 dtypes: ``check`` takes
+    several of each (default: all), ``compare`` and ``bench`` one (default:
+    bf16, per tensor)."""
+    if many:
+        out, scaling = "comma-separated of bf16, fp16, fp32 (default: all)", "(default: both)"
+    else:
+        out, scaling = "one of bf16, fp16, fp32 (default: bf16)", "(default: tensor)"
+    parser.add_argument(
+        "--out-dtype", default=None, help=f"fp8 dtypes: C's dtype, {out}; int8 writes int32"
+    )
+    parser.add_argument(
+        "--scaling",
+        default=None,
+        help="fp8 dtypes: tensor (one scale per operand) or rowwise (one per row of A and "
+        f"column of B) {scaling}",
+    )

@@ -9,11 +9,12 @@ import argparse
 from typing import TYPE_CHECKING
 
 from gemmreg.contract import options as opt
+from gemmreg.contract.low_precision import FP8_DTYPES
 from gemmreg.contract.options import UsageError
 
 if TYPE_CHECKING:
-    from gemmreg.contract.records import Layout
-from gemmreg.commands.cli_common import _dtypes
+    from gemmreg.contract.records import Layout, OutDType, Scaling
+from gemmreg.commands.cli_common import _dtypes, _one_out_dtype, _one_scaling
 from gemmreg.commands.requests import BenchRequest, CompareRequest, TimingAsked
 from gemmreg.timing.points import Point, points
 
@@ -48,9 +49,10 @@ def sweep_points(args: argparse.Namespace) -> list[Point]:
     from gemmreg.timing import shape_files
 
     dtypes, chosen = _dtypes(args.dtype), layouts(args.layout)
+    fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if args.shapes is not None:
-        return points([], shape_files.read_shapes(args.shapes), dtypes, chosen)
-    return points(opt.parse_shapes(args.shape), [], dtypes, chosen)
+        return points([], shape_files.read_shapes(args.shapes), dtypes, chosen, *fp8)
+    return points(opt.parse_shapes(args.shape), [], dtypes, chosen, *fp8)
 
 
 def bench_request(args: argparse.Namespace) -> BenchRequest:
@@ -73,10 +75,11 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
     from gemmreg.timing import shape_files
 
     dtypes, layout = _dtypes(args.dtype), layouts(args.layout)
+    fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if len(layout) != 1:
         raise UsageError("compare takes one --layout")
     if args.shapes is not None:
-        chosen = points([], shape_files.read_shapes(args.shapes), dtypes, layout)
+        chosen = points([], shape_files.read_shapes(args.shapes), dtypes, layout, *fp8)
         shapes = {(p.problem.mnk, p.problem.layout) for p in chosen}
         if len(shapes) != 1:
             raise UsageError(
@@ -86,7 +89,21 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
         return chosen
     if args.shape is None:
         return None
-    return points([opt.parse_shape(args.shape)], [], dtypes, layout)
+    return points([opt.parse_shape(args.shape)], [], dtypes, layout, *fp8)
+
+
+def _fp8_choice(given: list[Point]) -> tuple[OutDType | None, Scaling | None]:
+    """The one output dtype and scaling of ``given``'s fp8 points (a request
+    carries one pair for all its fp8 dtypes); (None, None) when none is fp8."""
+    chosen = {
+        (p.problem.out_dtype, p.problem.scaling) for p in given if p.problem.dtype in FP8_DTYPES
+    }
+    if len(chosen) > 1:
+        raise UsageError(
+            "compare takes one output dtype and scaling for its fp8 points "
+            f"(the file gives {len(chosen)}): use bench for several"
+        )
+    return chosen.pop() if chosen else (None, None)
 
 
 def compare_request(args: argparse.Namespace) -> CompareRequest:
@@ -97,14 +114,18 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
     if given is None:
         shape = None
         dtypes, layout = _dtypes(args.dtype), layouts(args.layout)[0]
+        fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     else:
         shape = given[0].problem.mnk
         dtypes, layout = [p.problem.dtype for p in given], given[0].problem.layout
+        fp8 = _fp8_choice(given)
     return CompareRequest(
         kernels=tuple(args.names),
         shape=shape,
         dtypes=tuple(dtypes),
         layout=layout,
+        out_dtype=fp8[0],
+        scaling=fp8[1],
         timing=timing_asked(args),
         out=args.out,
         force=args.force,

@@ -168,6 +168,6 @@ def _timing_line(
     if timing.budget_s is not None:
         processes += f", more until decided within {timing.budget_s:g} s"
     return (
-        f"{counted}timing {', '.join(names)} at {p.shape} {p.dtype} {p.layout} "
+        f"{counted}timing {', '.join(names)} at {p.shape} {p.number_format} {p.layout} "
         f"on {info.kind} ({info.device_name}): {processes}"
     )

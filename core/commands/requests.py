@@ -25,7 +25,7 @@ import attrs
 from gemmreg.contract import options as opt
 from gemmreg.contract.bad_input import did_you_mean
 from gemmreg.contract.options import UsageError
-from gemmreg.contract.records import DType, Layout, Problem
+from gemmreg.contract.records import DType, Layout, OutDType, Problem, Scaling
 from gemmreg.timing.points import Point
 from gemmreg.timing.timing_options import L2_STATES, TimingOptions
 
@@ -178,6 +178,10 @@ class CompareRequest:
     dtypes: tuple[DType, ...] = ("fp32",)
     """Each a point of its own, judged in turn, in this order."""
     layout: Layout = "rowmajor"
+    out_dtype: OutDType | None = None
+    """An fp8 point's C dtype; None: the dtype's default (bf16)."""
+    scaling: Scaling | None = None
+    """An fp8 point's scaling; None: the dtype's default (per tensor)."""
     timing: TimingAsked = TimingAsked()
     out: Path | None = None
     """Where the run is saved (claimed before any work); None: not saved."""
@@ -192,9 +196,11 @@ class CompareRequest:
     def problems(self, gpu: bool) -> list[Problem]:
         """A point per dtype, at the one shape and layout."""
         from gemmreg.timing import timing_options
+        from gemmreg.timing.points import points
 
-        m, n, k = self.shape or timing_options.default_shape(gpu)
-        return [Problem(m=m, n=n, k=k, dtype=d, layout=self.layout) for d in self.dtypes]
+        shape = self.shape or timing_options.default_shape(gpu)
+        fp8 = (self.out_dtype, self.scaling)
+        return [p.problem for p in points([shape], [], list(self.dtypes), [self.layout], *fp8)]
 
 
 @attrs.frozen(kw_only=True)
@@ -227,6 +233,10 @@ class CheckRequest:
     """Empty: every dtype."""
     layouts: tuple[Layout, ...] = ()
     """Empty: every layout."""
+    out_dtypes: tuple[OutDType, ...] = ()
+    """The fp8 cases' output dtypes; empty: every one."""
+    scalings: tuple[Scaling, ...] = ()
+    """The fp8 cases' scalings; empty: both."""
     seed: int | None = None
     """Every case's seed, in place of the matrix's own."""
     timeout: float | None = None

@@ -11,27 +11,26 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from gemmreg.contract.low_precision import is_low_precision
+from gemmreg.contract.low_precision import torch_dtype as torch_dtype  # its home was here
+from gemmreg.contract.low_precision_inputs import low_precision_inputs
+
 if TYPE_CHECKING:
     import torch
-    from gemmreg.contract.records import DType, InputGenerator, KernelSpec, Problem
+    from gemmreg.contract.records import InputGenerator, KernelSpec, Problem
 
 DEFAULT_SEED = 20260719
 """The seed chapter's seed: every case of the matrix and every timing run
 draws its inputs from it unless ``--seed`` says otherwise."""
 
 
-def torch_dtype(dtype: DType) -> torch.dtype:
-    """The torch dtype of a gemmreg dtype name, so plugins never keep their own table."""
-    import torch
-
-    return {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[dtype]
-
-
-def normal_inputs(
-    problem: Problem, seed: int, device: torch.device
-) -> tuple[torch.Tensor, torch.Tensor]:
+def normal_inputs(problem: Problem, seed: int, device: torch.device) -> tuple[torch.Tensor, ...]:
     """Standard normal A and B: signed, so cancellation in C is exercised.
-    Fresh tensors on every call (a kernel may write into its inputs)."""
+    Fresh tensors on every call (a kernel may write into its inputs). For fp8
+    and int8, the format's ``normal`` values (with fp8's scales:
+    :mod:`gemmreg.contract.low_precision_inputs`)."""
+    if is_low_precision(problem.dtype):
+        return low_precision_inputs(problem, seed, device, "normal")
     a, b = _normal_draw(problem.m, problem.n, problem.k, seed)
     dtype = torch_dtype(problem.dtype)
     return (
@@ -85,9 +84,13 @@ DRAW_ON_DEVICE_ABOVE = 2**26
 
 def core_inputs(
     problem: Problem, seed: int, device: torch.device, kind: str
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The matrix's own value distributions (see ``gemmreg.checking.matrix.ValueKind``)."""
+) -> tuple[torch.Tensor, ...]:
+    """The matrix's own value distributions (see ``gemmreg.checking.matrix.ValueKind``):
+    ``(a, b)``, or for a scaled problem ``(a, b, scale_a, scale_b)``."""
     import torch
+
+    if is_low_precision(problem.dtype):
+        return low_precision_inputs(problem, seed, device, kind)
 
     # Large operands are drawn on the device itself: drawing 2^31 elements on the
     # CPU and copying them over would take longer than the case.
@@ -142,7 +145,9 @@ def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.T
     def padded(x: torch.Tensor) -> torch.Tensor:
         rows, cols = x.shape
         wide = torch.empty(rows, cols + PAD, dtype=x.dtype, device=x.device)
-        wide[:, cols:] = float("nan")  # poison: a kernel that reads the padding sees NaN
+        # poison: a kernel that reads the padding sees NaN (int8, which has
+        # none: its largest value, which the sums it reaches cannot hide)
+        wide[:, cols:] = float("nan") if x.dtype.is_floating_point else torch.iinfo(x.dtype).max
         wide[:, :cols] = x
         return wide[:, :cols]
 

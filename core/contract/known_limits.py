@@ -21,6 +21,9 @@ TRITON_INTERPRETER_BF16 = "bf16 is not supported by Triton's CPU interpreter"
 """NumPy has no bfloat16: Triton's interpreter (3.6) returns garbage for bf16
 operands instead of refusing them, so the case is declared out."""
 
+TRITON_INTERPRETER_FP8 = "fp8 is not supported by Triton's CPU interpreter"
+"""NumPy has no fp8 type either: the interpreter cannot hold fp8 operands."""
+
 TRITON_MISSING = "triton is not installed"
 
 INTERPRETER_NUMPY_FIXED_IN = (3, 7)
@@ -88,6 +91,10 @@ def triton_interpreted(triton: bool) -> bool:
 
 def triton_unsupported(problem: Problem) -> str | None:
     """Why Triton cannot run ``problem`` correctly here, whatever the kernel, or None."""
-    if problem.dtype == "bf16" and backend.current().triton_interpreter:
+    if not backend.current().triton_interpreter:
+        return None
+    if problem.dtype == "bf16":
         return TRITON_INTERPRETER_BF16
+    if problem.dtype in ("fp8e4m3", "fp8e5m2"):
+        return TRITON_INTERPRETER_FP8
     return None

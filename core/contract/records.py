@@ -7,11 +7,11 @@ and field named, instead of halfway through a run.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, ClassVar, Literal, get_args
+from typing import ClassVar
 
 import attrs
+from gemmreg.contract import low_precision
 from gemmreg.contract.declaration_checks import SpecError as SpecError  # its home for users
 from gemmreg.contract.declaration_checks import (
     UnsupportedProblem,
@@ -28,74 +28,32 @@ from gemmreg.contract.declaration_checks import (
     name_set,
     strings,
 )
+from gemmreg.contract.serialization import OMITTED_WHEN
 from gemmreg.contract.tolerance_bounds import LOOSE_RTOL as LOOSE_RTOL  # was defined here
 from gemmreg.contract.tolerance_bounds import Tolerance as Tolerance  # its home for users
 from gemmreg.contract.tolerance_bounds import check_tolerances
-
-if TYPE_CHECKING:
-    import torch
-
-# ---------------------------------------------------------------------------
-# Vocabulary
-# ---------------------------------------------------------------------------
-
-DType = Literal["fp32", "fp16", "bf16"]
-"""Element type of A, B and C. The accumulator is the plugin's business and is
-described by its declared precision."""
-
-DTYPES: tuple[DType, ...] = get_args(DType)
-"""Every :data:`DType`, in the order the matrix and the tables use."""
-
-ELEMENT_BYTES: dict[str, int] = {"fp32": 4, "fp16": 2, "bf16": 2}
-"""Bytes per element of each :data:`DType`: what a problem's operands take
-in memory and move through it (the core makes A, B and C in the problem's dtype)."""
-
-Layout = Literal["rowmajor", "transposedA", "transposedB", "padded"]
-"""How A and B sit in memory. ``rowmajor``: both contiguous. ``transposedA`` /
-``transposedB``: that operand is the transpose of a contiguous tensor (column
-major). ``padded``: both are row-major views into wider buffers, so the row
-stride exceeds the row length. C is always a fresh contiguous tensor."""
-
-LAYOUTS: tuple[Layout, ...] = get_args(Layout)
-"""Every :data:`Layout`, in the order the matrix and the tables use."""
-
-Backend = Literal["cuda", "rocm", "cpu"]
-"""Where kernels run: an NVIDIA GPU through a CUDA build of torch, an AMD GPU
-through a ROCm build, or the host CPU (Triton kernels under its interpreter)."""
-
-BACKENDS: tuple[Backend, ...] = get_args(Backend)
-"""Every :data:`Backend`: what ``Capabilities(backends=...)`` may name."""
-
-Launch = Callable[["torch.Tensor", "torch.Tensor", "torch.Tensor"], None]
-"""``launch(a, b, out)`` enqueues ``out = a @ b`` on the current stream and
-returns. It must not allocate, synchronise or compile: the core times it."""
-
-Prepare = Callable[["Problem"], Launch]
-"""Called once per problem, outside any timed region. Compile, pick a
-configuration, allocate workspaces here; return the launch closure."""
-
-InputGenerator = Callable[["Problem", int, "torch.device"], "tuple[torch.Tensor, torch.Tensor]"]
-"""``make_inputs(problem, seed, device) -> (a, b)``: contiguous row-major A (m x k)
-and B (k x n) of ``problem.dtype`` on ``device``. The same seed must give the
-same values; the core lays them out as ``problem.layout`` asks."""
-
-MathMode = Literal["ieee_fp32", "tf32", "tf32x3", "fp16", "fp16_acc16", "bf16", "bf16x3", "fp64"]
-"""The arithmetic a kernel really performs, as a class the core can compare:
-
-- ``ieee_fp32``: fp32 products and fp32 accumulation;
-- ``tf32`` / ``tf32x3``: fp32 inputs rounded to TF32 (once, or split in three) on tensor cores;
-- ``bf16x3``: fp32 inputs split into three bf16 parts;
-- ``fp16`` / ``bf16``: 16-bit products, fp32 accumulation;
-- ``fp16_acc16``: fp16 products and fp16 accumulation;
-- ``fp64``: double precision throughout.
-"""
-
-MATH_MODES: tuple[MathMode, ...] = get_args(MathMode)
-
-Availability = Callable[[], "str | None"]
-"""Returns ``None`` when the kernel can run on this machine, else the reason."""
-
-NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+from gemmreg.contract.vocabulary import (  # the records' words; importers find them here too
+    ALL_DTYPES,
+    BACKENDS,
+    DTYPES,  # noqa: F401
+    ELEMENT_BYTES,  # noqa: F401
+    LAYOUTS,
+    LOW_PRECISION_DTYPES,  # noqa: F401
+    MATH_MODES,
+    NAME_PATTERN,
+    OUT_DTYPES,
+    SCALINGS,
+    Availability,
+    Backend,
+    DType,
+    InputGenerator,
+    Launch,  # noqa: F401
+    Layout,
+    MathMode,
+    OutDType,
+    Prepare,
+    Scaling,
+)
 
 # ---------------------------------------------------------------------------
 # The problem
@@ -109,8 +67,30 @@ class Problem:
     m: int = attrs.field(validator=_positive)
     n: int = attrs.field(validator=_positive)
     k: int = attrs.field(validator=_positive)
-    dtype: DType = attrs.field(default="fp32", validator=_member_of(DTYPES))
+    dtype: DType = attrs.field(default="fp32", validator=_member_of(ALL_DTYPES))
     layout: Layout = attrs.field(default="rowmajor", validator=_member_of(LAYOUTS))
+    out_dtype: OutDType = attrs.field(
+        default=attrs.Factory(lambda self: low_precision.default_out(self.dtype), takes_self=True),
+        validator=_member_of(OUT_DTYPES),
+        metadata={OMITTED_WHEN: low_precision.fixed_by_dtype},
+    )
+    """C's dtype: fp8's choice of bf16, fp16, fp32; else fixed by ``dtype`` (int8's is
+    int32), which it then follows whatever is given (``attrs.evolve`` included)."""
+    scaling: Scaling = attrs.field(
+        default=attrs.Factory(lambda self: low_precision.default_scaling(self.dtype), True),
+        validator=_member_of(SCALINGS),
+        metadata={OMITTED_WHEN: low_precision.fixed_by_dtype},
+    )
+    """How A and B are scaled (:data:`Scaling`): ``tensor`` or ``rowwise`` for fp8."""
+
+    def __attrs_post_init__(self) -> None:
+        low_precision.settle(self)  # fixed by the dtype: follow it; fp8's: checked
+
+    @property
+    def number_format(self) -> str:
+        """``fp16``, or for fp8 ``fp8e4m3-bf16-rowwise``: how ids and tables name
+        the element types and scaling (:func:`low_precision.format_label`)."""
+        return low_precision.format_label(self.dtype, self.out_dtype, self.scaling)
 
     @property
     def shape(self) -> str:
@@ -129,7 +109,7 @@ class Problem:
 
     @property
     def label(self) -> str:
-        return f"{self.dtype}-{self.layout}-{self.shape}"
+        return f"{self.number_format}-{self.layout}-{self.shape}"
 
 
 # ---------------------------------------------------------------------------
@@ -167,9 +147,22 @@ class Capabilities:
     dtypes: frozenset[DType] = attrs.field(
         default=attrs.Factory(lambda self: frozenset(self.precision), takes_self=True),
         converter=name_set,
-        validator=_capability_set(DTYPES),
+        validator=_capability_set(ALL_DTYPES),
     )
     """The dtypes the kernel runs; by default, those it states a precision for."""
+    out_dtypes: frozenset[OutDType] = attrs.field(
+        default=frozenset({"bf16"}),
+        converter=name_set,
+        validator=_capability_set(low_precision.FP8_OUT_DTYPES),
+    )
+    """The dtypes its fp8 problems write (bf16, fp16, fp32); by default bf16.
+    Every other problem writes the dtype its input fixes (int8: int32)."""
+    scalings: frozenset[Scaling] = attrs.field(
+        default=frozenset({"tensor"}),
+        converter=name_set,
+        validator=_capability_set(low_precision.FP8_SCALINGS),
+    )
+    """How its fp8 operands may be scaled (tensor, rowwise); by default per tensor."""
     backends: frozenset[Backend] = attrs.field(
         default=frozenset(BACKENDS), converter=name_set, validator=_capability_set(BACKENDS)
     )
@@ -194,7 +187,7 @@ class Capabilities:
 
     @precision.validator
     def _check_precision(self, attribute: attrs.Attribute, value: dict) -> None:
-        check_precision_mapping(self, attribute, value, self.dtypes, DTYPES, Precision)
+        check_precision_mapping(self, attribute, value, self.dtypes, ALL_DTYPES, Precision)
 
     @tile.validator
     def _check_tile(self, attribute: attrs.Attribute, value: tuple[int, int, int] | None) -> None:
@@ -224,6 +217,10 @@ class Capabilities:
         if problem.layout not in self.layouts:
             declared = ", ".join(sorted(self.layouts))
             return f"layout {problem.layout} not declared (declares {declared})"
+        if problem.dtype in low_precision.FP8_DTYPES:
+            reason = low_precision.undeclared_fp8(problem, self.out_dtypes, self.scalings)
+            if reason:
+                return reason
         if self.max_dim is not None and max(problem.m, problem.n, problem.k) > self.max_dim:
             return f"a dimension exceeds the declared max_dim {self.max_dim}"
         if self.triton:

@@ -37,6 +37,13 @@ NON_FINITE_TEXT = ("nan", "-nan", "inf", "-inf", "infinity", "-infinity")
 writes ``str(x)``; :func:`from_jsonable` reads it back where a float belongs."""
 
 
+OMITTED_WHEN = "gemmreg_omitted_when"
+"""A record field's metadata key: a predicate of the record that, when true,
+leaves the field out of what :func:`to_jsonable` writes (a field added later,
+written only where it says something, so older records are saved as they
+were; :func:`from_jsonable` gives it its default back)."""
+
+
 class NewerSchemaError(ValueError):
     """A saved document from a newer gemmreg than this one: one line, naming both."""
 
@@ -87,7 +94,15 @@ def _fields(value: object) -> dict[str, object] | None:
     cls = type(value)
     if not attrs.has(cls):
         return None
-    return {field.name: getattr(value, field.name) for field in attrs.fields(cls)}
+    return {
+        field.name: getattr(value, field.name)
+        for field in attrs.fields(cls)
+        if not field.metadata.get(OMITTED_WHEN, _never)(value)
+    }
+
+
+def _never(record: object) -> bool:
+    return False
 
 
 def dumps(value: object) -> str:

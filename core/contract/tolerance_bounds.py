@@ -19,11 +19,20 @@ from gemmreg.contract.declaration_checks import _fail, _non_negative_float
 if TYPE_CHECKING:
     from gemmreg.contract.records import DType, KernelSpec
 
-LOOSE_RTOL: Mapping[DType, float] = {"fp32": 1e-4, "fp16": 1e-2, "bf16": 2e-2}
+LOOSE_RTOL: Mapping[DType, float] = {
+    "fp32": 1e-4,
+    "fp16": 1e-2,
+    "bf16": 2e-2,
+    "fp8e4m3": 1e-4,
+    "fp8e5m2": 1e-4,
+    "int8": 0.0,
+}
 """Above these bounds (in units of |A|@|B|) a tolerance is loose for its dtype,
 and the declaration must say why. They sit a little above what a K=4096 dot
-product accumulated in fp32 typically reaches for each input type. Every
-dtype has one, so a dtype with no bound here is unknown."""
+product accumulated in fp32 typically reaches for each input type (fp8's
+products are exact in fp32, so its bound is fp32's; int8's sum in int32 is
+exact, so any tolerance at all says why). Every dtype has one, so a dtype
+with no bound here is unknown."""
 
 
 @attrs.frozen(kw_only=True)
@@ -34,6 +43,12 @@ class Tolerance:
     ``ref`` computed in float64 from the same, already-cast inputs. Scaling by
     ``|A| @ |B|`` (rather than by ``|ref|``) keeps the bound meaningful where
     signed inputs cancel and C is near zero.
+
+    For fp8 and int8, whose output dtype the problem chooses, ``A`` and ``B``
+    are the dequantised operands (scales applied), the figure covers the
+    accumulation alone, and the core adds the rounding of C to its dtype:
+    half an ulp of the reference, and half that dtype's smallest subnormal
+    (:func:`gemmreg.checking.output_check.compare`).
     """
 
     rtol: float = attrs.field(validator=_non_negative_float)

@@ -48,11 +48,27 @@ STANDARD_TOLERANCES: Mapping[tuple[DType, MathMode], Tolerance] = {
         why="gemmreg's standard for bf16 with an fp32 accumulator: exact products, "
         "then one rounding of C to bf16 (half an ulp is 2^-8)",
     ),
+    **{
+        (fp8, "fp8"): Tolerance(
+            rtol=3e-3,
+            why="gemmreg's standard for fp8 with fp32 accumulation: products are exact, but "
+            "Hopper's tensor cores keep about 13 bits of the partial sums between promotions "
+            "to fp32: cuBLASLt without fast accumulation reached 1.4e-3 of |A|@|B| at K = 256, "
+            "all-positive e4m3 inputs (evidence/2026-12-04-h200-lowp-rules); the core adds "
+            "C's rounding to its output dtype",
+        )
+        for fp8 in ("fp8e4m3", "fp8e5m2")
+    },
+    ("int8", "int8"): Tolerance(
+        rtol=0.0, why="gemmreg's standard for int8 with int32 accumulation: exact"
+    ),
 }
 """The standard tolerance for each (dtype, declared math) pair that has one.
 The figures are the ones gemmreg's own IEEE, TF32, fp16 and bf16 kernels hold
-to; all but TF32's sit under :data:`gemmreg.contract.tolerance_bounds.LOOSE_RTOL`, and
-TF32's says why it is loose."""
+to; all but TF32's and fp8's sit under
+:data:`gemmreg.contract.tolerance_bounds.LOOSE_RTOL`, and those say why they are loose.
+``fp8_fast_accum`` has none: summed without promotion, cuBLASLt's error grew
+with K to 0.3 of |A|@|B| at K = 65536, so a kernel that runs it declares its own."""
 
 
 def standard_tolerances(precision: Mapping[Any, Precision]) -> dict[DType, Tolerance]:

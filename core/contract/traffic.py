@@ -2,8 +2,9 @@
 a given time: one definition for the tables' ideal GB/s, the roofline's
 arithmetic intensity and the operands' footprint on the device.
 
-The ideal traffic reads A and B once and writes C once, each in the
-problem's dtype (the core makes C in it: :data:`gemmreg.contract.records.ELEMENT_BYTES`).
+The ideal traffic reads A and B once in the problem's dtype and writes C
+once in its output dtype (the same for fp32, fp16 and bf16; fp8's and int8's
+own: :data:`gemmreg.contract.records.ELEMENT_BYTES`).
 A real kernel moves more (tiles of A and B read again from DRAM, split-K's
 partial sums), and nothing here measures what it moved: the GB/s it gives
 is the rate the call needed, never measured DRAM traffic. It sits in the
@@ -16,14 +17,15 @@ from __future__ import annotations
 from gemmreg.contract.records import ELEMENT_BYTES, Problem
 
 
-def operand_bytes(m: int, n: int, k: int, dtype: str) -> int:
-    """Bytes of A (m x k), B (k x n) and C (m x n) in ``dtype``."""
-    return (m * k + k * n + m * n) * ELEMENT_BYTES[dtype]
+def operand_bytes(m: int, n: int, k: int, dtype: str, out_dtype: str | None = None) -> int:
+    """Bytes of A (m x k) and B (k x n) in ``dtype``, and C (m x n) in
+    ``out_dtype`` (None: ``dtype`` too)."""
+    return (m * k + k * n) * ELEMENT_BYTES[dtype] + m * n * ELEMENT_BYTES[out_dtype or dtype]
 
 
 def ideal_bytes(problem: Problem) -> int:
     """The least traffic a call of ``problem`` needs: its operands, once each."""
-    return operand_bytes(problem.m, problem.n, problem.k, problem.dtype)
+    return operand_bytes(problem.m, problem.n, problem.k, problem.dtype, problem.out_dtype)
 
 
 def ideal_gbps(problem: Problem, ms: float | None) -> float | None:

@@ -85,7 +85,7 @@ def _sweep(ray: ModuleType, job: SweepJob) -> Sweep:
 
     def label(index: int) -> str:
         problem = problems[index]
-        return f"[{index + 1}/{len(problems)}] {problem.shape} {problem.dtype}"
+        return f"[{index + 1}/{len(problems)}] {problem.shape} {problem.number_format}"
 
     def saved() -> None:
         manifest.update(ray_nodes=list(actors.values()), lost_points=lost, retried_points=retried)

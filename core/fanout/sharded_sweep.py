@@ -96,7 +96,7 @@ def sweep_on_devices(job: SweepJob, chosen: Sequence[devices.Device]) -> Sweep:
                         return
                     index = queue.pop(0)
                 problem = problems[index]
-                label = f"[{index + 1}/{len(problems)} {device.label}] {problem.shape} {problem.dtype}: "
+                label = f"[{index + 1}/{len(problems)} {device.label}] {problem.shape} {problem.number_format}: "
                 say(f"{label}timing {names} on {device.name}")
                 report = time_point(
                     kernels,

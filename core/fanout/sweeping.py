@@ -220,7 +220,7 @@ def sweep(job: SweepJob) -> Sweep:
         manifest = environment.manifest(kernels, seed=timing.seed, **job.fields)
         for index, problem in enumerate(problems, 1):
             layout = "" if problem.layout == "rowmajor" else f" {problem.layout}"
-            label = f"[{index}/{len(problems)}] {problem.shape} {problem.dtype}{layout}: "
+            label = f"[{index}/{len(problems)}] {problem.shape} {problem.number_format}{layout}: "
             progress(f"{label}timing {names}")
             report = time_point(kernels, problem, timing, info, progress, label, pool)
             if weights is not None:

@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 from gemmreg.checking import check_kinds
 from gemmreg.checking.check_runner import CaseResult
+from gemmreg.contract.low_precision import is_low_precision
 from gemmreg.contract.numbers import significant
-from gemmreg.contract.records import DTYPES, Tolerance
+from gemmreg.contract.records import ALL_DTYPES, Tolerance
 from gemmreg.contract.serialization import (
     dumps as dumps,  # re-exported: callers write through render
 )
@@ -62,7 +63,7 @@ def check_counts(results: Sequence[CaseResult]) -> dict[str, int]:
 
 def check_rows(results: Sequence[CaseResult]) -> list[dict[str, Cell]]:
     """The rows of ``check --format csv``, in the order the cases finished."""
-    rows = []
+    rows: list[dict[str, Cell]] = []
     for r in results:
         tolerance, p = r.tolerance, r.problem
         rows.append(
@@ -70,7 +71,7 @@ def check_rows(results: Sequence[CaseResult]) -> list[dict[str, Cell]]:
                 "kernel": r.kernel,
                 "case": r.id.removeprefix(r.kernel + "-"),
                 "kind": r.kind,
-                **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.dtype, "layout": p.layout},
+                **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.number_format, "layout": p.layout},
                 "seed": r.case.seed,
                 "status": r.status,
                 "max_error": r.max_error,
@@ -112,13 +113,14 @@ def check_table(
         return document
     table = []
     skipped: dict[tuple[str, str], int] = {}
-    dtype_order = {d: i for i, d in enumerate(DTYPES)}
+    dtype_order = {d: i for i, d in enumerate(ALL_DTYPES)}
     results = sorted(
         results,
         key=lambda r: (
             r.kernel,
             r.kind,
             dtype_order.get(r.problem.dtype, 9),
+            r.problem.number_format,
             r.problem.layout,
             r.problem.m * r.problem.n * r.problem.k,
         ),
@@ -132,7 +134,9 @@ def check_table(
             continue
         noted = check_kinds.get(result.kind).noted(result)  # judged on a second try
         if not every_case and result.status == "pass" and not sanitized and not noted:
-            passed.setdefault((result.kernel, result.kind, result.problem.dtype), []).append(result)
+            passed.setdefault(
+                (result.kernel, result.kind, result.problem.number_format), []
+            ).append(result)
             continue
         comparison = result.comparison or {}
         row = [
@@ -225,6 +229,12 @@ USED_LEGEND = (
 )
 
 
+ROUNDING_LEGEND = (
+    "fp8 and int8: A and B dequantised (scales applied); the bound adds C's rounding to its "
+    "dtype: half an ulp of the reference, and half its smallest subnormal"
+)
+
+
 def _percent(used: float) -> str:
     if not math.isfinite(used):
         return "inf"
@@ -236,7 +246,12 @@ def _notes(results: Sequence[CaseResult]) -> list[str]:
     shown (checks saved before it was recorded render as they did), then why
     each tolerance is what it is."""
     shown = any((r.comparison or {}).get("tolerance_used") is not None for r in results)
-    return ([USED_LEGEND] if shown else []) + tolerance_reasons(results)
+    rounded = any(is_low_precision(r.problem.dtype) for r in results)
+    return (
+        ([USED_LEGEND] if shown else [])
+        + ([ROUNDING_LEGEND] if rounded else [])
+        + tolerance_reasons(results)
+    )
 
 
 def tolerance_reasons(results: Sequence[CaseResult]) -> list[str]:

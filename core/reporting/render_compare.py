@@ -232,7 +232,7 @@ def compare_table(
         "notes",
     ]
     lines = [
-        f"{p.shape} {p.dtype} {p.layout} on {report.device_name}{_gpu(report)}: {_protocol(report)}, "
+        f"{p.shape} {p.number_format} {p.layout} on {report.device_name}{_gpu(report)}: {_protocol(report)}, "
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
         f"clock: {report.clock}",
         "",
@@ -281,7 +281,7 @@ def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
             table.append(
                 [
                     f"{p.m}x{p.n}x{p.k}",
-                    p.dtype,
+                    p.number_format,
                     s.kernel,
                     s.math,
                     significant(s.center_ms, 5) if s.center_ms else "-",

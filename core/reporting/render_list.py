@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TypedDict
 
 from gemmreg.contract.inputs import generator_name
+from gemmreg.contract.low_precision import FP8_DTYPES
 from gemmreg.discovery.registry import Registry
 from gemmreg.reporting import formats
 from gemmreg.reporting.formats import Cell, Document
@@ -51,6 +52,10 @@ class ListedPlugin(TypedDict, total=False):
     layouts: list[str]
     precision: dict[str, str]
     tolerance: dict[str, ListedTolerance]
+    out_dtypes: list[str]
+    """Only for a kernel that declares fp8: the output dtypes it writes."""
+    scalings: list[str]
+    """Likewise: the scalings it takes."""
     input_generator: str
     available: bool
     broken: str
@@ -85,6 +90,9 @@ def list_rows(registry: Registry) -> list[ListedPlugin]:
                 "output": registry.output.get(kernel.origin.plugin, ""),
             }
         )
+        if caps.dtypes & set(FP8_DTYPES):  # kept out of every other row: as it was
+            rows[-1]["out_dtypes"] = sorted(caps.out_dtypes)
+            rows[-1]["scalings"] = sorted(caps.scalings)
     for issue in registry.issues:
         rows.append(
             {
@@ -174,7 +182,7 @@ def list_table(registry: Registry, fmt: str) -> str:
                 row["name"],
                 row["package"],
                 ", ".join(row["backends"]),
-                ", ".join(row["dtypes"]),
+                _dtypes_cell(row),
                 precision,
                 available,
                 tolerance,
@@ -190,3 +198,13 @@ def list_table(registry: Registry, fmt: str) -> str:
         "tolerance",
     ]
     return formatter.table(table, headers, widths=[None, None, 12, 14, 44, 40, 28])
+
+
+def _dtypes_cell(row: ListedPlugin) -> str:
+    """The dtypes, and for fp8 what it writes and how it is scaled
+    (``fp8e4m3 -> bf16, fp32 (tensor, rowwise)``)."""
+    fp8 = [d for d in row["dtypes"] if d in FP8_DTYPES]
+    if not fp8:
+        return ", ".join(row["dtypes"])
+    how = f" -> {', '.join(row['out_dtypes'])} ({', '.join(row['scalings'])})"
+    return ", ".join(d + how if d in fp8 else d for d in row["dtypes"])

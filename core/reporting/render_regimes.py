@@ -87,7 +87,13 @@ def regime_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
                 i = r.interval
                 rows.append(
                     {
-                        **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.dtype, "layout": p.layout},
+                        **{
+                            "m": p.m,
+                            "n": p.n,
+                            "k": p.k,
+                            "dtype": p.number_format,
+                            "layout": p.layout,
+                        },
                         **{"kernel": v.kernel, "baseline": v.baseline, "verdict": v.verdict},
                         "regime": r.regime,
                         "primary": index == 0,
@@ -138,7 +144,7 @@ def regime_table(reports: Sequence[CompareReport], fmt: str) -> str:
             table.append(
                 [
                     p.shape,
-                    p.dtype,
+                    p.number_format,
                     f"{v.kernel} vs {v.baseline}",
                     v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
                     *(regime_cell(by_regime.get(name)) for name in names),

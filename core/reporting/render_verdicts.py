@@ -83,7 +83,7 @@ def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
             low, high = v.interval or (None, None)
             rows.append(
                 {
-                    **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.dtype, "layout": p.layout},
+                    **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.number_format, "layout": p.layout},
                     "kernel": v.kernel,
                     "baseline": v.baseline,
                     "ms": mine.center_ms if mine else None,
@@ -136,7 +136,7 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
             table.append(
                 [
                     p.shape,
-                    p.dtype,
+                    p.number_format,
                     f"{v.kernel} vs {v.baseline}",
                     _fmt(mine.center_ms if mine else None, 5),
                     _fmt(base.center_ms if base else None, 5),

@@ -44,8 +44,8 @@ import attrs
 if TYPE_CHECKING:
     import torch
 
-Operands = tuple["torch.Tensor", "torch.Tensor"]
-"""A kernel's A and B. torch is named for the type checker only: it is
+Operands = tuple["torch.Tensor", ...]
+"""A kernel's A and B, and for a scaled problem (fp8) their scales. torch is named for the type checker only: it is
 imported where the values move, so that importing this module stays cheap."""
 
 
@@ -85,27 +85,49 @@ def combined(first: Shifts, then: Shifts, m: int, n: int, k: int) -> Shifts:
 def move(operands: Operands, shifts: Shifts) -> Operands:
     """Rotate A and B in place (``copy_``: same tensors, same pointers and
     strides, whatever the layout); returns them. One operand at a time, so
-    the rotated copy in flight is never more than the larger of A and B."""
-    import torch
-
-    a, b = operands
+    the rotated copy in flight is never more than the larger of A and B.
+    Per-row scales move with A's rows and per-column ones with B's columns
+    (a per-tensor scale stays), so each element keeps its scale."""
+    a, b, *scales = operands
     if shifts.rows or shifts.depth:
-        a.copy_(torch.roll(a, shifts=(shifts.rows, shifts.depth), dims=(0, 1)))
+        a.copy_(_roll(a, (shifts.rows, shifts.depth), (0, 1)))
     if shifts.columns:
-        b.copy_(torch.roll(b, shifts=shifts.columns, dims=1))
+        b.copy_(_roll(b, (shifts.columns,), (1,)))
+    if scales:
+        scale_a, scale_b = scales
+        if shifts.rows and scale_a.shape[0] > 1:
+            scale_a.copy_(_roll(scale_a, (shifts.rows,), (0,)))
+        if shifts.columns and scale_b.shape[1] > 1:
+            scale_b.copy_(_roll(scale_b, (shifts.columns,), (1,)))
     return operands
 
 
 def rotated(operands: Operands, shifts: Shifts) -> Operands:
-    """New tensors holding A and B rotated by ``shifts`` (the same ones where
-    nothing moves): the check's copies of the values a placement holds, made
-    from the prechecked copies by the placement's rotation so far when the
-    check needs them, so no copy is kept per placement nor moved per round."""
+    """New tensors holding A and B (and their scales) rotated by ``shifts``
+    (the same ones where nothing moves): the check's copies of the values a
+    placement holds, made from the prechecked copies by the placement's
+    rotation so far when the check needs them, so no copy is kept per
+    placement nor moved per round."""
+    a, b, *scales = operands
+    if shifts.rows or shifts.depth:
+        a = _roll(a, (shifts.rows, shifts.depth), (0, 1))
+    if shifts.columns:
+        b = _roll(b, (shifts.columns,), (1,))
+    if scales:
+        scale_a, scale_b = scales
+        if shifts.rows and scale_a.shape[0] > 1:
+            scale_a = _roll(scale_a, (shifts.rows,), (0,))
+        if shifts.columns and scale_b.shape[1] > 1:
+            scale_b = _roll(scale_b, (shifts.columns,), (1,))
+        return a, b, scale_a, scale_b
+    return a, b
+
+
+def _roll(x: torch.Tensor, shifts: tuple[int, ...], dims: tuple[int, ...]) -> torch.Tensor:
+    """``torch.roll``, through the bytes for a 1-byte element type (fp8 and
+    int8 move as their bits: no arithmetic, whatever the device supports)."""
     import torch
 
-    a, b = operands
-    if shifts.rows or shifts.depth:
-        a = torch.roll(a, shifts=(shifts.rows, shifts.depth), dims=(0, 1))
-    if shifts.columns:
-        b = torch.roll(b, shifts=shifts.columns, dims=1)
-    return a, b
+    if x.element_size() == 1 and x.dtype != torch.uint8:
+        return torch.roll(x.view(torch.uint8), shifts=shifts, dims=dims).view(x.dtype)
+    return torch.roll(x, shifts=shifts, dims=dims)

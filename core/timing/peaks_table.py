@@ -42,6 +42,10 @@ class DevicePeaks:
     """FP16 products with FP16 accumulation, where the datasheet rates it higher."""
     fp64: float | None = None
     """FP64 (tensor-core or matrix, the larger), where the datasheet gives it."""
+    fp8: float | None = None
+    """FP8 products with FP32 accumulation, where the datasheet gives it."""
+    int8: float | None = None
+    """INT8 products with INT32 accumulation (TOPS: 2MNK a second, as the others)."""
     memory_side_cache_mb: float = 0.0
     """A cache between L2 and memory (AMD's Infinity Cache), in MB: gemmreg's
     flush (4x the L2 torch reports) leaves it warm, so A and B may come from it
@@ -59,11 +63,17 @@ class DevicePeaks:
             "bf16": self.bf16,
             "bf16x3": self.bf16,
             "fp64": self.fp64,
+            "fp8": self.fp8,
+            "fp8_fast_accum": self.fp8,
+            "int8": self.int8,
         }
         return by_math.get(math)
 
 
-_HOPPER_SXM = {"fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4, "fp64": 66.9}
+_HOPPER_SXM = {
+    **{"fp32": 66.9, "tf32": 494.7, "fp16": 989.4, "bf16": 989.4, "fp64": 66.9},
+    **{"fp8": 1978.9, "int8": 1978.9},  # the Hopper whitepaper's dense table, as the rest
+}
 _A100 = {"fp32": 19.5, "tf32": 156.0, "fp16": 312.0, "bf16": 312.0, "fp64": 19.5}
 
 DEVICES: tuple[DevicePeaks, ...] = (

@@ -6,8 +6,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import attrs
+from gemmreg.contract import low_precision
+from gemmreg.contract.declaration_checks import SpecError
 from gemmreg.contract.options import MAX_SWEEP_POINTS, UsageError
-from gemmreg.contract.records import DType, Layout, Problem
+from gemmreg.contract.records import DType, Layout, OutDType, Problem, Scaling
 from gemmreg.timing.shape_files import ShapeRow
 
 
@@ -22,20 +24,26 @@ def points(
     rows: Sequence[ShapeRow],
     dtypes: Sequence[DType],
     layouts: Sequence[Layout],
+    out_dtype: OutDType | None = None,
+    scaling: Scaling | None = None,
 ) -> list[Point]:
     """``shapes`` for every dtype and layout (dtype outermost, as ``bench``
     always ordered them), then each file row in its order, with its own dtype
     and layout where it names one, else every one of ``dtypes`` and ``layouts``.
+    An fp8 point writes ``out_dtype`` and is scaled by ``scaling`` (a row's
+    own where it names them; else the dtype's defaults: bf16, per tensor).
     At most :data:`MAX_SWEEP_POINTS`."""
+    fp8 = (out_dtype, scaling)
     chosen = [
-        Point(Problem(m=m, n=n, k=k, dtype=dtype, layout=layout))
+        Point(_problem((m, n, k), dtype, layout, fp8))
         for dtype in dtypes
         for layout in layouts
         for m, n, k in shapes
     ]
     for row in rows:
+        own = (row.out_dtype or out_dtype, row.scaling or scaling)
         chosen += [
-            Point(Problem(m=row.m, n=row.n, k=row.k, dtype=dtype, layout=layout), row.weight)
+            Point(_problem(row.shape, dtype, layout, own), row.weight)
             for dtype in ([row.dtype] if row.dtype else dtypes)
             for layout in ([row.layout] if row.layout else layouts)
         ]
@@ -49,3 +57,29 @@ def points(
             f"{made} make {len(chosen)} points; bench takes at most {MAX_SWEEP_POINTS}"
         )
     return chosen
+
+
+def _problem(
+    shape: tuple[int, int, int],
+    dtype: DType,
+    layout: Layout,
+    fp8: tuple[OutDType | None, Scaling | None],
+) -> Problem:
+    """The point's problem: an fp8 dtype takes ``fp8``'s output dtype and
+    scaling (each None: its default); every other dtype has its own."""
+    m, n, k = shape
+    out_dtype, scaling = fp8
+    if dtype not in low_precision.FP8_DTYPES:
+        return Problem(m=m, n=n, k=k, dtype=dtype, layout=layout)
+    try:
+        return Problem(
+            m=m,
+            n=n,
+            k=k,
+            dtype=dtype,
+            layout=layout,
+            out_dtype=out_dtype or low_precision.default_out(dtype),
+            scaling=scaling or low_precision.default_scaling(dtype),
+        )
+    except SpecError as error:
+        raise UsageError(str(error)) from None

@@ -1,5 +1,6 @@
 """``--shapes FILE``: the problems of a run read from a file (YAML, JSON or
-CSV), one row per shape, with an optional dtype, layout and weight.
+CSV), one row per shape, with an optional dtype, layout and weight (and for
+an fp8 dtype, ``out_dtype`` and ``scaling``).
 
 A file is input like any other: every row is checked before any work starts,
 and the first problem is refused in one line naming the file and the row
@@ -27,10 +28,11 @@ from typing import Any
 
 import attrs
 from gemmreg.contract.bad_input import did_you_mean
+from gemmreg.contract.low_precision import FP8_DTYPES, FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import MAX_DIGITS, MAX_SWEEP_POINTS, UsageError
-from gemmreg.contract.records import DTYPES, LAYOUTS, DType, Layout
+from gemmreg.contract.records import ALL_DTYPES, LAYOUTS, DType, Layout, OutDType, Scaling
 
-COLUMNS = ("m", "n", "k", "dtype", "layout", "weight", "name")
+COLUMNS = ("m", "n", "k", "dtype", "layout", "weight", "name", "out_dtype", "scaling")
 """The keys a row may have; ``m``, ``n`` and ``k`` are required."""
 MAX_WEIGHT = 1e12
 """A weight is a relative count: above this it is a typo, not a frequency."""
@@ -53,6 +55,10 @@ class ShapeRow:
     """None: the command's ``--layout`` choices."""
     weight: float = 1.0
     name: str = ""
+    out_dtype: OutDType | None = None
+    """An fp8 row's C dtype; None: the command's ``--out-dtype``, else bf16."""
+    scaling: Scaling | None = None
+    """An fp8 row's scaling; None: the command's ``--scaling``, else per tensor."""
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -83,7 +89,7 @@ def read_shapes(path: Path) -> list[ShapeRow]:
     seen: dict[tuple[Any, ...], int] = {}
     for number, item in enumerate(raw, 1):
         row = _row(path, number, item)
-        key = (row.shape, row.dtype, row.layout)
+        key = (row.shape, row.dtype, row.layout, row.out_dtype, row.scaling)
         if key in seen:
             raise UsageError(
                 f"--shapes {str(path)!r}: row {number} repeats row {seen[key]} "
@@ -172,14 +178,19 @@ def _row(path: Path, number: int, item: Any) -> ShapeRow:
     if missing:
         raise UsageError(f"{where}: missing {missing[0]}")
     m, n, k = (_dimension(where, key, item[key]) for key in ("m", "n", "k"))
+    fp8_only = [key for key in ("out_dtype", "scaling") if item.get(key) is not None]
+    if fp8_only and item.get("dtype") not in (None, *FP8_DTYPES):
+        raise UsageError(f"{where}: {fp8_only[0]} is for fp8 dtypes, not {item.get('dtype')!r:.40}")
     return ShapeRow(
         m=m,
         n=n,
         k=k,
-        dtype=_member(where, "dtype", item.get("dtype"), DTYPES),
+        dtype=_member(where, "dtype", item.get("dtype"), ALL_DTYPES),
         layout=_member(where, "layout", item.get("layout"), LAYOUTS),
         weight=_weight(where, item.get("weight", 1.0)),
         name=str(item.get("name") or ""),
+        out_dtype=_member(where, "out_dtype", item.get("out_dtype"), FP8_OUT_DTYPES),
+        scaling=_member(where, "scaling", item.get("scaling"), FP8_SCALINGS),
     )
 
 

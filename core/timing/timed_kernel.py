@@ -59,7 +59,8 @@ class TimedKernel:
     def call(self) -> None:
         assert self.operands is not None and self.guarded is not None
         assert self.launch is not None  # set by prepare, before any call
-        self.launch(self.operands[0], self.operands[1], self.guarded.out)
+        a, b, *scales = self.operands
+        self.launch(a, b, self.guarded.out, *scales)
 
     def use_placement(self, index: int) -> None:
         """Rounds rotate the placements: round ``index`` uses this one."""
@@ -122,8 +123,8 @@ def prepare(kernel: TimedKernel, problem: Problem, seed: int, device: str) -> bo
     torch's global state (the caller blames it and restores the state)."""
     kernel.tf32 = torch_state.allows_tf32(kernel.spec, problem)
     expected = kernel.pin()
-    a, b = make_operands(kernel.spec, problem, seed, device)
-    kernel.operands, kernel.before = (a, b), (a.clone(), b.clone())
+    operands = make_operands(kernel.spec, problem, seed, device)
+    kernel.operands, kernel.before = operands, tuple(x.clone() for x in operands)
     kernel.guarded = GuardedOutput.allocate(problem, device)
     start = time.perf_counter()
     kernel.launch = kernel.spec.prepare(problem)

@@ -109,13 +109,13 @@ def checked_call(
     bracketed by the markers."""
     from gemmreg.checking.output_check import run_and_compare
 
-    def bracketed(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> None:
+    def bracketed(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, *scales: object) -> None:
         recorder.torch.cuda.synchronize()  # the operands made, outside the call
         recorder.record_alone()
         recorder.open()
         try:
             assert kernel.launch is not None  # the kernel was prepared (its precheck ran)
-            kernel.launch(a, b, c)
+            kernel.launch(a, b, c, *scales)
         finally:  # the markers stay paired whatever the call does
             recorder.close(kernel.call, checked=True)
 
