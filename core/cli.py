@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
     cli_options.fp8_options(check, many=True)
+    cli_options.batch_options(check, many=True)
     cli_options.seed_option(check)
     check.add_argument(
         "--timeout",
@@ -158,6 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
     cli_options.fp8_options(compare, many=False)
+    cli_options.batch_options(compare, many=False)
     cli_options.add_timing_options(compare)
     cli_options.devices_option(compare, "its processes spread over GPUs of one model", ray=True)
     cli_options.format_option(compare)
@@ -178,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
     cli_options.fp8_options(bench, many=False)
+    cli_options.batch_options(bench, many=False)
     cli_options.add_timing_options(bench)
     cli_options.devices_option(
         bench, "each point on one of them, every point on each model", ray=True

@@ -64,14 +64,17 @@ class GuardedOutput:
     def allocate(cls, problem: Problem, device: str) -> GuardedOutput:
         import torch
 
-        size = problem.m * problem.n
+        shape = (
+            (problem.batch, problem.m, problem.n) if problem.batch > 1 else (problem.m, problem.n)
+        )
+        size = problem.batch * problem.m * problem.n
         buffer = torch.full(
             (size + 2 * GUARD_ELEMENTS,),
             GUARD_SENTINEL,
             dtype=torch_dtype(problem.out_dtype),
             device=device,
         )
-        out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(problem.m, problem.n)
+        out = buffer[GUARD_ELEMENTS : GUARD_ELEMENTS + size].view(shape)
         fill_sentinel(out)
         return cls(buffer=buffer, out=out, poison_alias=_alias(out))
 

@@ -16,12 +16,15 @@ from collections.abc import Iterable, Sequence
 from typing import Literal, cast, get_args
 
 import attrs
-from gemmreg.checking import matrix_low_precision
+from gemmreg.checking import matrix_batched, matrix_low_precision
+from gemmreg.contract.batching import batch_label
 from gemmreg.contract.inputs import DEFAULT_SEED
 from gemmreg.contract.low_precision import is_low_precision
 from gemmreg.contract.records import (
+    BATCH_LAYOUTS,
     DTYPES,
     LAYOUTS,
+    BatchLayout,
     DType,
     KernelSpec,
     Layout,
@@ -105,9 +108,9 @@ class Case:
 
     def id(self, kernel: str) -> str:
         """``my_gemm-fp16-transposedB-17x19x23``, plus the values and seed
-        where they are not the defaults."""
+        where they are not the defaults (a batched case's: ``my_gemm-b3-fp16-...``)."""
         p = self.problem
-        parts = [kernel, p.number_format, p.layout, p.shape]
+        parts = [kernel, *filter(None, [batch_label(p)]), p.number_format, p.layout, p.shape]
         if self.values != "normal":
             parts.append(self.values)
         if self.seed != DEFAULT_SEED:
@@ -139,6 +142,8 @@ def build(
     layouts: Sequence[Layout] = LAYOUTS,
     outputs: Sequence[OutDType] = (),
     scalings: Sequence[Scaling] = (),
+    batches: Sequence[int] = (1,),
+    batch_layouts: Sequence[BatchLayout] = BATCH_LAYOUTS,
 ) -> list[Case]:
     """The matrix at ``level``, before any plugin's capabilities are applied.
 
@@ -148,8 +153,15 @@ def build(
     shapes, and on a GPU the 2^31-offset case. The low-precision dtypes among
     ``dtypes`` get their own cases, in the fp8 output dtypes and scalings
     ``outputs`` and ``scalings`` name (empty: all of them):
-    :mod:`gemmreg.checking.matrix_low_precision`.
+    :mod:`gemmreg.checking.matrix_low_precision`. ``batches``: the batch sizes,
+    1 for the cases above; each size above 1 adds the batched cases in the
+    ``batch_layouts`` asked for (:mod:`gemmreg.checking.matrix_batched`).
     """
+    batched = matrix_batched.cases(
+        level, [d for d in dtypes if d in DTYPES], layouts, batches, batch_layouts
+    )
+    if 1 not in batches:
+        return [Case(problem=problem, seed=seed) for problem, seed in batched]
     low = [dtype for dtype in dtypes if is_low_precision(dtype)]
     dtypes = [dtype for dtype in dtypes if not is_low_precision(dtype)]
     other_layouts: list[Layout] = [layout for layout in layouts if layout != "rowmajor"]
@@ -175,7 +187,7 @@ def build(
             Case(problem=problem, values=cast(ValueKind, kind), seed=seed)
             for problem, kind, seed in cells
         ]
-    return cases
+    return cases + [Case(problem=problem, seed=seed) for problem, seed in batched]
 
 
 def large_offset_cases(dtypes: Sequence[DType]) -> list[Case]:

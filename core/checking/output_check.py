@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING
 import attrs
 from gemmreg.checking import non_finite_notes
 from gemmreg.checking.guarded_output import GuardedOutput, sentinel_count
+from gemmreg.checking.operands import make_operands as make_operands  # its home was here
+from gemmreg.checking.operands import scale_shapes as scale_shapes
 from gemmreg.contract import backend
-from gemmreg.contract.inputs import apply_layout, core_inputs, default_generator, torch_dtype
 from gemmreg.contract.low_precision import FACTS, FormatFacts, is_low_precision
 from gemmreg.contract.records import KernelSpec, Launch, Problem, Tolerance
 from gemmreg.workers.task_results import Comparison as Comparison  # re-exported: was defined here
@@ -56,6 +57,9 @@ def compare(
         a, b = a.double() * scales[0].double(), b.double() * scales[1].double()
     ref, scale = reference(a, b)
     got = out.double()
+    items = out.shape[0] if out.dim() == 3 else 0
+    if items:  # batched: rows count on through the items (item * m + row)
+        got, ref, scale = (x.reshape(-1, x.shape[-1]) for x in (got, ref, scale))
     diff = (got - ref).abs()
     bound = tolerance.atol + tolerance.rtol * scale
     if rounding is not None:  # |C - sum| <= u |sum| <= u (|ref| + bound), + half a subnormal
@@ -86,6 +90,8 @@ def compare(
     if bad_count:
         unwritten = sentinel_count(out)
         reason = f"{bad_count}/{total} elements outside tolerance"
+        if items:
+            reason += _bad_items(bad, items)
         if unwritten:
             reason += f" ({unwritten} never written: still the sentinel NaN)"
         reason += non_finite_notes.note(got, unwritten, (a, b) if nan_padding else None)
@@ -106,13 +112,17 @@ def compare(
 
 
 def reference(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``A @ B`` and ``|A| @ |B|`` in float64, summed over slices of K so that
-    no float64 copy of an operand exceeds :data:`REFERENCE_SLICE_BYTES`: the
-    checker's own memory must not be what fails a large case. The order of
+    """``A @ B`` and ``|A| @ |B|`` in float64 (batched: item by item), summed
+    over slices of K so that no float64 copy of an operand exceeds
+    :data:`REFERENCE_SLICE_BYTES`: the checker's own memory must not be what
+    fails a large case. The order of
     the float64 sum moves the reference by float64 rounding only, far below
     any tolerance a 32-bit or 16-bit kernel is held to."""
     import torch
 
+    if a.dim() == 3:  # batched: each item on its own, stacked
+        items = [reference(a_item, b_item) for a_item, b_item in zip(a, b, strict=True)]
+        return torch.stack([r for r, _ in items]), torch.stack([s for _, s in items])
     (m, k), n = a.shape, b.shape[1]
     step = max(1, REFERENCE_SLICE_BYTES // (8 * max(m, n)))
     if step >= k:
@@ -127,57 +137,17 @@ def reference(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     return ref, scale
 
 
+def _bad_items(bad: torch.Tensor, items: int) -> str:
+    """`` in items 1, 2 of 3``: which items of a batch hold the bad elements
+    (``bad`` is C's rows of every item, one after another)."""
+    wrong = bad.reshape(items, -1).any(dim=1).nonzero().flatten().tolist()
+    shown = ", ".join(str(i) for i in wrong[:FIRST_BAD_SHOWN])
+    more = f" and {len(wrong) - FIRST_BAD_SHOWN} more" if len(wrong) > FIRST_BAD_SHOWN else ""
+    return f" in item{'s' * (len(wrong) != 1)} {shown}{more} of {items}"
+
+
 def _is_constant(x: torch.Tensor) -> bool:
     return x.numel() > 1 and bool((x == x.reshape(-1)[0]).all())
-
-
-def make_operands(
-    spec: KernelSpec, problem: Problem, seed: int, device: str, values: str = "plugin"
-) -> tuple[torch.Tensor, ...]:
-    """Inputs for this seed, laid out as the problem says: the plugin's own
-    generator for ``values="plugin"``, else one of the matrix's value kinds.
-    ``(a, b)``, and for a scaled problem ``(a, b, scale_a, scale_b)``."""
-    import torch
-
-    if values == "plugin":
-        generate = spec.make_inputs or default_generator()
-        operands = generate(problem, seed, torch.device(device))
-    else:
-        operands = core_inputs(problem, seed, torch.device(device), values)
-    scaled = problem.scaling != "none"
-    if len(operands) != (4 if scaled else 2):
-        what = "a, b, scale_a, scale_b" if scaled else "a, b"
-        raise ValueError(
-            f"{spec.name}: make_inputs returned {len(operands)} tensors for "
-            f"{problem.number_format}; expected ({what})"
-        )
-    a, b, *scales = operands
-    expected = (problem.m, problem.k), (problem.k, problem.n)
-    if (tuple(a.shape), tuple(b.shape)) != expected:
-        raise ValueError(
-            f"{spec.name}: make_inputs returned shapes {tuple(a.shape)}, {tuple(b.shape)}; "
-            f"expected {expected[0]}, {expected[1]}"
-        )
-    if a.dtype != torch_dtype(problem.dtype) or b.dtype != torch_dtype(problem.dtype):
-        raise ValueError(
-            f"{spec.name}: make_inputs returned {a.dtype}/{b.dtype} for {problem.dtype}"
-        )
-    if scales:
-        shapes = scale_shapes(problem)
-        if [(tuple(x.shape), x.dtype) for x in scales] != [(s, torch.float32) for s in shapes]:
-            raise ValueError(
-                f"{spec.name}: make_inputs returned scales "
-                f"{[(tuple(x.shape), x.dtype) for x in scales]}; expected fp32 of shapes {shapes}"
-            )
-    laid_out = apply_layout(a, b, problem.layout)
-    return (laid_out[0], laid_out[1], *scales)
-
-
-def scale_shapes(problem: Problem) -> tuple[tuple[int, int], tuple[int, int]]:
-    """The shapes of scale_a and scale_b: (1, 1) each, or (m, 1) and (1, n)."""
-    if problem.scaling == "rowwise":
-        return (problem.m, 1), (1, problem.n)
-    return (1, 1), (1, 1)
 
 
 def run_and_compare(

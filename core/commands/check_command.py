@@ -19,6 +19,7 @@ from gemmreg.checking.check_runner import CaseResult
 from gemmreg.commands.launching import LOCAL, Launch, Progress, executor_for, silent
 from gemmreg.commands.requests import CheckRequest
 from gemmreg.commands.results import CheckResult
+from gemmreg.contract.records import BATCH_LAYOUTS
 
 if TYPE_CHECKING:
     from gemmreg.checking.matrix import Case
@@ -57,6 +58,8 @@ def check(
             request.layouts,
             request.out_dtypes,
             request.scalings,
+            request.batches,
+            request.batch_layouts or BATCH_LAYOUTS,
         ),
         request,
     )

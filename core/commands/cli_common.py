@@ -15,7 +15,7 @@ or read-only): one line names the file and what was kept; the figures were
 printed as each point finished."""
 
 if TYPE_CHECKING:
-    from gemmreg.contract.records import DType, Layout, OutDType, Scaling
+    from gemmreg.contract.records import BatchLayout, DType, Layout, OutDType, Scaling
 
 
 def _dtypes(value: str | None, option: str = "--dtype") -> list[DType]:
@@ -55,6 +55,15 @@ def _scalings(value: str | None) -> list[Scaling]:
     from gemmreg.contract.low_precision import FP8_SCALINGS
 
     return [] if value is None else opt.choices(value, FP8_SCALINGS, "scaling", "--scaling")
+
+
+def _batch_layouts(value: str | None) -> list[BatchLayout]:
+    """``--batch-layout``: the batch layouts named (none: [], every one)."""
+    from gemmreg.contract.records import BATCH_LAYOUTS
+
+    if value is None:
+        return []
+    return opt.choices(value, BATCH_LAYOUTS, "batch layout", "--batch-layout")
 
 
 def _layouts(value: str | None) -> list[Layout]:

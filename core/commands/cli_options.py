@@ -7,6 +7,7 @@ bounds, so ``--help`` cannot drift from what the code does."""
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from typing import Any
 
 from gemmreg.contract import options as opt
@@ -222,3 +223,42 @@ def fp8_options(parser: argparse.ArgumentParser, many: bool) -> None:
         help="fp8 dtypes: tensor (one scale per operand) or rowwise (one per row of A and "
         f"column of B) {scaling}",
     )
+
+
+def batch_options(parser: argparse.ArgumentParser, many: bool) -> None:
+    """``--batch`` and ``--batch-layout``, for batched problems (C[i] = A[i] @ B[i]):
+    ``check`` takes several of each (default: batch 1, the plain matrix; every
+    batch layout), ``compare`` and ``bench`` one (default: batch 1; packed)."""
+    from gemmreg.contract.batching import MAX_BATCH
+
+    sizes = "comma-separated batch sizes, 1 the plain cases" if many else "one batch size"
+    parser.add_argument(
+        "--batch",
+        type=_batch_sizes(MAX_BATCH, many),
+        default=None,
+        help=f"{sizes}, each 1 to {MAX_BATCH} (default: 1, unbatched); above 1, the "
+        "operands are 3-D: A (batch, M, K), B (batch, K, N), as torch.bmm takes them",
+    )
+    layouts = "comma-separated (default: both)" if many else "(default: packed)"
+    parser.add_argument(
+        "--batch-layout",
+        dest="batch_layout",
+        default=None,
+        help="batched problems: packed (one contiguous 3-D tensor) or strided (a gap of NaN "
+        f"between items: a batch stride above the item's size) {layouts}",
+    )
+
+
+def _batch_sizes(largest: int, many: bool) -> Callable[[str], tuple[int, ...]]:
+    one = opt.integer("--batch", 1, largest)
+
+    def parse(text: str) -> tuple[int, ...]:
+        sizes = tuple(one(item) for item in text.split(","))
+        if not many and len(sizes) != 1:
+            raise argparse.ArgumentTypeError(f"takes one batch size, got {text!r}")
+        if len(set(sizes)) != len(sizes):
+            raise argparse.ArgumentTypeError(f"names a batch size twice: {text!r}")
+        return sizes
+
+    parse.__name__ = "--batch"
+    return parse

@@ -13,8 +13,8 @@ from gemmreg.contract.low_precision import FP8_DTYPES
 from gemmreg.contract.options import UsageError
 
 if TYPE_CHECKING:
-    from gemmreg.contract.records import Layout, OutDType, Scaling
-from gemmreg.commands.cli_common import _dtypes, _one_out_dtype, _one_scaling
+    from gemmreg.contract.records import BatchLayout, Layout, OutDType, Scaling
+from gemmreg.commands.cli_common import _batch_layouts, _dtypes, _one_out_dtype, _one_scaling
 from gemmreg.commands.requests import BenchRequest, CompareRequest, TimingAsked
 from gemmreg.timing.points import Point, points
 
@@ -26,6 +26,14 @@ def layouts(value: str | None) -> list[Layout]:
     from gemmreg.contract.records import LAYOUTS
 
     return opt.choices(DEFAULT_LAYOUT if value is None else value, LAYOUTS, "layout", "--layout")
+
+
+def batch(args: argparse.Namespace) -> tuple[int, BatchLayout]:
+    """``--batch`` and ``--batch-layout``: one of each (default: 1, packed)."""
+    layouts = _batch_layouts(args.batch_layout)
+    if len(layouts) > 1:
+        raise UsageError(f"--batch-layout {args.batch_layout!r}: compare and bench take one")
+    return (args.batch or (1,))[0], layouts[0] if layouts else "packed"
 
 
 def timing_asked(args: argparse.Namespace) -> TimingAsked:
@@ -51,8 +59,8 @@ def sweep_points(args: argparse.Namespace) -> list[Point]:
     dtypes, chosen = _dtypes(args.dtype), layouts(args.layout)
     fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if args.shapes is not None:
-        return points([], shape_files.read_shapes(args.shapes), dtypes, chosen, *fp8)
-    return points(opt.parse_shapes(args.shape), [], dtypes, chosen, *fp8)
+        return points([], shape_files.read_shapes(args.shapes), dtypes, chosen, *fp8, batch(args))
+    return points(opt.parse_shapes(args.shape), [], dtypes, chosen, *fp8, batch(args))
 
 
 def bench_request(args: argparse.Namespace) -> BenchRequest:
@@ -79,8 +87,9 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
     if len(layout) != 1:
         raise UsageError("compare takes one --layout")
     if args.shapes is not None:
-        chosen = points([], shape_files.read_shapes(args.shapes), dtypes, layout, *fp8)
-        shapes = {(p.problem.mnk, p.problem.layout) for p in chosen}
+        rows = shape_files.read_shapes(args.shapes)
+        chosen = points([], rows, dtypes, layout, *fp8, batch(args))
+        shapes = {(p.problem.mnk, p.problem.layout, *_batched(p)) for p in chosen}
         if len(shapes) != 1:
             raise UsageError(
                 f"--shapes {str(args.shapes)!r} makes {len(chosen)} points over {len(shapes)} "
@@ -89,7 +98,11 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
         return chosen
     if args.shape is None:
         return None
-    return points([opt.parse_shape(args.shape)], [], dtypes, layout, *fp8)
+    return points([opt.parse_shape(args.shape)], [], dtypes, layout, *fp8, batch(args))
+
+
+def _batched(point: Point) -> tuple[int, BatchLayout]:
+    return point.problem.batch, point.problem.batch_layout
 
 
 def _fp8_choice(given: list[Point]) -> tuple[OutDType | None, Scaling | None]:
@@ -115,10 +128,12 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
         shape = None
         dtypes, layout = _dtypes(args.dtype), layouts(args.layout)[0]
         fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
+        batched = batch(args)
     else:
         shape = given[0].problem.mnk
         dtypes, layout = [p.problem.dtype for p in given], given[0].problem.layout
         fp8 = _fp8_choice(given)
+        batched = _batched(given[0])
     return CompareRequest(
         kernels=tuple(args.names),
         shape=shape,
@@ -126,6 +141,8 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
         layout=layout,
         out_dtype=fp8[0],
         scaling=fp8[1],
+        batch=batched[0],
+        batch_layout=batched[1],
         timing=timing_asked(args),
         out=args.out,
         force=args.force,

@@ -34,6 +34,7 @@ from gemmreg.commands.launching import (
 )
 from gemmreg.commands.requests import CompareRequest, check_names
 from gemmreg.commands.results import CompareResult
+from gemmreg.contract.batching import shown_shape
 from gemmreg.workers.tracing import trace
 
 if TYPE_CHECKING:
@@ -168,6 +169,6 @@ def _timing_line(
     if timing.budget_s is not None:
         processes += f", more until decided within {timing.budget_s:g} s"
     return (
-        f"{counted}timing {', '.join(names)} at {p.shape} {p.number_format} {p.layout} "
+        f"{counted}timing {', '.join(names)} at {shown_shape(p)} {p.number_format} {p.layout} "
         f"on {info.kind} ({info.device_name}): {processes}"
     )

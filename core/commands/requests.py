@@ -25,7 +25,7 @@ import attrs
 from gemmreg.contract import options as opt
 from gemmreg.contract.bad_input import did_you_mean
 from gemmreg.contract.options import UsageError
-from gemmreg.contract.records import DType, Layout, OutDType, Problem, Scaling
+from gemmreg.contract.records import BatchLayout, DType, Layout, OutDType, Problem, Scaling
 from gemmreg.timing.points import Point
 from gemmreg.timing.timing_options import L2_STATES, TimingOptions
 
@@ -87,6 +87,18 @@ def check_timeout(value: object, shown: str) -> None:
     number = value if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
     if not (math.isfinite(number) and number > 0):
         raise UsageError(f"{shown} must be a positive number of seconds, got {value}")
+
+
+def check_batches(batches: Sequence[int], shown: str) -> None:
+    """At least one batch size, each an integer from 1 to ``MAX_BATCH``, none twice."""
+    from gemmreg.contract.batching import MAX_BATCH
+
+    if not batches:
+        raise UsageError(f"{shown}: names no batch size")
+    for batch in batches:
+        check_integer(batch, 1, MAX_BATCH, shown)
+    if len(set(batches)) != len(batches):
+        raise UsageError(f"{shown}: names a batch size twice")
 
 
 def check_names(command: str, names: Sequence[str], minimum: int) -> None:
@@ -182,6 +194,9 @@ class CompareRequest:
     """An fp8 point's C dtype; None: the dtype's default (bf16)."""
     scaling: Scaling | None = None
     """An fp8 point's scaling; None: the dtype's default (per tensor)."""
+    batch: int = 1
+    """The points' batch size: above 1, C[i] = A[i] @ B[i] for each item."""
+    batch_layout: BatchLayout = "packed"
     timing: TimingAsked = TimingAsked()
     out: Path | None = None
     """Where the run is saved (claimed before any work); None: not saved."""
@@ -200,7 +215,9 @@ class CompareRequest:
 
         shape = self.shape or timing_options.default_shape(gpu)
         fp8 = (self.out_dtype, self.scaling)
-        return [p.problem for p in points([shape], [], list(self.dtypes), [self.layout], *fp8)]
+        batch = (self.batch, self.batch_layout)
+        chosen = points([shape], [], list(self.dtypes), [self.layout], *fp8, batch)
+        return [p.problem for p in chosen]
 
 
 @attrs.frozen(kw_only=True)
@@ -237,6 +254,10 @@ class CheckRequest:
     """The fp8 cases' output dtypes; empty: every one."""
     scalings: tuple[Scaling, ...] = ()
     """The fp8 cases' scalings; empty: both."""
+    batches: tuple[int, ...] = (1,)
+    """The batch sizes: 1, the matrix as it always was; each above it, batched cases."""
+    batch_layouts: tuple[BatchLayout, ...] = ()
+    """The batched cases' batch layouts; empty: every one."""
     seed: int | None = None
     """Every case's seed, in place of the matrix's own."""
     timeout: float | None = None
@@ -247,5 +268,6 @@ class CheckRequest:
 
     def check(self, spell: Spell) -> None:
         check_names("check", self.plugins, 0)
+        check_batches(self.batches, spell("batch"))
         check_integer(self.seed, 0, opt.MAX_SEED, spell("seed"))
         check_timeout(self.timeout, spell("timeout"))

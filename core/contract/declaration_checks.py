@@ -60,15 +60,30 @@ def _non_negative_float(instance: object, attribute: attrs.Attribute, value: flo
         raise _fail(instance, attribute, f"must be a non-negative number, got {value!r}")
 
 
-def _capability_set(choices: tuple[str, ...]) -> Callable[..., None]:
+def _capability_set(choices: tuple[str, ...], may_be_empty: bool = False) -> Callable[..., None]:
     def check(instance: object, attribute: attrs.Attribute, value: frozenset[str]) -> None:
-        if not value:
+        if not value and not may_be_empty:
             raise _fail(instance, attribute, "must name at least one")
         unknown = sorted(set(value) - set(choices))
         if unknown:
             raise _fail(instance, attribute, f"unknown {unknown}; choose from {', '.join(choices)}")
 
     return check
+
+
+def _optional_positive(instance: object, attribute: attrs.Attribute, value: int | None) -> None:
+    if value is not None:
+        _positive(instance, attribute, value)
+
+
+def _tile(instance: object, attribute: attrs.Attribute, value: object) -> None:
+    """A tile is None or (BLOCK_M, BLOCK_N, BLOCK_K), each positive."""
+    if value is None:
+        return
+    if not (isinstance(value, tuple) and len(value) == 3):
+        raise _fail(instance, attribute, f"must be (BLOCK_M, BLOCK_N, BLOCK_K), got {value!r}")
+    for size in value:
+        _positive(instance, attribute, size)
 
 
 def _optional_callable(instance: object, attribute: attrs.Attribute, value: object) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING
 
+from gemmreg.contract.batching import BATCH_GAP
 from gemmreg.contract.low_precision import is_low_precision
 from gemmreg.contract.low_precision import torch_dtype as torch_dtype  # its home was here
 from gemmreg.contract.low_precision_inputs import low_precision_inputs
@@ -31,7 +32,7 @@ def normal_inputs(problem: Problem, seed: int, device: torch.device) -> tuple[to
     :mod:`gemmreg.contract.low_precision_inputs`)."""
     if is_low_precision(problem.dtype):
         return low_precision_inputs(problem, seed, device, "normal")
-    a, b = _normal_draw(problem.m, problem.n, problem.k, seed)
+    a, b = _normal_draw(problem.batch, problem.m, problem.n, problem.k, seed)
     dtype = torch_dtype(problem.dtype)
     return (
         a.to(device=device, dtype=dtype, copy=True),
@@ -40,17 +41,21 @@ def normal_inputs(problem: Problem, seed: int, device: torch.device) -> tuple[to
 
 
 @functools.lru_cache(maxsize=1)
-def _normal_draw(m: int, n: int, k: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def _normal_draw(
+    batch: int, m: int, n: int, k: int, seed: int
+) -> tuple[torch.Tensor, torch.Tensor]:
     """The CPU draw behind :func:`normal_inputs`, kept for the next caller: a
     timing process prepares every kernel of a comparison on the same seed,
     and drawing 2 x 8192^2 normals on the CPU took about a second per kernel
     on the H200's host (ten of a sweep point's 25 s per process). Only the
-    last draw is kept (2 GB of host memory at 8192 x 8192 x 32768)."""
+    last draw is kept (2 GB of host memory at 8192 x 8192 x 32768). A batched
+    problem's are (batch, m, k) and (batch, k, n), every item drawn in turn."""
     import torch
 
+    lead = (batch,) if batch > 1 else ()
     generator = torch.Generator().manual_seed(seed)
-    a = torch.randn(m, k, generator=generator)
-    b = torch.randn(k, n, generator=generator)
+    a = torch.randn(*lead, m, k, generator=generator)
+    b = torch.randn(*lead, k, n, generator=generator)
     return a, b
 
 
@@ -95,12 +100,13 @@ def core_inputs(
     # Large operands are drawn on the device itself: drawing 2^31 elements on the
     # CPU and copying them over would take longer than the case.
     on_device = (
-        device.type != "cpu" and max(problem.m, problem.n) * problem.k > DRAW_ON_DEVICE_ABOVE
+        device.type != "cpu"
+        and problem.batch * max(problem.m, problem.n) * problem.k > DRAW_ON_DEVICE_ABOVE
     )
     where = device if on_device else torch.device("cpu")
     generator = torch.Generator(device=where).manual_seed(seed)
 
-    def draw(shape: tuple[int, int]) -> torch.Tensor:
+    def draw(shape: tuple[int, ...]) -> torch.Tensor:
         if kind == "normal":
             x = torch.randn(shape, generator=generator, device=where)
         elif kind == "uniform":
@@ -123,7 +129,8 @@ def core_inputs(
             raise ValueError(f"unknown value kind {kind!r}")
         return x.to(device=device, dtype=torch_dtype(problem.dtype))
 
-    return draw((problem.m, problem.k)), draw((problem.k, problem.n))
+    lead = (problem.batch,) if problem.batch > 1 else ()
+    return draw((*lead, problem.m, problem.k)), draw((*lead, problem.k, problem.n))
 
 
 # Extra columns of padding for the ``padded`` layout: odd, so that row starts
@@ -136,20 +143,20 @@ def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.T
 
     The core lays out every case's operands with it, so a plugin that builds
     operands of its own (to tune on, say) gets exactly the strides it will be
-    handed, the NaN in the padding of ``padded`` included."""
+    handed, the NaN in the padding of ``padded`` included. A batched problem's
+    3-D operands get it item by item (their last two dimensions), packed; then
+    :func:`apply_batch_layout`."""
     import torch
 
     def transposed(x: torch.Tensor) -> torch.Tensor:
-        return x.t().contiguous().t()
+        return x.transpose(-1, -2).contiguous().transpose(-1, -2)
 
     def padded(x: torch.Tensor) -> torch.Tensor:
-        rows, cols = x.shape
-        wide = torch.empty(rows, cols + PAD, dtype=x.dtype, device=x.device)
-        # poison: a kernel that reads the padding sees NaN (int8, which has
-        # none: its largest value, which the sums it reaches cannot hide)
-        wide[:, cols:] = float("nan") if x.dtype.is_floating_point else torch.iinfo(x.dtype).max
-        wide[:, :cols] = x
-        return wide[:, :cols]
+        cols = x.shape[-1]
+        wide = torch.empty(*x.shape[:-1], cols + PAD, dtype=x.dtype, device=x.device)
+        wide[..., cols:] = _poison(x)
+        wide[..., :cols] = x
+        return wide[..., :cols]
 
     if layout == "rowmajor":
         return a.contiguous(), b.contiguous()
@@ -160,3 +167,39 @@ def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.T
     if layout == "padded":
         return padded(a), padded(b)
     raise ValueError(f"unknown layout {layout!r}")
+
+
+def _poison(x: torch.Tensor) -> float | int:
+    """What padding holds: NaN, so a kernel that reads it sees NaN (int8, which
+    has none: its largest value, which the sums it reaches cannot hide)."""
+    import torch
+
+    return float("nan") if x.dtype.is_floating_point else torch.iinfo(x.dtype).max
+
+
+def apply_batch_layout(
+    a: torch.Tensor, b: torch.Tensor, batch_layout: str
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batched problem's A and B (3-D, each item already laid out by
+    :func:`apply_layout`) with the same values, their items placed as
+    ``batch_layout`` says (:data:`gemmreg.contract.vocabulary.BatchLayout`):
+    ``packed`` as they are; ``strided`` with :data:`BATCH_GAP` elements of
+    NaN between one item's storage and the next, so the batch stride exceeds
+    the item's size and a kernel that assumes a packed batch reads the wrong
+    elements."""
+    if batch_layout == "packed":
+        return a, b
+    if batch_layout == "strided":
+        return _spread(a), _spread(b)
+    raise ValueError(f"unknown batch layout {batch_layout!r}")
+
+
+def _spread(x: torch.Tensor) -> torch.Tensor:
+    import torch
+
+    item, rows, cols = x.stride()
+    step = item + BATCH_GAP
+    buffer = torch.full((x.shape[0] * step,), _poison(x), dtype=x.dtype, device=x.device)
+    spread = buffer.as_strided(x.shape, (step, rows, cols))
+    spread.copy_(x)  # the padding inside an item, if any, keeps its poison
+    return spread

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import attrs
-from gemmreg.contract import low_precision
+from gemmreg.contract import batching, low_precision
 from gemmreg.contract.declaration_checks import SpecError as SpecError  # its home for users
 from gemmreg.contract.declaration_checks import (
     UnsupportedProblem,
@@ -20,8 +20,10 @@ from gemmreg.contract.declaration_checks import (
     _fail,
     _member_of,
     _optional_callable,
+    _optional_positive,
     _positive,
     _required_callable,
+    _tile,
     by_name,
     check_precision_mapping,
     defining_file,
@@ -35,6 +37,7 @@ from gemmreg.contract.tolerance_bounds import check_tolerances
 from gemmreg.contract.vocabulary import (  # the records' words; importers find them here too
     ALL_DTYPES,
     BACKENDS,
+    BATCH_LAYOUTS,
     DTYPES,  # noqa: F401
     ELEMENT_BYTES,  # noqa: F401
     LAYOUTS,
@@ -45,6 +48,7 @@ from gemmreg.contract.vocabulary import (  # the records' words; importers find 
     SCALINGS,
     Availability,
     Backend,
+    BatchLayout,
     DType,
     InputGenerator,
     Launch,  # noqa: F401
@@ -62,7 +66,7 @@ from gemmreg.contract.vocabulary import (  # the records' words; importers find 
 
 @attrs.frozen(kw_only=True)
 class Problem:
-    """One GEMM to run: C (m x n) = A (m x k) @ B (k x n)."""
+    """One GEMM to run: C (m x n) = A (m x k) @ B (k x n); batched, C[i] = A[i] @ B[i]."""
 
     m: int = attrs.field(validator=_positive)
     n: int = attrs.field(validator=_positive)
@@ -82,9 +86,16 @@ class Problem:
         metadata={OMITTED_WHEN: low_precision.fixed_by_dtype},
     )
     """How A and B are scaled (:data:`Scaling`): ``tensor`` or ``rowwise`` for fp8."""
+    batch: int = attrs.field(default=1, validator=_positive, metadata=batching.OMITTED)
+    """How many GEMMs of this shape (:mod:`gemmreg.contract.batching`); 1: the plain GEMM."""
+    batch_layout: BatchLayout = attrs.field(
+        default="packed", validator=_member_of(BATCH_LAYOUTS), metadata=batching.OMITTED
+    )
+    """Where a batched problem's items of A and B sit (:data:`BatchLayout`); batch 1: packed."""
 
     def __attrs_post_init__(self) -> None:
         low_precision.settle(self)  # fixed by the dtype: follow it; fp8's: checked
+        batching.settle(self)
 
     @property
     def number_format(self) -> str:
@@ -104,12 +115,13 @@ class Problem:
 
     @property
     def flops(self) -> int:
-        """Algorithmic work, 2MNK: one multiply and one add per term."""
-        return 2 * self.m * self.n * self.k
+        """Algorithmic work, 2MNK per item: one multiply and one add per term."""
+        return 2 * self.batch * self.m * self.n * self.k
 
     @property
     def label(self) -> str:
-        return f"{self.number_format}-{self.layout}-{self.shape}"
+        """``bf16-rowmajor-MxNxK``; batched, ``b8-bf16-...`` (``b8strided-`` strided)."""
+        return batching.labelled(self, f"{self.number_format}-{self.layout}-{self.shape}")
 
 
 # ---------------------------------------------------------------------------
@@ -171,13 +183,18 @@ class Capabilities:
     layouts: frozenset[Layout] = attrs.field(
         default=frozenset({"rowmajor"}), converter=name_set, validator=_capability_set(LAYOUTS)
     )
-    max_dim: int | None = attrs.field(default=None)
+    batch_layouts: frozenset[BatchLayout] = attrs.field(
+        default=frozenset(), converter=name_set, validator=_capability_set(BATCH_LAYOUTS, True)
+    )
+    """The batch layouts of the batched problems it runs (packed, strided); none
+    by default: a problem of batch above 1 is refused, as an undeclared dtype is."""
+    max_dim: int | None = attrs.field(default=None, validator=_optional_positive)
     """Largest M, N or K the kernel accepts (for example, 32-bit size arguments)."""
     constraint: Callable[[Problem], str | None] | None = attrs.field(
         default=None, validator=_optional_callable
     )
     """Any further limit: returns the reason a problem is unsupported, or None."""
-    tile: tuple[int, int, int] | None = attrs.field(default=None)
+    tile: tuple[int, int, int] | None = attrs.field(default=None, validator=_tile)
     """(BLOCK_M, BLOCK_N, BLOCK_K) of the work each program or block does, if
     fixed: the core reports the tail waste (useful 2MNK against padded-tile work)."""
     triton: bool = attrs.field(default=False, validator=_boolean)
@@ -188,20 +205,6 @@ class Capabilities:
     @precision.validator
     def _check_precision(self, attribute: attrs.Attribute, value: dict) -> None:
         check_precision_mapping(self, attribute, value, self.dtypes, ALL_DTYPES, Precision)
-
-    @tile.validator
-    def _check_tile(self, attribute: attrs.Attribute, value: tuple[int, int, int] | None) -> None:
-        if value is None:
-            return
-        if not (isinstance(value, tuple) and len(value) == 3):
-            raise _fail(self, attribute, f"must be (BLOCK_M, BLOCK_N, BLOCK_K), got {value!r}")
-        for size in value:
-            _positive(self, attribute, size)
-
-    @max_dim.validator
-    def _check_max_dim(self, attribute: attrs.Attribute, value: int | None) -> None:
-        if value is not None:
-            _positive(self, attribute, value)
 
     def require(self, problem: Problem) -> None:
         """Raise :class:`UnsupportedProblem` unless ``problem`` is inside these
@@ -217,10 +220,10 @@ class Capabilities:
         if problem.layout not in self.layouts:
             declared = ", ".join(sorted(self.layouts))
             return f"layout {problem.layout} not declared (declares {declared})"
-        if problem.dtype in low_precision.FP8_DTYPES:
-            reason = low_precision.undeclared_fp8(problem, self.out_dtypes, self.scalings)
-            if reason:
-                return reason
+        fp8 = problem.dtype in low_precision.FP8_DTYPES
+        reason = fp8 and low_precision.undeclared_fp8(problem, self.out_dtypes, self.scalings)
+        if reason or (reason := batching.undeclared(problem, self.batch_layouts)):
+            return reason
         if self.max_dim is not None and max(problem.m, problem.n, problem.k) > self.max_dim:
             return f"a dimension exceeds the declared max_dim {self.max_dim}"
         if self.triton:

@@ -24,8 +24,10 @@ def operand_bytes(m: int, n: int, k: int, dtype: str, out_dtype: str | None = No
 
 
 def ideal_bytes(problem: Problem) -> int:
-    """The least traffic a call of ``problem`` needs: its operands, once each."""
-    return operand_bytes(problem.m, problem.n, problem.k, problem.dtype, problem.out_dtype)
+    """The least traffic a call of ``problem`` needs: its operands, once each
+    (every item's, for a batched problem)."""
+    item = operand_bytes(problem.m, problem.n, problem.k, problem.dtype, problem.out_dtype)
+    return problem.batch * item
 
 
 def ideal_gbps(problem: Problem, ms: float | None) -> float | None:

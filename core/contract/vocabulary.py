@@ -73,6 +73,19 @@ stride exceeds the row length. C is always a fresh contiguous tensor."""
 LAYOUTS: tuple[Layout, ...] = get_args(Layout)
 """Every :data:`Layout`, in the order the matrix and the tables use."""
 
+BatchLayout = Literal["packed", "strided"]
+"""Where the items of a batched problem's A and B sit (each item laid out as
+its :data:`Layout` says). ``packed``: one contiguous 3-D tensor, item after
+item, as ``torch.randn(batch, m, k)`` or ``x.view(batch, m, k)`` gives.
+``strided``: each item starts a gap past the end of the one before it (a
+batch stride above the item's size), as the views ``torch.bmm`` users meet
+leave: every other item of a larger batch (``x[::2]``), one slot of a
+buffer that holds more per item. The gaps hold NaN. C is always a fresh
+contiguous (batch, m, n) tensor."""
+
+BATCH_LAYOUTS: tuple[BatchLayout, ...] = get_args(BatchLayout)
+"""Every :data:`BatchLayout`, in the order the matrix and the tables use."""
+
 Backend = Literal["cuda", "rocm", "cpu"]
 """Where kernels run: an NVIDIA GPU through a CUDA build of torch, an AMD GPU
 through a ROCm build, or the host CPU (Triton kernels under its interpreter)."""
@@ -82,9 +95,10 @@ BACKENDS: tuple[Backend, ...] = get_args(Backend)
 
 Launch = Callable[..., None]
 """``launch(a, b, out)`` enqueues ``out = a @ b`` on the current stream and
-returns; for a scaled problem (fp8) it is ``launch(a, b, out, scale_a,
-scale_b)``, the scales as :data:`Scaling` shapes them. It must not
-allocate, synchronise or compile: the core times it."""
+returns (a batched problem's are 3-D: ``out[i] = a[i] @ b[i]``); for a scaled
+problem (fp8) it is ``launch(a, b, out, scale_a, scale_b)``, the scales as
+:data:`Scaling` shapes them. It must not allocate, synchronise or compile: the
+core times it."""
 
 Prepare = Callable[["Problem"], Launch]
 """Called once per problem, outside any timed region. Compile, pick a
@@ -92,10 +106,11 @@ configuration, allocate workspaces here; return the launch closure."""
 
 InputGenerator = Callable[["Problem", int, "torch.device"], "tuple[torch.Tensor, ...]"]
 """``make_inputs(problem, seed, device) -> (a, b)``: contiguous row-major A (m x k)
-and B (k x n) of ``problem.dtype`` on ``device``; for a scaled problem
+and B (k x n) of ``problem.dtype`` on ``device`` (a batched problem's: (batch, m, k)
+and (batch, k, n), items that differ); for a scaled problem
 ``(a, b, scale_a, scale_b)``, the fp32 scales shaped as :data:`Scaling` says.
 The same seed must give the same values; the core lays A and B out as
-``problem.layout`` asks."""
+``problem.layout`` (and ``problem.batch_layout``) asks."""
 
 MathMode = Literal[
     "ieee_fp32",

@@ -31,6 +31,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 import attrs
+from gemmreg.contract.batching import shown_shape
 from gemmreg.fanout import ray_cluster
 from gemmreg.fanout.jobs import SweepJob
 from gemmreg.fanout.ray_dispatch import Dispatch, Lost
@@ -85,7 +86,7 @@ def _sweep(ray: ModuleType, job: SweepJob) -> Sweep:
 
     def label(index: int) -> str:
         problem = problems[index]
-        return f"[{index + 1}/{len(problems)}] {problem.shape} {problem.number_format}"
+        return f"[{index + 1}/{len(problems)}] {shown_shape(problem)} {problem.number_format}"
 
     def saved() -> None:
         manifest.update(ray_nodes=list(actors.values()), lost_points=lost, retried_points=retried)

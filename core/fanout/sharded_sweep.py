@@ -25,6 +25,7 @@ import threading
 from collections.abc import Sequence
 
 import attrs
+from gemmreg.contract.batching import shown_shape
 from gemmreg.fanout import ahead_pinned
 from gemmreg.fanout.jobs import SweepJob
 from gemmreg.fanout.sweep_saves import Saves
@@ -96,7 +97,7 @@ def sweep_on_devices(job: SweepJob, chosen: Sequence[devices.Device]) -> Sweep:
                         return
                     index = queue.pop(0)
                 problem = problems[index]
-                label = f"[{index + 1}/{len(problems)} {device.label}] {problem.shape} {problem.number_format}: "
+                label = f"[{index + 1}/{len(problems)} {device.label}] {shown_shape(problem)} {problem.number_format}: "
                 say(f"{label}timing {names} on {device.name}")
                 report = time_point(
                     kernels,

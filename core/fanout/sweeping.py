@@ -17,6 +17,7 @@ from pathlib import Path
 
 import attrs
 from gemmreg.contract.backend import BackendInfo
+from gemmreg.contract.batching import shown_shape
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.fanout.jobs import CompareJob, SweepJob
@@ -220,7 +221,7 @@ def sweep(job: SweepJob) -> Sweep:
         manifest = environment.manifest(kernels, seed=timing.seed, **job.fields)
         for index, problem in enumerate(problems, 1):
             layout = "" if problem.layout == "rowmajor" else f" {problem.layout}"
-            label = f"[{index}/{len(problems)}] {problem.shape} {problem.number_format}{layout}: "
+            label = f"[{index}/{len(problems)}] {shown_shape(problem)} {problem.number_format}{layout}: "
             progress(f"{label}timing {names}")
             report = time_point(kernels, problem, timing, info, progress, label, pool)
             if weights is not None:

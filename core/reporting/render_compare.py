@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gemmreg.contract.batching import shown_shape
 from gemmreg.contract.numbers import significant, span
 from gemmreg.contract.records import Tolerance
 from gemmreg.reporting import compare_legend, format_csv, formats
@@ -232,7 +233,7 @@ def compare_table(
         "notes",
     ]
     lines = [
-        f"{p.shape} {p.number_format} {p.layout} on {report.device_name}{_gpu(report)}: {_protocol(report)}, "
+        f"{shown_shape(p)} {p.number_format} {p.layout} on {report.device_name}{_gpu(report)}: {_protocol(report)}, "
         f"seed {report.seed}" + ("  [PARTIAL: interrupted, no verdicts]" if report.partial else ""),
         f"clock: {report.clock}",
         "",

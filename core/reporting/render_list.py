@@ -56,6 +56,8 @@ class ListedPlugin(TypedDict, total=False):
     """Only for a kernel that declares fp8: the output dtypes it writes."""
     scalings: list[str]
     """Likewise: the scalings it takes."""
+    batch_layouts: list[str]
+    """Only for a kernel that takes batched problems: their batch layouts."""
     input_generator: str
     available: bool
     broken: str
@@ -93,6 +95,8 @@ def list_rows(registry: Registry) -> list[ListedPlugin]:
         if caps.dtypes & set(FP8_DTYPES):  # kept out of every other row: as it was
             rows[-1]["out_dtypes"] = sorted(caps.out_dtypes)
             rows[-1]["scalings"] = sorted(caps.scalings)
+        if caps.batch_layouts:  # likewise
+            rows[-1]["batch_layouts"] = sorted(caps.batch_layouts)
     for issue in registry.issues:
         rows.append(
             {
@@ -202,9 +206,12 @@ def list_table(registry: Registry, fmt: str) -> str:
 
 def _dtypes_cell(row: ListedPlugin) -> str:
     """The dtypes, and for fp8 what it writes and how it is scaled
-    (``fp8e4m3 -> bf16, fp32 (tensor, rowwise)``)."""
+    (``fp8e4m3 -> bf16, fp32 (tensor, rowwise)``); a line ``batched: packed,
+    strided`` for a kernel that takes batched problems."""
+    batched = row.get("batch_layouts")
+    last = f"\nbatched: {', '.join(batched)}" if batched else ""
     fp8 = [d for d in row["dtypes"] if d in FP8_DTYPES]
     if not fp8:
-        return ", ".join(row["dtypes"])
+        return ", ".join(row["dtypes"]) + last
     how = f" -> {', '.join(row['out_dtypes'])} ({', '.join(row['scalings'])})"
-    return ", ".join(d + how if d in fp8 else d for d in row["dtypes"])
+    return ", ".join(d + how if d in fp8 else d for d in row["dtypes"]) + last

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gemmreg.contract.batching import shown_shape
 from gemmreg.contract.numbers import significant, span
 from gemmreg.reporting import formats
 from gemmreg.reporting.device_sections import per_model
@@ -143,7 +144,7 @@ def regime_table(reports: Sequence[CompareReport], fmt: str) -> str:
             by_regime = {r.regime: r for r in v.regimes}
             table.append(
                 [
-                    p.shape,
+                    shown_shape(p),
                     p.number_format,
                     f"{v.kernel} vs {v.baseline}",
                     v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),

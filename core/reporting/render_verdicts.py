@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from gemmreg.contract.batching import shown_shape
 from gemmreg.contract.numbers import significant, span
 from gemmreg.reporting import formats
 from gemmreg.reporting.device_sections import per_model
@@ -135,7 +136,7 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
             mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
             table.append(
                 [
-                    p.shape,
+                    shown_shape(p),
                     p.number_format,
                     f"{v.kernel} vs {v.baseline}",
                     _fmt(mine.center_ms if mine else None, 5),

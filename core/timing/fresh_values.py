@@ -87,12 +87,13 @@ def move(operands: Operands, shifts: Shifts) -> Operands:
     strides, whatever the layout); returns them. One operand at a time, so
     the rotated copy in flight is never more than the larger of A and B.
     Per-row scales move with A's rows and per-column ones with B's columns
-    (a per-tensor scale stays), so each element keeps its scale."""
+    (a per-tensor scale stays), so each element keeps its scale. A batched
+    problem's items move alike (their last two dimensions)."""
     a, b, *scales = operands
     if shifts.rows or shifts.depth:
-        a.copy_(_roll(a, (shifts.rows, shifts.depth), (0, 1)))
+        a.copy_(_roll(a, (shifts.rows, shifts.depth), (-2, -1)))
     if shifts.columns:
-        b.copy_(_roll(b, (shifts.columns,), (1,)))
+        b.copy_(_roll(b, (shifts.columns,), (-1,)))
     if scales:
         scale_a, scale_b = scales
         if shifts.rows and scale_a.shape[0] > 1:
@@ -110,9 +111,9 @@ def rotated(operands: Operands, shifts: Shifts) -> Operands:
     placement nor moved per round."""
     a, b, *scales = operands
     if shifts.rows or shifts.depth:
-        a = _roll(a, (shifts.rows, shifts.depth), (0, 1))
+        a = _roll(a, (shifts.rows, shifts.depth), (-2, -1))
     if shifts.columns:
-        b = _roll(b, (shifts.columns,), (1,))
+        b = _roll(b, (shifts.columns,), (-1,))
     if scales:
         scale_a, scale_b = scales
         if shifts.rows and scale_a.shape[0] > 1:

@@ -9,7 +9,7 @@ import attrs
 from gemmreg.contract import low_precision
 from gemmreg.contract.declaration_checks import SpecError
 from gemmreg.contract.options import MAX_SWEEP_POINTS, UsageError
-from gemmreg.contract.records import DType, Layout, OutDType, Problem, Scaling
+from gemmreg.contract.records import BatchLayout, DType, Layout, OutDType, Problem, Scaling
 from gemmreg.timing.shape_files import ShapeRow
 
 
@@ -26,24 +26,27 @@ def points(
     layouts: Sequence[Layout],
     out_dtype: OutDType | None = None,
     scaling: Scaling | None = None,
+    batch: tuple[int, BatchLayout] = (1, "packed"),
 ) -> list[Point]:
     """``shapes`` for every dtype and layout (dtype outermost, as ``bench``
     always ordered them), then each file row in its order, with its own dtype
     and layout where it names one, else every one of ``dtypes`` and ``layouts``.
     An fp8 point writes ``out_dtype`` and is scaled by ``scaling`` (a row's
     own where it names them; else the dtype's defaults: bf16, per tensor).
-    At most :data:`MAX_SWEEP_POINTS`."""
+    Every point has ``batch``'s size and batch layout, a row's own where it
+    names them. At most :data:`MAX_SWEEP_POINTS`."""
     fp8 = (out_dtype, scaling)
     chosen = [
-        Point(_problem((m, n, k), dtype, layout, fp8))
+        Point(_problem((m, n, k), dtype, layout, fp8, batch))
         for dtype in dtypes
         for layout in layouts
         for m, n, k in shapes
     ]
     for row in rows:
         own = (row.out_dtype or out_dtype, row.scaling or scaling)
+        batched = (row.batch or batch[0], row.batch_layout or batch[1])
         chosen += [
-            Point(_problem(row.shape, dtype, layout, own), row.weight)
+            Point(_problem(row.shape, dtype, layout, own, batched), row.weight)
             for dtype in ([row.dtype] if row.dtype else dtypes)
             for layout in ([row.layout] if row.layout else layouts)
         ]
@@ -64,14 +67,19 @@ def _problem(
     dtype: DType,
     layout: Layout,
     fp8: tuple[OutDType | None, Scaling | None],
+    batch: tuple[int, BatchLayout] = (1, "packed"),
 ) -> Problem:
     """The point's problem: an fp8 dtype takes ``fp8``'s output dtype and
-    scaling (each None: its default); every other dtype has its own."""
+    scaling (each None: its default); every other dtype has its own. A
+    batched problem that cannot be (fp8, int8) is refused in one line."""
     m, n, k = shape
     out_dtype, scaling = fp8
-    if dtype not in low_precision.FP8_DTYPES:
-        return Problem(m=m, n=n, k=k, dtype=dtype, layout=layout)
+    size, batch_layout = batch
     try:
+        if dtype not in low_precision.FP8_DTYPES:
+            return Problem(
+                m=m, n=n, k=k, dtype=dtype, layout=layout, batch=size, batch_layout=batch_layout
+            )
         return Problem(
             m=m,
             n=n,
@@ -80,6 +88,8 @@ def _problem(
             layout=layout,
             out_dtype=out_dtype or low_precision.default_out(dtype),
             scaling=scaling or low_precision.default_scaling(dtype),
+            batch=size,
+            batch_layout=batch_layout,
         )
     except SpecError as error:
         raise UsageError(str(error)) from None

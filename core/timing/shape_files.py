@@ -1,6 +1,7 @@
 """``--shapes FILE``: the problems of a run read from a file (YAML, JSON or
 CSV), one row per shape, with an optional dtype, layout and weight (and for
-an fp8 dtype, ``out_dtype`` and ``scaling``).
+an fp8 dtype, ``out_dtype`` and ``scaling``; for a batched problem, ``batch``
+and ``batch_layout``).
 
 A file is input like any other: every row is checked before any work starts,
 and the first problem is refused in one line naming the file and the row
@@ -30,9 +31,30 @@ import attrs
 from gemmreg.contract.bad_input import did_you_mean
 from gemmreg.contract.low_precision import FP8_DTYPES, FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import MAX_DIGITS, MAX_SWEEP_POINTS, UsageError
-from gemmreg.contract.records import ALL_DTYPES, LAYOUTS, DType, Layout, OutDType, Scaling
+from gemmreg.contract.records import (
+    ALL_DTYPES,
+    BATCH_LAYOUTS,
+    LAYOUTS,
+    BatchLayout,
+    DType,
+    Layout,
+    OutDType,
+    Scaling,
+)
 
-COLUMNS = ("m", "n", "k", "dtype", "layout", "weight", "name", "out_dtype", "scaling")
+COLUMNS = (
+    "m",
+    "n",
+    "k",
+    "dtype",
+    "layout",
+    "weight",
+    "name",
+    "out_dtype",
+    "scaling",
+    "batch",
+    "batch_layout",
+)
 """The keys a row may have; ``m``, ``n`` and ``k`` are required."""
 MAX_WEIGHT = 1e12
 """A weight is a relative count: above this it is a typo, not a frequency."""
@@ -59,10 +81,18 @@ class ShapeRow:
     """An fp8 row's C dtype; None: the command's ``--out-dtype``, else bf16."""
     scaling: Scaling | None = None
     """An fp8 row's scaling; None: the command's ``--scaling``, else per tensor."""
+    batch: int | None = None
+    """The row's batch size; None: the command's ``--batch``, else 1."""
+    batch_layout: BatchLayout | None = None
+    """A batched row's batch layout; None: the command's ``--batch-layout``, else packed."""
 
     @property
     def shape(self) -> tuple[int, int, int]:
         return (self.m, self.n, self.k)
+
+    @property
+    def batched(self) -> tuple[int | None, BatchLayout | None]:
+        return (self.batch, self.batch_layout)
 
 
 def read_shapes(path: Path) -> list[ShapeRow]:
@@ -89,7 +119,7 @@ def read_shapes(path: Path) -> list[ShapeRow]:
     seen: dict[tuple[Any, ...], int] = {}
     for number, item in enumerate(raw, 1):
         row = _row(path, number, item)
-        key = (row.shape, row.dtype, row.layout, row.out_dtype, row.scaling)
+        key = (row.shape, row.dtype, row.layout, row.out_dtype, row.scaling, *row.batched)
         if key in seen:
             raise UsageError(
                 f"--shapes {str(path)!r}: row {number} repeats row {seen[key]} "
@@ -191,7 +221,20 @@ def _row(path: Path, number: int, item: Any) -> ShapeRow:
         name=str(item.get("name") or ""),
         out_dtype=_member(where, "out_dtype", item.get("out_dtype"), FP8_OUT_DTYPES),
         scaling=_member(where, "scaling", item.get("scaling"), FP8_SCALINGS),
+        batch=_batch(where, item.get("batch")),
+        batch_layout=_member(where, "batch_layout", item.get("batch_layout"), BATCH_LAYOUTS),
     )
+
+
+def _batch(where: str, value: Any) -> int | None:
+    from gemmreg.contract.batching import MAX_BATCH
+
+    if value is None:
+        return None
+    batch = _dimension(where, "batch", value)
+    if batch > MAX_BATCH:
+        raise UsageError(f"{where}: batch must be from 1 to {MAX_BATCH}, got {batch}")
+    return batch
 
 
 def _dimension(where: str, key: str, value: Any) -> int:

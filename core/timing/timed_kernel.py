@@ -73,7 +73,7 @@ class TimedKernel:
         """New values in the current placement's A and B, before round ``index``
         of a process drawn with ``seed`` (gemmreg.timing.fresh_values says why)."""
         assert self.operands is not None and self.moved
-        (m, k), n = self.operands[0].shape, self.operands[1].shape[1]
+        (m, k), n = self.operands[0].shape[-2:], self.operands[1].shape[-1]
         shifts = fresh_values.round_shifts(m, n, k, seed, index)
         fresh_values.move(self.operands, shifts)
         self.moved[self.current] = fresh_values.combined(self.moved[self.current], shifts, m, n, k)

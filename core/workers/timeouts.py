@@ -36,7 +36,7 @@ GPU_SECONDS_PER_FLOP = 1e-10
 
 def task_timeout_s(problem: Problem, gpu: bool) -> float:
     """The default limit, in seconds, for one task on ``problem``."""
-    flops = 2.0 * problem.m * problem.n * problem.k
+    flops = float(problem.flops)
     if gpu:
         return GPU_BASE_S + GPU_SECONDS_PER_FLOP * flops
     return CPU_BASE_S + CPU_SECONDS_PER_FLOP * flops

@@ -1,5 +1,7 @@
 """torch_ref: ``torch.mm`` on whatever device is present (cuBLAS, hipBLAS or
-the CPU BLAS). The reference point every other kernel is compared against.
+the CPU BLAS), and ``torch.bmm`` for a batched problem, packed or strided
+(the batched GEMM of cuBLAS takes any batch stride). The reference point
+every other kernel is compared against.
 
 torch_ref_tf32: the same ``torch.mm``, fp32 only, declared TF32: cuBLAS TF32,
 the like-for-like reference of a kernel whose fp32 runs as TF32 (Triton's
@@ -49,6 +51,7 @@ CAPABILITIES = gemmreg.Capabilities(
     backends={"cuda", "rocm", "cpu"},
     precision=PRECISION,
     layouts={"rowmajor", "transposedA", "transposedB", "padded"},
+    batch_layouts={"packed", "strided"},
     constraint=_cpu_bf16_padded,
 )
 
@@ -57,6 +60,12 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     import torch
 
     CAPABILITIES.require(problem)
+
+    def launch_batched(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
+        torch.bmm(a, b, out=out)
+
+    if problem.batch > 1:
+        return launch_batched
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
         torch.mm(a, b, out=out)
