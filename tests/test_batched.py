@@ -224,3 +224,18 @@ def test_gemmreg_check_fails_the_cheats(fake_plugins, tmp_path):
         assert any(line.startswith(cheat) and "FAIL" in line for line in rows), rows
     strided = [line for line in rows if line.startswith(cheats[1]) and "b3strided" in line]
     assert strided and all("FAIL" in line for line in strided), rows
+
+
+def test_the_legend_counts_a_batched_points_work_over_the_batch():
+    """TFLOP/s and ideal GB/s of a batched point are over every item: the
+    legend says so, and an unbatched point's legend reads as before."""
+    import attrs
+    from gemmreg.reporting import compare_legend, runs
+    from test_runs import REPO
+
+    _, (report, *_), _ = runs.load_run(REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench")
+    plain = "\n".join(compare_legend.legend(report))
+    assert "TFLOP/s: 2MNK / median" in plain and "x batch" not in plain
+    batched = attrs.evolve(report, problem=attrs.evolve(report.problem, batch=8))
+    text = "\n".join(compare_legend.legend(batched))
+    assert "TFLOP/s: 2MNK x batch / median" in text and "(MK + KN + MN) x batch" in text

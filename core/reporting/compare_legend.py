@@ -13,10 +13,11 @@ from gemmreg.timing.timing_records import CompareReport
 def legend(report: CompareReport) -> list[str]:
     """The lines under ``report``'s table, before its verdicts."""
     margin = report.margin if report.margin is not None else stats.DEFAULT_MARGIN
+    per = " x batch" if report.problem.batch > 1 else ""
     return [
         "median ms: median of the process medians (each the median of the kernel's round figures);",
-        "range: lowest to highest process median; TFLOP/s: 2MNK / median; ideal GB/s: the ideal",
-        "traffic (MK + KN + MN) x the dtype's bytes (A and B read once, C written once) / median,",
+        f"range: lowest to highest process median; TFLOP/s: 2MNK{per} / median; ideal GB/s: the ideal",
+        f"traffic (MK + KN + MN){per} x the dtype's bytes (A and B read once, C written once) / median,",
         "the rate the call needed, not measured DRAM traffic; % of peak: against the",
         *_after("datasheet peak for the row's precision;", _regime_lines(regimes.timed())),
         "host ms: the host's time per call (its launch path), which the samples leave out:",
