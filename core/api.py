@@ -30,11 +30,20 @@ from gemmreg.commands.requests import (
     CheckRequest,
     CompareRequest,
     TimingAsked,
+    check_integer,
 )
 from gemmreg.commands.results import BenchResult, CheckResult, CompareResult, Run
 from gemmreg.contract.low_precision import FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import UsageError
-from gemmreg.contract.records import ALL_DTYPES, DTYPES, LAYOUTS, OutDType, Scaling
+from gemmreg.contract.records import (
+    ALL_DTYPES,
+    BATCH_LAYOUTS,
+    DTYPES,
+    LAYOUTS,
+    BatchLayout,
+    OutDType,
+    Scaling,
+)
 
 __all__ = [
     "BenchResult",
@@ -60,6 +69,8 @@ def compare(
     *,
     out_dtype: str | None = None,
     scaling: str | None = None,
+    batch: int = 1,
+    batch_layout: str = "packed",
     processes: int | None = None,
     budget: float | None = None,
     seed: int | None = None,
@@ -84,7 +95,9 @@ def compare(
     it grow until every pair is decided (the default on a GPU). ``out``:
     save the run there, as ``compare --out`` does (``force``: replace a run
     it holds). ``out_dtype`` and ``scaling``: an fp8 ``dtype``'s C dtype and
-    scaling (default: bf16, per tensor)."""
+    scaling (default: bf16, per tensor). ``batch`` above 1: C[i] = A[i] @ B[i]
+    for that many items, laid out as ``batch_layout`` says (``packed`` or
+    ``strided``), as ``--batch`` and ``--batch-layout``."""
     timing: dict[str, Any] = dict(
         processes=processes,
         budget=budget,
@@ -98,7 +111,10 @@ def compare(
         device_processes=device_processes,
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
-    asked = dict(shape=shape, dtype=dtype, layout=layout, **fp8, **timing, out=out, force=force)
+    batched = dict(batch=batch, batch_layout=batch_layout)
+    asked = dict(
+        shape=shape, dtype=dtype, layout=layout, **fp8, **batched, **timing, out=out, force=force
+    )
     request = CompareRequest(
         kernels=keywords.names("compare", kernels),
         shape=None if shape is None else keywords.shape(shape),
@@ -106,6 +122,8 @@ def compare(
         layout=keywords.one(layout, "layout", LAYOUTS),
         out_dtype=_fp8_out(out_dtype),
         scaling=_fp8_scaling(scaling),
+        batch=_batch(batch),
+        batch_layout=_batch_layout(batch_layout),
         timing=TimingAsked(**timing),
         out=keywords.folder(out, "out"),
         force=force,
@@ -122,6 +140,8 @@ def bench(
     *,
     out_dtype: str | None = None,
     scaling: str | None = None,
+    batch: int = 1,
+    batch_layout: str = "packed",
     processes: int | None = None,
     budget: float | None = None,
     seed: int | None = None,
@@ -142,7 +162,7 @@ def bench(
 
     ``shapes``: as ``--shape`` takes them (``"256:1024:256,2048"``, squares
     and ranges included), or a list of ``"MxNxK"`` and ``(m, n, k)``. The
-    other keywords are :func:`compare`'s."""
+    other keywords are :func:`compare`'s (``batch``: every point's)."""
     from gemmreg.timing.points import points
 
     timing: dict[str, Any] = dict(
@@ -158,7 +178,8 @@ def bench(
         device_processes=device_processes,
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
-    asked = dict(shapes=shapes, dtypes=dtypes, layouts=layouts, **fp8, **timing)
+    batched = dict(batch=batch, batch_layout=batch_layout)
+    asked = dict(shapes=shapes, dtypes=dtypes, layouts=layouts, **fp8, **batched, **timing)
     chosen = points(
         keywords.shapes(shapes),
         [],
@@ -166,6 +187,7 @@ def bench(
         keywords.many(layouts, "layouts", LAYOUTS),
         _fp8_out(out_dtype),
         _fp8_scaling(scaling),
+        (_batch(batch), _batch_layout(batch_layout)),
     )
     request = BenchRequest(
         kernels=keywords.names("bench", kernels),
@@ -189,6 +211,8 @@ def check(
     layouts: Names | None = None,
     out_dtypes: Names | None = None,
     scalings: Names | None = None,
+    batches: Sequence[int] = (1,),
+    batch_layouts: Names | None = None,
     seed: int | None = None,
     timeout: float | None = None,
     out: PathLike | None = None,
@@ -200,7 +224,9 @@ def check(
     matrix, else the quick one. ``dtypes`` and ``layouts`` narrow the
     cases (default: fp32, fp16 and bf16, every layout); fp8 and int8 run when
     named, their cases narrowed by ``out_dtypes`` and ``scalings`` (default:
-    all). ``result.passed`` is the command's exit 0."""
+    all). ``batches``: the batch sizes (1, the matrix as it always was; each
+    above it, batched cases in ``batch_layouts``, default every one), as
+    ``--batch`` and ``--batch-layout``. ``result.passed`` is the command's exit 0."""
     request = CheckRequest(
         plugins=() if plugins is None else keywords.names("check", plugins),
         level="full" if full else "quick",
@@ -208,6 +234,8 @@ def check(
         layouts=tuple(keywords.many(layouts, "layouts", LAYOUTS)),
         out_dtypes=tuple(_many_or_none(out_dtypes, "out_dtypes", FP8_OUT_DTYPES)),
         scalings=tuple(_many_or_none(scalings, "scalings", FP8_SCALINGS)),
+        batches=tuple(batches),
+        batch_layouts=tuple(_many_or_none(batch_layouts, "batch_layouts", BATCH_LAYOUTS)),
         seed=seed,
         timeout=timeout,
         out=keywords.folder(out, "out"),
@@ -222,6 +250,18 @@ def _fp8_out(value: str | None) -> OutDType | None:
 
 def _fp8_scaling(value: str | None) -> Scaling | None:
     return None if value is None else keywords.one(value, "scaling", FP8_SCALINGS)
+
+
+def _batch(value: int) -> int:
+    """A batch size as ``--batch`` takes one."""
+    from gemmreg.contract.batching import MAX_BATCH
+
+    check_integer(value, 1, MAX_BATCH, "batch")
+    return value
+
+
+def _batch_layout(value: str) -> BatchLayout:
+    return keywords.one(value, "batch_layout", BATCH_LAYOUTS)
 
 
 def _many_or_none(value: Names | None, what: str, allowed: Sequence[_Name]) -> list[_Name]:

@@ -239,3 +239,32 @@ def test_the_legend_counts_a_batched_points_work_over_the_batch():
     batched = attrs.evolve(report, problem=attrs.evolve(report.problem, batch=8))
     text = "\n".join(compare_legend.legend(batched))
     assert "TFLOP/s: 2MNK x batch / median" in text and "(MK + KN + MN) x batch" in text
+
+
+def test_the_python_api_takes_the_batch_as_the_command_line_does(monkeypatch):
+    """check, compare and bench hand their batch choices to the same requests
+    as ``--batch`` and ``--batch-layout`` (the work is stubbed: what is asked
+    is the point); a bad batch is one UsageError, before any work."""
+    from gemmreg import api
+
+    monkeypatch.setattr(api, "_answered", lambda work, save, request, progress: request)
+    compared = api.compare(["a", "b"], "16x32x8", dtype="bf16", batch=4, batch_layout="strided")
+    (problem,) = compared.problems(gpu=False)
+    assert (problem.batch, problem.batch_layout, problem.label) == (
+        4,
+        "strided",
+        "b4strided-bf16-rowmajor-16x32x8",
+    )
+    benched = api.bench(["a"], "16,32", dtypes="fp16", batch=3)
+    assert [(p.problem.batch, p.problem.batch_layout) for p in benched.points] == [
+        (3, "packed"),
+        (3, "packed"),
+    ]
+    checked = api.check(["torch_ref"], batches=[1, 3], batch_layouts="strided")
+    assert (checked.batches, checked.batch_layouts) == ((1, 3), ("strided",))
+    assert api.compare(["a", "b"]).problems(gpu=False)[0].batch == 1  # unbatched by default
+    for bad in (0, True, 10**9):
+        with pytest.raises(gemmreg.UsageError, match="batch"):
+            api.compare(["a", "b"], batch=bad)
+    with pytest.raises(gemmreg.UsageError, match="batch_layout"):
+        api.bench(["a"], "16", batch=2, batch_layout="diagonal")
