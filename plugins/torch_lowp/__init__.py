@@ -46,10 +46,11 @@ def _on_cuda() -> bool:
 
 
 def _fp8_constraint(problem: gemmreg.Problem) -> str | None:
-    """cuBLASLt's rules for torch._scaled_mm (none on the CPU, whose
-    torch._scaled_mm takes every layout and shape)."""
+    """cuBLASLt's rules for torch._scaled_mm; on the CPU, whose
+    torch._scaled_mm takes every layout and shape, only the scaling (torch
+    2.8's CPU kernel takes per-tensor scales alone)."""
     if not _on_cuda():
-        return None
+        return _cpu_refusal("scaled_mm_rowwise") if problem.scaling == "rowwise" else None
     if problem.dtype == "fp8e5m2":
         return "cuBLASLt multiplies no two e5m2 matrices (torch._scaled_mm refuses them)"
     if problem.layout != "transposedB":
@@ -97,19 +98,25 @@ INT8_CAPABILITIES = gemmreg.Capabilities(
 @functools.cache
 def _cpu_refusal(probe: str) -> str | None:
     """Why this torch cannot run ``probe`` (``scaled_mm`` or ``int_mm``) on the
-    CPU, or None: asked by running it once on 16x16 operands."""
+    CPU, or None: asked by running it once on 16x16 operands. ``scaled_mm_rowwise``:
+    with a scale per row of A and per column of B."""
     import torch
 
     try:
-        if probe == "scaled_mm":
+        if probe.startswith("scaled_mm"):
             x = torch.ones(16, 16).to(torch.float8_e4m3fn)
-            one = torch.ones(1, 1)
-            torch._scaled_mm(x, x.t(), scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+            rows = probe.endswith("rowwise")
+            scale_a, scale_b = (
+                (torch.ones(16, 1), torch.ones(1, 16)) if rows else (torch.ones(1, 1),) * 2
+            )
+            torch._scaled_mm(x, x.t(), scale_a=scale_a, scale_b=scale_b, out_dtype=torch.bfloat16)
         else:
             y = torch.ones(32, 32, dtype=torch.int8)
             torch._int_mm(y, y)
     except Exception as error:  # this torch's CPU build has no such kernel
-        return f"torch {torch.__version__} has no CPU torch._{probe} ({type(error).__name__})"
+        name = probe.replace("_rowwise", "")
+        what = " with rowwise scales" if probe.endswith("rowwise") else ""
+        return f"torch {torch.__version__} has no CPU torch._{name}{what} ({type(error).__name__})"
     return None
 
 
