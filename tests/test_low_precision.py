@@ -314,7 +314,9 @@ def test_check_refuses_an_unknown_output_dtype(cli_offline):
 
 @pytest.mark.slow
 def test_timing_prechecks_fp8_with_its_scales(fake_plugins, tmp_path):
-    """compare's precheck holds an fp8 kernel to its scales as check does."""
+    """compare's precheck holds an fp8 kernel to its scales as check does;
+    where torch's CPU _scaled_mm takes no rowwise scales (torch 2.8), the
+    reference is refused instead, in one line naming why, before any work."""
     fake_plugins("low_precision_cheats")
     argv = [
         *(sys.executable, "-m", "gemmreg", "compare", "fake_fp8_row_as_column", "torch_ref_fp8"),
@@ -322,6 +324,11 @@ def test_timing_prechecks_fp8_with_its_scales(fake_plugins, tmp_path):
         *("--processes", "2", "--max-time", "0.1"),
     ]
     done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    refused = rowwise_refusal()
+    if refused is not None:
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert f"torch_ref_fp8: {refused}" in done.stderr, done.stderr
+        return
     assert "fake_fp8_row_as_column: failed: cold start: precheck:" in done.stderr, done.stderr
     assert "fp8e4m3-bf16-rowwise" in done.stdout + done.stderr
 
