@@ -253,3 +253,58 @@ def test_gemmreg_check_fails_the_cheats(fake_plugins, tmp_path):
     for cheat in cheats:
         assert any(line.startswith(cheat) and "FAIL" in line for line in rows), rows
         assert all(" pass " in line for line in plain if line.startswith(cheat)), plain
+
+
+def test_the_python_api_takes_groups_as_the_command_line_does(monkeypatch):
+    """compare and bench hand their groups to the same requests as
+    ``--groups`` beside ``--shape NxK``, and check its grouped cases as
+    ``--grouped`` (the work is stubbed: what is asked is the point); bad
+    groups are one UsageError, before any work."""
+    from gemmreg import api
+
+    monkeypatch.setattr(api, "_answered", lambda work, save, request, progress: request)
+    compared = api.compare(["a", "b"], "32x8", dtype="bf16", groups=[0, 1, 5])
+    (problem,) = compared.problems(gpu=False)
+    assert problem.label == "g3_0_1_5-bf16-rowmajor-6x32x8"
+    (default,) = api.compare(["a", "b"], groups="2,3").problems(gpu=False)
+    assert default.groups == (2, 3) and default.m == 5
+    benched = api.bench(["a"], [(32, 8), "64x16"], groups=(4, 0))
+    assert [p.problem.label for p in benched.points] == [
+        "g2_4_0-fp32-rowmajor-4x32x8",
+        "g2_4_0-fp32-rowmajor-4x64x16",
+    ]
+    assert api.check(["torch_ref"], grouped=True).grouped
+    assert not api.check(["torch_ref"]).grouped
+    assert api.compare(["a", "b"]).problems(gpu=False)[0].groups == ()
+    for bad, words in (([0, 0], "every group is empty"), ("1,x", "a row count from 0")):
+        with pytest.raises(gemmreg.UsageError, match=words):
+            api.compare(["a", "b"], "32x8", groups=bad)
+    with pytest.raises(gemmreg.UsageError, match="with groups, give"):
+        api.bench(["a"], [(6, 32, 8)], groups=(1, 5))
+
+
+@pytest.mark.parametrize(
+    ("options", "batch", "batch_layout", "groups"),
+    [
+        (("--groups", "0,2,3", "--shape", "16x8"), "1", "", "0;2;3"),
+        (("--batch", "2", "--batch-layout", "strided", "--shape", "5x16x8"), "2", "strided", ""),
+        (("--shape", "5x16x8"), "1", "", ""),
+    ],
+)
+def test_a_saved_runs_csv_tells_grouped_and_batched_points_from_plain_ones(
+    tmp_path, options, batch, batch_layout, groups
+):
+    """summary.csv and ``--format csv`` name the batch, its layout and the
+    members: the three points share m, n and k, and no row reads as another's."""
+    import csv
+
+    argv = [sys.executable, "-m", "gemmreg", "bench", "torch_ref", *options]
+    argv += ["--processes", "2", "--max-time", "0.1", "--out", "run", "--format", "csv"]
+    done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    saved = list(csv.DictReader((tmp_path / "run" / "summary.csv").open()))
+    printed = list(csv.DictReader(done.stdout.splitlines()))
+    assert saved == printed and len(saved) == 1
+    (row,) = saved
+    assert (row["m"], row["n"], row["k"], row["kernel"]) == ("5", "16", "8", "torch_ref")
+    assert (row["batch"], row["batch_layout"], row["groups"]) == (batch, batch_layout, groups)

@@ -22,6 +22,7 @@ run loads, keys and shows as before.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -160,7 +161,7 @@ def parse_sizes(value: object, where: str) -> tuple[int, ...]:
     found: list[int] = []
     for item in items:
         text = item.strip() if isinstance(item, str) else item
-        if isinstance(text, str) and "x" in text:
+        if isinstance(text, str) and re.fullmatch(r"\d+(x\d+)+", text):
             raise UsageError(f"{where}: {text!r:.40} is a shape: {ONE_SHAPE}")
         if isinstance(text, str) and text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS:
             text = int(text)
