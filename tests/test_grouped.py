@@ -308,3 +308,14 @@ def test_a_saved_runs_csv_tells_grouped_and_batched_points_from_plain_ones(
     (row,) = saved
     assert (row["m"], row["n"], row["k"], row["kernel"]) == ("5", "16", "8", "torch_ref")
     assert (row["batch"], row["batch_layout"], row["groups"]) == (batch, batch_layout, groups)
+
+
+def test_the_moe_example_file_is_grouped_points_whose_m_is_the_members_sum():
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples/shapes/moe-experts.yaml"
+    rows = read_shapes(example)
+    assert len(rows) == 4 and all(len(row.groups) == 8 for row in rows)
+    assert all(row.m == sum(row.groups) and 0 in row.groups for row in rows)
+    chosen = points([], rows, ["bf16"], ["transposedB"])
+    assert {p.problem.n for p in chosen} == {14336, 4096} and len(chosen) == 4
