@@ -34,6 +34,7 @@ from gemmreg.contract.bad_input import UsageError
 from gemmreg.contract.balanced_orders import williams_rows
 from gemmreg.contract.gpu_compile import CompiledKernel, compile_kernel
 from gemmreg.contract.gpu_compile import unavailable_reason as compile_unavailable
+from gemmreg.contract.grouped_problems import grouped_problem
 from gemmreg.contract.inputs import apply_layout, normal_inputs, torch_dtype
 from gemmreg.contract.judge_clock import sample_ms
 from gemmreg.contract.records import (
@@ -142,6 +143,7 @@ __all__ = [
     "compare",
     "compile_kernel",
     "compile_unavailable",
+    "grouped_problem",
     "hookimpl",
     "load_run",
     "normal_inputs",

@@ -30,20 +30,11 @@ from gemmreg.commands.requests import (
     CheckRequest,
     CompareRequest,
     TimingAsked,
-    check_integer,
 )
 from gemmreg.commands.results import BenchResult, CheckResult, CompareResult, Run
 from gemmreg.contract.low_precision import FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import UsageError
-from gemmreg.contract.records import (
-    ALL_DTYPES,
-    BATCH_LAYOUTS,
-    DTYPES,
-    LAYOUTS,
-    BatchLayout,
-    OutDType,
-    Scaling,
-)
+from gemmreg.contract.records import ALL_DTYPES, BATCH_LAYOUTS, DTYPES, LAYOUTS
 
 __all__ = [
     "BenchResult",
@@ -58,7 +49,6 @@ __all__ = [
 ]
 
 _Result = TypeVar("_Result", CompareResult, BenchResult, CheckResult)
-_Name = TypeVar("_Name", bound=str)
 
 
 def compare(
@@ -71,6 +61,7 @@ def compare(
     scaling: str | None = None,
     batch: int = 1,
     batch_layout: str = "packed",
+    groups: Sequence[int] | str | None = None,
     processes: int | None = None,
     budget: float | None = None,
     seed: int | None = None,
@@ -97,7 +88,8 @@ def compare(
     it holds). ``out_dtype`` and ``scaling``: an fp8 ``dtype``'s C dtype and
     scaling (default: bf16, per tensor). ``batch`` above 1: C[i] = A[i] @ B[i]
     for that many items, laid out as ``batch_layout`` says (``packed`` or
-    ``strided``), as ``--batch`` and ``--batch-layout``."""
+    ``strided``), as ``--batch`` and ``--batch-layout``. ``groups``: an MoE
+    grouped GEMM's member sizes beside ``shape`` ``"NxK"``, as ``--groups``."""
     timing: dict[str, Any] = dict(
         processes=processes,
         budget=budget,
@@ -111,19 +103,20 @@ def compare(
         device_processes=device_processes,
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
-    batched = dict(batch=batch, batch_layout=batch_layout)
+    batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
     asked = dict(
         shape=shape, dtype=dtype, layout=layout, **fp8, **batched, **timing, out=out, force=force
     )
     request = CompareRequest(
         kernels=keywords.names("compare", kernels),
-        shape=None if shape is None else keywords.shape(shape),
+        shape=None if shape is None else keywords.shape(shape, keywords.groups(groups)),
         dtypes=(keywords.one(dtype, "dtype", ALL_DTYPES),),
         layout=keywords.one(layout, "layout", LAYOUTS),
-        out_dtype=_fp8_out(out_dtype),
-        scaling=_fp8_scaling(scaling),
-        batch=_batch(batch),
-        batch_layout=_batch_layout(batch_layout),
+        out_dtype=keywords.fp8_out(out_dtype),
+        scaling=keywords.fp8_scaling(scaling),
+        batch=keywords.batch(batch),
+        batch_layout=keywords.batch_layout(batch_layout),
+        groups=keywords.groups(groups),
         timing=TimingAsked(**timing),
         out=keywords.folder(out, "out"),
         force=force,
@@ -142,6 +135,7 @@ def bench(
     scaling: str | None = None,
     batch: int = 1,
     batch_layout: str = "packed",
+    groups: Sequence[int] | str | None = None,
     processes: int | None = None,
     budget: float | None = None,
     seed: int | None = None,
@@ -162,7 +156,7 @@ def bench(
 
     ``shapes``: as ``--shape`` takes them (``"256:1024:256,2048"``, squares
     and ranges included), or a list of ``"MxNxK"`` and ``(m, n, k)``. The
-    other keywords are :func:`compare`'s (``batch``: every point's)."""
+    other keywords are :func:`compare`'s (``batch`` and ``groups``: every point's)."""
     from gemmreg.timing.points import points
 
     timing: dict[str, Any] = dict(
@@ -178,16 +172,17 @@ def bench(
         device_processes=device_processes,
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
-    batched = dict(batch=batch, batch_layout=batch_layout)
+    batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
     asked = dict(shapes=shapes, dtypes=dtypes, layouts=layouts, **fp8, **batched, **timing)
     chosen = points(
-        keywords.shapes(shapes),
+        keywords.shapes(shapes, keywords.groups(groups)),
         [],
         keywords.many(dtypes, "dtypes", ALL_DTYPES),
         keywords.many(layouts, "layouts", LAYOUTS),
-        _fp8_out(out_dtype),
-        _fp8_scaling(scaling),
-        (_batch(batch), _batch_layout(batch_layout)),
+        keywords.fp8_out(out_dtype),
+        keywords.fp8_scaling(scaling),
+        (keywords.batch(batch), keywords.batch_layout(batch_layout)),
+        keywords.groups(groups),
     )
     request = BenchRequest(
         kernels=keywords.names("bench", kernels),
@@ -213,6 +208,7 @@ def check(
     scalings: Names | None = None,
     batches: Sequence[int] = (1,),
     batch_layouts: Names | None = None,
+    grouped: bool = False,
     seed: int | None = None,
     timeout: float | None = None,
     out: PathLike | None = None,
@@ -226,47 +222,24 @@ def check(
     named, their cases narrowed by ``out_dtypes`` and ``scalings`` (default:
     all). ``batches``: the batch sizes (1, the matrix as it always was; each
     above it, batched cases in ``batch_layouts``, default every one), as
-    ``--batch`` and ``--batch-layout``. ``result.passed`` is the command's exit 0."""
+    ``--batch`` and ``--batch-layout``; ``grouped``: the grouped cases too, as
+    ``--grouped``. ``result.passed`` is the command's exit 0."""
     request = CheckRequest(
         plugins=() if plugins is None else keywords.names("check", plugins),
         level="full" if full else "quick",
         dtypes=tuple(DTYPES if dtypes is None else keywords.many(dtypes, "dtypes", ALL_DTYPES)),
         layouts=tuple(keywords.many(layouts, "layouts", LAYOUTS)),
-        out_dtypes=tuple(_many_or_none(out_dtypes, "out_dtypes", FP8_OUT_DTYPES)),
-        scalings=tuple(_many_or_none(scalings, "scalings", FP8_SCALINGS)),
+        out_dtypes=tuple(keywords.many_or_none(out_dtypes, "out_dtypes", FP8_OUT_DTYPES)),
+        scalings=tuple(keywords.many_or_none(scalings, "scalings", FP8_SCALINGS)),
         batches=tuple(batches),
-        batch_layouts=tuple(_many_or_none(batch_layouts, "batch_layouts", BATCH_LAYOUTS)),
+        batch_layouts=tuple(keywords.many_or_none(batch_layouts, "batch_layouts", BATCH_LAYOUTS)),
+        grouped=bool(grouped),
         seed=seed,
         timeout=timeout,
         out=keywords.folder(out, "out"),
         force=force,
     )
     return _answered(check_command.check, check_command.save, request, progress)
-
-
-def _fp8_out(value: str | None) -> OutDType | None:
-    return None if value is None else keywords.one(value, "out_dtype", FP8_OUT_DTYPES)
-
-
-def _fp8_scaling(value: str | None) -> Scaling | None:
-    return None if value is None else keywords.one(value, "scaling", FP8_SCALINGS)
-
-
-def _batch(value: int) -> int:
-    """A batch size as ``--batch`` takes one."""
-    from gemmreg.contract.batching import MAX_BATCH
-
-    check_integer(value, 1, MAX_BATCH, "batch")
-    return value
-
-
-def _batch_layout(value: str) -> BatchLayout:
-    return keywords.one(value, "batch_layout", BATCH_LAYOUTS)
-
-
-def _many_or_none(value: Names | None, what: str, allowed: Sequence[_Name]) -> list[_Name]:
-    """The names given, or none (a request's "every one")."""
-    return [] if value is None else keywords.many(value, what, allowed)
 
 
 def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:

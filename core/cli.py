@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
     cli_options.fp8_options(check, many=True)
     cli_options.batch_options(check, many=True)
+    cli_options.group_options(check, many=True)
     cli_options.seed_option(check)
     check.add_argument(
         "--timeout",
@@ -160,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
     cli_options.fp8_options(compare, many=False)
     cli_options.batch_options(compare, many=False)
+    cli_options.group_options(compare, many=False)
     cli_options.add_timing_options(compare)
     cli_options.devices_option(compare, "its processes spread over GPUs of one model", ray=True)
     cli_options.format_option(compare)
@@ -181,6 +183,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
     cli_options.fp8_options(bench, many=False)
     cli_options.batch_options(bench, many=False)
+    cli_options.group_options(bench, many=False)
     cli_options.add_timing_options(bench)
     cli_options.devices_option(
         bench, "each point on one of them, every point on each model", ray=True

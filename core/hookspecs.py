@@ -103,6 +103,14 @@ Rules the core relies on:
 - fp8 and int8 kernels declare ``Capabilities(out_dtypes=..., scalings=...)``;
   an fp8 launch is ``launch(a, b, out, scale_a, scale_b)`` (docs/plugins.md,
   "Low-precision kernels").
+- Grouped kernels (an MoE layer's experts: members of ``problem.groups[i]``
+  rows sharing n and k) declare ``Capabilities(grouped=True)``; a grouped
+  launch is ``launch(a, b, out, offsets)``: A (sum m_i x k) and C (sum m_i x n)
+  the members' rows stacked, B (groups x k x n) one weight per member, and
+  ``offsets`` an int32 tensor of groups + 1 entries on the device, member i's
+  rows ``offsets[i]:offsets[i + 1]`` (empty members included: equal entries).
+  The sizes are ``problem.groups`` too, known in ``prepare``
+  (:mod:`gemmreg.contract.grouping`).
 - Kernels compiled at run time from HIP/CUDA source use
   :func:`gemmreg.compile_kernel`, with ``available=gemmreg.compile_unavailable``.
 - A plugin that keeps anything on disk between processes (autotuning choices,

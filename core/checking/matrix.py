@@ -16,8 +16,8 @@ from collections.abc import Iterable, Sequence
 from typing import Literal, cast, get_args
 
 import attrs
-from gemmreg.checking import matrix_batched, matrix_low_precision
-from gemmreg.contract.batching import batch_label
+from gemmreg.checking import matrix_batched, matrix_grouped, matrix_low_precision
+from gemmreg.contract.batching import form_label
 from gemmreg.contract.inputs import DEFAULT_SEED
 from gemmreg.contract.low_precision import is_low_precision
 from gemmreg.contract.records import (
@@ -110,7 +110,7 @@ class Case:
         """``my_gemm-fp16-transposedB-17x19x23``, plus the values and seed
         where they are not the defaults (a batched case's: ``my_gemm-b3-fp16-...``)."""
         p = self.problem
-        parts = [kernel, *filter(None, [batch_label(p)]), p.number_format, p.layout, p.shape]
+        parts = [kernel, *filter(None, [form_label(p)]), p.number_format, p.layout, p.shape]
         if self.values != "normal":
             parts.append(self.values)
         if self.seed != DEFAULT_SEED:
@@ -144,6 +144,7 @@ def build(
     scalings: Sequence[Scaling] = (),
     batches: Sequence[int] = (1,),
     batch_layouts: Sequence[BatchLayout] = BATCH_LAYOUTS,
+    grouped: bool = False,
 ) -> list[Case]:
     """The matrix at ``level``, before any plugin's capabilities are applied.
 
@@ -156,10 +157,12 @@ def build(
     :mod:`gemmreg.checking.matrix_low_precision`. ``batches``: the batch sizes,
     1 for the cases above; each size above 1 adds the batched cases in the
     ``batch_layouts`` asked for (:mod:`gemmreg.checking.matrix_batched`).
+    ``grouped``: the grouped cases too, last (:mod:`gemmreg.checking.matrix_grouped`).
     """
-    batched = matrix_batched.cases(
-        level, [d for d in dtypes if d in DTYPES], layouts, batches, batch_layouts
-    )
+    plain = [d for d in dtypes if d in DTYPES]
+    batched = matrix_batched.cases(level, plain, layouts, batches, batch_layouts)
+    if grouped:
+        batched += matrix_grouped.cases(level, plain, layouts)
     if 1 not in batches:
         return [Case(problem=problem, seed=seed) for problem, seed in batched]
     low = [dtype for dtype in dtypes if is_low_precision(dtype)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gemmreg.contract.grouping import offsets, operand_shapes
 from gemmreg.contract.inputs import (
     apply_batch_layout,
     apply_layout,
@@ -27,7 +28,9 @@ def make_operands(
     """Inputs for this seed, laid out (and a batch's items placed) as the
     problem says: the plugin's own generator for ``values="plugin"``, else one
     of the matrix's value kinds.
-    ``(a, b)``, and for a scaled problem ``(a, b, scale_a, scale_b)``."""
+    ``(a, b)``, for a scaled problem ``(a, b, scale_a, scale_b)``, and for a
+    grouped one ``(a, b, offsets)``: the members' row offsets, which the core
+    makes from the problem (:func:`gemmreg.contract.grouping.offsets`)."""
     import torch
 
     if values == "plugin":
@@ -43,8 +46,7 @@ def make_operands(
             f"{problem.number_format}; expected ({what})"
         )
     a, b, *scales = operands
-    lead = (problem.batch,) if problem.batch > 1 else ()
-    expected = (*lead, problem.m, problem.k), (*lead, problem.k, problem.n)
+    expected = operand_shapes(problem)
     if (tuple(a.shape), tuple(b.shape)) != expected:
         raise ValueError(
             f"{spec.name}: make_inputs returned shapes {tuple(a.shape)}, {tuple(b.shape)}; "
@@ -64,6 +66,8 @@ def make_operands(
     a, b = apply_layout(a, b, problem.layout)
     if problem.batch > 1:
         a, b = apply_batch_layout(a, b, problem.batch_layout)
+    if problem.groups:
+        return (a, b, offsets(problem, a.device))
     return (a, b, *scales)
 
 

@@ -18,6 +18,7 @@ from gemmreg.checking.guarded_output import GuardedOutput, sentinel_count
 from gemmreg.checking.operands import make_operands as make_operands  # its home was here
 from gemmreg.checking.operands import scale_shapes as scale_shapes
 from gemmreg.contract import backend
+from gemmreg.contract.grouping import row_ranges
 from gemmreg.contract.low_precision import FACTS, FormatFacts, is_low_precision
 from gemmreg.contract.records import KernelSpec, Launch, Problem, Tolerance
 from gemmreg.workers.task_results import Comparison as Comparison  # re-exported: was defined here
@@ -46,16 +47,18 @@ def compare(
     nan_padding: bool = False,
     scales: tuple[torch.Tensor, ...] = (),
     rounding: FormatFacts | None = None,
+    groups: tuple[int, ...] = (),
 ) -> Comparison:
     """``out`` against the float64 reference of ``a @ b``. ``nan_padding``: the
     operands the kernel read sat beside padding that holds NaN (the ``padded``
     layout), which is what lets a failure ask whether it read past a row.
     ``scales``: fp8's (scale_a, scale_b), applied to A and B (dequantised)
     before the product. ``rounding``: C's dtype where the problem chose it
-    (fp8, int8): its rounding is added to the declared bound."""
+    (fp8, int8): its rounding is added to the declared bound. ``groups``: a
+    grouped problem's member sizes (A and C stacked, B one per member)."""
     if scales:
         a, b = a.double() * scales[0].double(), b.double() * scales[1].double()
-    ref, scale = reference(a, b)
+    ref, scale = grouped_reference(a, b, groups) if groups else reference(a, b)
     got = out.double()
     items = out.shape[0] if out.dim() == 3 else 0
     if items:  # batched: rows count on through the items (item * m + row)
@@ -92,6 +95,8 @@ def compare(
         reason = f"{bad_count}/{total} elements outside tolerance"
         if items:
             reason += _bad_items(bad, items)
+        if groups:
+            reason += _bad_members(bad, groups)
         if unwritten:
             reason += f" ({unwritten} never written: still the sentinel NaN)"
         reason += non_finite_notes.note(got, unwritten, (a, b) if nan_padding else None)
@@ -135,6 +140,26 @@ def reference(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
         ref.addmm_(a64, b64)
         scale.addmm_(a64.abs(), b64.abs())
     return ref, scale
+
+
+def grouped_reference(
+    a: torch.Tensor, b: torch.Tensor, groups: tuple[int, ...]
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A grouped problem's :func:`reference`, member by member in float64:
+    member i's rows of A times B[i], stacked as C is (an empty member: no rows)."""
+    import torch
+
+    parts = [reference(a[start:stop], b[i]) for i, (start, stop) in enumerate(row_ranges(groups))]
+    return torch.cat([r for r, _ in parts]), torch.cat([s for _, s in parts])
+
+
+def _bad_members(bad: torch.Tensor, groups: tuple[int, ...]) -> str:
+    """`` in members 1, 3 of 5``: the members whose rows hold bad elements."""
+    rows = bad.any(dim=1)
+    wrong = [i for i, (start, stop) in enumerate(row_ranges(groups)) if rows[start:stop].any()]
+    shown = ", ".join(str(i) for i in wrong[:FIRST_BAD_SHOWN])
+    more = f" and {len(wrong) - FIRST_BAD_SHOWN} more" if len(wrong) > FIRST_BAD_SHOWN else ""
+    return f" in member{'s' * (len(wrong) != 1)} {shown}{more} of {len(groups)}"
 
 
 def _bad_items(bad: torch.Tensor, items: int) -> str:
@@ -183,10 +208,13 @@ def verify(
     padded = problem.layout == "padded"  # NaN in the padding (inputs.apply_layout)
     rounding = FACTS[problem.out_dtype] if is_low_precision(problem.dtype) else None
     a, b, *scales = before
+    if problem.groups:  # the third is the members' offsets: checked below, as A and B are
+        scales = []
     tolerance = spec.tolerance_for(problem.dtype)
-    result = compare(a, b, guarded.out, tolerance, padded, tuple(scales), rounding)
+    result = compare(a, b, guarded.out, tolerance, padded, tuple(scales), rounding, problem.groups)
     if not all(_same(x, x_before) for x, x_before in zip(operands, before, strict=True)):
-        return attrs.evolve(result, passed=False, reason="wrote into its inputs A or B")
+        what = "A, B or the offsets" if problem.groups else "A or B"
+        return attrs.evolve(result, passed=False, reason=f"wrote into its inputs {what}")
     if not guarded.guards_intact():
         return attrs.evolve(result, passed=False, reason="wrote outside C (guard region changed)")
     return result

@@ -60,6 +60,7 @@ def check(
             request.scalings,
             request.batches,
             request.batch_layouts or BATCH_LAYOUTS,
+            request.grouped,
         ),
         request,
     )

@@ -69,6 +69,7 @@ def check_request(args: argparse.Namespace) -> CheckRequest:
         scalings=tuple(_scalings(args.scaling)),
         batches=args.batch or (1,),
         batch_layouts=tuple(_batch_layouts(args.batch_layout)),
+        grouped=args.grouped,
         seed=args.seed,
         timeout=args.timeout,
         out=args.out,

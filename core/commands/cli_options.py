@@ -262,3 +262,34 @@ def _batch_sizes(largest: int, many: bool) -> Callable[[str], tuple[int, ...]]:
 
     parse.__name__ = "--batch"
     return parse
+
+
+def group_options(parser: argparse.ArgumentParser, many: bool) -> None:
+    """Grouped problems (an MoE layer's grouped GEMM): ``check --grouped`` adds
+    the matrix's grouped cases; ``compare`` and ``bench`` take ``--groups``,
+    the members' sizes, beside ``--shape NxK``."""
+    if many:
+        parser.add_argument(
+            "--grouped",
+            action="store_true",
+            help="also the grouped cases (an MoE layer's experts: members of m_i rows "
+            "sharing n and k, with empty, one-row and uneven members)",
+        )
+        return
+    parser.add_argument(
+        "--groups",
+        type=_group_sizes,
+        default=None,
+        help="a grouped GEMM, as an MoE layer's experts run it: comma-separated member "
+        "sizes (each member's m, 0 for an empty one), every member sharing the n and k "
+        "--shape gives as NxK; A is the members' rows stacked, B one KxN per member",
+    )
+
+
+def _group_sizes(text: str) -> tuple[int, ...]:
+    from gemmreg.contract.grouping import parse_sizes
+
+    try:
+        return parse_sizes(text, "--groups")
+    except opt.UsageError as error:
+        raise argparse.ArgumentTypeError(str(error).removeprefix("--groups: ")) from None

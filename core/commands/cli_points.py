@@ -9,6 +9,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from gemmreg.contract import options as opt
+from gemmreg.contract.grouping import parse_nk
 from gemmreg.contract.low_precision import FP8_DTYPES
 from gemmreg.contract.options import UsageError
 
@@ -59,8 +60,23 @@ def sweep_points(args: argparse.Namespace) -> list[Point]:
     dtypes, chosen = _dtypes(args.dtype), layouts(args.layout)
     fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if args.shapes is not None:
+        _no_groups_with_shapes(args)
         return points([], shape_files.read_shapes(args.shapes), dtypes, chosen, *fp8, batch(args))
-    return points(opt.parse_shapes(args.shape), [], dtypes, chosen, *fp8, batch(args))
+    return points(_shapes(args), [], dtypes, chosen, *fp8, batch(args), args.groups or ())
+
+
+def _shapes(args: argparse.Namespace) -> list[tuple[int, int, int]]:
+    """``--shape``'s shapes; beside ``--groups``, each ``NxK`` with m the members' sum."""
+    if not args.groups:
+        return opt.parse_shapes(args.shape)
+    return [(sum(args.groups), n, k) for n, k in parse_nk(args.shape)]
+
+
+def _no_groups_with_shapes(args: argparse.Namespace) -> None:
+    if args.groups:
+        raise UsageError(
+            "--groups goes with --shape; a --shapes file names each row's own in its groups column"
+        )
 
 
 def bench_request(args: argparse.Namespace) -> BenchRequest:
@@ -87,9 +103,10 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
     if len(layout) != 1:
         raise UsageError("compare takes one --layout")
     if args.shapes is not None:
+        _no_groups_with_shapes(args)
         rows = shape_files.read_shapes(args.shapes)
         chosen = points([], rows, dtypes, layout, *fp8, batch(args))
-        shapes = {(p.problem.mnk, p.problem.layout, *_batched(p)) for p in chosen}
+        shapes = {(p.problem.mnk, p.problem.layout, *_batched(p), p.problem.groups) for p in chosen}
         if len(shapes) != 1:
             raise UsageError(
                 f"--shapes {str(args.shapes)!r} makes {len(chosen)} points over {len(shapes)} "
@@ -98,7 +115,14 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
         return chosen
     if args.shape is None:
         return None
-    return points([opt.parse_shape(args.shape)], [], dtypes, layout, *fp8, batch(args))
+    if args.groups:
+        (n, k), *more = parse_nk(args.shape)
+        if more:
+            raise UsageError(f"--shape {args.shape!r}: compare takes one shape")
+        shape = (sum(args.groups), n, k)
+    else:
+        shape = opt.parse_shape(args.shape)
+    return points([shape], [], dtypes, layout, *fp8, batch(args), args.groups or ())
 
 
 def _batched(point: Point) -> tuple[int, BatchLayout]:
@@ -129,11 +153,13 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
         dtypes, layout = _dtypes(args.dtype), layouts(args.layout)[0]
         fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
         batched = batch(args)
+        groups = args.groups or ()
     else:
         shape = given[0].problem.mnk
         dtypes, layout = [p.problem.dtype for p in given], given[0].problem.layout
         fp8 = _fp8_choice(given)
         batched = _batched(given[0])
+        groups = given[0].problem.groups
     return CompareRequest(
         kernels=tuple(args.names),
         shape=shape,
@@ -143,6 +169,7 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
         scaling=fp8[1],
         batch=batched[0],
         batch_layout=batched[1],
+        groups=groups,
         timing=timing_asked(args),
         out=args.out,
         force=args.force,

@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import TypeVar
 
 from gemmreg.contract import options as opt
+from gemmreg.contract.low_precision import FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import UsageError
+from gemmreg.contract.records import BATCH_LAYOUTS, BatchLayout, OutDType, Scaling
 
-Shape = str | tuple[int, int, int]
-"""``"MxNxK"`` (as ``--shape`` takes it) or ``(m, n, k)``."""
+Shape = str | tuple[int, int, int] | tuple[int, int]
+"""``"MxNxK"`` (as ``--shape`` takes it) or ``(m, n, k)``; beside groups, ``"NxK"`` or ``(n, k)``."""
 PathLike = str | os.PathLike[str]
 Names = str | Sequence[str]
 """One name, or several (``"fp32,fp16"`` as the command line takes them, or a list)."""
@@ -30,8 +32,19 @@ def names(command: str, given: Sequence[str]) -> tuple[str, ...]:
     return tuple(given)
 
 
-def shape(given: Shape) -> tuple[int, int, int]:
-    """``"MxNxK"``, parsed as ``--shape`` is, or three positive integers."""
+def groups(given: object) -> tuple[int, ...]:
+    """A grouped problem's member sizes, as ``--groups`` takes them
+    (``"0,1,512"``) or a list; None: not grouped."""
+    from gemmreg.contract.grouping import parse_sizes
+
+    return () if given is None else parse_sizes(given, "groups")
+
+
+def shape(given: Shape, sizes: tuple[int, ...] = ()) -> tuple[int, int, int]:
+    """``"MxNxK"``, parsed as ``--shape`` is, or three positive integers;
+    beside member ``sizes``, ``"NxK"`` or ``(n, k)`` (m: their sum)."""
+    if sizes:
+        return _grouped_shape(given, sizes)
     if isinstance(given, str):
         return opt.parse_shape(given)
     given_dims = given if isinstance(given, Sequence) else ()
@@ -44,13 +57,32 @@ def shape(given: Shape) -> tuple[int, int, int]:
     return m, n, k
 
 
-def shapes(given: str | Sequence[Shape]) -> list[tuple[int, int, int]]:
-    """``bench``'s shapes: as ``--shape`` takes them, or a list of shapes."""
+def _grouped_shape(given: object, sizes: tuple[int, ...]) -> tuple[int, int, int]:
+    from gemmreg.contract.grouping import ONE_SHAPE, parse_nk
+
+    if isinstance(given, str):
+        (n, k), *more = parse_nk(given, "shape")
+        if more:
+            raise UsageError(f"shape {given!r}: one NxK here")
+        return sum(sizes), n, k
+    dims = list(given) if isinstance(given, Sequence) else []
+    if len(dims) != 2 or not all(type(d) is int and d > 0 for d in dims):
+        raise UsageError(f"shape {given!r}: with groups, give (n, k) or 'NxK': {ONE_SHAPE}")
+    return sum(sizes), dims[0], dims[1]
+
+
+def shapes(given: str | Sequence[Shape], sizes: tuple[int, ...] = ()) -> list[tuple[int, int, int]]:
+    """``bench``'s shapes: as ``--shape`` takes them, or a list of shapes
+    (beside member ``sizes``, each ``NxK`` or ``(n, k)``)."""
+    if isinstance(given, str) and sizes:
+        from gemmreg.contract.grouping import parse_nk
+
+        return [(sum(sizes), n, k) for n, k in parse_nk(given, "shape")]
     if isinstance(given, str):
         return opt.parse_shapes(given)
     if not isinstance(given, Sequence) or not given:
         raise UsageError(f"bench needs a list of shapes, got {given!r}")
-    return [shape(one) for one in given]
+    return [shape(one, sizes) for one in given]
 
 
 def label(given: str | Sequence[Shape]) -> str:
@@ -75,6 +107,35 @@ def one(value: str, what: str, allowed: Sequence[_Name]) -> _Name:
     if not isinstance(value, str) or "," in value:
         raise UsageError(f"compare takes one {what}, got {value!r}")
     return many(value, what, allowed)[0]
+
+
+def many_or_none(value: Names | None, what: str, allowed: Sequence[_Name]) -> list[_Name]:
+    """The names given, or none (a request's "every one")."""
+    return [] if value is None else many(value, what, allowed)
+
+
+def fp8_out(value: str | None) -> OutDType | None:
+    """An fp8 problem's C dtype, as ``--out-dtype``; None: the default."""
+    return None if value is None else one(value, "out_dtype", FP8_OUT_DTYPES)
+
+
+def fp8_scaling(value: str | None) -> Scaling | None:
+    """An fp8 problem's scaling, as ``--scaling``; None: the default."""
+    return None if value is None else one(value, "scaling", FP8_SCALINGS)
+
+
+def batch(value: int) -> int:
+    """A batch size as ``--batch`` takes one."""
+    from gemmreg.commands.requests import check_integer
+    from gemmreg.contract.batching import MAX_BATCH
+
+    check_integer(value, 1, MAX_BATCH, "batch")
+    return value
+
+
+def batch_layout(value: str) -> BatchLayout:
+    """A batch layout as ``--batch-layout`` takes one."""
+    return one(value, "batch_layout", BATCH_LAYOUTS)
 
 
 def folder(path: PathLike | None, what: str) -> Path | None:

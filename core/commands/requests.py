@@ -197,6 +197,9 @@ class CompareRequest:
     batch: int = 1
     """The points' batch size: above 1, C[i] = A[i] @ B[i] for each item."""
     batch_layout: BatchLayout = "packed"
+    groups: tuple[int, ...] = ()
+    """A grouped point's member sizes (each member's m; n and k of ``shape``, its m
+    their sum); (): not grouped."""
     timing: TimingAsked = TimingAsked()
     out: Path | None = None
     """Where the run is saved (claimed before any work); None: not saved."""
@@ -214,9 +217,11 @@ class CompareRequest:
         from gemmreg.timing.points import points
 
         shape = self.shape or timing_options.default_shape(gpu)
+        if self.groups:  # the members' rows stacked, at the shape's n and k
+            shape = (sum(self.groups), shape[1], shape[2])
         fp8 = (self.out_dtype, self.scaling)
         batch = (self.batch, self.batch_layout)
-        chosen = points([shape], [], list(self.dtypes), [self.layout], *fp8, batch)
+        chosen = points([shape], [], list(self.dtypes), [self.layout], *fp8, batch, self.groups)
         return [p.problem for p in chosen]
 
 
@@ -258,6 +263,8 @@ class CheckRequest:
     """The batch sizes: 1, the matrix as it always was; each above it, batched cases."""
     batch_layouts: tuple[BatchLayout, ...] = ()
     """The batched cases' batch layouts; empty: every one."""
+    grouped: bool = False
+    """The matrix's grouped cases too (:mod:`gemmreg.checking.matrix_grouped`)."""
     seed: int | None = None
     """Every case's seed, in place of the matrix's own."""
     timeout: float | None = None

@@ -16,6 +16,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from gemmreg.contract.declaration_checks import SpecError
+from gemmreg.contract.grouping import group_label
 from gemmreg.contract.serialization import OMITTED_WHEN
 from gemmreg.contract.vocabulary import DTYPES
 
@@ -72,14 +73,22 @@ def undeclared(problem: Problem, batch_layouts: Collection[str]) -> str | None:
     return f"batch layout {problem.batch_layout} not declared (declares {declared})"
 
 
+def form_label(problem: Problem) -> str:
+    """A batched problem's :func:`batch_label`, a grouped one's
+    :func:`~gemmreg.contract.grouping.group_label` (a problem is never both),
+    ``""`` for the plain GEMM."""
+    return batch_label(problem) or group_label(problem)
+
+
 def labelled(problem: Problem, label: str) -> str:
-    """``label`` with a batched problem's :func:`batch_label` in front."""
-    batch = batch_label(problem)
-    return f"{batch}-{label}" if batch else label
+    """``label`` with a batched or grouped problem's :func:`form_label` in front."""
+    form = form_label(problem)
+    return f"{form}-{label}" if form else label
 
 
 def shown_shape(problem: Problem) -> str:
     """The shape as tables and progress lines show it: ``MxNxK``, and for a
-    batched problem its batch first (``b8 MxNxK``, ``b8strided MxNxK``)."""
-    batch = batch_label(problem)
-    return f"{batch} {problem.shape}" if batch else problem.shape
+    batched problem its batch first (``b8 MxNxK``, ``b8strided MxNxK``), for a
+    grouped one its members (``g3_0_1_5 6xNxK``)."""
+    form = form_label(problem)
+    return f"{form} {problem.shape}" if form else problem.shape

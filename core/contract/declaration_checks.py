@@ -71,6 +71,18 @@ def _capability_set(choices: tuple[str, ...], may_be_empty: bool = False) -> Cal
     return check
 
 
+def _instance_of(cls: type) -> Callable[..., None]:
+    """A field that holds a ``cls`` record (a plugin passing a dict instead is told so)."""
+
+    def check(instance: object, attribute: attrs.Attribute, value: object) -> None:
+        if not isinstance(value, cls):
+            raise _fail(
+                instance, attribute, f"must be a {cls.__name__}, got {type(value).__name__}"
+            )
+
+    return check
+
+
 def _optional_positive(instance: object, attribute: attrs.Attribute, value: int | None) -> None:
     if value is not None:
         _positive(instance, attribute, value)

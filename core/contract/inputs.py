@@ -9,9 +9,11 @@ on power-limited GPUs.
 from __future__ import annotations
 
 import functools
+import math
 from typing import TYPE_CHECKING
 
 from gemmreg.contract.batching import BATCH_GAP
+from gemmreg.contract.grouping import operand_shapes
 from gemmreg.contract.low_precision import is_low_precision
 from gemmreg.contract.low_precision import torch_dtype as torch_dtype  # its home was here
 from gemmreg.contract.low_precision_inputs import low_precision_inputs
@@ -32,7 +34,7 @@ def normal_inputs(problem: Problem, seed: int, device: torch.device) -> tuple[to
     :mod:`gemmreg.contract.low_precision_inputs`)."""
     if is_low_precision(problem.dtype):
         return low_precision_inputs(problem, seed, device, "normal")
-    a, b = _normal_draw(problem.batch, problem.m, problem.n, problem.k, seed)
+    a, b = _normal_draw(*operand_shapes(problem), seed)
     dtype = torch_dtype(problem.dtype)
     return (
         a.to(device=device, dtype=dtype, copy=True),
@@ -42,20 +44,21 @@ def normal_inputs(problem: Problem, seed: int, device: torch.device) -> tuple[to
 
 @functools.lru_cache(maxsize=1)
 def _normal_draw(
-    batch: int, m: int, n: int, k: int, seed: int
+    a_shape: tuple[int, ...], b_shape: tuple[int, ...], seed: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The CPU draw behind :func:`normal_inputs`, kept for the next caller: a
     timing process prepares every kernel of a comparison on the same seed,
     and drawing 2 x 8192^2 normals on the CPU took about a second per kernel
     on the H200's host (ten of a sweep point's 25 s per process). Only the
     last draw is kept (2 GB of host memory at 8192 x 8192 x 32768). A batched
-    problem's are (batch, m, k) and (batch, k, n), every item drawn in turn."""
+    problem's are (batch, m, k) and (batch, k, n), every item drawn in turn; a
+    grouped one's A its members' rows stacked and B one per member
+    (:func:`~gemmreg.contract.grouping.operand_shapes`)."""
     import torch
 
-    lead = (batch,) if batch > 1 else ()
     generator = torch.Generator().manual_seed(seed)
-    a = torch.randn(*lead, m, k, generator=generator)
-    b = torch.randn(*lead, k, n, generator=generator)
+    a = torch.randn(a_shape, generator=generator)
+    b = torch.randn(b_shape, generator=generator)
     return a, b
 
 
@@ -99,10 +102,9 @@ def core_inputs(
 
     # Large operands are drawn on the device itself: drawing 2^31 elements on the
     # CPU and copying them over would take longer than the case.
-    on_device = (
-        device.type != "cpu"
-        and problem.batch * max(problem.m, problem.n) * problem.k > DRAW_ON_DEVICE_ABOVE
-    )
+    a_shape, b_shape = operand_shapes(problem)
+    largest = max(math.prod(a_shape), math.prod(b_shape))
+    on_device = device.type != "cpu" and largest > DRAW_ON_DEVICE_ABOVE
     where = device if on_device else torch.device("cpu")
     generator = torch.Generator(device=where).manual_seed(seed)
 
@@ -129,8 +131,7 @@ def core_inputs(
             raise ValueError(f"unknown value kind {kind!r}")
         return x.to(device=device, dtype=torch_dtype(problem.dtype))
 
-    lead = (problem.batch,) if problem.batch > 1 else ()
-    return draw((*lead, problem.m, problem.k)), draw((*lead, problem.k, problem.n))
+    return draw(a_shape), draw(b_shape)
 
 
 # Extra columns of padding for the ``padded`` layout: odd, so that row starts

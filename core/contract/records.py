@@ -11,13 +11,14 @@ from collections.abc import Callable, Mapping
 from typing import ClassVar
 
 import attrs
-from gemmreg.contract import batching, low_precision
+from gemmreg.contract import batching, grouping, known_limits, low_precision
 from gemmreg.contract.declaration_checks import SpecError as SpecError  # its home for users
 from gemmreg.contract.declaration_checks import (
     UnsupportedProblem,
     _boolean,
     _capability_set,
     _fail,
+    _instance_of,
     _member_of,
     _optional_callable,
     _optional_positive,
@@ -66,7 +67,8 @@ from gemmreg.contract.vocabulary import (  # the records' words; importers find 
 
 @attrs.frozen(kw_only=True)
 class Problem:
-    """One GEMM to run: C (m x n) = A (m x k) @ B (k x n); batched, C[i] = A[i] @ B[i]."""
+    """One GEMM to run: C (m x n) = A (m x k) @ B (k x n); batched, C[i] = A[i] @ B[i];
+    grouped, C_i = A_i @ B_i for members of m_i rows sharing n and k."""
 
     m: int = attrs.field(validator=_positive)
     n: int = attrs.field(validator=_positive)
@@ -92,10 +94,15 @@ class Problem:
         default="packed", validator=_member_of(BATCH_LAYOUTS), metadata=batching.OMITTED
     )
     """Where a batched problem's items of A and B sit (:data:`BatchLayout`); batch 1: packed."""
+    groups: tuple[int, ...] = attrs.field(
+        default=(), converter=grouping.sizes, metadata=grouping.OMITTED
+    )
+    """Grouped (MoE): each member's m, n and k shared, m their sum (:mod:`.grouping`)."""
 
     def __attrs_post_init__(self) -> None:
         low_precision.settle(self)  # fixed by the dtype: follow it; fp8's: checked
         batching.settle(self)
+        grouping.settle(self)
 
     @property
     def number_format(self) -> str:
@@ -115,7 +122,7 @@ class Problem:
 
     @property
     def flops(self) -> int:
-        """Algorithmic work, 2MNK per item: one multiply and one add per term."""
+        """Algorithmic work, 2MNK per item (grouped: M the rows of every member)."""
         return 2 * self.batch * self.m * self.n * self.k
 
     @property
@@ -188,6 +195,8 @@ class Capabilities:
     )
     """The batch layouts of the batched problems it runs (packed, strided); none
     by default: a problem of batch above 1 is refused, as an undeclared dtype is."""
+    grouped: bool = attrs.field(default=False, validator=_boolean)
+    """It runs grouped problems (:mod:`gemmreg.contract.grouping`); by default not."""
     max_dim: int | None = attrs.field(default=None, validator=_optional_positive)
     """Largest M, N or K the kernel accepts (for example, 32-bit size arguments)."""
     constraint: Callable[[Problem], str | None] | None = attrs.field(
@@ -209,8 +218,7 @@ class Capabilities:
     def require(self, problem: Problem) -> None:
         """Raise :class:`UnsupportedProblem` unless ``problem`` is inside these
         capabilities. Call it at the top of ``prepare``."""
-        reason = self.unsupported(problem)
-        if reason:
+        if reason := self.unsupported(problem):
             raise UnsupportedProblem(reason)
 
     def unsupported(self, problem: Problem) -> str | None:
@@ -222,16 +230,13 @@ class Capabilities:
             return f"layout {problem.layout} not declared (declares {declared})"
         fp8 = problem.dtype in low_precision.FP8_DTYPES
         reason = fp8 and low_precision.undeclared_fp8(problem, self.out_dtypes, self.scalings)
-        if reason or (reason := batching.undeclared(problem, self.batch_layouts)):
+        reason = reason or batching.undeclared(problem, self.batch_layouts)
+        if reason or (reason := grouping.undeclared(problem, self.grouped)):
             return reason
         if self.max_dim is not None and max(problem.m, problem.n, problem.k) > self.max_dim:
             return f"a dimension exceeds the declared max_dim {self.max_dim}"
-        if self.triton:
-            from gemmreg.contract.known_limits import triton_unsupported
-
-            reason = triton_unsupported(problem)
-            if reason:
-                return reason
+        if self.triton and (reason := known_limits.triton_unsupported(problem)):
+            return reason
         if self.constraint is not None:
             return self.constraint(problem)
         return None
@@ -258,7 +263,7 @@ class KernelSpec:
     summary: str = attrs.field()
     """One line for ``gemmreg list``."""
     prepare: Prepare = attrs.field(validator=_required_callable)
-    capabilities: Capabilities = attrs.field()
+    capabilities: Capabilities = attrs.field(validator=_instance_of(Capabilities))
     tolerances: Mapping[DType, Tolerance] = attrs.field(
         converter=by_name, validator=check_tolerances
     )
@@ -290,11 +295,6 @@ class KernelSpec:
     def _check_summary(self, attribute: attrs.Attribute, value: str) -> None:
         if not isinstance(value, str) or not value.strip() or "\n" in value:
             raise _fail(self, attribute, "must be one non-empty line")
-
-    @capabilities.validator
-    def _check_capabilities(self, attribute: attrs.Attribute, value: object) -> None:
-        if not isinstance(value, Capabilities):
-            raise _fail(self, attribute, f"must be a Capabilities, got {type(value).__name__}")
 
     def tolerance_for(self, dtype: DType) -> Tolerance:
         return self.tolerances[dtype]

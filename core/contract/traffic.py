@@ -25,9 +25,11 @@ def operand_bytes(m: int, n: int, k: int, dtype: str, out_dtype: str | None = No
 
 def ideal_bytes(problem: Problem) -> int:
     """The least traffic a call of ``problem`` needs: its operands, once each
-    (every item's, for a batched problem)."""
+    (every item's, for a batched problem; a grouped one's A and C stacked, and
+    one B per member)."""
     item = operand_bytes(problem.m, problem.n, problem.k, problem.dtype, problem.out_dtype)
-    return problem.batch * item
+    more_b = max(len(problem.groups) - 1, 0) * problem.k * problem.n * ELEMENT_BYTES[problem.dtype]
+    return problem.batch * item + more_b
 
 
 def ideal_gbps(problem: Problem, ms: float | None) -> float | None:

@@ -97,7 +97,9 @@ Launch = Callable[..., None]
 """``launch(a, b, out)`` enqueues ``out = a @ b`` on the current stream and
 returns (a batched problem's are 3-D: ``out[i] = a[i] @ b[i]``); for a scaled
 problem (fp8) it is ``launch(a, b, out, scale_a, scale_b)``, the scales as
-:data:`Scaling` shapes them. It must not allocate, synchronise or compile: the
+:data:`Scaling` shapes them; for a grouped one ``launch(a, b, out, offsets)``,
+A and C its members' rows stacked, B (groups, k, n) and ``offsets`` int32,
+groups + 1 row offsets (:mod:`gemmreg.contract.grouping`). It must not allocate, synchronise or compile: the
 core times it."""
 
 Prepare = Callable[["Problem"], Launch]
@@ -107,7 +109,8 @@ configuration, allocate workspaces here; return the launch closure."""
 InputGenerator = Callable[["Problem", int, "torch.device"], "tuple[torch.Tensor, ...]"]
 """``make_inputs(problem, seed, device) -> (a, b)``: contiguous row-major A (m x k)
 and B (k x n) of ``problem.dtype`` on ``device`` (a batched problem's: (batch, m, k)
-and (batch, k, n), items that differ); for a scaled problem
+and (batch, k, n), items that differ; a grouped problem's: (m, k), the members'
+rows stacked, and (groups, k, n), the core adding the offsets); for a scaled problem
 ``(a, b, scale_a, scale_b)``, the fp32 scales shaped as :data:`Scaling` says.
 The same seed must give the same values; the core lays A and B out as
 ``problem.layout`` (and ``problem.batch_layout``) asks."""

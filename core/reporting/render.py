@@ -19,16 +19,13 @@ from gemmreg.reporting import formats
 from gemmreg.reporting.check_files import CHECK_SCHEMA
 from gemmreg.reporting.device_sections import check_devices_line
 from gemmreg.reporting.formats import Cell, Document
+from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 
 CHECK_CSV_COLUMNS = (
     "kernel",
     "case",
     "kind",
-    "m",
-    "n",
-    "k",
-    "dtype",
-    "layout",
+    *PROBLEM_COLUMNS,
     "seed",
     "status",
     "max_error",
@@ -71,7 +68,7 @@ def check_rows(results: Sequence[CaseResult]) -> list[dict[str, Cell]]:
                 "kernel": r.kernel,
                 "case": r.id.removeprefix(r.kernel + "-"),
                 "kind": r.kind,
-                **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.number_format, "layout": p.layout},
+                **problem_cells(p),
                 "seed": r.case.seed,
                 "status": r.status,
                 "max_error": r.max_error,

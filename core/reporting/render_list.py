@@ -58,6 +58,8 @@ class ListedPlugin(TypedDict, total=False):
     """Likewise: the scalings it takes."""
     batch_layouts: list[str]
     """Only for a kernel that takes batched problems: their batch layouts."""
+    grouped: bool
+    """Only for a kernel that takes grouped problems (MoE): True."""
     input_generator: str
     available: bool
     broken: str
@@ -97,6 +99,8 @@ def list_rows(registry: Registry) -> list[ListedPlugin]:
             rows[-1]["scalings"] = sorted(caps.scalings)
         if caps.batch_layouts:  # likewise
             rows[-1]["batch_layouts"] = sorted(caps.batch_layouts)
+        if caps.grouped:  # likewise
+            rows[-1]["grouped"] = True
     for issue in registry.issues:
         rows.append(
             {
@@ -207,9 +211,11 @@ def list_table(registry: Registry, fmt: str) -> str:
 def _dtypes_cell(row: ListedPlugin) -> str:
     """The dtypes, and for fp8 what it writes and how it is scaled
     (``fp8e4m3 -> bf16, fp32 (tensor, rowwise)``); a line ``batched: packed,
-    strided`` for a kernel that takes batched problems."""
+    strided`` for a kernel that takes batched problems, ``grouped`` for one
+    that takes grouped problems."""
     batched = row.get("batch_layouts")
     last = f"\nbatched: {', '.join(batched)}" if batched else ""
+    last += "\ngrouped" if row.get("grouped") else ""
     fp8 = [d for d in row["dtypes"] if d in FP8_DTYPES]
     if not fp8:
         return ", ".join(row["dtypes"]) + last

@@ -18,16 +18,13 @@ from gemmreg.contract.numbers import significant, span
 from gemmreg.reporting import formats
 from gemmreg.reporting.device_sections import per_model
 from gemmreg.reporting.formats import Cell, Document
+from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 from gemmreg.timing.timing_records import CompareReport, RegimeResult
 
 REGIMES_SCHEMA = 1
 """The layout of ``report --regimes --format json``: ``regimes``, the CSV's rows."""
 REGIME_COLUMNS = (
-    "m",
-    "n",
-    "k",
-    "dtype",
-    "layout",
+    *PROBLEM_COLUMNS,
     "kernel",
     "baseline",
     "verdict",
@@ -88,13 +85,7 @@ def regime_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
                 i = r.interval
                 rows.append(
                     {
-                        **{
-                            "m": p.m,
-                            "n": p.n,
-                            "k": p.k,
-                            "dtype": p.number_format,
-                            "layout": p.layout,
-                        },
+                        **problem_cells(p),
                         **{"kernel": v.kernel, "baseline": v.baseline, "verdict": v.verdict},
                         "regime": r.regime,
                         "primary": index == 0,

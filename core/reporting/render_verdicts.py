@@ -10,6 +10,7 @@ from gemmreg.contract.numbers import significant, span
 from gemmreg.reporting import formats
 from gemmreg.reporting.device_sections import per_model
 from gemmreg.reporting.formats import Cell, Document
+from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 from gemmreg.reporting.render import _fmt
 from gemmreg.timing.process_outliers import outlier_note
 from gemmreg.timing.timing_records import CompareReport, KernelSummary, Verdict
@@ -17,11 +18,7 @@ from gemmreg.timing.timing_records import CompareReport, KernelSummary, Verdict
 VERDICTS_SCHEMA = 1
 """The layout of ``report --verdicts --format json``: ``verdicts``, the CSV's rows."""
 VERDICT_COLUMNS = (
-    "m",
-    "n",
-    "k",
-    "dtype",
-    "layout",
+    *PROBLEM_COLUMNS,
     "kernel",
     "baseline",
     "ms",
@@ -84,7 +81,7 @@ def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
             low, high = v.interval or (None, None)
             rows.append(
                 {
-                    **{"m": p.m, "n": p.n, "k": p.k, "dtype": p.number_format, "layout": p.layout},
+                    **problem_cells(p),
                     "kernel": v.kernel,
                     "baseline": v.baseline,
                     "ms": mine.center_ms if mine else None,

@@ -8,15 +8,12 @@ from collections.abc import Iterator, Sequence
 from typing import overload
 
 from gemmreg.reporting.formats import Cell
+from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 from gemmreg.timing import regimes
 from gemmreg.timing.timing_records import CompareReport
 
 _BEFORE_REGIMES = (
-    "m",
-    "n",
-    "k",
-    "dtype",
-    "layout",
+    *PROBLEM_COLUMNS,
     "kernel",
     "package",
     "precision",
@@ -94,11 +91,7 @@ def summary_rows(report: CompareReport) -> list[dict[str, Cell]]:
             {column.name: figure for column, figure in regimes.figures(s, regimes.registered())}
         )
         row.update(
-            m=p.m,
-            n=p.n,
-            k=p.k,
-            dtype=p.dtype,
-            layout=p.layout,
+            **problem_cells(p),
             device_name=report.device_name,
             device_index=report.device_index,
             processes=len(s.process_medians_ms),

@@ -45,7 +45,9 @@ if TYPE_CHECKING:
     import torch
 
 Operands = tuple["torch.Tensor", ...]
-"""A kernel's A and B, and for a scaled problem (fp8) their scales. torch is named for the type checker only: it is
+"""A kernel's A and B, and for a scaled problem (fp8) their scales, for a
+grouped one the members' offsets (which never move: rotating A's rows moves
+values across members, and every member keeps its rows). torch is named for the type checker only: it is
 imported where the values move, so that importing this module stays cheap."""
 
 
@@ -88,13 +90,14 @@ def move(operands: Operands, shifts: Shifts) -> Operands:
     the rotated copy in flight is never more than the larger of A and B.
     Per-row scales move with A's rows and per-column ones with B's columns
     (a per-tensor scale stays), so each element keeps its scale. A batched
-    problem's items move alike (their last two dimensions)."""
+    problem's items move alike (their last two dimensions), and a grouped
+    problem's B alike for every member."""
     a, b, *scales = operands
     if shifts.rows or shifts.depth:
         a.copy_(_roll(a, (shifts.rows, shifts.depth), (-2, -1)))
     if shifts.columns:
         b.copy_(_roll(b, (shifts.columns,), (-1,)))
-    if scales:
+    if len(scales) == 2:  # fp8's; a grouped problem's offsets stay
         scale_a, scale_b = scales
         if shifts.rows and scale_a.shape[0] > 1:
             scale_a.copy_(_roll(scale_a, (shifts.rows,), (0,)))
@@ -114,14 +117,14 @@ def rotated(operands: Operands, shifts: Shifts) -> Operands:
         a = _roll(a, (shifts.rows, shifts.depth), (-2, -1))
     if shifts.columns:
         b = _roll(b, (shifts.columns,), (-1,))
-    if scales:
+    if len(scales) == 2:  # fp8's; a grouped problem's offsets stay
         scale_a, scale_b = scales
         if shifts.rows and scale_a.shape[0] > 1:
             scale_a = _roll(scale_a, (shifts.rows,), (0,))
         if shifts.columns and scale_b.shape[1] > 1:
             scale_b = _roll(scale_b, (shifts.columns,), (1,))
         return a, b, scale_a, scale_b
-    return a, b
+    return (a, b, *scales)
 
 
 def _roll(x: torch.Tensor, shifts: tuple[int, ...], dims: tuple[int, ...]) -> torch.Tensor:

@@ -27,6 +27,7 @@ def points(
     out_dtype: OutDType | None = None,
     scaling: Scaling | None = None,
     batch: tuple[int, BatchLayout] = (1, "packed"),
+    groups: tuple[int, ...] = (),
 ) -> list[Point]:
     """``shapes`` for every dtype and layout (dtype outermost, as ``bench``
     always ordered them), then each file row in its order, with its own dtype
@@ -34,10 +35,11 @@ def points(
     An fp8 point writes ``out_dtype`` and is scaled by ``scaling`` (a row's
     own where it names them; else the dtype's defaults: bf16, per tensor).
     Every point has ``batch``'s size and batch layout, a row's own where it
-    names them. At most :data:`MAX_SWEEP_POINTS`."""
+    names them. ``groups``: every shape's member sizes (grouped: its m their
+    sum); a row's are its own. At most :data:`MAX_SWEEP_POINTS`."""
     fp8 = (out_dtype, scaling)
     chosen = [
-        Point(_problem((m, n, k), dtype, layout, fp8, batch))
+        Point(_problem((m, n, k), dtype, layout, fp8, batch, groups))
         for dtype in dtypes
         for layout in layouts
         for m, n, k in shapes
@@ -46,7 +48,7 @@ def points(
         own = (row.out_dtype or out_dtype, row.scaling or scaling)
         batched = (row.batch or batch[0], row.batch_layout or batch[1])
         chosen += [
-            Point(_problem(row.shape, dtype, layout, own, batched), row.weight)
+            Point(_problem(row.shape, dtype, layout, own, batched, row.groups), row.weight)
             for dtype in ([row.dtype] if row.dtype else dtypes)
             for layout in ([row.layout] if row.layout else layouts)
         ]
@@ -68,17 +70,25 @@ def _problem(
     layout: Layout,
     fp8: tuple[OutDType | None, Scaling | None],
     batch: tuple[int, BatchLayout] = (1, "packed"),
+    groups: tuple[int, ...] = (),
 ) -> Problem:
     """The point's problem: an fp8 dtype takes ``fp8``'s output dtype and
     scaling (each None: its default); every other dtype has its own. A
-    batched problem that cannot be (fp8, int8) is refused in one line."""
+    batched or grouped problem that cannot be (fp8, int8) is refused in one line."""
     m, n, k = shape
     out_dtype, scaling = fp8
     size, batch_layout = batch
     try:
         if dtype not in low_precision.FP8_DTYPES:
             return Problem(
-                m=m, n=n, k=k, dtype=dtype, layout=layout, batch=size, batch_layout=batch_layout
+                m=m,
+                n=n,
+                k=k,
+                dtype=dtype,
+                layout=layout,
+                batch=size,
+                batch_layout=batch_layout,
+                groups=groups,
             )
         return Problem(
             m=m,
@@ -90,6 +100,7 @@ def _problem(
             scaling=scaling or low_precision.default_scaling(dtype),
             batch=size,
             batch_layout=batch_layout,
+            groups=groups,
         )
     except SpecError as error:
         raise UsageError(str(error)) from None

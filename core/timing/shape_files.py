@@ -1,7 +1,9 @@
 """``--shapes FILE``: the problems of a run read from a file (YAML, JSON or
 CSV), one row per shape, with an optional dtype, layout and weight (and for
 an fp8 dtype, ``out_dtype`` and ``scaling``; for a batched problem, ``batch``
-and ``batch_layout``).
+and ``batch_layout``; for a grouped one, ``groups``: each member's m, as
+``0,1,512,4096`` or a list, beside the n and k they share, m left out or
+their sum).
 
 A file is input like any other: every row is checked before any work starts,
 and the first problem is refused in one line naming the file and the row
@@ -54,8 +56,10 @@ COLUMNS = (
     "scaling",
     "batch",
     "batch_layout",
+    "groups",
 )
-"""The keys a row may have; ``m``, ``n`` and ``k`` are required."""
+"""The keys a row may have; ``m``, ``n`` and ``k`` are required (``m`` not
+where ``groups`` names the members' m)."""
 MAX_WEIGHT = 1e12
 """A weight is a relative count: above this it is a typo, not a frequency."""
 SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".csv": "csv"}
@@ -85,6 +89,8 @@ class ShapeRow:
     """The row's batch size; None: the command's ``--batch``, else 1."""
     batch_layout: BatchLayout | None = None
     """A batched row's batch layout; None: the command's ``--batch-layout``, else packed."""
+    groups: tuple[int, ...] = ()
+    """A grouped row's member sizes (``m`` their sum); (): not grouped."""
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -119,7 +125,15 @@ def read_shapes(path: Path) -> list[ShapeRow]:
     seen: dict[tuple[Any, ...], int] = {}
     for number, item in enumerate(raw, 1):
         row = _row(path, number, item)
-        key = (row.shape, row.dtype, row.layout, row.out_dtype, row.scaling, *row.batched)
+        key = (
+            row.shape,
+            row.dtype,
+            row.layout,
+            row.out_dtype,
+            row.scaling,
+            *row.batched,
+            row.groups,
+        )
         if key in seen:
             raise UsageError(
                 f"--shapes {str(path)!r}: row {number} repeats row {seen[key]} "
@@ -204,10 +218,17 @@ def _row(path: Path, number: int, item: Any) -> ShapeRow:
         raise UsageError(
             f"{where}: unknown column {unknown[0]!r:.40} (columns: {', '.join(COLUMNS)})"
         )
-    missing = [key for key in ("m", "n", "k") if key not in item]
+    groups = _groups(where, item)
+    missing = [key for key in ("m", "n", "k")[bool(groups) :] if key not in item]
     if missing:
         raise UsageError(f"{where}: missing {missing[0]}")
-    m, n, k = (_dimension(where, key, item[key]) for key in ("m", "n", "k"))
+    n, k = (_dimension(where, key, item[key]) for key in ("n", "k"))
+    m = _dimension(where, "m", item["m"]) if "m" in item else sum(groups)
+    if groups and m != sum(groups):
+        raise UsageError(
+            f"{where}: m {m} is not the sum of its groups ({sum(groups)}): leave m out, "
+            "or give the members' rows stacked"
+        )
     fp8_only = [key for key in ("out_dtype", "scaling") if item.get(key) is not None]
     if fp8_only and item.get("dtype") not in (None, *FP8_DTYPES):
         raise UsageError(f"{where}: {fp8_only[0]} is for fp8 dtypes, not {item.get('dtype')!r:.40}")
@@ -223,7 +244,15 @@ def _row(path: Path, number: int, item: Any) -> ShapeRow:
         scaling=_member(where, "scaling", item.get("scaling"), FP8_SCALINGS),
         batch=_batch(where, item.get("batch")),
         batch_layout=_member(where, "batch_layout", item.get("batch_layout"), BATCH_LAYOUTS),
+        groups=groups,
     )
+
+
+def _groups(where: str, item: Mapping[str, Any]) -> tuple[int, ...]:
+    from gemmreg.contract.grouping import parse_sizes
+
+    value = item.get("groups")
+    return () if value is None else parse_sizes(value, f"{where}: groups")
 
 
 def _batch(where: str, value: Any) -> int | None:

@@ -83,14 +83,16 @@ def kernel_vetoes(
 
 
 def read_bytes(problem: Problem) -> int:
-    """The bytes a call must read from memory: A and B, once each (every item's).
+    """The bytes a call must read from memory: A and B, once each (every item's,
+    every member's).
 
     C's write is not counted: L2 is write-back, so up to an L2 of C can still
     sit in L2 when the call's end event fires (the clean flush leaves lines
     that are evicted without a write), and the records do not hold L2's size.
     """
     m, n, k = problem.mnk
-    return problem.batch * (m * k + k * n) * ELEMENT_BYTES[problem.dtype]
+    b_count = len(problem.groups) or problem.batch  # grouped: one B per member, A stacked
+    return (problem.batch * m * k + b_count * k * n) * ELEMENT_BYTES[problem.dtype]
 
 
 def memory_roof(time_ms: float, problem: Problem, device_name: str) -> str:

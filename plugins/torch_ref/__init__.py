@@ -1,7 +1,8 @@
 """torch_ref: ``torch.mm`` on whatever device is present (cuBLAS, hipBLAS or
 the CPU BLAS), and ``torch.bmm`` for a batched problem, packed or strided
-(the batched GEMM of cuBLAS takes any batch stride). The reference point
-every other kernel is compared against.
+(the batched GEMM of cuBLAS takes any batch stride), and for a grouped
+problem (an MoE layer's experts) one ``torch.mm`` per member. The reference
+point every other kernel is compared against.
 
 torch_ref_tf32: the same ``torch.mm``, fp32 only, declared TF32: cuBLAS TF32,
 the like-for-like reference of a kernel whose fp32 runs as TF32 (Triton's
@@ -52,6 +53,7 @@ CAPABILITIES = gemmreg.Capabilities(
     precision=PRECISION,
     layouts={"rowmajor", "transposedA", "transposedB", "padded"},
     batch_layouts={"packed", "strided"},
+    grouped=True,
     constraint=_cpu_bf16_padded,
 )
 
@@ -66,9 +68,31 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
 
     if problem.batch > 1:
         return launch_batched
+    if problem.groups:
+        return _grouped_launch(problem.groups)
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> None:
         torch.mm(a, b, out=out)
+
+    return launch
+
+
+def _grouped_launch(groups: tuple[int, ...]) -> gemmreg.Launch:
+    """One ``torch.mm`` per non-empty member, its rows of A and C times its B.
+    The rows come from the problem's sizes, fixed here: reading the offsets
+    tensor on the host would synchronise inside the timed call (they say the
+    same rows: the core makes them from the same sizes)."""
+    import torch
+
+    members, start = [], 0
+    for index, size in enumerate(groups):
+        if size:
+            members.append((index, start, start + size))
+        start += size
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, offsets: object) -> None:
+        for index, first, stop in members:
+            torch.mm(a[first:stop], b[index], out=out[first:stop])
 
     return launch
 
