@@ -50,6 +50,9 @@
 #   device1    `compare --device 1` with nvidia-smi sampling both GPUs: the
 #              work must show on GPU 1 alone (two-GPU machine)
 #   comparedev `compare torch_ref triton_grouped` with `--devices 0`, then `all`
+#   grouped    triton_tuned's grouped path (an MoE layer's experts): check --grouped in
+#              fp16 and bf16, then a 5-process bench against torch_ref's loop of torch.mm
+#              over examples/shapes/moe-experts.yaml (Mixtral 8x7B's expert projections)
 #   sweepone   the sweep above with `--devices 0` (the one-GPU figure that
 #              the multi-GPU sweeps are measured against)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
@@ -386,6 +389,14 @@ PY
       # compare --devices: the timed processes one per GPU, side by side
       compare comparedev-one torch_ref triton_grouped --shape 4096x4096x4096 --dtype bf16 --devices 0
       compare comparedev-all torch_ref triton_grouped --shape 4096x4096x4096 --dtype bf16 --devices all
+      ;;
+    grouped)
+      gemmreg grouped-check check triton_tuned torch_ref --grouped --dtype fp16,bf16 \
+        --layout rowmajor,transposedB --out "$out/grouped-check"
+      gemmreg grouped bench torch_ref triton_tuned --shapes examples/shapes/moe-experts.yaml \
+        --processes 5 --out "$out/grouped"
+      gemmreg grouped-verdicts report "$out/grouped" --verdicts
+      sed 's/^\[[ 0-9.]*s\] //' "$out/grouped-verdicts.console.txt" | tee "$out/grouped-verdicts.txt"
       ;;
     sweepone | sweepall)
       devices=0

@@ -8,7 +8,9 @@ row-major) a warp-specialised persistent kernel written in Gluon
 GPU (decode and prefill of a few hundred tokens) a split-K kernel, swap-AB
 for M of 32 or less (:mod:`.split_k`, chosen by :mod:`.dispatch`), and on
 CUDA for a few rows of A in fp16 or bf16 a GEMV kernel on the CUDA cores
-(:mod:`.gemv`). ``prepare`` picks a config (and with it
+(:mod:`.gemv`). A grouped problem (an MoE layer's experts) runs in one
+persistent launch of its own kernel, its config by rule (:mod:`.grouped`).
+``prepare`` picks a config (and with it
 the path) for the problem: from the on-disk cache (:mod:`.tuning_cache`), by
 rule for problems too small to matter, or by benchmarking the candidates of
 :mod:`.configs` on operands of the problem's shape, dtype and layout
@@ -34,6 +36,7 @@ from gemmreg_plugins import triton_seed
 from gemmreg_plugins.triton_tuned import (
     configs,
     device_trial,
+    grouped,
     launchers,
     paths_here,
     tuner,
@@ -53,6 +56,8 @@ SOURCES = tuple(
         "gemv.py",
         "gemv_kernel.py",
         "gluon_ws.py",
+        "grouped.py",
+        "grouped_kernel.py",
         "interleaving.py",
         "kernels.py",
         "launch_config.py",
@@ -141,6 +146,7 @@ def capabilities_for(kind: gemmreg.Backend) -> gemmreg.Capabilities:
         layouts={"rowmajor", "transposedA", "transposedB", "padded"},
         tile=None,  # varies with the config chosen per shape
         triton=True,  # the core applies Triton's known limits (bf16 under the interpreter)
+        grouped=True,  # an MoE layer's experts in one launch (:mod:`.grouped`)
     )
 
 
@@ -218,6 +224,8 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     where = gemmreg.where()
     capabilities_for(where.triton_target).require(problem)
     m, n, k = problem.m, problem.n, problem.k
+    if problem.groups:  # one launch for every member, its config by rule (no tuner yet)
+        return grouped.grouped_launcher(problem, where, INPUT_PRECISION[where.triton_target])
     if where.triton_target == "cpu":  # interpreted: one fixed config, nothing to tune
         return launchers.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
     choice, precision, num_sms = choose(problem, where)

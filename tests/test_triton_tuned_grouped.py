@@ -1,0 +1,141 @@
+"""triton_tuned's grouped path (an MoE layer's experts in one launch) on the
+CPU: the tile table covers every member's rows once and nothing else, the
+config follows the members' rows, the kernel passes the whole grouped matrix
+under the interpreter in every layout, and it compiles natively for an H200
+(sm_90) in every config the rule can choose: pipelined within shared
+memory, on ``wgmma``, nothing spilled."""
+
+from __future__ import annotations
+
+import gemmreg
+import pytest
+from gemmreg.checking import matrix
+from gemmreg.checking.output_check import check_case
+from gemmreg.testing import native_compile
+from gemmreg_plugins import triton_tuned
+from gemmreg_plugins.triton_tuned import grouped
+from gemmreg_plugins.triton_tuned.grouped_kernel import TABLE_FIELDS
+
+SPEC = gemmreg.KernelSpec(
+    name="triton_tuned",
+    summary="the grouped path under the interpreter",
+    prepare=triton_tuned.prepare,
+    capabilities=triton_tuned.capabilities_for("cpu"),
+    tolerances=triton_tuned.tolerances_for("cpu"),
+)
+ROUTED = (0, 17, 300, 1024, 2048, 4096, 512, 195)
+"""Uneven routing of 4096 tokens to 2 of 8 experts (examples/shapes/moe-experts.yaml)."""
+
+
+@pytest.mark.parametrize("groups", [(0, 1, 17, 0, 33), (65, 0, 130, 1, 64), ROUTED, (1,)])
+@pytest.mark.parametrize("block_m", [16, 64, 128])
+def test_the_tile_table_covers_every_members_rows_once_and_no_others(groups, block_m):
+    flat = grouped.tile_table(groups, block_m)
+    entries = [flat[i : i + TABLE_FIELDS] for i in range(0, len(flat), TABLE_FIELDS)]
+    covered: list[int] = []
+    start = 0
+    for member, size in enumerate(groups):
+        mine = [(first, stop) for m, first, stop in entries if m == member]
+        assert len(mine) == -(-size // block_m)  # an empty member has no tile
+        for first, stop in mine:
+            assert stop == start + size  # the mask stops at the member's own last row
+            covered += range(first, min(first + block_m, stop))
+        start += size
+    assert covered == list(range(sum(groups)))
+
+
+def test_the_config_follows_the_members_rows_and_the_dtype():
+    decode = grouped.config_for((0, 1, 3, 0, 9, 2, 12, 5), 14336, "bf16")
+    assert (decode.block_m, decode.block_n) == (16, 128)
+    assert grouped.config_for((40, 0, 50), 4096, "fp16").block_m == 64
+    prefill = grouped.config_for(ROUTED, 14336, "bf16")
+    assert (prefill.block_m, prefill.block_n, prefill.num_warps) == (128, 256, 8)
+    assert grouped.config_for(ROUTED, 128, "bf16").block_n == 128  # no 256-wide tile of 128 columns
+    tf32 = grouped.config_for(ROUTED, 14336, "fp32")
+    assert (tf32.block_n, tf32.block_k) == (128, 32)
+    rocm = grouped.config_for(ROUTED, 14336, "bf16", "rocm")
+    assert (rocm.block_m, rocm.block_n, rocm.block_k, rocm.num_stages) == (128, 128, 32, 2)
+
+
+def test_the_kernel_passes_the_grouped_matrix_in_every_layout_under_the_interpreter():
+    cases = matrix.build("full", False, ["fp32", "fp16"], batches=(), grouped=True)
+    assert {c.problem.layout for c in cases} == set(gemmreg.LAYOUTS)
+    failed = [
+        (c.problem.label, r.reason)
+        for c in cases
+        for r in [check_case(SPEC, c.problem, c.seed, "normal")]
+        if not r.passed
+    ]
+    assert not failed, failed
+
+
+SCRIPT = """
+import json, re
+import gemmreg
+import os
+os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from gemmreg_plugins.triton_tuned import grouped, grouped_kernel
+
+fn = grouped_kernel.grouped_kernel()
+shapes = [((0, 1, 3, 0, 9, 2, 12, 5), 14336), ((40, 0, 50), 4096), ((20, 30), 4096),
+          ((0, 17, 300, 1024, 2048, 4096, 512, 195), 14336), ((3000, 2000), 128)]
+# the strides of 1 the JIT specialises at launch: A row-major, B row-major or a
+# transposed view of row-major weights (an expert's linear layer), C row-major
+unit = {"rowmajor": ("stride_ak", "stride_bn", "stride_cn"),
+        "transposedB": ("stride_ak", "stride_bk", "stride_cn")}
+out = {}
+for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2), ("fp32", "*fp32", 4)):
+    for groups, n in shapes:
+        for layout, ones in unit.items():
+            c = grouped.config_for(groups, n, dtype)
+            constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
+                              GROUP_M=c.group_m,
+                              INPUT_PRECISION="tf32" if dtype == "fp32" else "ieee")
+            constexprs.update({name: 1 for name in ones})
+            types = {"a_ptr": element, "b_ptr": element, "c_ptr": element, "table_ptr": "*i32"}
+            signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
+                         for name in fn.arg_names}
+            aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
+                       if name not in constexprs and name != "entries"}
+            compiled = triton.compile(
+                ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
+                target=GPUTarget("cuda", 90, 32),
+                options={"num_warps": c.num_warps, "num_stages": c.num_stages},
+            )
+            ptx = compiled.asm["ptx"]
+            name = f"{dtype} {layout} {c.block_m}x{c.block_n}x{c.block_k}-w{c.num_warps}-s{c.num_stages}"
+            out[name] = {
+                "shared": compiled.metadata.shared,
+                "stage": (c.block_m + c.block_n) * c.block_k * size,
+                "stages": c.num_stages,
+                "block_m": c.block_m,
+                "wgmma": len(re.findall(r"wgmma\\.mma_async", ptx)),
+                "mma": len(re.findall(r"\\bmma\\.sync", ptx)),
+                "copies": len(re.findall(r"cp\\.async\\.c[ga]\\.shared\\.global", ptx)),
+                "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
+            }
+print(json.dumps(out))
+"""
+
+SHARED_MEMORY = 227 * 1024
+"""An H200 block's shared memory (232448 bytes)."""
+
+
+@pytest.mark.slow
+def test_every_config_the_rule_chooses_compiles_for_an_h200_pipelined_on_wgmma():
+    """Each config fits in shared memory with its operand ring of ``stages - 1``
+    tiles or more (the K loop pipelined through ``cp.async``, as the tiled
+    path's is), multiplies on the tensor cores (``wgmma`` from 64 rows up) and spills nothing."""
+    compiled = native_compile(SCRIPT)
+    assert len(compiled) >= 18, compiled
+    for name, found in compiled.items():
+        assert (found["stages"] - 1) * found["stage"] <= found["shared"], (name, found)
+        assert found["shared"] <= SHARED_MEMORY, (name, found)
+        assert found["copies"] > 0, (name, found)
+        # wgmma takes 64 rows a warpgroup: a 16- or 32-row tile runs on mma.sync
+        tensor_cores = found["wgmma"] if found["block_m"] >= 64 else found["mma"]
+        assert tensor_cores > 0, (name, found)
+        assert found["local"] == 0, (name, found)  # no accumulator spilled
