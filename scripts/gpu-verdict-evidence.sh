@@ -53,6 +53,10 @@
 #   grouped    triton_tuned's grouped path (an MoE layer's experts): check --grouped in
 #              fp16 and bf16, then a 5-process bench against torch_ref's loop of torch.mm
 #              over examples/shapes/moe-experts.yaml (Mixtral 8x7B's expert projections)
+#   fp8        triton_tuned's fp8 path: check against the fp8 matrix (both scalings, every
+#              output dtype, A row-major with B either way round), then 5-process benches
+#              against torch_ref_fp8 (torch._scaled_mm, cuBLASLt) at 4096^3 and 8192^3 and
+#              over Llama 3 8B's projections in fp8e4m3, rowwise scales, bf16 C
 #   sweepone   the sweep above with `--devices 0` (the one-GPU figure that
 #              the multi-GPU sweeps are measured against)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
@@ -397,6 +401,18 @@ PY
         --processes 5 --out "$out/grouped"
       gemmreg grouped-verdicts report "$out/grouped" --verdicts
       sed 's/^\[[ 0-9.]*s\] //' "$out/grouped-verdicts.console.txt" | tee "$out/grouped-verdicts.txt"
+      ;;
+    fp8)
+      gemmreg fp8-check check triton_tuned torch_ref_fp8 --dtype fp8e4m3 \
+        --layout rowmajor,transposedB --out "$out/fp8-check"
+      gemmreg fp8-squares bench torch_ref_fp8 triton_tuned --shape 4096,8192 --dtype fp8e4m3 \
+        --layout transposedB --scaling rowwise --processes 5 --out "$out/fp8-squares"
+      sed 's/dtype: bf16/dtype: fp8e4m3/' examples/shapes/llm-projections.yaml >"$out/llm-fp8.yaml"
+      gemmreg fp8-llm bench torch_ref_fp8 triton_tuned --shapes "$out/llm-fp8.yaml" \
+        --scaling rowwise --processes 5 --out "$out/fp8-llm"
+      for run in fp8-squares fp8-llm; do
+        gemmreg "$run-verdicts" report "$out/$run" --verdicts
+      done
       ;;
     sweepone | sweepall)
       devices=0

@@ -8,7 +8,9 @@ row-major) a warp-specialised persistent kernel written in Gluon
 GPU (decode and prefill of a few hundred tokens) a split-K kernel, swap-AB
 for M of 32 or less (:mod:`.split_k`, chosen by :mod:`.dispatch`), and on
 CUDA for a few rows of A in fp16 or bf16 a GEMV kernel on the CUDA cores
-(:mod:`.gemv`). A grouped problem (an MoE layer's experts) runs in one
+(:mod:`.gemv`). fp8 (e4m3, scaled per tensor or per row and column) runs
+through its own kernel, its partial sums promoted into fp32 (:mod:`.fp8`).
+A grouped problem (an MoE layer's experts) runs in one
 persistent launch of its own kernel, its config by rule (:mod:`.grouped`).
 ``prepare`` picks a config (and with it
 the path) for the problem: from the on-disk cache (:mod:`.tuning_cache`), by
@@ -36,6 +38,7 @@ from gemmreg_plugins import triton_seed
 from gemmreg_plugins.triton_tuned import (
     configs,
     device_trial,
+    fp8,
     grouped,
     launchers,
     paths_here,
@@ -53,6 +56,8 @@ SOURCES = tuple(
         "configs.py",
         "device_trial.py",
         "dispatch.py",
+        "fp8.py",
+        "fp8_kernel.py",
         "gemv.py",
         "gemv_kernel.py",
         "gluon_ws.py",
@@ -86,7 +91,18 @@ to xf32 depends on the chip; not claimed untested). The interpreter ignores it
 and multiplies in fp32."""
 
 
+FP8_PRECISION = {
+    dtype: gemmreg.Precision(math="fp8", detail=fp8.PRECISION_DETAIL) for dtype in fp8.DTYPES
+}
+"""fp8 on every backend: the kernel's own math, run where the constraint lets it (CUDA
+from sm89); the interpreter refuses fp8 and ROCm is refused with the reason."""
+
+
 def precision_for(kind: gemmreg.Backend) -> dict[gemmreg.DType, gemmreg.Precision]:
+    return {**_precision_16_32(kind), **FP8_PRECISION}
+
+
+def _precision_16_32(kind: gemmreg.Backend) -> dict[gemmreg.DType, gemmreg.Precision]:
     if kind == "cuda":
         return {
             "fp32": gemmreg.Precision(
@@ -132,15 +148,23 @@ def tolerances_for(kind: gemmreg.Backend) -> dict[gemmreg.DType, gemmreg.Toleran
     """The seed Triton plugins' tolerances (same inputs, fp32 accumulation, one
     rounding of C), except fp32 on NVIDIA, which runs as TF32 here."""
     tolerances: dict[gemmreg.DType, gemmreg.Tolerance] = dict(triton_seed.TOLERANCES)
+    tolerances.update(gemmreg.standard_tolerances(FP8_PRECISION))
     if kind == "cuda":
         tolerances["fp32"] = gemmreg.Tolerance(rtol=4e-3, atol=1e-6, why=TF32_WHY)
     return tolerances
 
 
+def _fp8_refusal(problem: gemmreg.Problem) -> str | None:
+    return fp8.refusal(problem, gemmreg.where())
+
+
 @functools.cache
 def capabilities_for(kind: gemmreg.Backend) -> gemmreg.Capabilities:
     return gemmreg.Capabilities(
-        dtypes={"fp32", "fp16", "bf16"},
+        dtypes={"fp32", "fp16", "bf16", *fp8.DTYPES},
+        out_dtypes={"bf16", "fp16", "fp32"},  # fp8's C
+        scalings={"tensor", "rowwise"},
+        constraint=_fp8_refusal,
         backends={"cuda", "rocm", "cpu"},
         precision=precision_for(kind),
         layouts={"rowmajor", "transposedA", "transposedB", "padded"},
@@ -224,6 +248,8 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     where = gemmreg.where()
     capabilities_for(where.triton_target).require(problem)
     m, n, k = problem.m, problem.n, problem.k
+    if problem.dtype in fp8.DTYPES:  # scaled fp8, its config by rule (no tuner yet)
+        return fp8.fp8_launcher(problem, where)
     if problem.groups:  # one launch for every member, its config by rule (no tuner yet)
         return grouped.grouped_launcher(problem, where, INPUT_PRECISION[where.triton_target])
     if where.triton_target == "cpu":  # interpreted: one fixed config, nothing to tune
