@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     import gemmreg
     import torch
 
-DTYPES = ("fp8e4m3",)
+DTYPES: tuple[gemmreg.DType, ...] = ("fp8e4m3",)
 FP8_LEAST_CAPABILITY = (8, 9)
 """fp8 tensor cores came with NVIDIA Ada (sm89) and Hopper (sm90)."""
 PRECISION_DETAIL = (
