@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 
+import gemmreg
 import pytest
 from conftest import REPO, TESTS, run_gemmreg
 from gemmreg import cli
@@ -106,13 +107,28 @@ def test_memory_is_judged_against_the_whole_gpu(monkeypatch):
     )
     properties = type("Properties", (), {"total_memory": 150_000_000_000})
     monkeypatch.setattr("torch.cuda.get_device_properties", lambda index: properties)
-    assert device_memory.memory_refusal((65600, 64, 32768), "fp32", gpu) is None
-    assert device_memory.memory_refusal((131072, 131072, 131072), "fp16", gpu) is None  # 96 GiB
-    refusal = device_memory.memory_refusal((262144, 262144, 262144), "fp16", gpu)
-    assert refusal == (
+
+    def refusal(m, n, k, dtype, **fields):
+        problem = gemmreg.Problem(m=m, n=n, k=k, dtype=dtype, **fields)
+        return device_memory.memory_refusal(problem, gpu)
+
+    assert refusal(65600, 64, 32768, "fp32") is None
+    assert refusal(131072, 131072, 131072, "fp16") is None  # 96 GiB
+    assert refusal(262144, 262144, 262144, "fp16") == (
         "shape 262144x262144x262144 fp16 needs 384 GiB (412316860416 bytes) for A, B and C; "
         "H200 has 139.7 GiB"
     )
+    # C in its own dtype: 2^36 fp8 elements each of A and B (128 GiB) and 2^32 of C fit
+    # with a bf16 C (8 GiB), not with an fp32 one (16 GiB); counted in fp8, both would
+    assert refusal(65536, 65536, 2**20, "fp8e4m3", out_dtype="bf16") is None
+    too_wide = refusal(65536, 65536, 2**20, "fp8e4m3", out_dtype="fp32")
+    assert too_wide is not None and "fp8e4m3-fp32-tensor needs 144 GiB" in too_wide
+    # every item of a batch, one B per member of a grouped problem
+    assert refusal(32768, 32768, 32768, "fp16") is None  # 6 GiB
+    batched = refusal(32768, 32768, 32768, "fp16", batch=32)
+    assert batched is not None and "b32-fp16-rowmajor-32768x32768x32768 needs 192 GiB" in batched
+    grouped = gemmreg.Problem(m=2, n=32768, k=32768, dtype="fp16", groups=(1,) * 2 + (0,) * 70)
+    assert "g72_" in (device_memory.memory_refusal(grouped, gpu) or "")
 
 
 def test_out_naming_an_existing_file_is_refused_before_the_run(cli_offline, tmp_path):

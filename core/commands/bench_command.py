@@ -57,7 +57,7 @@ def bench(
             launch.on_backend(info)
         executor = executor_for(launch, info)
         ahead = ahead_pinned.unless_other_gpus(ahead, launch.devices, executor.gpus)
-        preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
+        preflight.refuse_unfit(problems, info)
         timing = request.timing.options(info.is_gpu, sweep=True)
         kernels = registry.discover().select(names)
         preflight.require_runnable(kernels, problems, 1, "bench")

@@ -71,7 +71,7 @@ def compare(
         devices.one_model(executor.gpus, "compare")
         ahead = ahead_pinned.unless_other_gpus(ahead, launch.devices, executor.gpus)
         problems = request.problems(info.is_gpu)
-        preflight.refuse_unfit([(p.mnk, p.dtype) for p in problems], info)
+        preflight.refuse_unfit(problems, info)
         timing = request.timing.options(info.is_gpu, fixed=on_ray)
         kernels = registry.discover().select(names)
         for problem in problems:  # every dtype's pair, as one dtype's always was

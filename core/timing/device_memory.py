@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 
 from gemmreg.contract.backend import BackendInfo
-from gemmreg.contract.traffic import operand_bytes
+from gemmreg.contract.records import Problem
+from gemmreg.contract.traffic import ideal_bytes
 
 CPU_FALLBACK_BYTES = 1 << 40
 """Where the host cannot say how much RAM it has: a cap generous enough for any
@@ -34,18 +35,18 @@ def device_bytes(info: BackendInfo) -> tuple[int, str]:
     return total, f"this host has {format_bytes(total)} of RAM"
 
 
-def memory_refusal(shape: tuple[int, int, int], dtype: str, info: BackendInfo) -> str | None:
-    """Why A, B and C of this shape and dtype can never fit in the device's
-    memory, or None when they can."""
-    needed = operand_bytes(*shape, dtype)
+def memory_refusal(problem: Problem, info: BackendInfo) -> str | None:
+    """Why ``problem``'s A, B and C can never fit in the device's memory, or
+    None when they can: each in its own dtype (an fp8 or int8 problem's C in
+    its output dtype), every item of a batch, one B per member of a grouped
+    problem (:func:`gemmreg.contract.traffic.ideal_bytes`)."""
+    needed = ideal_bytes(problem)
     total, what = device_bytes(info)
     if needed <= total:
         return None
-    m, n, k = shape
-    return (
-        f"shape {m}x{n}x{k} {dtype} needs {format_bytes(needed)} ({needed} bytes) "
-        f"for A, B and C; {what}"
-    )
+    plain = problem.batch == 1 and not problem.groups
+    shown = f"{problem.shape} {problem.number_format}" if plain else problem.label
+    return f"shape {shown} needs {format_bytes(needed)} ({needed} bytes) for A, B and C; {what}"
 
 
 def format_bytes(count: int) -> str:

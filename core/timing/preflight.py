@@ -15,10 +15,10 @@ from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.timing.device_memory import memory_refusal
 
 
-def refuse_unfit(points: Iterable[tuple[tuple[int, int, int], str]], info: BackendInfo) -> None:
-    """Refuse the first (shape, dtype) whose A, B and C cannot fit in memory."""
-    for shape, dtype in points:
-        reason = memory_refusal(shape, dtype, info)
+def refuse_unfit(problems: Iterable[Problem], info: BackendInfo) -> None:
+    """Refuse the first problem whose A, B and C cannot fit in memory."""
+    for problem in problems:
+        reason = memory_refusal(problem, info)
         if reason:
             raise UsageError(f"{reason}: refused before any worker started")
 
