@@ -139,11 +139,29 @@ def figure(
     _plain_log_axis(sweep.xaxis, SIZE_TICK_BASE, (1.0,))
     for axis in (sweep.yaxis, roof.xaxis, roof.yaxis):
         _plain_log_axis(axis, 10, RATE_TICK_STEPS)
-    sweep.legend(fontsize=8)
-    roof.legend(fontsize=8)
+    for axes in (sweep, roof):
+        _legend(axes)
     fig.text(0.01, 0.01, note, fontsize=8, color="dimgrey")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
+
+
+def _legend(axes: Axes) -> None:
+    """The panel's legend, or where no kernel has a point with its process
+    range (none timed, or one process each), a line saying so: an empty
+    panel must not read as a drawing that failed."""
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(fontsize=8)
+        return
+    axes.text(
+        0.5,
+        0.5,
+        "no kernel has a timed point with a process range",
+        transform=axes.transAxes,
+        ha="center",
+        va="center",
+        color="dimgrey",
+    )
 
 
 def _draw_roofs(peaks: DevicePeaks, maths: Sequence[str], sweep: Axes, roof: Axes) -> None:
