@@ -210,3 +210,64 @@ def test_processes_back_from_two_gpu_models_keep_their_figures_but_give_no_verdi
     assert [(v.verdict, v.speedup) for v in judged.verdicts] == [("no verdict", 1.5)]
     assert f"several models ({A100} and {H200})" in judged.verdicts[0].explanation
     assert lines == [f"warning: {judged.verdicts[0].explanation}"]
+
+
+class _FakeRay:
+    """Stands in for the ``ray`` module: counts connections and shutdowns."""
+
+    def __init__(self) -> None:
+        self.inits = self.shutdowns = 0
+        self.up = False
+
+    def connect(self, where: str) -> "_FakeRay":
+        if not self.up:
+            self.inits, self.up = self.inits + 1, True
+        return self
+
+    def shutdown(self) -> None:
+        self.shutdowns, self.up = self.shutdowns + 1, False
+
+
+def test_a_held_connection_is_reused_by_every_block_inside_and_shut_down_once(monkeypatch):
+    fake = _FakeRay()
+    monkeypatch.setattr(ray_cluster, "connect", fake.connect)
+    for _ in range(2):  # unheld: each block connects and shuts down
+        with ray_cluster.connected("local") as ray:
+            assert ray is fake
+    assert (fake.inits, fake.shutdowns) == (2, 2)
+    with ray_cluster.held("local"):
+        for _ in range(3):
+            with ray_cluster.connected("local"):
+                pass
+        assert (fake.inits, fake.shutdowns) == (3, 2)  # one more connection, still up
+    assert (fake.inits, fake.shutdowns) == (3, 3)
+
+
+def test_a_compare_on_ray_of_several_dtypes_connects_once(monkeypatch):
+    """Each dtype's comparison runs inside one held connection (the timing
+    itself stubbed by the local executor's: what is asked is the point)."""
+    from gemmreg.commands import compare_command
+    from gemmreg.commands.launching import Launch
+    from gemmreg.commands.requests import CompareRequest, TimingAsked
+    from gemmreg.fanout import executors
+
+    fake = _FakeRay()
+    monkeypatch.setattr(ray_cluster, "connect", fake.connect)
+    seen: list[tuple[str, int]] = []
+
+    class OnFakeRay(executors.Ray):
+        def compare(self, job):
+            with ray_cluster.connected(self.address):
+                seen.append((job.problem.dtype, fake.inits))
+                return executors.Local().compare(job)
+
+    request = CompareRequest(
+        kernels=("torch_ref", "triton_baseline"),
+        shape=(8, 8, 8),
+        dtypes=("fp32", "fp16"),
+        layout="rowmajor",
+        timing=TimingAsked(processes=2, repeats=3, warmup=1),
+    )
+    result = compare_command.compare(request, launch=Launch(executor=OnFakeRay("local")))
+    assert [r.problem.dtype for r in result.reports] == ["fp32", "fp16"]
+    assert seen == [("fp32", 1), ("fp16", 1)] and (fake.inits, fake.shutdowns) == (1, 1)

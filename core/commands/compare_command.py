@@ -18,6 +18,7 @@ after each: so the loop over dtypes is here, and the sweep's is not reused.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -90,7 +91,12 @@ def compare(
     trace("plugins discovered, options checked")
     reports: list[CompareReport] = []
     manifests: list[dict[str, object]] = []
+    from gemmreg.fanout.executors import Ray
+
+    connection = contextlib.ExitStack()  # on Ray, one connection for every dtype
     try:
+        if isinstance(executor, Ray):
+            connection.enter_context(executor.held())
         for index, problem in enumerate(problems):
             if index:
                 progress(_timing_line(names, problems, index, timing, info))
@@ -112,6 +118,7 @@ def compare(
             if report.partial:  # interrupted: the dtypes after it are not timed
                 break
     finally:
+        connection.close()
         if meter is not None:
             meter.close()
     manifest = merged(manifests)

@@ -29,6 +29,7 @@ can be handed to a command instead (``Launch(executor=...)``).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
@@ -177,6 +178,13 @@ class Ray:
         from gemmreg.fanout import ray_compare
 
         return ray_compare.compare_on_ray(job, self.address)
+
+    def held(self) -> contextlib.AbstractContextManager[None]:
+        """The cluster connected for a command's every job (``compare``'s
+        dtypes one after another), not once a job."""
+        from gemmreg.fanout import ray_cluster
+
+        return ray_cluster.held(self.address)
 
     def check(self, job: CheckJob) -> Checked:
         from gemmreg.fanout import ray_check

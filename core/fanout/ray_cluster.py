@@ -105,16 +105,47 @@ def connect(where: str) -> ModuleType:
     return ray
 
 
+_holders = 0
+"""Blocks holding the connection now (:func:`connected`, :func:`held`): the
+last one out shuts it down."""
+
+
 @contextlib.contextmanager
 def connected(where: str) -> Iterator[ModuleType]:
     """The ``ray`` module connected to ``where`` for the block, shut down
-    after it; Ray's own messages go to stderr, never into the command's
-    output (``--format json``)."""
+    after it unless an outer block holds it (:func:`held`); Ray's own
+    messages go to stderr, never into the command's output (``--format json``)."""
+    with contextlib.redirect_stdout(sys.stderr), _holding(where) as ray:
+        yield ray
+
+
+@contextlib.contextmanager
+def held(where: str) -> Iterator[None]:
+    """One connection for the block, which every :func:`connected` inside
+    reuses: a ``compare --ray`` of several dtypes connects (and with
+    ``local`` starts a head) once, not once a dtype. Only connecting and
+    shutting down are kept off stdout here; the block's own output is the
+    caller's."""
     with contextlib.redirect_stdout(sys.stderr):
-        ray = connect(where)
-        try:
-            yield ray
-        finally:
+        holding = _holding(where)
+        holding.__enter__()
+    try:
+        yield
+    finally:
+        with contextlib.redirect_stdout(sys.stderr):
+            holding.__exit__(None, None, None)
+
+
+@contextlib.contextmanager
+def _holding(where: str) -> Iterator[ModuleType]:
+    global _holders
+    ray = connect(where)
+    _holders += 1
+    try:
+        yield ray
+    finally:
+        _holders -= 1
+        if not _holders:
             ray.shutdown()
 
 
