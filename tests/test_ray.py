@@ -219,7 +219,7 @@ class _FakeRay:
         self.inits = self.shutdowns = 0
         self.up = False
 
-    def connect(self, where: str) -> "_FakeRay":
+    def connect(self, where: str) -> _FakeRay:
         if not self.up:
             self.inits, self.up = self.inits + 1, True
         return self
