@@ -57,6 +57,9 @@
 #              output dtype, A row-major with B either way round), then 5-process benches
 #              against torch_ref_fp8 (torch._scaled_mm, cuBLASLt) at 4096^3 and 8192^3 and
 #              over Llama 3 8B's projections in fp8e4m3, rowwise scales, bf16 C
+#   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
+#              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
+#              what their rules are to be set from
 #   sweepone   the sweep above with `--devices 0` (the one-GPU figure that
 #              the multi-GPU sweeps are measured against)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
@@ -413,6 +416,11 @@ PY
       for run in fp8-squares fp8-llm; do
         gemmreg "$run-verdicts" report "$out/$run" --verdicts
       done
+      ;;
+    configprobe)
+      "$python" scripts/probes/fp8_grouped_configs.py --out "$out/configprobe.json" \
+        2>&1 | stamp >"$out/configprobe.console.txt"
+      tail -n 80 "$out/configprobe.console.txt"
       ;;
     sweepone | sweepall)
       devices=0

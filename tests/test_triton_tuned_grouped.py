@@ -139,3 +139,19 @@ def test_every_config_the_rule_chooses_compiles_for_an_h200_pipelined_on_wgmma()
         tensor_cores = found["wgmma"] if found["block_m"] >= 64 else found["mma"]
         assert tensor_cores > 0, (name, found)
         assert found["local"] == 0, (name, found)  # no accumulator spilled
+
+
+def test_the_config_probe_lists_its_points_and_refuses_to_time_without_a_gpu():
+    """scripts/probes/fp8_grouped_configs.py, the probe the fp8 and grouped
+    rules are to be set from: it reads the example files, and on the CPU
+    times nothing (exit 2, one line)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = Path(__file__).resolve().parents[1] / "scripts/probes/fp8_grouped_configs.py"
+    listed = subprocess.run([sys.executable, probe, "--dry-run"], capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert "fp8: 22 points" in listed.stdout and "grouped: 4 points" in listed.stdout
+    refused = subprocess.run([sys.executable, probe], capture_output=True, text=True)
+    assert refused.returncode == 2 and "none here" in refused.stderr

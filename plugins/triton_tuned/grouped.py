@@ -86,15 +86,19 @@ def tile_table(groups: Sequence[int], block_m: int) -> list[int]:
 
 
 def grouped_launcher(
-    problem: gemmreg.Problem, where: gemmreg.Environment, input_precision: str
+    problem: gemmreg.Problem,
+    where: gemmreg.Environment,
+    input_precision: str,
+    config: GroupedConfig | None = None,
 ) -> gemmreg.Launch:
-    """``launch(a, b, out, offsets)`` for ``problem``, its table on the device."""
+    """``launch(a, b, out, offsets)`` for ``problem``, its table on the device;
+    ``config``: instead of the rule's (a probe weighing others)."""
     import torch
 
     groups = problem.groups
-    if where.triton_interpreted:
+    if config is None and where.triton_interpreted:
         config = INTERPRETED
-    else:
+    elif config is None:
         config = config_for(groups, problem.n, problem.dtype, where.backend)
     flat = tile_table(groups, config.block_m)
     table = torch.tensor(flat, dtype=torch.int32, device=where.device)

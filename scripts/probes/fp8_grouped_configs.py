@@ -1,0 +1,247 @@
+"""Which configs triton_tuned's fp8 and grouped paths should take on a GPU:
+every candidate beside the reference, at the points their goals name.
+
+On a GPU machine (the repository installed)::
+
+    python scripts/probes/fp8_grouped_configs.py --out "$OUT/configs.json"
+
+Both paths choose their config by a rule (``fp8.config_for``,
+``grouped.config_for``) written before any GPU ran them; this probe is what
+the rule is to be set from. fp8: e4m3, rowwise scales, bf16 C, B a
+transposed view of a row-major weight (``torch._scaled_mm``'s layout), at
+4096^3, 8192^3 and Llama 3 8B's projections (``--fp8-tokens``), against
+``torch._scaled_mm`` without fast accumulation. Grouped: bf16 members of
+``examples/shapes/moe-experts.yaml`` (transposedB), against one ``torch.mm``
+per member. Every candidate's C is first compared with the reference's
+(a config that disagrees is reported, never timed); then ``--rounds``
+rounds, each timing every candidate and the reference in a rotated order
+with gemmreg's own clock (``gemmreg.sample_ms``: CUDA events, L2 flushed
+clean, the batch queued ahead), ``--samples`` calls each. Prints a table per
+point, fastest first, the reference's time over each candidate's (above 1:
+faster), the rule's choice marked; writes every median to ``--out``.
+``--dry-run`` lists the points and candidates without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import gemmreg  # first: gemmreg decides the backend before triton is imported
+from gemmreg.timing.shape_files import read_shapes
+from gemmreg_plugins.triton_tuned import fp8, grouped
+
+ROOT = Path(__file__).resolve().parents[2]
+LLM = ROOT / "examples" / "shapes" / "llm-projections.yaml"
+MOE = ROOT / "examples" / "shapes" / "moe-experts.yaml"
+H200_SMS = 132
+
+
+def fp8_candidates() -> list[fp8.Fp8Config]:
+    """Around the rule: 16 to 128 rows, 64 to 256 columns, K 128, 3 or 4 stages
+    (a few dozen compiles: the probe must fit a 10-minute command)."""
+    found = [
+        fp8.Fp8Config(block_m=bm, block_n=bn, block_k=bk, num_warps=w, num_stages=s)
+        for bm, bn, bk, w, s in itertools.product(
+            (16, 64, 128), (64, 128, 256), (128,), (4, 8), (3, 4)
+        )
+        if (bm * bn >= 128 * 128) == (w == 8)  # 8 warps for the large tiles only
+        and (bm, bn) != (16, 256)
+        and (bm + bn) * bk * s <= 200 * 1024  # operand ring within shared memory
+    ]
+    return found
+
+
+def grouped_candidates() -> list[grouped.GroupedConfig]:
+    """Around the rule: 16 to 128 rows, 64 to 256 columns, K 64, 3 or 4 stages."""
+    return [
+        grouped.GroupedConfig(block_m=bm, block_n=bn, block_k=64, num_warps=w, num_stages=s)
+        for bm, bn, w, s in itertools.product((16, 32, 64, 128), (64, 128, 256), (4, 8), (3, 4))
+        if (bm * bn >= 128 * 128) == (w == 8) and (bm + bn) * 64 * 2 * s <= 200 * 1024
+    ]
+
+
+def fp8_points(tokens: Sequence[int]) -> list[tuple[int, int, int]]:
+    llm = [(r.m, r.n, r.k) for r in read_shapes(LLM) if r.m in tokens]
+    return [(4096, 4096, 4096), (8192, 8192, 8192), *dict.fromkeys(llm)]
+
+
+def moe_points() -> list[tuple[tuple[int, ...], int, int]]:
+    return [(r.groups, r.n, r.k) for r in read_shapes(MOE)]
+
+
+def timed(calls: dict[str, Callable[[], None]], rounds: int, samples: int) -> dict[str, float]:
+    """Each call's median over rounds of its median of ``samples``, in ms,
+    the calls taken in a rotated order each round."""
+    names = list(calls)
+    medians: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        turn = names[r % len(names) :] + names[: r % len(names)]
+        for name in turn if r % 2 == 0 else reversed(turn):
+            medians[name].append(statistics.median(gemmreg.sample_ms(calls[name], samples)))
+    return {name: statistics.median(values) for name, values in medians.items()}
+
+
+def agrees(out: Any, reference: Any) -> bool:
+    """C within 2% of the reference's largest magnitude everywhere: a wrong
+    tile, scale or member is far outside it; rounding is far inside."""
+    scale = float(reference.float().abs().max()) or 1.0
+    return float((out.float() - reference.float()).abs().max()) <= 0.02 * scale
+
+
+def probe_fp8(point: tuple[int, int, int], args: argparse.Namespace) -> dict[str, Any]:
+    import torch
+
+    m, n, k = point
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = (torch.randn(m, k, device="cuda", generator=g) * 4).to(torch.float8_e4m3fn)
+    b = (torch.randn(n, k, device="cuda", generator=g) * 4).to(torch.float8_e4m3fn).t()
+    sa = torch.rand(m, 1, device="cuda", generator=g) + 0.5
+    sb = torch.rand(1, n, device="cuda", generator=g) + 0.5
+
+    def reference() -> Any:
+        return torch._scaled_mm(
+            a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=False
+        )
+
+    want = reference()
+    calls: dict[str, Callable[[], None]] = {"torch._scaled_mm": functools_partial(reference)}
+    refused: dict[str, str] = {}
+    rule = fp8.config_for(m, n, H200_SMS)
+    for config in [rule, *(c for c in fp8_candidates() if c != rule)]:
+        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        name = _name(config) + (" (rule)" if config == rule else "")
+        try:
+            fp8.run(config, True, a, b, out, sa, sb)
+        except Exception as error:  # a config Triton cannot build here: reported, not timed
+            refused[name] = f"{type(error).__name__}: {str(error)[:120]}"
+            continue
+        if not agrees(out, want):
+            refused[name] = "disagrees with torch._scaled_mm"
+            continue
+        calls[name] = functools_partial(fp8.run, config, True, a, b, out, sa, sb)
+    return _report(f"fp8e4m3 {m}x{n}x{k}", "torch._scaled_mm", calls, refused, args)
+
+
+def probe_grouped(
+    point: tuple[tuple[int, ...], int, int], args: argparse.Namespace
+) -> dict[str, Any]:
+    import torch
+
+    groups, n, k = point
+    m = sum(groups)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    a = torch.randn(m, k, device="cuda", generator=g).to(torch.bfloat16)
+    b = (
+        torch.randn(len(groups), n, k, device="cuda", generator=g)
+        .to(torch.bfloat16)
+        .transpose(1, 2)
+    )
+    out_ref = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+    problem = gemmreg.Problem(m=m, n=n, k=k, dtype="bf16", layout="transposedB", groups=groups)
+    spans = [(i, lo, hi) for i, (lo, hi) in enumerate(_ranges(groups)) if hi > lo]
+
+    def loop() -> None:
+        for index, lo, hi in spans:
+            torch.mm(a[lo:hi], b[index], out=out_ref[lo:hi])
+
+    loop()
+    calls: dict[str, Callable[[], None]] = {"torch.mm loop": loop}
+    refused: dict[str, str] = {}
+    where = gemmreg.where()
+    rule = grouped.config_for(groups, n, "bf16", where.backend)
+    for config in [rule, *(c for c in grouped_candidates() if c != rule)]:
+        out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+        name = _name(config) + (" (rule)" if config == rule else "")
+        try:
+            launch = grouped.grouped_launcher(problem, where, "ieee", config=config)
+            launch(a, b, out, None)
+        except Exception as error:  # reported, not timed
+            refused[name] = f"{type(error).__name__}: {str(error)[:120]}"
+            continue
+        if not agrees(out, out_ref):
+            refused[name] = "disagrees with the torch.mm loop"
+            continue
+        calls[name] = functools_partial(launch, a, b, out, None)
+    label = f"grouped bf16 g{len(groups)} {m}x{n}x{k}"
+    return _report(label, "torch.mm loop", calls, refused, args)
+
+
+def functools_partial(fn: Callable[..., Any], *bound: Any) -> Callable[[], None]:
+    def call() -> None:
+        fn(*bound)
+
+    return call
+
+
+def _ranges(groups: Sequence[int]) -> list[tuple[int, int]]:
+    out, start = [], 0
+    for size in groups:
+        out.append((start, start + size))
+        start += size
+    return out
+
+
+def _name(config: Any) -> str:
+    c = config
+    return f"{c.block_m}x{c.block_n}x{c.block_k}-w{c.num_warps}-s{c.num_stages}"
+
+
+def _report(
+    label: str, reference: str, calls: dict[str, Callable[[], None]], refused: dict[str, str],
+    args: argparse.Namespace,
+) -> dict[str, Any]:  # fmt: skip
+    for call in calls.values():  # compiled and warm before any sample
+        call()
+    medians = timed(calls, args.rounds, args.samples)
+    base = medians[reference]
+    print(f"\n{label}: {len(calls) - 1} configs timed, {len(refused)} refused")
+    for name, ms in sorted(medians.items(), key=lambda item: item[1])[: args.top]:
+        print(f"  {name:32s} {ms * 1e3:10.1f} us  {base / ms:6.3f}x")
+    for name, why in refused.items():
+        if "(rule)" in name:
+            print(f"  {name}: REFUSED {why}")
+    sys.stdout.flush()
+    return {"point": label, "reference": reference, "ms": medians, "refused": refused}
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    p.add_argument("--out", type=Path, help="JSON file for every median (default: none)")
+    p.add_argument("--fp8-tokens", default="1,16,128,2048,8192", help="LLM token counts (M)")
+    p.add_argument("--only", choices=("fp8", "grouped"), help="one path only")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--samples", type=int, default=20)
+    p.add_argument("--top", type=int, default=8, help="rows printed per point")
+    p.add_argument(
+        "--dry-run", action="store_true", help="list points and candidates, time nothing"
+    )
+    return p.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    tokens = [int(t) for t in args.fp8_tokens.split(",")]
+    fp8_at = fp8_points(tokens) if args.only != "grouped" else []
+    moe_at = moe_points() if args.only != "fp8" else []
+    if args.dry_run:
+        print(f"fp8: {len(fp8_at)} points x {len(fp8_candidates())} candidates: {fp8_at}")
+        print(f"grouped: {len(moe_at)} points x {len(grouped_candidates())} candidates")
+        return 0
+    if not gemmreg.where().is_gpu:
+        print("this probe times kernels on a GPU; none here (try --dry-run)", file=sys.stderr)
+        return 2
+    results = [probe_fp8(p, args) for p in fp8_at] + [probe_grouped(p, args) for p in moe_at]
+    if args.out:
+        args.out.write_text(json.dumps({"results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
