@@ -5,10 +5,12 @@ rule; on runs built here and on real H200 runs kept in evidence/."""
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 
 import attrs
 import pytest
+from gemmreg.contract.records import Problem
 from gemmreg.reporting import history, runs
 from offline_cli import run_main
 from test_runs import report
@@ -117,6 +119,37 @@ def test_the_trend_is_plotted_one_file_per_device(saved, tmp_path):
     }
     svg = (tmp_path / "plots" / "history-nvidia-h200.svg").read_text()
     assert "cccccccccc" in svg and "regression" in svg
+
+
+def test_a_problem_no_run_timed_gets_a_note_instead_of_an_empty_legend(tmp_path):
+    """A kernel that crashed at a problem in every run leaves its panel with
+    nothing labelled: the panel says so, and matplotlib is never asked for a
+    legend of nothing (its 'No artists with labels' warning)."""
+    pytest.importorskip("matplotlib")
+    from gemmreg.reporting import plots_history
+
+    crashed = attrs.evolve(
+        report(STEADY).summaries[0],
+        status="crashed",
+        process_medians_ms=(),
+        center_ms=None,
+        low_ms=None,
+        high_ms=None,
+    )
+    folders = []
+    for hour in (1, 2):
+        folders.append(save(tmp_path / f"run{hour}", STEADY, f"{hour}" * 12, hour))
+        manifest, (saved,), partial = runs.load_run(folders[-1])
+        failed = attrs.evolve(saved, summaries=(crashed,), problem=Problem(m=8, n=8, k=8))
+        runs.write_run(folders[-1], manifest, [saved, failed], partial)
+    trends = history.trends(loaded(*folders), 5.0)
+    assert {len(t.points) for t in trends} == {2}  # the timed problem and the crashed one
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plots_history.write_history_plots(tmp_path / "plots", trends)
+    assert not [w for w in caught if "No artists with labels" in str(w.message)]
+    svg = (tmp_path / "plots" / "history-nvidia-h200.svg").read_text()
+    assert "no kernel was timed at this problem" in svg
 
 
 def test_the_json_keeps_every_step(saved, capsys):

@@ -140,23 +140,24 @@ def figure(
     for axis in (sweep.yaxis, roof.xaxis, roof.yaxis):
         _plain_log_axis(axis, 10, RATE_TICK_STEPS)
     for axes in (sweep, roof):
-        _legend(axes)
+        legend_or_note(axes, "no kernel has a timed point with a process range")
     fig.text(0.01, 0.01, note, fontsize=8, color="dimgrey")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     return fig
 
 
-def _legend(axes: Axes) -> None:
-    """The panel's legend, or where no kernel has a point with its process
-    range (none timed, or one process each), a line saying so: an empty
-    panel must not read as a drawing that failed."""
+def legend_or_note(axes: Axes, note: str) -> None:
+    """The panel's legend, or where nothing on it is labelled (no kernel
+    drawn: none timed, or none with a process range) ``note`` in its middle:
+    an empty panel must not read as a drawing that failed, and matplotlib
+    asked for a legend of nothing only warns and draws none."""
     if axes.get_legend_handles_labels()[0]:
         axes.legend(fontsize=8)
         return
     axes.text(
         0.5,
         0.5,
-        "no kernel has a timed point with a process range",
+        note,
         transform=axes.transAxes,
         ha="center",
         va="center",

@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from gemmreg.reporting.history import Trend
-from gemmreg.reporting.plots import _pyplot
+from gemmreg.reporting.plots import _pyplot, legend_or_note
 from gemmreg.reporting.render_history import short_commit
 
 if TYPE_CHECKING:  # matplotlib is optional: named for the type checker only
@@ -85,6 +85,6 @@ def figure(plt: ModuleType, device: str, trends: Sequence[Trend]) -> Figure:
             [short_commit(r[2]) for r in runs], rotation=30, ha="right", fontsize=8
         )
         panel.set(ylabel="ms (median, process range)", title=f"{device}: {problem}")
-        panel.legend(fontsize=8)
+        legend_or_note(panel, "no kernel was timed at this problem in these runs")
     fig.tight_layout()
     return fig
