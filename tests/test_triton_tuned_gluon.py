@@ -232,3 +232,47 @@ def test_the_kernel_gets_b_in_the_boxes_its_layout_needs(monkeypatch, config, la
     assert b_desc.layout == gluon_ws.gl.NVMMASharedLayout.get_default_for(
         list(b_desc.block_shape), gluon_ws.gl.bfloat16
     )
+
+
+def test_the_gluon_probe_launches_the_kernel_with_its_current_arguments(monkeypatch):
+    """scripts/probes/gluon_probe.py calls the kernel and its descriptors
+    itself, with no fallback: each variant this kernel has (no ping-pong
+    form) must bind to the kernel's own parameters, B row-major in
+    BLOCK_K x BLOCK_N boxes. Imported only (its run is the GPU's)."""
+    import importlib.util
+    from pathlib import Path
+
+    gluon_ws = pytest.importorskip(
+        "gemmreg_plugins.triton_tuned.gluon_ws",
+        reason="this Triton lacks the Gluon API the kernel is written in",
+        exc_type=ImportError,
+    )
+    path = Path(__file__).resolve().parents[1] / "scripts/probes/gluon_probe.py"
+    spec = importlib.util.spec_from_file_location("gluon_probe", path)
+    assert spec is not None and spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    variants = probe.variants_here()
+    assert variants and not any(v[5] for v in variants)  # the cooperative forms
+    kernel_parameters = gluon_ws.gemm_gluon_ws.signature
+    seen: dict = {}
+
+    class Kernel:
+        def __getitem__(self, grid):
+            return lambda *args, **kwargs: seen.update(grid=grid, args=args, kwargs=kwargs)
+
+    monkeypatch.setattr(gluon_ws, "gemm_gluon_ws", Kernel())
+    m, n, k = 512, 512, 128
+    a, b = torch.ones(m, k, dtype=torch.bfloat16), torch.ones(k, n, dtype=torch.bfloat16)
+    out = torch.empty(m, n, dtype=torch.bfloat16)
+    for bm, bn, bk, stages, group_m, _ in variants:
+        seen.clear()
+        probe.gluon_launch((bm, bn, bk, stages, group_m, False), m, n, k, H200_SMS)(a, b, out)
+        launch_options = {"num_warps"}  # Triton's, beside the kernel's own
+        kwargs = {key: v for key, v in seen["kwargs"].items() if key not in launch_options}
+        bound = kernel_parameters.bind(*seen["args"], **kwargs).arguments
+        assert bound["B_TRANSPOSED"] is False and bound["STAGES"] == stages
+        assert (bound["m"], bound["n"], bound["k"], bound["GROUP_M"]) == (m, n, k, group_m)
+        assert list(bound["a_desc"].block_shape) == [bm // 2, bk]
+        assert list(bound["b_desc"].block_shape) == [bk, bn] and bound["b_desc"].base is b
+        assert list(bound["c_desc"].block_shape) == [bm // 2, bn]
