@@ -123,6 +123,9 @@ def test_memory_is_judged_against_the_whole_gpu(monkeypatch):
     assert refusal(65536, 65536, 2**20, "fp8e4m3", out_dtype="bf16") is None
     too_wide = refusal(65536, 65536, 2**20, "fp8e4m3", out_dtype="fp32")
     assert too_wide is not None and "fp8e4m3-fp32-tensor needs 144 GiB" in too_wide
+    # int8's C is int32: four bytes an element where A's and B's take one
+    int8 = refusal(65536, 65536, 2**20, "int8")
+    assert int8 is not None and "shape 65536x65536x1048576 int8 needs 144 GiB" in int8
     # every item of a batch, one B per member of a grouped problem
     assert refusal(32768, 32768, 32768, "fp16") is None  # 6 GiB
     batched = refusal(32768, 32768, 32768, "fp16", batch=32)
