@@ -30,27 +30,26 @@ ROUNDING = {"fp16": (2.0**-11, 2.0**-24), "fp32": (2.0**-24, 2.0**-149)}
 to the fp8 tolerance."""
 
 
-def _laid_out(x: torch.Tensor, transposed: bool) -> torch.Tensor:
-    return x.t().contiguous().t() if transposed else x
-
-
 @pytest.mark.parametrize("scaling", ["tensor", "rowwise"])
 @pytest.mark.parametrize("out_dtype", ["fp16", "fp32"])
 @pytest.mark.parametrize(
-    ("m", "n", "k"), [(1, 1, 1), (48, 80, 32), (17, 33, 45), (5, 64, 100), (40, 3, 70)]
+    ("m", "n", "k"),
+    [(1, 1, 1), (48, 80, 32), (17, 33, 45), (5, 64, 100), (40, 3, 70), (1, 70, 130), (150, 40, 20)],
 )
-@pytest.mark.parametrize("layout", ["rowmajor", "transposedB", "transposedA"])
+@pytest.mark.parametrize("layout", sorted(SPEC.capabilities.layouts))
 def test_the_kernel_scales_every_row_and_column_within_the_fp8_tolerance(
     scaling, out_dtype, m, n, k, layout
 ):
     """The core's fp8 values (every binade a row or column of its own, the
     largest and subnormal ones included) and scales that are not powers of
-    two and differ by row, through the kernel on fp16 carriers; K past
-    ``BLOCK_K``'s multiples, a single row, column or depth, tails on every axis."""
+    two and differ by row, through the kernel on fp16 carriers laid out as the
+    core lays out each declared layout (NaN in ``padded``'s padding); K past
+    ``BLOCK_K``'s multiples, a single row, column or depth, tails on every
+    axis, and more row tiles than ``GROUP_M`` (the grouped order's last group
+    short)."""
     problem = gemmreg.Problem(m=m, n=n, k=k, dtype="fp8e4m3", out_dtype="bf16", scaling=scaling)
     a8, b8, scale_a, scale_b = make_operands(SPEC, problem, 3, "cpu", "mixed")
-    a = _laid_out(a8.to(torch.float16), layout == "transposedA")
-    b = _laid_out(b8.to(torch.float16), layout == "transposedB")
+    a, b = gemmreg.apply_layout(a8.to(torch.float16), b8.to(torch.float16), layout)
     assert torch.equal(a.to(a8.dtype), a8) and torch.equal(b.to(b8.dtype), b8)  # exact carriers
     out = torch.full((m, n), float("nan"), dtype=gemmreg.torch_dtype(out_dtype))
     fp8.run(fp8.INTERPRETED, scaling == "rowwise", a, b, out, scale_a, scale_b)
@@ -117,13 +116,14 @@ def test_the_config_follows_m_and_fills_the_sms():
     assert (fp8.config_for(1, 4096, 132).block_m, fp8.config_for(1, 4096, 132).block_n) == (16, 64)
     assert fp8.config_for(16, 14336, 132).block_n == 64  # 112 tiles of 128 columns: 64 wide
     assert fp8.config_for(64, 1024, 132).block_m == 64
-    big = fp8.config_for(8192, 8192, 132)
-    assert (big.block_m, big.block_n, big.block_k, big.num_warps) == (128, 256, 128, 8)
-    assert fp8.config_for(128, 4096, 132).block_n == 128  # 16 tiles of 256: 128 wide
+    for m, n in [(128, 4096), (8192, 8192), (8192, 128)]:  # many rows: 128 x 128, 8 warps
+        big = fp8.config_for(m, n, 132)
+        assert (big.block_m, big.block_n, big.block_k, big.num_warps) == (128, 128, 128, 8)
 
 
 SCRIPT = """
-import json, re, os
+import json, re, os, subprocess, tempfile
+from pathlib import Path
 import gemmreg
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import triton
@@ -131,40 +131,52 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 from gemmreg_plugins.triton_tuned import fp8, fp8_kernel
 
+cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 fn = fp8_kernel.fp8_kernel()
 # the strides of 1 the JIT specialises at launch: A row-major, B a transposed view of a
 # row-major weight (what torch._scaled_mm takes) or row-major, C row-major
 unit = {"transposedB": ("stride_ak", "stride_bk", "stride_cn"),
         "rowmajor": ("stride_ak", "stride_bn", "stride_cn")}
 shapes = [(1, 4096), (16, 14336), (64, 1024), (128, 4096), (8192, 8192)]
+# the kernel's own runs, then the control: the largest tile left to Triton's sm_90
+# default (PROMOTE_EVERY None: never promoted), where no fp32 add may be counted
+runs = [(m, n, layout, rowwise, "block_k") for m, n in shapes for layout in unit
+        for rowwise in (False, True)] + [(8192, 8192, "transposedB", True, None)]
 out = {}
-for m, n in shapes:
+for m, n, layout, rowwise, promote in runs:
     c = fp8.config_for(m, n, 132)
-    for layout, ones in unit.items():
-        for rowwise in (False, True):
-            constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
-                              GROUP_M=c.group_m, ROWWISE=rowwise, PROMOTE_EVERY=c.block_k)
-            constexprs.update({name: 1 for name in ones})
-            types = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*bf16",
-                     "sa_ptr": "*fp32", "sb_ptr": "*fp32"}
-            signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                         for name in fn.arg_names}
-            aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
-                       if name not in constexprs and name not in ("m", "stride_sa", "stride_sb")}
-            compiled = triton.compile(
-                ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
-                target=GPUTarget("cuda", 90, 32),
-                options={"num_warps": c.num_warps, "num_stages": c.num_stages},
-            )
-            ptx = compiled.asm["ptx"]
-            out[f"{m}x{n} {layout} rowwise={rowwise}"] = {
-                "shared": compiled.metadata.shared,
-                "block_m": c.block_m,
-                "wgmma": len(re.findall(r"wgmma\\.mma_async[^;]*e4m3\\.e4m3", ptx)),
-                "mma": len(re.findall(r"\\bmma\\.sync", ptx)),
-                "copies": len(re.findall(r"cp\\.async\\.c[ga]\\.shared\\.global", ptx)),
-                "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
-            }
+    constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
+                      GROUP_M=c.group_m, ROWWISE=rowwise,
+                      PROMOTE_EVERY=c.block_k if promote else None)
+    constexprs.update({name: 1 for name in unit[layout]})
+    types = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*bf16",
+             "sa_ptr": "*fp32", "sb_ptr": "*fp32"}
+    signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
+                 for name in fn.arg_names}
+    aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
+               if name not in constexprs and name not in ("m", "stride_sa", "stride_sb")}
+    compiled = triton.compile(
+        ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
+        target=GPUTarget("cuda", 90, 32),
+        options={"num_warps": c.num_warps, "num_stages": c.num_stages},
+    )
+    ptx = compiled.asm["ptx"]
+    cubin = Path(tempfile.mkdtemp()) / "k.cubin"
+    cubin.write_bytes(compiled.asm["cubin"])
+    usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", str(cubin)],
+                           capture_output=True, text=True, check=True).stdout
+    name = f"{m}x{n} {layout} rowwise={rowwise}" + ("" if promote else " unpromoted")
+    out[name] = {
+        "shared": compiled.metadata.shared,
+        "block_m": c.block_m,
+        "accumulator": c.block_m * c.block_n // (32 * c.num_warps),
+        "promoted": bool(promote),
+        "wgmma": len(re.findall(r"wgmma\\.mma_async[^;]*e4m3\\.e4m3", ptx)),
+        "mma": len(re.findall(r"\\bmma\\.sync", ptx)),
+        "fp32_adds": len(re.findall(r"\\badd(?:\\.rn)?\\.f32", ptx)),
+        "copies": len(re.findall(r"cp\\.async\\.c[ga]\\.shared\\.global", ptx)),
+        "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
+    }
 print(json.dumps(out))
 """
 
@@ -177,11 +189,19 @@ def test_every_config_the_rule_chooses_compiles_for_an_h200_on_fp8_tensor_cores(
     """Each config fits in shared memory, loads through ``cp.async``, multiplies
     on the tensor cores (e4m3 by e4m3 on ``wgmma`` from 64 rows up; below,
     ``mma.sync`` on fp16, to which Triton widens e4m3 exactly) and spills
-    nothing, with either scaling, B either way round."""
+    nothing (no stack: ptxas's spills, which the PTX does not show), with
+    either scaling, B either way round. On ``wgmma`` the partial sums are
+    promoted: each K block's ``wgmma`` results are added into the fp32
+    accumulator, at least one fp32 add per accumulator element of a thread,
+    where Triton's sm_90 default (the control) adds none."""
     compiled = native_compile(SCRIPT)
-    assert len(compiled) == 20, compiled
+    assert len(compiled) == 21, compiled
     for name, found in compiled.items():
         assert 0 < found["shared"] <= SHARED_MEMORY, (name, found)
-        assert found["copies"] > 0 and found["local"] == 0, (name, found)
+        assert found["copies"] > 0 and found["stack"] == 0, (name, found)
         tensor_cores = found["wgmma"] if found["block_m"] >= 64 else found["mma"]
         assert tensor_cores > 0, (name, found)
+        if found["wgmma"] and found["promoted"]:
+            assert found["fp32_adds"] >= found["accumulator"], (name, found)
+    control = compiled["8192x8192 transposedB rowwise=True unpromoted"]
+    assert control["wgmma"] > 0 and control["fp32_adds"] == 0, control

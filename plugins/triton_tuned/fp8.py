@@ -15,9 +15,13 @@ The config is a rule, not a tuning (no GPU has timed it yet): ``BLOCK_K``
 128 (fp8's ``wgmma`` takes 32 of K per instruction; four per promotion),
 ``BLOCK_M`` by M (16 to 128: a decode step's few rows in a 16-row tile on
 ``mma.sync``, on fp16 to which Triton widens e4m3 exactly; 64 rows and up
-on fp8 ``wgmma``), 128 x 256 tiles where they
-still give every SM a tile, 128-wide ones otherwise, and for a few rows
-64-wide columns where 128-wide ones would leave SMs idle.
+on fp8 ``wgmma``), 128 x 128 tiles on 8 warps for many rows, and for fewer
+rows 64-wide columns where 128-wide ones would leave SMs idle. No 128 x 256
+tile: promotion keeps two fp32 accumulators a thread (the running sum and
+the partial one ``wgmma`` writes), 128 registers each at that size, and
+ptxas spills them (255 registers and a stack for sm_90, where 128 x 128 on
+8 warps takes 170 and none); the CPU tests hold every chosen config to no
+stack.
 """
 
 from __future__ import annotations
@@ -67,8 +71,6 @@ def config_for(m: int, n: int, num_sms: int) -> Fp8Config:
     """The GPU config for an M x N output on ``num_sms`` SMs (the module's rule)."""
     block_m = next((edge for edge in (16, 32, 64) if m <= edge), 128)
     if block_m == 128:
-        if _tiles(m, n, 128, 256) >= num_sms:
-            return Fp8Config(block_m=128, block_n=256, block_k=128, num_warps=8, num_stages=3)
         return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=8, num_stages=4)
     block_n = 64 if _tiles(m, n, block_m, 128) < num_sms else 128
     return Fp8Config(block_m=block_m, block_n=block_n, block_k=128, num_warps=4, num_stages=4)
