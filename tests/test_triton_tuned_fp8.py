@@ -89,6 +89,9 @@ def test_fp8_is_refused_with_its_reason_where_it_cannot_run():
     assert fp8.refusal(problem, hopper) is None
     assert "Ada (sm89)" in fp8.refusal(problem, attrs.evolve(hopper, capability=(8, 0)))
     assert "fnuz" in fp8.refusal(problem, attrs.evolve(hopper, backend="rocm", capability=None))
+    for unpromoted in [(8, 9), (10, 0), (12, 0)]:  # Triton promotes fp8 sums on sm90 only
+        reason = fp8.refusal(problem, attrs.evolve(hopper, capability=unpromoted))
+        assert reason and "Hopper (sm90) only" in reason, (unpromoted, reason)
     assert (
         fp8.refusal(attrs.evolve(problem, dtype="fp16"), attrs.evolve(hopper, capability=(8, 0)))
         is None

@@ -5,7 +5,12 @@ What is declared: math ``fp8`` (exact products, partial sums promoted into
 fp32 every ``BLOCK_K`` elements of K, as cuBLASLt does without fast
 accumulation), so the standard fp8 tolerance holds; e4m3 only (e5m2 would be
 the same kernel, but is neither timed nor checked on a GPU yet); NVIDIA from
-Ada (sm89), whose tensor cores take e4m3; not ROCm, whose MI300 takes the
+Hopper (sm90) only: the one target where Triton promotes (``max_num_imprecise_acc``
+is honoured by its ``wgmma`` lowering, 64 rows and up) or widens e4m3 to fp16
+(``mma.sync`` below 64 rows). On Ada (sm89) and sm12x Triton's fp8 dot is
+``mma.sync`` on e4m3 chained through the tensor core's short running sum with
+no promotion (``acc += tl.dot(a, b)`` is folded back into that chain), and
+sm10x's ``tcgen05`` path is unchecked; not ROCm, whose MI300 takes the
 other e4m3 (``fnuz``: no negative zero, another bias), not this one. Under
 Triton's interpreter the core refuses fp8 (NumPy has no such type); the
 tests run this same kernel there on fp16 operands that hold e4m3 values
@@ -39,6 +44,8 @@ if TYPE_CHECKING:
 DTYPES: tuple[gemmreg.DType, ...] = ("fp8e4m3",)
 FP8_LEAST_CAPABILITY = (8, 9)
 """fp8 tensor cores came with NVIDIA Ada (sm89) and Hopper (sm90)."""
+PROMOTING_MAJOR = 9
+"""Hopper: where the kernel's partial sums are promoted (the module's docstring)."""
 PRECISION_DETAIL = (
     "tl.dot on fp8 (wgmma on sm90), partial sums promoted into fp32 every BLOCK_K "
     "(max_num_imprecise_acc), scales applied to the fp32 tile"
@@ -82,8 +89,17 @@ def refusal(problem: gemmreg.Problem, where: gemmreg.Environment) -> str | None:
         return None
     if where.backend == "rocm":
         return ROCM_REFUSAL
-    if where.backend == "cuda" and (where.capability or (0, 0)) < FP8_LEAST_CAPABILITY:
+    if where.backend != "cuda":
+        return None
+    major, minor = where.capability or (0, 0)
+    if (major, minor) < FP8_LEAST_CAPABILITY:
         return "fp8 tensor cores need NVIDIA Ada (sm89) or later"
+    if major != PROMOTING_MAJOR:
+        return (
+            "triton_tuned's fp8 promotes its partial sums into fp32 on Hopper (sm90) only; "
+            f"on sm{major}{minor} Triton ignores max_num_imprecise_acc, so the declared "
+            "math (fp8, cuBLASLt's precision) would not be assured"
+        )
     return None
 
 
