@@ -286,27 +286,34 @@ def test_the_python_api_takes_groups_as_the_command_line_does(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("options", "batch", "batch_layout", "groups"),
+    ("options", "batch", "batch_layout", "groups", "shown"),
     [
-        (("--groups", "0,2,3", "--shape", "16x8"), "1", "", "0;2;3"),
-        (("--batch", "2", "--batch-layout", "strided", "--shape", "5x16x8"), "2", "strided", ""),
-        (("--shape", "5x16x8"), "1", "", ""),
+        (("--groups", "0,2,3", "--shape", "16x8"), "1", "", "0;2;3", "g3_0_2_3 5x16x8"),
+        (
+            ("--batch", "2", "--batch-layout", "strided", "--shape", "5x16x8"),
+            *("2", "strided", "", "b2strided 5x16x8"),
+        ),
+        (("--shape", "5x16x8"), "1", "", "", "5x16x8"),
     ],
 )
-def test_a_saved_runs_csv_tells_grouped_and_batched_points_from_plain_ones(
-    tmp_path, options, batch, batch_layout, groups
+def test_a_saved_runs_csv_and_table_tell_grouped_and_batched_points_from_plain_ones(
+    tmp_path, options, batch, batch_layout, groups, shown
 ):
     """summary.csv and ``--format csv`` name the batch, its layout and the
-    members: the three points share m, n and k, and no row reads as another's."""
+    members, and the sweep's table shows the form before MxNxK: the three
+    points share m, n and k, and no row reads as another's."""
     import csv
 
     argv = [sys.executable, "-m", "gemmreg", "bench", "torch_ref", *options]
-    argv += ["--processes", "2", "--max-time", "0.1", "--out", "run", "--format", "csv"]
+    argv += ["--processes", "2", "--max-time", "0.1", "--out", "run"]
     done = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
+    rows = [line for line in done.stdout.splitlines() if "  torch_ref  " in line]
+    assert rows and all(line.split("  ")[0] == shown for line in rows), done.stdout
+    report = [sys.executable, "-m", "gemmreg", "report", "run", "--format", "csv"]
+    again = subprocess.run(report, capture_output=True, text=True, cwd=tmp_path, timeout=600)
     saved = list(csv.DictReader((tmp_path / "run" / "summary.csv").open()))
-    printed = list(csv.DictReader(done.stdout.splitlines()))
-    assert saved == printed and len(saved) == 1
+    assert saved == list(csv.DictReader(again.stdout.splitlines())) and len(saved) == 1
     (row,) = saved
     assert (row["m"], row["n"], row["k"], row["kernel"]) == ("5", "16", "8", "torch_ref")
     assert (row["batch"], row["batch_layout"], row["groups"]) == (batch, batch_layout, groups)

@@ -135,3 +135,22 @@ def test_each_point_of_the_roofline_sits_at_the_intensity_of_its_ideal_traffic()
     assert "ideal" in roof.get_xlabel()
     (slope,) = labelled(roof, "memory").values()
     assert slope.get_color() == "grey" and slope.get_label() == "memory 4.8 TB/s"
+
+
+def test_points_of_one_shape_in_other_layouts_and_forms_are_all_drawn():
+    """A sweep may time one MxNxK in two layouts, batched, or grouped (the
+    members' rows stacked): each is a point of its own on both pictures."""
+    import attrs
+    import matplotlib.pyplot as plt
+
+    plain = point(64, 1e-3)
+    problems = [
+        attrs.evolve(plain.problem, layout="padded"),
+        attrs.evolve(plain.problem, batch=2),
+        attrs.evolve(plain.problem, groups=(0, 1, 63)),
+    ]
+    twins = [plain, *(attrs.evolve(plain, problem=p) for p in problems)]
+    fig = plots.figure(plt, "fp32", twins, {"backend": "cpu"})
+    fig.canvas.draw()
+    (scatter,) = fig.axes[1].collections
+    assert len(scatter.get_offsets()) == len(twins)

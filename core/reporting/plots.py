@@ -99,14 +99,17 @@ def figure(
     fig, (sweep, roof) = plt.subplots(1, 2, figsize=(13, 5))
     kernels = sorted({s.kernel for r in chosen for s in r.summaries})
     for kernel in kernels:
-        points = sorted(
-            (r.problem.flops, r.problem.shape, s, r.problem)
-            for r in chosen
-            for s in r.summaries
-            if s.kernel == kernel
-            and s.status == "timed"
-            and s.low_ms is not None
-            and s.high_ms is not None
+        points = sorted(  # by size, then label: points of one shape (layouts, forms) differ
+            (
+                (r.problem.flops, r.problem.label, s, r.problem)
+                for r in chosen
+                for s in r.summaries
+                if s.kernel == kernel
+                and s.status == "timed"
+                and s.low_ms is not None
+                and s.high_ms is not None
+            ),
+            key=lambda point: point[:2],
         )
         if not points:
             continue

@@ -281,7 +281,7 @@ def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
         for s in report.summaries:
             table.append(
                 [
-                    f"{p.m}x{p.n}x{p.k}",
+                    shown_shape(p),
                     p.number_format,
                     s.kernel,
                     s.math,
