@@ -87,6 +87,14 @@ def test_the_example_files_hold_llama_3_8b_projections_and_agree():
     assert {(row.dtype, row.layout) for row in from_yaml} == {("bf16", "transposedB")}
 
 
+@pytest.mark.parametrize("path", sorted(EXAMPLES.iterdir()), ids=lambda path: path.name)
+def test_every_example_shapes_file_reads_into_points(path):
+    if path.suffix in (".yaml", ".yml"):
+        pytest.importorskip("yaml")
+    rows = read_shapes(path)
+    assert rows and points([], rows, ["fp32"], ["rowmajor"])
+
+
 def test_json_rows_may_leave_dtype_layout_and_weight_to_the_command(tmp_path):
     path = tmp_path / "s.json"
     path.write_text(
