@@ -99,7 +99,8 @@ def test_no_form_writes_a_row_past_its_tiles_member(config, groups):
 
 
 SCRIPT = """
-import json, re
+import itertools, json, re
+import attrs
 import gemmreg
 import os
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
@@ -114,11 +115,13 @@ shapes = [((40, 0, 50), 4096), ((0, 17, 300, 1024, 2048, 4096, 512, 195), 14336)
 out = {}
 for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2)):
     for groups, n in shapes:
-        for transposed in (False, True):
-            c = grouped.config_for(groups, n, dtype, tma=True)
+        rule = grouped.config_for(groups, n, dtype, tma=True)
+        # the probe's flattened twins of the 128-row tiles too
+        for transposed, c in itertools.product((False, True), {rule, attrs.evolve(rule, flatten=rule.block_m == 128)}):
             constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
                               GROUP_M=c.group_m, B_TRANSPOSED=transposed,
-                              EPILOGUE_PARTS=c.epilogue_parts, INPUT_PRECISION="ieee")
+                              EPILOGUE_PARTS=c.epilogue_parts, INPUT_PRECISION="ieee",
+                              FLATTEN=c.flatten)
             types = {"a_ptr": element, "b_ptr": element, "c_ptr": element,
                      "table_ptr": "*i32", "stride_bg": "i64"}
             signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
@@ -152,9 +155,9 @@ SHARED_MEMORY = 227 * 1024
 def test_every_tma_config_the_rule_chooses_compiles_for_an_h200_pipelined_on_wgmma():
     """Each config fits in shared memory with its operand ring of ``stages - 1``
     tiles or more, loads A and B and stores C through TMA, multiplies with
-    ``wgmma`` and spills nothing; with B either way round."""
+    ``wgmma`` and spills nothing; with B either way round, and flattened."""
     compiled = native_compile(SCRIPT)
-    assert len(compiled) >= 6, compiled  # 128x256, 128x128 and 64x128 tiles, B both ways
+    assert len(compiled) >= 10, compiled  # 128x256, 128x128 (flat too), 64x128; B both ways
     for name, found in compiled.items():
         assert found["tma"], name
         assert (found["stages"] - 1) * found["stage"] <= found["shared"] <= SHARED_MEMORY, (name, found)  # fmt: skip

@@ -53,11 +53,13 @@ class GroupedConfig:
     epilogue_parts: int = 1
     """The TMA form's C stored in this many column slices (its staging buffer
     shrinks with them, leaving shared memory for one more stage)."""
+    flatten: bool = False
+    """The TMA form's tile and K loops pipelined as one (across tiles)."""
 
     @property
     def name(self) -> str:
         """``128x256x64-w8-s4-tma-split2``: what the probe and the log print."""
-        form = "-tma" if self.tma else ""
+        form = ("-tma" if self.tma else "") + ("-flat" if self.flatten else "")
         split = f"-split{self.epilogue_parts}" if self.epilogue_parts > 1 else ""
         sizes = f"{self.block_m}x{self.block_n}x{self.block_k}"
         return f"{sizes}-w{self.num_warps}-s{self.num_stages}{form}{split}"

@@ -128,6 +128,7 @@ def tma_launcher(
             B_TRANSPOSED=transposed,
             EPILOGUE_PARTS=config.epilogue_parts,
             INPUT_PRECISION=input_precision,
+            FLATTEN=config.flatten,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
         )

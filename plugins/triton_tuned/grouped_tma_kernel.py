@@ -21,7 +21,10 @@ within 1-7% of it (``evidence/2026-12-04-h200-llm-projections/probe``).
 
 The tile's product and its store are the dense persistent kernel's own
 (:mod:`.tile_parts`), so the K loop and the split epilogue cannot drift
-from the measured ones. The launch needs a global scratch allocator
+from the measured ones. With ``FLATTEN`` the compiler flattens the tile and
+K loops into one it pipelines across tiles (the dense path's ``-flat``),
+making the next tile's descriptors while the last one's loads are in flight
+(it keeps one per stage). The launch needs a global scratch allocator
 (device descriptors live there): :mod:`.grouped_tma` sets one per call.
 """
 
@@ -66,12 +69,15 @@ def grouped_tma_kernel() -> Any:
         B_TRANSPOSED: tl.constexpr,
         EPILOGUE_PARTS: tl.constexpr,
         INPUT_PRECISION: tl.constexpr,
+        FLATTEN: tl.constexpr = False,
     ):
         tiles_n = tl.cdiv(n, BLOCK_N)
         tiles = entries * tiles_n
         k_tiles = tl.cdiv(k, BLOCK_K)
         tiles_per_group = GROUP_M * tiles_n
-        for tile in range(tl.program_id(axis=0), tiles, tl.num_programs(axis=0)):
+        for tile in tl.range(
+            tl.program_id(axis=0), tiles, tl.num_programs(axis=0), flatten=FLATTEN
+        ):
             first_entry = (tile // tiles_per_group) * GROUP_M
             group_rows = tl.minimum(entries - first_entry, GROUP_M)
             entry = first_entry + (tile % tiles_per_group) % group_rows

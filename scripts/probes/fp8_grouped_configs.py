@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import gemmreg  # first: gemmreg decides the backend before triton is imported
 from gemmreg.timing.shape_files import read_shapes
 from gemmreg_plugins.triton_tuned import fp8, grouped
@@ -62,7 +63,8 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
     """Around the rule, in both forms: the pointer kernel's 16 to 128 rows,
     64 to 256 columns, K 64, 3 or 4 stages; the TMA form's 16 rows in 64
     columns, 64 and 128 rows in 128 or 256, K 64, 3 to 5 stages, C stored
-    whole or in halves (each within shared memory, its C staging included)."""
+    whole or in halves (each within shared memory, its C staging included),
+    those of 128 rows and 4 or 5 stages flattened too."""
     pointer = [
         grouped.GroupedConfig(block_m=bm, block_n=bn, block_k=64, num_warps=w, num_stages=s)
         for bm, bn, w, s in itertools.product((16, 32, 64, 128), (64, 128, 256), (4, 8), (3, 4))
@@ -85,7 +87,8 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
         and (bn == 64) == (bm == 16)  # decode's rows: narrow tiles, twice the column blocks
         and (bm + bn) * 64 * 2 * s + bm * bn * 2 // parts <= 224 * 1024
     ]
-    return pointer + tma
+    flat = [attrs.evolve(c, flatten=True) for c in tma if c.block_m == 128 and c.num_stages > 3]
+    return pointer + tma + flat
 
 
 def fp8_points(tokens: Sequence[int]) -> list[tuple[int, int, int]]:
