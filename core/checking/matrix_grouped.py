@@ -33,9 +33,9 @@ FULL_EXTRA_GROUPS: tuple[tuple[int, ...], ...] = ((1,), (65, 0, 130, 1, 64), (1,
 WIDE_GROUPS: tuple[int, ...] = (130, 0, 65, 1, 200)
 """Members past a 128-row tile, most of them over 64 rows (a kernel's largest tiles)."""
 BASE_NK: tuple[tuple[int, int], ...] = ((19, 23),)
-ALIGNED_NK = (40, 72)
-"""n and k whose rows are multiples of 16 bytes in every dtype (what TMA takes),
-with tails past 32- and 64-wide tiles."""
+ALIGNED_NK = (48, 80)
+"""n and k of 16-element multiples, so rows of 16-byte multiples in every dtype
+(what TMA takes), with tails past 32- and 64-wide tiles."""
 FULL_EXTRA_NK: tuple[tuple[int, int], ...] = ((67, 69), (1, 1))
 EXTRA_SEEDS = (1, 2)
 """Further seeds the full matrix runs the base groups with."""
