@@ -44,15 +44,20 @@ def test_the_tile_table_covers_every_members_rows_once_and_no_others(groups, blo
     assert covered == list(range(sum(groups)))
 
 
-def test_the_config_follows_the_members_rows_and_the_dtype():
-    decode = grouped.config_for((0, 1, 3, 0, 9, 2, 12, 5), 14336, "bf16")
-    assert (decode.block_m, decode.block_n) == (16, 128)
+def test_the_config_follows_the_members_rows_the_dtype_and_the_form():
+    decode = grouped.config_for((0, 1, 3, 0, 9, 2, 12, 5), 14336, "bf16", tma=True)
+    assert (decode.block_m, decode.block_n, decode.tma) == (16, 64, False)  # pointer tiles
     assert grouped.config_for((40, 0, 50), 4096, "fp16").block_m == 64
-    prefill = grouped.config_for(ROUTED, 14336, "bf16")
-    assert (prefill.block_m, prefill.block_n, prefill.num_warps) == (128, 256, 8)
-    assert grouped.config_for(ROUTED, 128, "bf16").block_n == 128  # no 256-wide tile of 128 columns
-    tf32 = grouped.config_for(ROUTED, 14336, "fp32")
-    assert (tf32.block_n, tf32.block_k) == (128, 32)
+    prefill = grouped.config_for(ROUTED, 14336, "bf16", tma=True)
+    assert prefill.name == "128x256x64-w8-s4-tma-split2"
+    assert (
+        grouped.config_for(ROUTED, 128, "bf16", tma=True).block_n == 128
+    )  # no 256-wide tile of 128 columns
+    assert grouped.config_for((40, 0, 50), 4096, "fp16", tma=True).name == "64x128x64-w4-s4-tma"
+    pointer = grouped.config_for(ROUTED, 14336, "bf16")  # where TMA cannot run
+    assert pointer.name == "128x128x64-w4-s4"
+    tf32 = grouped.config_for(ROUTED, 14336, "fp32", tma=True)
+    assert (tf32.block_n, tf32.block_k, tf32.tma) == (128, 32, False)
     rocm = grouped.config_for(ROUTED, 14336, "bf16", "rocm")
     assert (rocm.block_m, rocm.block_n, rocm.block_k, rocm.num_stages) == (128, 128, 32, 2)
 

@@ -63,6 +63,8 @@ SOURCES = tuple(
         "gluon_ws.py",
         "grouped.py",
         "grouped_kernel.py",
+        "grouped_tma.py",
+        "grouped_tma_kernel.py",
         "interleaving.py",
         "kernels.py",
         "launch_config.py",

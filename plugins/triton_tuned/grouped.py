@@ -1,21 +1,22 @@
 """triton_tuned's grouped path: an MoE layer's experts (a grouped problem:
-members of ``problem.groups[i]`` rows sharing n and k) in one launch of
-:mod:`.grouped_kernel`, where a loop of ``torch.mm`` launches one GEMM per
-expert and leaves SMs idle on every small one.
+members of ``problem.groups[i]`` rows sharing n and k) in one launch,
+where a loop of ``torch.mm`` launches one GEMM per expert and leaves SMs
+idle on every small one. Two forms walk the same tile table: the pointer
+kernel of :mod:`.grouped_kernel` (everywhere) and, on Hopper for 16-bit
+operands TMA can take, the TMA kernel of :mod:`.grouped_tma_kernel`
+(:mod:`.grouped_tma` says which operands).
 
 Everything shape-dependent is settled in ``prepare`` (the cold start): the
 tile table, built from ``problem.groups`` on the host and moved to the
-device once, and the config. The launch reads neither the offsets tensor
-(reading it on the host would synchronise inside a timed call; the core
-makes it from the same sizes) nor anything it saw before: every call
+device once, the config and the form. The launch reads neither the offsets
+tensor (reading it on the host would synchronise inside a timed call; the
+core makes it from the same sizes) nor anything it saw before: every call
 computes every tile.
 
-The config is a rule, not a tuning (the grouped path has no tuner yet):
-``BLOCK_M`` follows the members' typical rows, so decode's few rows per
-expert do not fill 128-row tiles with masked rows; 16-bit inputs take
-128 x 256 tiles when members are large (the tiles of the other paths on
-the H200), 128-wide ones otherwise; fp32 (TF32) half the depth. The
-persistent grid is one program per SM at most.
+The config is a rule (:func:`config_for`), not a tuning (the grouped path
+has no tuner yet); where the H200 has measured the dense paths' tiles, the
+rule takes the grouped twin of the winner. The persistent grid is one
+program per SM at most (:func:`.launchers.persistent_programs`).
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from gemmreg_plugins.triton_tuned import grouped_tma, paths_here
 from gemmreg_plugins.triton_tuned.grouped_kernel import TABLE_FIELDS, grouped_kernel
 from gemmreg_plugins.triton_tuned.launch_config import GROUP_M
+from gemmreg_plugins.triton_tuned.launchers import persistent_programs
 
 if TYPE_CHECKING:
     import gemmreg
@@ -45,6 +48,21 @@ class GroupedConfig:
     num_warps: int
     num_stages: int
     group_m: int = GROUP_M
+    tma: bool = False
+    """The TMA form (:mod:`.grouped_tma_kernel`) rather than the pointer kernel."""
+    epilogue_parts: int = 1
+    """The TMA form's C stored in this many column slices (its staging buffer
+    shrinks with them, leaving shared memory for one more stage)."""
+    flatten: bool = False
+    """The TMA form's tile and K loops pipelined as one (across tiles)."""
+
+    @property
+    def name(self) -> str:
+        """``128x256x64-w8-s4-tma-split2``: what the probe and the log print."""
+        form = ("-tma" if self.tma else "") + ("-flat" if self.flatten else "")
+        split = f"-split{self.epilogue_parts}" if self.epilogue_parts > 1 else ""
+        sizes = f"{self.block_m}x{self.block_n}x{self.block_k}"
+        return f"{sizes}-w{self.num_warps}-s{self.num_stages}{form}{split}"
 
 
 INTERPRETED = GroupedConfig(block_m=16, block_n=32, block_k=16, num_warps=4, num_stages=1)
@@ -57,19 +75,47 @@ def typical_rows(groups: Sequence[int]) -> int:
     return int(statistics.median(present)) if present else 0
 
 
-def config_for(groups: Sequence[int], n: int, dtype: str, backend: str = "cuda") -> GroupedConfig:
-    """The GPU config for members of ``groups`` rows, ``n`` columns, ``dtype``
-    (the rule of the module's docstring). On ROCm, the tiled path's tiles
-    (two stages, at most 128 x 128 x 32: an MI300's 64 KB of LDS), their
-    rows chosen by the same rule from 32 up."""
+def config_for(
+    groups: Sequence[int], n: int, dtype: str, backend: str = "cuda", tma: bool = False
+) -> GroupedConfig:
+    """The GPU config for members of ``groups`` rows, ``n`` columns, ``dtype``;
+    ``tma``: the TMA form can run here and take these operands.
+
+    ``BLOCK_M`` follows the members' typical rows (16, 32, 64 or 128), so
+    decode's few rows per expert do not fill 128-row tiles with masked rows.
+    Then, from the H200's measurements of the dense paths (bf16, B a
+    transposed view, ``evidence/2026-12-04-h200-llm-projections/probe`` and
+    ``evidence/2026-12-03-h200-llm-projections-bf16/decodeprobe``):
+
+    - up to 32 rows, the pointer kernel in 64 x 64 tiles of 4 stages: the
+      fastest pointer tile at 16 x 14336 x 4096 (within 3% of ``torch.mm``;
+      128 columns ran 8% slower), and twice the column blocks, so a few
+      experts' tiles still fill 132 SMs;
+    - from 64 rows with TMA, the persistent TMA tiles that came within 1-7%
+      of ``torch.mm`` from 128 to 8192 rows: 128 x 256 x 64, 8 warps, 4
+      stages and C stored in halves once N fills 256-wide tiles, else
+      128 x 128 x 64 in 5 stages (64 x 128 x 64, one warpgroup, at 64 rows);
+    - from 64 rows without TMA, the pointer kernel's 128 x 128 x 64 in 4
+      warps, 4 stages: 1.21x ``torch.mm``'s time at 128 rows where the
+      pointer 128 x 256 x 64 took 1.66-1.78x.
+
+    fp32 (TF32) takes 128-wide pointer tiles half as deep; ROCm the tiled
+    path's tiles (two stages, at most 128 x 128 x 32: an MI300's 64 KB of
+    LDS), their rows chosen by the same rule from 32 up."""
     rows = typical_rows(groups)
     block_m = next((edge for edge in (16, 32, 64) if rows <= edge), 128)
     if backend == "rocm":
         return GroupedConfig(block_m=max(block_m, 32), block_n=128, block_k=32, num_warps=4, num_stages=2)  # fmt: skip
     if dtype == "fp32":
         return GroupedConfig(block_m=block_m, block_n=128, block_k=32, num_warps=8 if block_m == 128 else 4, num_stages=3)  # fmt: skip
-    if block_m == 128 and n >= 256:
-        return GroupedConfig(block_m=128, block_n=256, block_k=64, num_warps=8, num_stages=3)
+    if block_m <= 32:
+        return GroupedConfig(block_m=block_m, block_n=64, block_k=64, num_warps=4, num_stages=4)
+    if tma and block_m == 128 and n >= 256:
+        return GroupedConfig(block_m=128, block_n=256, block_k=64, num_warps=8, num_stages=4, tma=True, epilogue_parts=2)  # fmt: skip
+    if tma and block_m == 128:
+        return GroupedConfig(block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=5, tma=True, epilogue_parts=2)  # fmt: skip
+    if tma:
+        return GroupedConfig(block_m=64, block_n=128, block_k=64, num_warps=4, num_stages=4, tma=True)  # fmt: skip
     return GroupedConfig(block_m=block_m, block_n=128, block_k=64, num_warps=4, num_stages=4)
 
 
@@ -85,6 +131,19 @@ def tile_table(groups: Sequence[int], block_m: int) -> list[int]:
     return table
 
 
+def tma_here(problem: gemmreg.Problem, where: gemmreg.Environment) -> bool:
+    """Whether the TMA form can run ``problem`` here: Hopper or later with a
+    Triton that makes descriptors on the device, 16-bit operands (fp32 keeps
+    the pointer kernel: its TF32 tiles need the dense path's operand swap),
+    and a layout whose strides TMA takes."""
+    return (
+        not where.triton_interpreted
+        and paths_here.tma_supported(where)
+        and problem.dtype in ("fp16", "bf16")
+        and grouped_tma.takes(problem)
+    )
+
+
 def grouped_launcher(
     problem: gemmreg.Problem,
     where: gemmreg.Environment,
@@ -92,20 +151,47 @@ def grouped_launcher(
     config: GroupedConfig | None = None,
 ) -> gemmreg.Launch:
     """``launch(a, b, out, offsets)`` for ``problem``, its table on the device;
-    ``config``: instead of the rule's (a probe weighing others)."""
+    ``config``: instead of the rule's (a probe weighing others; a TMA one runs
+    wherever Triton can run it, the interpreter included)."""
+    groups, n, dtype = problem.groups, problem.n, problem.dtype
+    if where.triton_interpreted:
+        fallback = INTERPRETED
+    else:
+        fallback = config_for(groups, n, dtype, where.backend)
+    if config is None and where.triton_interpreted:
+        config = fallback
+    elif config is None:
+        config = config_for(groups, n, dtype, where.backend, tma_here(problem, where))
+    pointer = _pointer_launcher(problem, where, input_precision, fallback if config.tma else config)
+    if not config.tma:
+        return pointer
+    table, entries, grid = _table_and_grid(problem, where, config)
+    return grouped_tma.tma_launcher(
+        config, table, entries, n, problem.k, grid, input_precision, fallback=pointer
+    )
+
+
+def _table_and_grid(
+    problem: gemmreg.Problem, where: gemmreg.Environment, config: GroupedConfig
+) -> tuple[torch.Tensor, int, tuple[int]]:
+    """The tile table on the device, its entries, and the persistent grid."""
     import torch
 
-    groups = problem.groups
-    if config is None and where.triton_interpreted:
-        config = INTERPRETED
-    elif config is None:
-        config = config_for(groups, problem.n, problem.dtype, where.backend)
-    flat = tile_table(groups, config.block_m)
+    flat = tile_table(problem.groups, config.block_m)
     table = torch.tensor(flat, dtype=torch.int32, device=where.device)
     entries = len(flat) // TABLE_FIELDS
     tiles = entries * -(-problem.n // config.block_n)
     most = INTERPRETER_PROGRAMS if where.triton_interpreted else where.multiprocessors or tiles
-    grid = (max(1, min(tiles, most)),)
+    return table, entries, (max(1, persistent_programs(tiles, most)),)
+
+
+def _pointer_launcher(
+    problem: gemmreg.Problem,
+    where: gemmreg.Environment,
+    input_precision: str,
+    config: GroupedConfig,
+) -> gemmreg.Launch:
+    table, entries, grid = _table_and_grid(problem, where, config)
     kernel = grouped_kernel()
     n, k = problem.n, problem.k
 

@@ -2,7 +2,8 @@
 (:mod:`.kernels`) and its stream-K tail (:mod:`.stream_k_tail`): a tile's
 product over a range of K steps, a tile's origin in grouped order (which the
 Gluon kernel of :mod:`.gluon_ws` calls too), and the epilogue's TMA store
-of C. Written once, so the paths cannot drift apart; Triton inlines them, so
+of C (the product and the store are the grouped TMA kernel's too,
+:mod:`.grouped_tma_kernel`). Written once, so the paths cannot drift apart; Triton inlines them, so
 the compiled kernel is what one body written in place gives.
 
 Only the kernel builders import this module (never the plugin's import): it

@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import attrs
 import gemmreg  # first: gemmreg decides the backend before triton is imported
 from gemmreg.timing.shape_files import read_shapes
 from gemmreg_plugins.triton_tuned import fp8, grouped
@@ -59,12 +60,35 @@ def fp8_candidates() -> list[fp8.Fp8Config]:
 
 
 def grouped_candidates() -> list[grouped.GroupedConfig]:
-    """Around the rule: 16 to 128 rows, 64 to 256 columns, K 64, 3 or 4 stages."""
-    return [
+    """Around the rule, in both forms: the pointer kernel's 16 to 128 rows,
+    64 to 256 columns, K 64, 3 or 4 stages; the TMA form's 16 rows in 64
+    columns, 64 and 128 rows in 128 or 256, K 64, 3 to 5 stages, C stored
+    whole or in halves (each within shared memory, its C staging included),
+    those of 128 rows and 4 or 5 stages flattened too."""
+    pointer = [
         grouped.GroupedConfig(block_m=bm, block_n=bn, block_k=64, num_warps=w, num_stages=s)
         for bm, bn, w, s in itertools.product((16, 32, 64, 128), (64, 128, 256), (4, 8), (3, 4))
         if (bm * bn >= 128 * 128) == (w == 8) and (bm + bn) * 64 * 2 * s <= 200 * 1024
     ]
+    tma = [
+        grouped.GroupedConfig(
+            block_m=bm,
+            block_n=bn,
+            block_k=64,
+            num_warps=w,
+            num_stages=s,
+            tma=True,
+            epilogue_parts=parts,
+        )
+        for bm, bn, w, s, parts in itertools.product(
+            (16, 64, 128), (64, 128, 256), (4, 8), (3, 4, 5), (1, 2)
+        )
+        if (bm == 128) == (w == 8)
+        and (bn == 64) == (bm == 16)  # decode's rows: narrow tiles, twice the column blocks
+        and (bm + bn) * 64 * 2 * s + bm * bn * 2 // parts <= 224 * 1024
+    ]
+    flat = [attrs.evolve(c, flatten=True) for c in tma if c.block_m == 128 and c.num_stages > 3]
+    return pointer + tma + flat
 
 
 def fp8_points(tokens: Sequence[int]) -> list[tuple[int, int, int]]:
@@ -155,7 +179,7 @@ def probe_grouped(
     calls: dict[str, Callable[[], None]] = {"torch.mm loop": loop}
     refused: dict[str, str] = {}
     where = gemmreg.where()
-    rule = grouped.config_for(groups, n, "bf16", where.backend)
+    rule = grouped.config_for(groups, n, "bf16", where.backend, grouped.tma_here(problem, where))
     for config in [rule, *(c for c in grouped_candidates() if c != rule)]:
         out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         name = _name(config) + (" (rule)" if config == rule else "")
@@ -190,6 +214,8 @@ def _ranges(groups: Sequence[int]) -> list[tuple[int, int]]:
 
 def _name(config: Any) -> str:
     c = config
+    if isinstance(c, grouped.GroupedConfig):
+        return c.name
     return f"{c.block_m}x{c.block_n}x{c.block_k}-w{c.num_warps}-s{c.num_stages}"
 
 

@@ -1,0 +1,136 @@
+"""Host side of the grouped GEMM's TMA form (:mod:`.grouped_tma_kernel`):
+which operands it takes, and its launch.
+
+TMA reads a 2-D box whose last dimension is contiguous, its other strides
+multiples of 16 bytes, from a 16-byte-aligned base. The kernel makes its
+descriptors at each tile's first row of A and C and at each member's B, so
+the rule covers those bases too: A and C row-major with rows of a multiple
+of 16 bytes (then every row starts aligned), B one weight per member either
+way round (K x N, N contiguous, or a transposed view of an N x K weight, K
+contiguous: an expert's ``nn.Linear``) with its member stride a multiple of
+16 bytes. Other operands (a transposed A, a K or N of odd length in bytes)
+go to the pointer kernel: ``prepare`` asks on storage-less operands, each
+launch asks again of the real ones (their bases), as the dense TMA path does.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import gemmreg
+from gemmreg_plugins.triton_tuned.tma_rules import TMA_ALIGN_BYTES
+
+if TYPE_CHECKING:
+    import torch
+    from gemmreg_plugins.triton_tuned.grouped import GroupedConfig
+
+GroupedLaunch = Any
+"""``launch(a, b, out, offsets)``, a grouped problem's launch (what ``prepare`` returns)."""
+
+
+def _aligned(stride: int, size: int) -> bool:
+    return (stride * size) % TMA_ALIGN_BYTES == 0
+
+
+def b_transposed(b: torch.Tensor) -> bool | None:
+    """How TMA takes ``b`` (groups x K x N): False row-major (N contiguous),
+    True a transposed view (K contiguous), None neither."""
+    size = b.element_size()
+    member, rows, cols = b.stride()
+    if not _aligned(member, size):
+        return None
+    if cols == 1 and _aligned(rows, size):
+        return False
+    if rows == 1 and _aligned(cols, size):
+        return True
+    return None
+
+
+def layout_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | None:
+    """Why these strides cannot take the TMA form, or None (meta tensors too)."""
+    for name, t in (("A", a), ("C", out)):
+        rows, cols = t.stride()
+        if cols != 1 or not _aligned(rows, t.element_size()):
+            return f"{name}'s strides {t.stride()} are not row-major rows of 16-byte multiples"
+    if b_transposed(b) is None:
+        return f"B's strides {b.stride()} are not TMA-able (one 16-byte-aligned weight per member)"
+    return None
+
+
+def refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | None:
+    """:func:`layout_refusal` plus 16-byte-aligned bases: checked on every
+    launch, cheaply (strides and pointers only, no sync)."""
+    for name, t in (("A", a), ("B", b), ("C", out)):
+        if t.data_ptr() % TMA_ALIGN_BYTES:
+            return f"{name}'s base is not {TMA_ALIGN_BYTES}-byte aligned"
+    return layout_refusal(a, b, out)
+
+
+def takes(problem: gemmreg.Problem) -> bool:
+    """Whether ``problem``'s layout gives operands the TMA form takes (asked
+    in ``prepare`` of storage-less operands with the core's strides)."""
+    import torch
+
+    dtype = gemmreg.torch_dtype(problem.dtype)
+    groups, m, n, k = len(problem.groups), problem.m, problem.n, problem.k
+    a = torch.empty(m, k, dtype=dtype, device="meta")
+    b = torch.empty(groups, k, n, dtype=dtype, device="meta")
+    out = torch.empty(m, n, dtype=dtype, device="meta")
+    a, b = gemmreg.apply_layout(a, b, problem.layout)
+    return layout_refusal(a, b, out) is None
+
+
+def tma_launcher(
+    config: GroupedConfig,
+    table: torch.Tensor,
+    entries: int,
+    n: int,
+    k: int,
+    grid: tuple[int],
+    input_precision: str,
+    fallback: GroupedLaunch,
+) -> GroupedLaunch:
+    """``launch(a, b, out, offsets)`` of the TMA form; operands it cannot take
+    go to ``fallback`` (the pointer kernel's launch)."""
+    import torch
+    import triton
+    from gemmreg_plugins.triton_tuned.grouped_tma_kernel import grouped_tma_kernel
+
+    kernel = grouped_tma_kernel()
+    device = table.device
+
+    def scratch(size: int, alignment: int, stream: object) -> torch.Tensor:
+        """Global memory for the device-made descriptors: from torch's
+        caching allocator, on the launch's stream (no sync, no kernel)."""
+        return torch.empty(size, dtype=torch.int8, device=device)
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, offsets: object) -> Any:
+        if refusal(a, b, out) is not None:
+            return fallback(a, b, out, offsets)
+        transposed = b_transposed(b)
+        triton.set_allocator(scratch)  # per call: Triton keeps it per context
+        return kernel[grid](
+            a,
+            b,
+            out,
+            table,
+            entries,
+            n,
+            k,
+            a.stride(0),
+            b.stride(0),
+            b.stride(2) if transposed else b.stride(1),
+            out.stride(0),
+            BLOCK_M=config.block_m,
+            BLOCK_N=config.block_n,
+            BLOCK_K=config.block_k,
+            GROUP_M=config.group_m,
+            B_TRANSPOSED=transposed,
+            EPILOGUE_PARTS=config.epilogue_parts,
+            INPUT_PRECISION=input_precision,
+            FLATTEN=config.flatten,
+            num_warps=config.num_warps,
+            num_stages=config.num_stages,
+        )
+
+    return launch

@@ -1,0 +1,122 @@
+"""The grouped GEMM's TMA form (Hopper on): the same persistent walk over the
+tile table as :mod:`.grouped_kernel`, but A, B and C move through TMA
+descriptors made on the device, one per operand and tile, each bounded by
+the tile's own member.
+
+Why per tile, on the device: TMA clips a box only at its descriptor's
+bounds. A descriptor of all of A would let a member's last tile read the
+next member's first rows, and one of all of C would let that tile *write*
+them. So A's and C's descriptors start at the tile's first row and end at
+its member's last (``rows``), B's is its member's own k x n (or n x k)
+weight: nothing outside the member is read or written, and every tail
+(rows, columns, K) is zero-filled on load and clipped on store by the
+hardware, with no masks. Making a descriptor costs a write of 128 bytes
+and a fence, against the tens of microseconds of one 128-row tile's K loop
+at an MoE layer's k (4096 or 14336).
+
+Why TMA at all: on the H200 the dense paths' pointer tiles of 128 x 256 (and
+128 x 128) ran 1.2-2.6x slower than ``torch.mm`` at 128 to 2048 rows with a
+transposed-view B, where the persistent TMA tiles of the same size ran
+within 1-7% of it (``evidence/2026-12-04-h200-llm-projections/probe``).
+
+The tile's product and its store are the dense persistent kernel's own
+(:mod:`.tile_parts`), so the K loop and the split epilogue cannot drift
+from the measured ones. With ``FLATTEN`` the compiler flattens the tile and
+K loops into one it pipelines across tiles (the dense path's ``-flat``),
+making the next tile's descriptors while the last one's loads are in flight
+(it keeps one per stage). The launch needs a global scratch allocator
+(device descriptors live there): :mod:`.grouped_tma` sets one per call.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+_tile_acc: Any = None
+_store_tile: Any = None
+""":mod:`.tile_parts`' jitted pieces, set when the kernel is built: module
+globals, because Triton's interpreter re-runs a kernel's source without
+its closures."""
+
+
+@functools.cache
+def grouped_tma_kernel() -> Any:
+    import triton
+    import triton.language as tl
+    from gemmreg_plugins.triton_tuned import tile_parts
+
+    global _tile_acc, _store_tile
+    _tile_acc, _store_tile = tile_parts.tile_acc, tile_parts.store_tile
+
+    @triton.jit
+    def gemm_grouped_tma(
+        a_ptr,
+        b_ptr,
+        c_ptr,
+        table_ptr,
+        entries,
+        n,
+        k,
+        stride_am,
+        stride_bg,
+        stride_b_outer,
+        stride_cm,
+        BLOCK_M: tl.constexpr,
+        BLOCK_N: tl.constexpr,
+        BLOCK_K: tl.constexpr,
+        GROUP_M: tl.constexpr,
+        B_TRANSPOSED: tl.constexpr,
+        EPILOGUE_PARTS: tl.constexpr,
+        INPUT_PRECISION: tl.constexpr,
+        FLATTEN: tl.constexpr = False,
+    ):
+        tiles_n = tl.cdiv(n, BLOCK_N)
+        tiles = entries * tiles_n
+        k_tiles = tl.cdiv(k, BLOCK_K)
+        tiles_per_group = GROUP_M * tiles_n
+        for tile in tl.range(
+            tl.program_id(axis=0), tiles, tl.num_programs(axis=0), flatten=FLATTEN
+        ):
+            first_entry = (tile // tiles_per_group) * GROUP_M
+            group_rows = tl.minimum(entries - first_entry, GROUP_M)
+            entry = first_entry + (tile % tiles_per_group) % group_rows
+            off_n = ((tile % tiles_per_group) // group_rows) * BLOCK_N
+
+            row = table_ptr + entry * 3  # TABLE_FIELDS
+            member = tl.load(row).to(tl.int64)
+            first = tl.load(row + 1)
+            rows = tl.load(row + 2) - first  # this tile's first row to its member's last
+            first = first.to(tl.int64)
+
+            a_desc = tl.make_tensor_descriptor(
+                a_ptr + first * stride_am,
+                shape=[rows, k],
+                strides=[stride_am, 1],
+                block_shape=[BLOCK_M, BLOCK_K],
+            )
+            if B_TRANSPOSED:  # the member's weight as stored: N x K, K contiguous
+                b_desc = tl.make_tensor_descriptor(
+                    b_ptr + member * stride_bg,
+                    shape=[n, k],
+                    strides=[stride_b_outer, 1],
+                    block_shape=[BLOCK_N, BLOCK_K],
+                )
+            else:
+                b_desc = tl.make_tensor_descriptor(
+                    b_ptr + member * stride_bg,
+                    shape=[k, n],
+                    strides=[stride_b_outer, 1],
+                    block_shape=[BLOCK_K, BLOCK_N],
+                )
+            c_desc = tl.make_tensor_descriptor(
+                c_ptr + first * stride_cm,
+                shape=[rows, n],
+                strides=[stride_cm, 1],
+                block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
+            )
+            acc = _tile_acc(a_desc, b_desc, 0, off_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                            False, B_TRANSPOSED, False, INPUT_PRECISION)  # fmt: skip
+            _store_tile(c_desc, acc, 0, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
+
+    return gemm_grouped_tma

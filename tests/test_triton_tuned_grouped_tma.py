@@ -1,0 +1,167 @@
+"""triton_tuned's grouped path in its TMA form, on the CPU: where it is chosen
+(Hopper, 16-bit operands whose strides TMA takes), that it passes the grouped
+matrix under the interpreter (device-made descriptors run there too) and
+falls back to the pointer kernel for the layouts it refuses, that neither
+form writes a row outside its tile's member, and that every config the
+rule chooses compiles for an H200 (sm_90): TMA copies on ``wgmma``,
+pipelined within shared memory, nothing spilled."""
+
+from __future__ import annotations
+
+import attrs
+import gemmreg
+import pytest
+import torch
+from gemmreg.checking import matrix
+from gemmreg.checking.output_check import check_case
+from gemmreg.testing import native_compile
+from gemmreg_plugins import triton_tuned
+from gemmreg_plugins.triton_tuned import grouped, grouped_tma, paths_here
+
+SMALL_TMA = grouped.GroupedConfig(
+    block_m=16, block_n=32, block_k=32, num_warps=4, num_stages=1, tma=True, epilogue_parts=2
+)
+"""The TMA form in tiles the interpreter runs quickly, C stored in halves;
+K tails at the matrix's aligned k (80)."""
+
+
+def _spec(config: grouped.GroupedConfig) -> gemmreg.KernelSpec:
+    def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
+        return grouped.grouped_launcher(problem, gemmreg.where(), "ieee", config=config)
+
+    return gemmreg.KernelSpec(
+        name="triton_tuned",
+        summary="the grouped path's TMA form under the interpreter",
+        prepare=prepare,
+        capabilities=triton_tuned.capabilities_for("cpu"),
+        tolerances=triton_tuned.tolerances_for("cpu"),
+    )
+
+
+def _hopper(**changes: object) -> gemmreg.Environment:
+    fields = dict(
+        backend="cuda",
+        device="cuda",
+        capability=(9, 0),
+        arch="sm90",
+        multiprocessors=132,
+        triton_interpreted=False,
+    )
+    return attrs.evolve(gemmreg.where(), **{**fields, **changes})
+
+
+def test_the_tma_form_runs_on_hopper_for_16_bit_operands_whose_strides_tma_takes():
+    def problem(dtype: str = "bf16", layout: str = "transposedB", k: int = 4096):
+        return gemmreg.grouped_problem((0, 17, 300), 14336, k, dtype=dtype, layout=layout)
+
+    assert paths_here.tma_supported(_hopper())  # this Triton makes descriptors
+    assert grouped.tma_here(problem(), _hopper())
+    assert grouped.tma_here(problem("fp16", "rowmajor"), _hopper())
+    assert not grouped.tma_here(problem("fp32"), _hopper())  # TF32 keeps the pointer kernel
+    assert not grouped.tma_here(problem(layout="transposedA"), _hopper())
+    assert not grouped.tma_here(problem(layout="padded"), _hopper())  # rows of odd bytes
+    assert not grouped.tma_here(problem(k=4095), _hopper())
+    assert not grouped.tma_here(problem(), _hopper(capability=(8, 0), arch="sm80"))
+    assert not grouped.tma_here(problem(), _hopper(triton_interpreted=True))
+
+
+def test_the_tma_form_passes_the_grouped_matrix_under_the_interpreter():
+    cases = matrix.build("full", False, ["fp32", "fp16"], batches=(), grouped=True)
+    taken = {c.problem.layout for c in cases if grouped_tma.takes(c.problem)}
+    assert taken == {"rowmajor", "transposedB"}  # the rest run the pointer fallback
+    spec = _spec(SMALL_TMA)
+    failed = [
+        (c.problem.label, r.reason)
+        for c in cases
+        for r in [check_case(spec, c.problem, c.seed, "normal")]
+        if not r.passed
+    ]
+    assert not failed, failed
+
+
+@pytest.mark.parametrize("config", [grouped.INTERPRETED, SMALL_TMA, attrs.evolve(SMALL_TMA, epilogue_parts=1)])  # fmt: skip
+@pytest.mark.parametrize("groups", [(17,), (5, 17)])
+def test_no_form_writes_a_row_past_its_tiles_member(config, groups):
+    """A and C handed with rows past the last member's (another member's,
+    as far as the kernel can tell): they stay as they were, though the last
+    tile's 16 rows reach into them."""
+    rows, n, k = sum(groups), 48, 80
+    problem = gemmreg.grouped_problem(groups, n, k, dtype="fp32")
+    launch = grouped.grouped_launcher(problem, gemmreg.where(), "ieee", config=config)
+    a, b = torch.randn(rows + 20, k), torch.randn(len(groups), k, n)
+    out = torch.full((rows + 20, n), float("nan"))
+    launch(a, b, out, None)
+    start = 0
+    for member, size in enumerate(groups):
+        want = a[start : start + size] @ b[member]
+        assert torch.allclose(out[start : start + size], want, atol=1e-4, rtol=1e-4)
+        start += size
+    assert out[rows:].isnan().all()
+
+
+SCRIPT = """
+import itertools, json, re
+import attrs
+import gemmreg
+import os
+os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+from gemmreg_plugins.triton_tuned import grouped, grouped_tma_kernel
+
+fn = grouped_tma_kernel.grouped_tma_kernel()
+shapes = [((40, 0, 50), 4096), ((0, 17, 300, 1024, 2048, 4096, 512, 195), 14336),
+          ((0, 17, 300, 1024, 2048, 4096, 512, 195), 128), ((3000, 2000), 4096)]
+out = {}
+for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2)):
+    for groups, n in shapes:
+        rule = grouped.config_for(groups, n, dtype, tma=True)
+        # the probe's flattened twins of the 128-row tiles too
+        for transposed, c in itertools.product((False, True), {rule, attrs.evolve(rule, flatten=rule.block_m == 128)}):
+            constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
+                              GROUP_M=c.group_m, B_TRANSPOSED=transposed,
+                              EPILOGUE_PARTS=c.epilogue_parts, INPUT_PRECISION="ieee",
+                              FLATTEN=c.flatten)
+            types = {"a_ptr": element, "b_ptr": element, "c_ptr": element,
+                     "table_ptr": "*i32", "stride_bg": "i64"}
+            signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
+                         for name in fn.arg_names}
+            aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
+                       if name not in constexprs and name != "entries"}
+            compiled = triton.compile(
+                ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
+                target=GPUTarget("cuda", 90, 32),
+                options={"num_warps": c.num_warps, "num_stages": c.num_stages},
+            )
+            ptx = compiled.asm["ptx"]
+            out[f"{dtype} B^T={transposed} {c.name}"] = {
+                "tma": c.tma,
+                "shared": compiled.metadata.shared,
+                "stage": (c.block_m + c.block_n) * c.block_k * size,
+                "stages": c.num_stages,
+                "wgmma": len(re.findall(r"wgmma\\.mma_async", ptx)),
+                "loads": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
+                "stores": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.global\\.shared", ptx)),
+                "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
+            }
+print(json.dumps(out))
+"""
+
+SHARED_MEMORY = 227 * 1024
+"""An H200 block's shared memory (232448 bytes)."""
+
+
+@pytest.mark.slow
+def test_every_tma_config_the_rule_chooses_compiles_for_an_h200_pipelined_on_wgmma():
+    """Each config fits in shared memory with its operand ring of ``stages - 1``
+    tiles or more, loads A and B and stores C through TMA, multiplies with
+    ``wgmma`` and spills nothing; with B either way round, and flattened."""
+    compiled = native_compile(SCRIPT)
+    assert len(compiled) >= 10, compiled  # 128x256, 128x128 (flat too), 64x128; B both ways
+    for name, found in compiled.items():
+        assert found["tma"], name
+        assert (found["stages"] - 1) * found["stage"] <= found["shared"] <= SHARED_MEMORY, (name, found)  # fmt: skip
+        assert found["loads"] >= 2 and found["stores"] >= 1, (name, found)
+        assert found["wgmma"] > 0, (name, found)
+        assert found["local"] == 0, (name, found)  # no accumulator spilled
