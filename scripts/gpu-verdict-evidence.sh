@@ -59,7 +59,8 @@
 #              over Llama 3 8B's projections in fp8e4m3, rowwise scales, bf16 C
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
-#              what their rules are to be set from
+#              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
+#              path, so that each fits a 10-minute command)
 #   sweepone   the sweep above with `--devices 0` (the one-GPU figure that
 #              the multi-GPU sweeps are measured against)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
@@ -418,9 +419,10 @@ PY
       done
       ;;
     configprobe)
-      "$python" scripts/probes/fp8_grouped_configs.py --out "$out/configprobe.json" \
-        2>&1 | stamp >"$out/configprobe.console.txt"
-      tail -n 80 "$out/configprobe.console.txt"
+      probe="configprobe${CONFIGPROBE_ONLY:+-$CONFIGPROBE_ONLY}"
+      "$python" scripts/probes/fp8_grouped_configs.py --out "$out/$probe.json" \
+        ${CONFIGPROBE_ONLY:+--only "$CONFIGPROBE_ONLY"} 2>&1 | stamp >"$out/$probe.console.txt"
+      tail -n 80 "$out/$probe.console.txt"
       ;;
     sweepone | sweepall)
       devices=0
