@@ -35,6 +35,7 @@ from typing import Any
 
 import attrs
 import gemmreg  # first: gemmreg decides the backend before triton is imported
+from gemmreg.contract.grouping import row_ranges
 from gemmreg.timing.shape_files import read_shapes
 from gemmreg_plugins.triton_tuned import fp8, grouped
 
@@ -169,7 +170,7 @@ def probe_grouped(
     )
     out_ref = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
     problem = gemmreg.Problem(m=m, n=n, k=k, dtype="bf16", layout="transposedB", groups=groups)
-    spans = [(i, lo, hi) for i, (lo, hi) in enumerate(_ranges(groups)) if hi > lo]
+    spans = [(i, lo, hi) for i, (lo, hi) in enumerate(row_ranges(groups)) if hi > lo]
 
     def loop() -> None:
         for index, lo, hi in spans:
@@ -202,14 +203,6 @@ def functools_partial(fn: Callable[..., Any], *bound: Any) -> Callable[[], None]
         fn(*bound)
 
     return call
-
-
-def _ranges(groups: Sequence[int]) -> list[tuple[int, int]]:
-    out, start = [], 0
-    for size in groups:
-        out.append((start, start + size))
-        start += size
-    return out
 
 
 def _name(config: Any) -> str:
