@@ -19,12 +19,12 @@ from gemmreg.checking.operands import make_operands
 from gemmreg.checking.output_check import check_case, grouped_reference
 from gemmreg.contract.grouped_problems import grouped_problem
 from gemmreg.contract.serialization import from_jsonable, to_jsonable
-from gemmreg.contract.traffic import ideal_bytes
+from gemmreg.contract.traffic import footprint_bytes, ideal_bytes
 from gemmreg.discovery import registry
 from gemmreg.timing import fresh_values
 from gemmreg.timing.points import points
 from gemmreg.timing.shape_files import read_shapes
-from gemmreg.timing.vetoes import read_bytes
+from gemmreg.timing.vetoes import memory_roof, read_bytes
 from gemmreg_plugins import torch_ref
 
 OFFSETS_LATE, SKIPS_NEXT, WRITES_NEXT, FIRST_B, LOOP = SPECS
@@ -52,9 +52,21 @@ def test_a_grouped_problem_is_saved_labelled_and_counted_whole():
     assert from_jsonable(gemmreg.Problem, saved) == problem
     assert problem.flops == 2 * 51 * 19 * 23
     plain = gemmreg.Problem(m=51, n=19, k=23, dtype="bf16")
-    assert ideal_bytes(problem) == ideal_bytes(plain) + 4 * 23 * 19 * 2  # four more B
-    assert read_bytes(problem) == (51 * 23 + 5 * 23 * 19) * 2
+    # traffic: the B of the three members with rows; on the device: all five
+    assert ideal_bytes(problem) == ideal_bytes(plain) + 2 * 23 * 19 * 2
+    assert footprint_bytes(problem) == ideal_bytes(plain) + 4 * 23 * 19 * 2
+    assert read_bytes(problem) == (51 * 23 + 3 * 23 * 19) * 2
     assert "groups" not in to_jsonable(plain) and plain.label == "bf16-rowmajor-51x19x23"
+
+
+def test_the_memory_roof_asks_no_read_of_an_empty_members_weights():
+    """Mixtral's decode routing on an H200: 6 of 8 experts have rows, so a call
+    must read 6 of the 8 expert weights (705 MB, 147 us at 4.8 TB/s), not all
+    8 (940 MB, 196 us). A kernel timed at 171 us is within the roof; one at
+    120 us is not."""
+    decode = grouped_problem((0, 1, 3, 0, 9, 2, 12, 5), 14336, 4096, dtype="bf16")
+    assert memory_roof(0.1707, decode, "NVIDIA H200") == ""
+    assert memory_roof(0.120, decode, "NVIDIA H200").startswith("BEYOND MEMORY ROOF")
 
 
 def test_many_members_are_labelled_by_a_digest_that_tells_groupings_apart():

@@ -115,13 +115,44 @@ def test_the_cpu_check_skips_fp8_with_the_interpreters_reason(tmp_path):
     assert all("CPU interpreter" in row["detail"] for row in fp8_rows), fp8_rows[0]
 
 
-def test_the_config_follows_m_and_fills_the_sms():
-    assert (fp8.config_for(1, 4096, 132).block_m, fp8.config_for(1, 4096, 132).block_n) == (16, 64)
-    assert fp8.config_for(16, 14336, 132).block_n == 64  # 112 tiles of 128 columns: 64 wide
-    assert fp8.config_for(64, 1024, 132).block_m == 64
-    for m, n in [(128, 4096), (8192, 8192), (8192, 128)]:  # many rows: 128 x 128, 8 warps
-        big = fp8.config_for(m, n, 132)
-        assert (big.block_m, big.block_n, big.block_k, big.num_warps) == (128, 128, 128, 8)
+def test_the_config_follows_m_and_the_gluon_kernel_takes_many_rows():
+    def form(c: fp8.Fp8Config) -> tuple:
+        return (c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages, c.gluon)
+
+    for m, n in [(1, 4096), (16, 14336), (64, 1024), (128, 4096), (128, 1024)]:
+        assert form(fp8.config_for(m, n, 132, gluon=True)) == (64, 64, 128, 4, 4, False)
+    # 128 rows of a wide N: 128 x 128 tiles, fewer of them
+    assert form(fp8.config_for(128, 14336, 132, gluon=True)) == (128, 128, 128, 8, 4, False)
+    for m, n in [(129, 4096), (2048, 1024), (8192, 8192)]:  # many rows
+        assert form(fp8.config_for(m, n, 132, gluon=True)) == (128, 128, 128, 4, 5, True)
+        assert form(fp8.config_for(m, n, 132)) == (128, 128, 128, 8, 4, False)  # no Gluon here
+
+
+def test_the_gluon_kernel_takes_row_major_a_and_a_transposed_weight_only():
+    def e4m3(*shape: int) -> torch.Tensor:
+        return torch.zeros(*shape, dtype=torch.float8_e4m3fn)
+
+    a, weight, out = e4m3(256, 64), e4m3(96, 64), torch.empty(256, 96, dtype=torch.bfloat16)
+    assert fp8.gluon_takes(a, weight.T, out)
+    assert not fp8.gluon_takes(a, e4m3(64, 96), out)  # B row-major: fp8 wgmma reads K-major
+    assert not fp8.gluon_takes(e4m3(64, 256).T, weight.T, out)  # A transposed
+    assert not fp8.gluon_takes(e4m3(256, 72)[:, :68], e4m3(96, 68).T, out)  # rows not 16-byte
+    carriers = a.to(torch.float16), weight.to(torch.float16).T  # the CPU tests' carriers
+    assert not fp8.gluon_takes(*carriers, out)
+
+
+def test_a_gluon_config_runs_the_triton_kernel_where_the_gluon_kernel_cannot():
+    """B row-major: the same tiles through :mod:`.fp8_kernel`, as the rule's
+    config names them, and the right product."""
+    config = fp8.config_for(300, 40, 132, gluon=True)
+    assert config.gluon
+    small = attrs.evolve(config, block_m=16, block_n=32, block_k=32, num_stages=1)
+    a = torch.randint(-3, 4, (20, 24)).to(torch.float16)
+    b = torch.randint(-3, 4, (24, 40)).to(torch.float16)
+    out = torch.empty(20, 40, dtype=torch.float32)
+    one = torch.ones(1, 1, dtype=torch.float32)  # a per-tensor scale, as the core shapes it
+    fp8.run(small, False, a, b, out, one, one, 132)
+    assert torch.equal(out, (a.float() @ b.float()))
 
 
 SCRIPT = """
@@ -140,7 +171,7 @@ fn = fp8_kernel.fp8_kernel()
 # row-major weight (what torch._scaled_mm takes) or row-major, C row-major
 unit = {"transposedB": ("stride_ak", "stride_bk", "stride_cn"),
         "rowmajor": ("stride_ak", "stride_bn", "stride_cn")}
-shapes = [(1, 4096), (16, 14336), (64, 1024), (128, 4096), (8192, 8192)]
+shapes = [(1, 4096), (16, 14336), (64, 1024), (128, 14336), (8192, 8192)]
 # the kernel's own runs, then the control: the largest tile left to Triton's sm_90
 # default (PROMOTE_EVERY None: never promoted), where no fp32 add may be counted
 runs = [(m, n, layout, rowwise, "block_k") for m, n in shapes for layout in unit

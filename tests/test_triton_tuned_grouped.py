@@ -46,7 +46,10 @@ def test_the_tile_table_covers_every_members_rows_once_and_no_others(groups, blo
 
 def test_the_config_follows_the_members_rows_the_dtype_and_the_form():
     decode = grouped.config_for((0, 1, 3, 0, 9, 2, 12, 5), 14336, "bf16", tma=True)
-    assert (decode.block_m, decode.block_n, decode.tma) == (16, 64, False)  # pointer tiles
+    assert decode.name == "64x256x64-w4-s4-tma"  # one warpgroup, 256 columns
+    pointer_decode = grouped.config_for((0, 1, 3, 0, 9, 2, 12, 5), 14336, "bf16")
+    assert (pointer_decode.block_m, pointer_decode.block_n) == (16, 256)
+    assert grouped.config_for((0, 1, 3), 128, "bf16", tma=True).block_n == 64  # narrow N
     assert grouped.config_for((40, 0, 50), 4096, "fp16").block_m == 64
     prefill = grouped.config_for(ROUTED, 14336, "bf16", tma=True)
     assert prefill.name == "128x256x64-w8-s4-tma-split2"

@@ -112,6 +112,7 @@ from gemmreg_plugins.triton_tuned import grouped, grouped_tma_kernel
 
 fn = grouped_tma_kernel.grouped_tma_kernel()
 shapes = [((40, 0, 50), 4096), ((0, 17, 300, 1024, 2048, 4096, 512, 195), 14336),
+          ((0, 1, 3, 0, 9, 2, 12, 5), 14336),
           ((0, 17, 300, 1024, 2048, 4096, 512, 195), 128), ((3000, 2000), 4096)]
 out = {}
 for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2)):

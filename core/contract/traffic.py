@@ -23,12 +23,29 @@ def operand_bytes(m: int, n: int, k: int, dtype: str, out_dtype: str | None = No
     return (m * k + k * n) * ELEMENT_BYTES[dtype] + m * n * ELEMENT_BYTES[out_dtype or dtype]
 
 
+def b_reads(problem: Problem) -> int:
+    """How many B matrices a call must read: one per batch item, or one per
+    grouped member that has rows (an empty member's B is never needed, and a
+    kernel that skips it rightly moves less)."""
+    if problem.groups:
+        return sum(1 for rows in problem.groups if rows)
+    return problem.batch
+
+
 def ideal_bytes(problem: Problem) -> int:
     """The least traffic a call of ``problem`` needs: its operands, once each
     (every item's, for a batched problem; a grouped one's A and C stacked, and
-    one B per member)."""
-    item = operand_bytes(problem.m, problem.n, problem.k, problem.dtype, problem.out_dtype)
+    the B of each member with rows: :func:`b_reads`)."""
+    a_and_c = operand_bytes(problem.m, problem.n, problem.k, problem.dtype, problem.out_dtype)
+    one_b = problem.k * problem.n * ELEMENT_BYTES[problem.dtype]
+    return problem.batch * (a_and_c - one_b) + b_reads(problem) * one_b
+
+
+def footprint_bytes(problem: Problem) -> int:
+    """The operands' bytes on the device: :func:`ideal_bytes` with every
+    member's B, an empty member's included (the core allocates them all)."""
     more_b = max(len(problem.groups) - 1, 0) * problem.k * problem.n * ELEMENT_BYTES[problem.dtype]
+    item = operand_bytes(problem.m, problem.n, problem.k, problem.dtype, problem.out_dtype)
     return problem.batch * item + more_b
 
 

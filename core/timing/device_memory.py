@@ -8,7 +8,7 @@ import os
 
 from gemmreg.contract.backend import BackendInfo
 from gemmreg.contract.records import Problem
-from gemmreg.contract.traffic import ideal_bytes
+from gemmreg.contract.traffic import footprint_bytes
 
 CPU_FALLBACK_BYTES = 1 << 40
 """Where the host cannot say how much RAM it has: a cap generous enough for any
@@ -39,8 +39,8 @@ def memory_refusal(problem: Problem, info: BackendInfo) -> str | None:
     """Why ``problem``'s A, B and C can never fit in the device's memory, or
     None when they can: each in its own dtype (an fp8 or int8 problem's C in
     its output dtype), every item of a batch, one B per member of a grouped
-    problem (:func:`gemmreg.contract.traffic.ideal_bytes`)."""
-    needed = ideal_bytes(problem)
+    problem (:func:`gemmreg.contract.traffic.footprint_bytes`)."""
+    needed = footprint_bytes(problem)
     total, what = device_bytes(info)
     if needed <= total:
         return None

@@ -30,7 +30,7 @@ from __future__ import annotations
 from gemmreg.checking.guarded_output import GuardedOutput
 from gemmreg.checking.output_check import make_operands
 from gemmreg.contract.records import KernelSpec, Problem
-from gemmreg.contract.traffic import ideal_bytes
+from gemmreg.contract.traffic import footprint_bytes
 from gemmreg.timing.fresh_values import Operands
 
 PLACEMENTS = 16
@@ -55,7 +55,7 @@ included), 384 MiB on a 24 GB GPU."""
 def placement_count(problem: Problem, device_bytes: int | None = None) -> int:
     """How many copies of the operands this problem gets (at least 1), on a
     device of ``device_bytes`` of memory (None: not known)."""
-    per_set = ideal_bytes(problem)
+    per_set = footprint_bytes(problem)
     budget = max(PLACEMENT_BUDGET_BYTES, int((device_bytes or 0) * PLACEMENT_DEVICE_SHARE))
     return max(1, min(PLACEMENTS, budget // max(per_set, 1)))
 

@@ -37,6 +37,7 @@ from typing import Any
 import attrs
 from gemmreg.contract import numbers
 from gemmreg.contract.records import ELEMENT_BYTES, Problem
+from gemmreg.contract.traffic import b_reads
 from gemmreg.timing.peaks import device_peaks
 from gemmreg.timing.timing_records import CompareReport, KernelSummary
 
@@ -84,15 +85,14 @@ def kernel_vetoes(
 
 def read_bytes(problem: Problem) -> int:
     """The bytes a call must read from memory: A and B, once each (every item's,
-    every member's).
+    every member's that has rows: an empty member's B is not needed).
 
     C's write is not counted: L2 is write-back, so up to an L2 of C can still
     sit in L2 when the call's end event fires (the clean flush leaves lines
     that are evicted without a write), and the records do not hold L2's size.
     """
-    m, n, k = problem.mnk
-    b_count = len(problem.groups) or problem.batch  # grouped: one B per member, A stacked
-    return (problem.batch * m * k + b_count * k * n) * ELEMENT_BYTES[problem.dtype]
+    m, n, k = problem.mnk  # grouped: A stacked, a B per member with rows
+    return (problem.batch * m * k + b_reads(problem) * k * n) * ELEMENT_BYTES[problem.dtype]
 
 
 def memory_roof(time_ms: float, problem: Problem, device_name: str) -> str:

@@ -57,6 +57,7 @@ SOURCES = tuple(
         "device_trial.py",
         "dispatch.py",
         "fp8.py",
+        "fp8_gluon.py",
         "fp8_kernel.py",
         "gemv.py",
         "gemv_kernel.py",

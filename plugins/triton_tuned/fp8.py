@@ -1,5 +1,6 @@
 """triton_tuned's fp8 path: e4m3 A and B, scaled per tensor or per row of A
-and column of B, C in bf16, fp16 or fp32, through :mod:`.fp8_kernel`.
+and column of B, C in bf16, fp16 or fp32, through :mod:`.fp8_kernel` or, for
+many rows on Hopper, :mod:`.fp8_gluon`.
 
 What is declared: math ``fp8`` (exact products, partial sums promoted into
 fp32 every ``BLOCK_K`` elements of K, as cuBLASLt does without fast
@@ -16,17 +17,25 @@ Triton's interpreter the core refuses fp8 (NumPy has no such type); the
 tests run this same kernel there on fp16 operands that hold e4m3 values
 (every e4m3 value is exact in fp16), which proves its indexing and scales.
 
-The config is a rule, not a tuning (no GPU has timed it yet): ``BLOCK_K``
-128 (fp8's ``wgmma`` takes 32 of K per instruction; four per promotion),
-``BLOCK_M`` by M (16 to 128: a decode step's few rows in a 16-row tile on
-``mma.sync``, on fp16 to which Triton widens e4m3 exactly; 64 rows and up
-on fp8 ``wgmma``), 128 x 128 tiles on 8 warps for many rows, and for fewer
-rows 64-wide columns where 128-wide ones would leave SMs idle. No 128 x 256
-tile: promotion keeps two fp32 accumulators a thread (the running sum and
-the partial one ``wgmma`` writes), 128 registers each at that size, and
-ptxas spills them (255 registers and a stack for sm_90, where 128 x 128 on
-8 warps takes 170 and none); the CPU tests hold every chosen config to no
-stack.
+Two kernels, chosen by a rule from the H200's measurements
+(``scripts/probes/fp8_grouped_configs.py``: every candidate beside
+``torch._scaled_mm``, ``evidence/2026-12-04-h200-fp8-gluon-and-moe-grouped``):
+
+- up to 128 rows, the Triton kernel of :mod:`.fp8_kernel` in 64 x 64 x 128
+  tiles on one warpgroup (``wgmma`` from 64 rows, so decode's single row
+  too), 1.01-1.31x ``torch._scaled_mm`` at 1 and 16 tokens; 128 x 128 on 8
+  warps for 128 rows of a wide N (14336), where 64 x 64 tiles ran slower;
+- past 128 rows, the warp-specialised Gluon kernel of :mod:`.fp8_gluon`
+  (128 x 128 x 128 tiles, 5 stages) where it runs (Hopper, A row-major, B a
+  transposed weight, TMA-able), which is level with or ahead of cuBLASLt;
+  the Triton kernel's 128 x 128 tiles elsewhere, at 0.55-0.72x: its
+  promotion waits for every ``wgmma`` in flight each K step.
+
+No 128 x 256 tile: promotion keeps two fp32 accumulators a thread (the
+running sum and the partial one ``wgmma`` writes), 128 registers each at
+that size, and ptxas spills them in the Triton kernel (the Gluon kernel
+keeps three 64 x 128 sums a consumer); the CPU tests hold every chosen
+config to no stack.
 """
 
 from __future__ import annotations
@@ -34,8 +43,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
+from gemmreg_plugins.triton_tuned import paths_here, tma_rules
 from gemmreg_plugins.triton_tuned.fp8_kernel import fp8_kernel
 from gemmreg_plugins.triton_tuned.launch_config import GROUP_M
+from gemmreg_plugins.triton_tuned.launchers import persistent_programs
 
 if TYPE_CHECKING:
     import gemmreg
@@ -64,23 +75,40 @@ class Fp8Config:
     num_warps: int
     num_stages: int
     group_m: int = GROUP_M
+    gluon: bool = False
+    """The warp-specialised Gluon kernel (:mod:`.fp8_gluon`, 128 x 128 tiles,
+    ``num_stages`` its ring) where the operands allow it, else the Triton kernel."""
 
 
 INTERPRETED = Fp8Config(block_m=16, block_n=32, block_k=32, num_warps=4, num_stages=1)
 """The config the tests run under the interpreter (small tiles: NumPy)."""
 
 
+SMALL_M = 128
+"""Up to this many rows the Triton kernel's 64-row tiles (or 128 x 128 for
+wide N) win; past it the Gluon kernel's warp-specialised 128 x 128 tiles."""
+
+
 def _tiles(m: int, n: int, block_m: int, block_n: int) -> int:
     return -(-m // block_m) * -(-n // block_n)
 
 
-def config_for(m: int, n: int, num_sms: int) -> Fp8Config:
-    """The GPU config for an M x N output on ``num_sms`` SMs (the module's rule)."""
-    block_m = next((edge for edge in (16, 32, 64) if m <= edge), 128)
-    if block_m == 128:
+def config_for(m: int, n: int, num_sms: int, gluon: bool = False) -> Fp8Config:
+    """The GPU config for an M x N output on ``num_sms`` SMs (the module's
+    rule); ``gluon``: the Gluon kernel can run here (:func:`gluon_here`)."""
+    if m > SMALL_M:
+        if gluon:
+            return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=4, num_stages=5, gluon=True)  # fmt: skip
         return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=8, num_stages=4)
-    block_n = 64 if _tiles(m, n, block_m, 128) < num_sms else 128
-    return Fp8Config(block_m=block_m, block_n=block_n, block_k=128, num_warps=4, num_stages=4)
+    if m > 64 and n >= 8192:
+        return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=8, num_stages=4)
+    return Fp8Config(block_m=64, block_n=64, block_k=128, num_warps=4, num_stages=4)
+
+
+def gluon_here(where: gemmreg.Environment) -> bool:
+    """Whether :mod:`.fp8_gluon` can run here: Hopper, with a Triton whose Gluon
+    it is written in (as the ``gluon_ws`` path)."""
+    return paths_here.gluon_supported(where)
 
 
 def refusal(problem: gemmreg.Problem, where: gemmreg.Environment) -> str | None:
@@ -103,6 +131,18 @@ def refusal(problem: gemmreg.Problem, where: gemmreg.Environment) -> str | None:
     return None
 
 
+def gluon_takes(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> bool:
+    """The operands :mod:`.fp8_gluon` takes: A row-major and B a transposed view
+    of a row-major weight (fp8 ``wgmma`` reads both K-major from shared
+    memory), all three as TMA takes them; e4m3 (the kernel's operand type)."""
+    return (
+        str(a.dtype) == str(b.dtype) == "torch.float8_e4m3fn"
+        and not tma_rules.is_transposed(a)
+        and tma_rules.is_transposed(b)
+        and tma_rules.tma_refusal(a, b, out) is None
+    )
+
+
 def run(
     config: Fp8Config,
     rowwise: bool,
@@ -111,10 +151,14 @@ def run(
     out: torch.Tensor,
     scale_a: torch.Tensor,
     scale_b: torch.Tensor,
+    num_sms: int = 1,
 ) -> Any:
-    """One launch: C = (scale_a * A) @ (B * scale_b), written into ``out``."""
+    """One launch: C = (scale_a * A) @ (B * scale_b), written into ``out``;
+    ``num_sms`` bounds the Gluon kernel's persistent programs."""
     m, k = a.shape
     n = b.shape[1]
+    if config.gluon and gluon_takes(a, b, out):
+        return _run_gluon(config, rowwise, a, b, out, scale_a, scale_b, num_sms)
     grid = (_tiles(m, n, config.block_m, config.block_n),)
     return fp8_kernel()[grid](
         a,
@@ -144,14 +188,48 @@ def run(
     )
 
 
+def _run_gluon(
+    config: Fp8Config,
+    rowwise: bool,
+    a: torch.Tensor,
+    b: torch.Tensor,
+    out: torch.Tensor,
+    scale_a: torch.Tensor,
+    scale_b: torch.Tensor,
+    num_sms: int,
+) -> Any:
+    # Imported here: only a Triton with this Gluon has it (``paths_here``).
+    from gemmreg_plugins.triton_tuned import fp8_gluon
+
+    m, k = a.shape
+    n = b.shape[1]
+    descs = fp8_gluon.descriptors(a, b, out, config.block_m, config.block_n, config.block_k)
+    programs = persistent_programs(_tiles(m, n, config.block_m, config.block_n), num_sms)
+    return fp8_gluon.gemm_fp8_gluon[(programs,)](
+        *descs,
+        scale_a,
+        scale_b,
+        m,
+        n,
+        k,
+        scale_a.stride(0) if rowwise else 0,
+        scale_b.stride(1) if rowwise else 0,
+        GROUP_M=config.group_m,
+        PROGRAMS=programs,
+        STAGES=config.num_stages,
+        num_warps=4,
+    )
+
+
 def fp8_launcher(problem: gemmreg.Problem, where: gemmreg.Environment) -> gemmreg.Launch:
     """``launch(a, b, out, scale_a, scale_b)`` for ``problem``."""
-    config = config_for(problem.m, problem.n, where.multiprocessors or 1)
+    num_sms = where.multiprocessors or 1
+    config = config_for(problem.m, problem.n, num_sms, gluon_here(where))
     rowwise = problem.scaling == "rowwise"
 
     def launch(
         a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, sa: torch.Tensor, sb: torch.Tensor
     ) -> Any:
-        return run(config, rowwise, a, b, out, sa, sb)
+        return run(config, rowwise, a, b, out, sa, sb, num_sms)
 
     return launch

@@ -83,14 +83,18 @@ def config_for(
 
     ``BLOCK_M`` follows the members' typical rows (16, 32, 64 or 128), so
     decode's few rows per expert do not fill 128-row tiles with masked rows.
-    Then, from the H200's measurements of the dense paths (bf16, B a
-    transposed view, ``evidence/2026-12-04-h200-llm-projections/probe`` and
-    ``evidence/2026-12-03-h200-llm-projections-bf16/decodeprobe``):
+    Then, from the H200's measurements (bf16, B a transposed view: the
+    grouped probe over ``examples/shapes/moe-experts.yaml``,
+    ``scripts/probes/fp8_grouped_configs.py --only grouped``, where the
+    from-64-rows TMA rule below ran 1.23x and 1.19x the loop and was the
+    fastest of 55 configs at both prefill points; the dense paths'
+    ``evidence/2026-12-04-h200-llm-projections/probe``):
 
-    - up to 32 rows, the pointer kernel in 64 x 64 tiles of 4 stages: the
-      fastest pointer tile at 16 x 14336 x 4096 (within 3% of ``torch.mm``;
-      128 columns ran 8% slower), and twice the column blocks, so a few
-      experts' tiles still fill 132 SMs;
+    - up to 32 rows (decode), 256-wide tiles of 4 stages: with TMA the
+      64 x 256 x 64 form on one warpgroup (1.08x and 1.16x the ``torch.mm``
+      loop at Mixtral's two decode points, where the 16 x 64 tiles ran at
+      0.78x and 0.85x), else the pointer kernel's rows in 256 columns
+      (1.08x and 1.12x at 16 rows);
     - from 64 rows with TMA, the persistent TMA tiles that came within 1-7%
       of ``torch.mm`` from 128 to 8192 rows: 128 x 256 x 64, 8 warps, 4
       stages and C stored in halves once N fills 256-wide tiles, else
@@ -108,8 +112,11 @@ def config_for(
         return GroupedConfig(block_m=max(block_m, 32), block_n=128, block_k=32, num_warps=4, num_stages=2)  # fmt: skip
     if dtype == "fp32":
         return GroupedConfig(block_m=block_m, block_n=128, block_k=32, num_warps=8 if block_m == 128 else 4, num_stages=3)  # fmt: skip
+    if block_m <= 32 and n >= 256 and tma:
+        return GroupedConfig(block_m=64, block_n=256, block_k=64, num_warps=4, num_stages=4, tma=True)  # fmt: skip
     if block_m <= 32:
-        return GroupedConfig(block_m=block_m, block_n=64, block_k=64, num_warps=4, num_stages=4)
+        block_n = 256 if n >= 256 else 64
+        return GroupedConfig(block_m=block_m, block_n=block_n, block_k=64, num_warps=4, num_stages=4)  # fmt: skip
     if tma and block_m == 128 and n >= 256:
         return GroupedConfig(block_m=128, block_n=256, block_k=64, num_warps=8, num_stages=4, tma=True, epilogue_parts=2)  # fmt: skip
     if tma and block_m == 128:

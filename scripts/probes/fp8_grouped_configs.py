@@ -57,7 +57,11 @@ def fp8_candidates() -> list[fp8.Fp8Config]:
         and (bm, bn) != (16, 256)
         and (bm + bn) * bk * s <= 200 * 1024  # operand ring within shared memory
     ]
-    return found
+    gluon = [  # the warp-specialised kernel's 128 x 128 tiles, its ring 4 to 6 deep
+        fp8.Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=4, num_stages=s, gluon=True)
+        for s in (4, 5, 6)
+    ]
+    return found + gluon
 
 
 def grouped_candidates() -> list[grouped.GroupedConfig]:
@@ -135,22 +139,30 @@ def probe_fp8(point: tuple[int, int, int], args: argparse.Namespace) -> dict[str
             a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=False
         )
 
+    def fast_accumulation() -> Any:  # for scale only: cuBLASLt's other precision
+        return torch._scaled_mm(
+            a, b, scale_a=sa, scale_b=sb, out_dtype=torch.bfloat16, use_fast_accum=True
+        )
+
     want = reference()
-    calls: dict[str, Callable[[], None]] = {"torch._scaled_mm": functools_partial(reference)}
+    calls: dict[str, Callable[[], None]] = {
+        "torch._scaled_mm": functools_partial(reference),
+        "torch._scaled_mm fast accum": functools_partial(fast_accumulation),
+    }
     refused: dict[str, str] = {}
-    rule = fp8.config_for(m, n, H200_SMS)
+    rule = fp8.config_for(m, n, H200_SMS, fp8.gluon_here(gemmreg.where()))
     for config in [rule, *(c for c in fp8_candidates() if c != rule)]:
         out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         name = _name(config) + (" (rule)" if config == rule else "")
         try:
-            fp8.run(config, True, a, b, out, sa, sb)
+            fp8.run(config, True, a, b, out, sa, sb, H200_SMS)
         except Exception as error:  # a config Triton cannot build here: reported, not timed
             refused[name] = f"{type(error).__name__}: {str(error)[:120]}"
             continue
         if not agrees(out, want):
             refused[name] = "disagrees with torch._scaled_mm"
             continue
-        calls[name] = functools_partial(fp8.run, config, True, a, b, out, sa, sb)
+        calls[name] = functools_partial(fp8.run, config, True, a, b, out, sa, sb, H200_SMS)
     return _report(f"fp8e4m3 {m}x{n}x{k}", "torch._scaled_mm", calls, refused, args)
 
 
@@ -209,7 +221,8 @@ def _name(config: Any) -> str:
     c = config
     if isinstance(c, grouped.GroupedConfig):
         return c.name
-    return f"{c.block_m}x{c.block_n}x{c.block_k}-w{c.num_warps}-s{c.num_stages}"
+    name = f"{c.block_m}x{c.block_n}x{c.block_k}-w{c.num_warps}-s{c.num_stages}"
+    return name + ("-gluon" if c.gluon else "")
 
 
 def _report(
