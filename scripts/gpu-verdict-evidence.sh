@@ -57,6 +57,8 @@
 #              output dtype, A row-major with B either way round), then 5-process benches
 #              against torch_ref_fp8 (torch._scaled_mm, cuBLASLt) at 4096^3 and 8192^3 and
 #              over Llama 3 8B's projections in fp8e4m3, rowwise scales, bf16 C
+#   fp8llm     the fp8 part's LLM bench alone: $FP8_TOKENS (e.g. 1,16) keeps those token
+#              counts, so that each share fits a 10-minute command (fp8 takes it too)
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
@@ -137,6 +139,24 @@ compare() {  # compare DIR ARGS...: one saved comparison
   local dir=$1
   shift
   gemmreg "$dir" compare "$@" --out "$out/$dir"
+}
+
+fp8_llm() {  # Llama 3 8B's projections in fp8e4m3 ($FP8_TOKENS: those token counts only)
+  tokens=${FP8_TOKENS:-all}
+  tokens=${tokens//,/-}
+  sed 's/dtype: bf16/dtype: fp8e4m3/' examples/shapes/llm-projections.yaml |
+    "$python" -c '
+import re, sys
+keep = {int(t) for t in sys.argv[1].split(",") if t.strip()}
+for line in sys.stdin:
+    found = re.search(r"\bm: (\d+),", line)
+    if not (found and keep and int(found.group(1)) not in keep):
+        sys.stdout.write(line)
+' "${FP8_TOKENS:-}" >"$out/llm-fp8-$tokens.yaml"
+  llm_run=fp8-llm
+  [ -n "${FP8_TOKENS:-}" ] && llm_run=fp8-llm-$tokens
+  gemmreg "$llm_run" bench torch_ref_fp8 triton_tuned --shapes "$out/llm-fp8-$tokens.yaml" \
+    --scaling rowwise --processes 5 --out "$out/$llm_run"
 }
 
 range() {  # range SPEC DEFAULT_COUNT: the repetition numbers a PART:... asks for
@@ -411,12 +431,16 @@ PY
         --layout rowmajor,transposedB --out "$out/fp8-check"
       gemmreg fp8-squares bench torch_ref_fp8 triton_tuned --shape 4096,8192 --dtype fp8e4m3 \
         --layout transposedB --scaling rowwise --processes 5 --out "$out/fp8-squares"
-      sed 's/dtype: bf16/dtype: fp8e4m3/' examples/shapes/llm-projections.yaml >"$out/llm-fp8.yaml"
-      gemmreg fp8-llm bench torch_ref_fp8 triton_tuned --shapes "$out/llm-fp8.yaml" \
-        --scaling rowwise --processes 5 --out "$out/fp8-llm"
-      for run in fp8-squares fp8-llm; do
+      fp8_llm
+      for run in fp8-squares "$llm_run"; do
         gemmreg "$run-verdicts" report "$out/$run" --verdicts
       done
+      ;;
+    fp8llm)
+      # the LLM file alone ($FP8_TOKENS, e.g. 1,16: those token counts only, so that
+      # each share fits a 10-minute command; `report --parts` reads the shares as one)
+      fp8_llm
+      gemmreg "$llm_run-verdicts" report "$out/$llm_run" --verdicts
       ;;
     configprobe)
       probe="configprobe${CONFIGPROBE_ONLY:+-$CONFIGPROBE_ONLY}"

@@ -67,12 +67,15 @@ def write_check(directory: Path, manifest: Mapping[str, object], views: Mapping[
 
 
 def load_check(path: Path, verify: bool = True) -> tuple[list[CaseResult], bool]:
-    """(results, partial) of a saved check: ``path`` is the file or its directory.
+    """(results, partial) of a saved check: ``path`` is the file or its directory
+    (whose ``check.json``, or ``check.json.gz`` as evidence keeps it).
     A check whose content does not match its checksum is refused unless
     ``verify`` is False; one saved before checksums reads as before."""
     try:
         if stat.S_ISDIR(os.stat(path).st_mode):
             path = path / CHECK_FILE
+            if not path.exists() and path.with_name(CHECK_FILE + ".gz").exists():
+                path = path.with_name(CHECK_FILE + ".gz")  # as committed evidence keeps it
         data: object = parse_json(saved_files.read_saved(path).decode("utf-8"))
     except saved_files.UnreadableFile as error:
         raise CheckFileError(str(error)) from None

@@ -40,6 +40,7 @@ OLD_RUN_FILES = (
     "report.md",
     "profiler",
     "check.json",
+    "check.json.gz",
     "check.txt",
     "check.md",
     "sanitize-summary.txt",
@@ -50,7 +51,7 @@ OLD_RUN_FILES = (
 names ``--force`` removes before the new run writes, so that no file of the
 old run is ever read as the new one's. Anything else in the folder (a user's
 own notes) is left as it is."""
-RUN_MARKERS = ("run.json", "run.json.gz", "check.json")
+RUN_MARKERS = ("run.json", "run.json.gz", "check.json", "check.json.gz")
 """A folder holding any of these already holds a run: a timing run or a
 check, either of which another run's ``manifest.json`` would overwrite."""
 PROBE_BYTES = 64 * 1024
