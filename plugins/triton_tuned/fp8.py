@@ -28,7 +28,7 @@ Two kernels, chosen by a rule from the H200's measurements
 - past 128 rows, the warp-specialised Gluon kernel of :mod:`.fp8_gluon`
   (128 x 128 x 128 tiles, 5 stages) where it runs (Hopper, A row-major, B a
   transposed weight, TMA-able), which is level with or ahead of cuBLASLt;
-  the Triton kernel's 128 x 128 tiles elsewhere, at 0.55-0.72x: its
+  the Triton kernel's 128 x 128 tiles elsewhere, at 0.53-0.72x: its
   promotion waits for every ``wgmma`` in flight each K step.
 
 No 128 x 256 tile: promotion keeps two fp32 accumulators a thread (the

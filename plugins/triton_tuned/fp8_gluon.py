@@ -7,7 +7,7 @@ Why a kernel of its own: the Triton kernel of :mod:`.fp8_kernel` promotes
 through ``tl.dot(..., max_num_imprecise_acc=BLOCK_K)``, which Triton lowers
 as a ``wgmma`` into a zeroed partial sum, a wait for *every* group in
 flight, and an add. Each K step then stalls the tensor cores while both
-warpgroups wait and add, and on the H200 that kernel ran at 0.55-0.72x of
+warpgroups wait and add, and on the H200 that kernel ran at 0.53-0.72x of
 ``torch._scaled_mm`` from 2048 rows up
 (``scripts/probes/fp8_grouped_configs.py``). Here each consumer keeps two
 partial sums: while the ``wgmma`` of step i writes one, the sum of step
