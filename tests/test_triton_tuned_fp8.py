@@ -120,12 +120,12 @@ def test_the_config_follows_m_and_the_gluon_kernel_takes_many_rows():
         return (c.block_m, c.block_n, c.block_k, c.num_warps, c.num_stages, c.gluon)
 
     for m, n in [(1, 4096), (16, 14336), (64, 1024), (128, 4096), (128, 1024)]:
-        assert form(fp8.config_for(m, n, 132, gluon=True)) == (64, 64, 128, 4, 4, False)
+        assert form(fp8.config_for(m, n, gluon=True)) == (64, 64, 128, 4, 4, False)
     # 128 rows of a wide N: 128 x 128 tiles, fewer of them
-    assert form(fp8.config_for(128, 14336, 132, gluon=True)) == (128, 128, 128, 8, 4, False)
+    assert form(fp8.config_for(128, 14336, gluon=True)) == (128, 128, 128, 8, 4, False)
     for m, n in [(129, 4096), (2048, 1024), (8192, 8192)]:  # many rows
-        assert form(fp8.config_for(m, n, 132, gluon=True)) == (128, 128, 128, 4, 5, True)
-        assert form(fp8.config_for(m, n, 132)) == (128, 128, 128, 8, 4, False)  # no Gluon here
+        assert form(fp8.config_for(m, n, gluon=True)) == (128, 128, 128, 4, 5, True)
+        assert form(fp8.config_for(m, n)) == (128, 128, 128, 8, 4, False)  # no Gluon here
 
 
 def test_the_gluon_kernel_takes_row_major_a_and_a_transposed_weight_only():
@@ -144,7 +144,7 @@ def test_the_gluon_kernel_takes_row_major_a_and_a_transposed_weight_only():
 def test_a_gluon_config_runs_the_triton_kernel_where_the_gluon_kernel_cannot():
     """B row-major: the same tiles through :mod:`.fp8_kernel`, as the rule's
     config names them, and the right product."""
-    config = fp8.config_for(300, 40, 132, gluon=True)
+    config = fp8.config_for(300, 40, gluon=True)
     assert config.gluon
     small = attrs.evolve(config, block_m=16, block_n=32, block_k=32, num_stages=1)
     a = torch.randint(-3, 4, (20, 24)).to(torch.float16)
@@ -178,7 +178,7 @@ runs = [(m, n, layout, rowwise, "block_k") for m, n in shapes for layout in unit
         for rowwise in (False, True)] + [(8192, 8192, "transposedB", True, None)]
 out = {}
 for m, n, layout, rowwise, promote in runs:
-    c = fp8.config_for(m, n, 132)
+    c = fp8.config_for(m, n)
     constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
                       GROUP_M=c.group_m, ROWWISE=rowwise,
                       PROMOTE_EVERY=c.block_k if promote else None)

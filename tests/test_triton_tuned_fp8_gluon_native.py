@@ -33,7 +33,7 @@ from triton.experimental.gluon._runtime import GluonASTSource
 from gemmreg_plugins.triton_tuned import fp8, fp8_gluon
 
 tools = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
-config = fp8.config_for(8192, 8192, 132, gluon=True)
+config = fp8.config_for(8192, 8192, gluon=True)
 m, n, k = 1024, 2048, 1024
 names = {torch.float8_e4m3fn: "fp8e4nv", torch.bfloat16: "bf16", torch.float16: "fp16",
          torch.float32: "fp32"}

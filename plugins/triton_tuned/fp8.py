@@ -93,9 +93,9 @@ def _tiles(m: int, n: int, block_m: int, block_n: int) -> int:
     return -(-m // block_m) * -(-n // block_n)
 
 
-def config_for(m: int, n: int, num_sms: int, gluon: bool = False) -> Fp8Config:
-    """The GPU config for an M x N output on ``num_sms`` SMs (the module's
-    rule); ``gluon``: the Gluon kernel can run here (:func:`gluon_here`)."""
+def config_for(m: int, n: int, gluon: bool = False) -> Fp8Config:
+    """The GPU config for an M x N output (the module's rule); ``gluon``: the
+    Gluon kernel can run here (:func:`gluon_here`)."""
     if m > SMALL_M:
         if gluon:
             return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=4, num_stages=5, gluon=True)  # fmt: skip
@@ -224,7 +224,7 @@ def _run_gluon(
 def fp8_launcher(problem: gemmreg.Problem, where: gemmreg.Environment) -> gemmreg.Launch:
     """``launch(a, b, out, scale_a, scale_b)`` for ``problem``."""
     num_sms = where.multiprocessors or 1
-    config = config_for(problem.m, problem.n, num_sms, gluon_here(where))
+    config = config_for(problem.m, problem.n, gluon_here(where))
     rowwise = problem.scaling == "rowwise"
 
     def launch(
