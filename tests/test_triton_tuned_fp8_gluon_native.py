@@ -32,7 +32,14 @@ from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
 from gemmreg_plugins.triton_tuned import fp8, fp8_gluon
 
+from triton.backends.nvidia import compiler as nvidia
+
 tools = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
+try:  # the ptxas Triton itself runs for sm_90 (3.9 brings a newer one beside the old)
+    ptxas_tool = nvidia.get_ptxas(90)
+except TypeError:  # before Triton 3.7 it took no target
+    ptxas_tool = nvidia.get_ptxas()
+ptxas_path = getattr(ptxas_tool, "path", ptxas_tool)
 config = fp8.config_for(8192, 8192, gluon=True)
 m, n, k = 1024, 2048, 1024
 names = {torch.float8_e4m3fn: "fp8e4nv", torch.bfloat16: "bf16", torch.float16: "fp16",
@@ -61,7 +68,7 @@ for c_dtype in (torch.bfloat16, torch.float16, torch.float32):
     ptx = compiled.asm["ptx"]
     folder = Path(tempfile.mkdtemp())
     (folder / "k.ptx").write_text(ptx)
-    ptxas = subprocess.run([str(tools / "ptxas"), "-arch=sm_90a", "-v", str(folder / "k.ptx"),
+    ptxas = subprocess.run([str(ptxas_path), "-arch=sm_90a", "-v", str(folder / "k.ptx"),
                             "-o", str(folder / "k.cubin")], capture_output=True, text=True,
                            check=True)
     usage = subprocess.run([str(tools / "cuobjdump"), "--dump-resource-usage",
