@@ -86,9 +86,10 @@ def config_for(
     Then, from the H200's measurements (bf16, B a transposed view: the
     grouped probe over ``examples/shapes/moe-experts.yaml``,
     ``scripts/probes/fp8_grouped_configs.py --only grouped``, where the
-    from-64-rows TMA rule below ran 1.23x and 1.19x the loop and was the
-    fastest of 55 configs at both prefill points; the dense paths'
-    ``evidence/2026-12-04-h200-llm-projections/probe``):
+    from-64-rows TMA rule below was the fastest of 55 configs at both
+    prefill points, though in ``gemmreg bench`` SLOWER and level against
+    ``torch_ref``'s loop: ``evidence/2026-12-04-h200-fp8-gluon-and-moe-grouped``;
+    the dense paths' ``evidence/2026-12-04-h200-llm-projections/probe``):
 
     - up to 32 rows (decode), 256-wide tiles of 4 stages: with TMA the
       64 x 256 x 64 form on one warpgroup (1.08x and 1.16x the ``torch.mm``
