@@ -10,7 +10,7 @@ from gemmreg.contract import low_precision
 from gemmreg.contract.declaration_checks import SpecError
 from gemmreg.contract.options import MAX_SWEEP_POINTS, UsageError
 from gemmreg.contract.records import BatchLayout, DType, Layout, OutDType, Problem, Scaling
-from gemmreg.timing.shape_files import ShapeRow
+from gemmreg.timing.shape_rows import ShapeRow
 
 
 @attrs.frozen
