@@ -11,7 +11,7 @@ import json
 
 import attrs
 from gemmreg.contract.records import Problem
-from gemmreg.reporting import render_compare, render_verdicts
+from gemmreg.reporting import render_sweep, render_verdicts
 from gemmreg.timing.timing_records import CompareReport, KernelSummary, Verdict
 
 H200, A100 = "NVIDIA H200", "NVIDIA A100-SXM4-80GB"
@@ -59,7 +59,7 @@ RUN = [_report(H200, 0, 64), _report(H200, 2, 128), _report(A100, 1, 64), _repor
 
 
 def test_markdown_gets_a_heading_per_model_and_the_terminal_a_ruled_line():
-    for render in (render_compare.sweep_table, render_verdicts.verdict_table):
+    for render in (render_sweep.sweep_table, render_verdicts.verdict_table):
         page = render(RUN, "markdown")
         assert page.index(f"### On {H200} (2 points)\n\n|") < page.index(
             f"### On {A100} (2 points)"
@@ -71,7 +71,7 @@ def test_markdown_gets_a_heading_per_model_and_the_terminal_a_ruled_line():
 
 
 def test_csv_has_no_sections_but_names_each_rows_device():
-    for text in (render_compare.sweep_table(RUN, "csv"), render_verdicts.verdict_table(RUN, "csv")):
+    for text in (render_sweep.sweep_table(RUN, "csv"), render_verdicts.verdict_table(RUN, "csv")):
         assert "== on" not in text and "###" not in text
         rows = list(csv.DictReader(io.StringIO(text)))
         placed = {(row["device_name"], row["device_index"], row["m"]) for row in rows}
@@ -95,5 +95,5 @@ def test_json_verdicts_name_each_rows_device():
 
 def test_one_model_renders_as_it_always_did():
     one = [attrs.evolve(r, device_name=H200) for r in RUN]
-    assert "== on" not in render_compare.sweep_table(one, "table")
+    assert "== on" not in render_sweep.sweep_table(one, "table")
     assert "###" not in render_verdicts.verdict_table(one, "markdown")

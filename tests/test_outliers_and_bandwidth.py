@@ -18,7 +18,7 @@ from conftest import REPO
 from gemmreg.contract.numbers import significant
 from gemmreg.contract.records import Problem
 from gemmreg.contract.traffic import ideal_bytes, ideal_gbps
-from gemmreg.reporting import checksums, render_compare, render_points, runs
+from gemmreg.reporting import checksums, render_points, render_sweep, runs
 from gemmreg.timing.process_outliers import OUTLIER_FACTOR, outlier_medians
 from gemmreg.timing.timing_records import CompareReport, KernelSummary
 from offline_cli import run_main
@@ -181,7 +181,7 @@ def test_before_and_after_say_which_run_had_the_outlier(outlier_run, capsys):
 
 def test_a_sweeps_table_and_each_points_summary_line_flag_it(outlier_run):
     _, reports, _ = runs.load_run(outlier_run)
-    table = render_compare.sweep_table(reports)
+    table = render_sweep.sweep_table(reports)
     assert "ideal GB/s" in table.splitlines()[0]
     row = next(line for line in table.splitlines() if "triton_grouped" in line)
     assert OUTLIER_NOTE in row

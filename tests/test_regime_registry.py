@@ -26,7 +26,7 @@ from conftest import REPO
 from fake_plugins import fp32_spec
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import Origin, RegisteredKernel
-from gemmreg.reporting import render_compare, render_regimes, runs
+from gemmreg.reporting import render_compare, render_regimes, render_sweep, runs
 from gemmreg.timing import (
     process_results,
     regime_device,
@@ -184,7 +184,7 @@ def test_a_regime_defined_in_a_test_is_measured_judged_saved_and_shown(warm, tmp
     assert float(summary[1]["warm_l2_ms"]) == pytest.approx(0.5, rel=2e-3)
     assert summary[1]["graph_ms"] == ""
     assert list(summary[0]).index("warm_l2_ms") == list(summary[0]).index("graph_ms") + 1
-    sweep = render_compare.sweep_table([again])
+    sweep = render_sweep.sweep_table([again])
     assert "warm under 0.75 ms" in sweep.splitlines()[-1]
     regime_rows = render_regimes.regime_table([again], "table").splitlines()
     assert regime_rows[0].split()[-3:] == ["warm", "l2", "device"] or "warm l2" in regime_rows[0]

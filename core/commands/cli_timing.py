@@ -92,11 +92,11 @@ def _not_saved(done: Any, out: Path, fmt: str) -> int:
     each finished), one line naming the file and what the folder keeps,
     exit 4. The folder's run is partial unless its last save held every
     point (only the closing save, with the GPU state after, was refused)."""
-    from gemmreg.reporting import formats, render_compare
+    from gemmreg.reporting import formats, render_sweep
 
     if formats.get(fmt).writes == "records":  # a sweep's records are its run: not saved
         fmt = formats.default()
-    print(render_compare.sweep_table(done.reports, fmt))
+    print(render_sweep.sweep_table(done.reports, fmt))
     kept = f"{out}/ keeps the run as last saved{' (partial)' if done.partial else ''}"
     _error(f"{done.not_saved}; {kept}; every point's figures are printed above")
     return EXIT_NOT_SAVED

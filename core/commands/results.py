@@ -174,11 +174,11 @@ class BenchResult(Run):
     def table(self, format: str = "table") -> str:
         """The sweep at a glance, as ``gemmreg bench`` prints it: a line per
         point and kernel (``json``: the run as saved)."""
-        from gemmreg.reporting import formats, render_compare
+        from gemmreg.reporting import formats, render_sweep
 
         if formats.get(format).writes == "records":
             return super().table(format)
-        return render_compare.sweep_table(self.reports, format)
+        return render_sweep.sweep_table(self.reports, format)
 
 
 @attrs.frozen(kw_only=True)

@@ -1,5 +1,6 @@
-"""Rendering of comparisons and sweeps: records in, text out (before/after
-changes are :mod:`gemmreg.reporting.render_changes`). Nothing here measures or decides;
+"""Rendering of comparisons and runs: records in, text out (a sweep's table is
+:mod:`gemmreg.reporting.render_sweep`, before/after changes
+:mod:`gemmreg.reporting.render_changes`). Nothing here measures or decides;
 the legends are generated from the constants they describe."""
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from gemmreg.contract.batching import shown_shape
 from gemmreg.contract.numbers import significant, span
 from gemmreg.contract.records import Tolerance
 from gemmreg.reporting import compare_legend, format_csv, formats
-from gemmreg.reporting.device_sections import per_model
 from gemmreg.reporting.formats import Document, Row
 from gemmreg.reporting.render import _fmt, tolerance_note
 from gemmreg.reporting.render_verdicts import interval_text
@@ -59,7 +59,7 @@ def _no_records() -> Mapping[str, object]:
     raise ValueError("a sweep's JSON is its run: run_output(manifest, reports, partial, 'json')")
 
 
-def _run_document(
+def run_document(
     reports: Sequence[CompareReport],
     manifest: Mapping[str, object] | None = None,
     partial: bool = False,
@@ -83,7 +83,7 @@ def run_output(
     """A run as ``report RUN`` prints it: a document (JSON: what ``run.json``
     holds, with its kind), or each point's table and, for a sweep, every
     verdict again, one line each."""
-    document = formats.get(fmt).document(_run_document(reports, manifest, partial))
+    document = formats.get(fmt).document(run_document(reports, manifest, partial))
     if document is not None:
         return document
     text = "\n\n".join(compare_table(r, fmt) for r in reports)
@@ -134,10 +134,6 @@ def outlier_notes(s: KernelSummary) -> list[str]:
     """The row's OUTLIER note (:mod:`gemmreg.timing.process_outliers`), or none."""
     note = process_outliers.outlier_note(s.outlier_medians_ms, s.center_ms)
     return [note] if note else []
-
-
-def _sweep_notes(s: KernelSummary) -> str:
-    return "; ".join(outlier_notes(s) + regimes.notes(s)) or "ok"
 
 
 def _figures(s: KernelSummary, among: Sequence[regimes.Regime]) -> list[str]:
@@ -247,56 +243,3 @@ def compare_table(
         "",
     ]
     return "\n".join(lines + verdict_lines(report))
-
-
-SWEEP_HEADERS = [
-    "shape",
-    "dtype",
-    "plugin",
-    "math",
-    "median ms",
-    "range (ms)",
-    "TFLOP/s",
-    IDEAL_GBPS_HEADER,
-    "notes",
-]
-
-
-def sweep_table(reports: Sequence[CompareReport], fmt: str = "table") -> str:
-    """A sweep at a glance: one line per point and kernel (``bench``), as a
-    table, markdown or CSV (with each row's device_name and device_index);
-    its JSON is the whole run (:func:`run_output`). A run over several
-    device models gets one section per model in the table and markdown."""
-    formatter = formats.get(fmt)
-    document = formatter.document(_run_document(reports))
-    if document is not None:
-        return document
-    sections = per_model(reports, lambda group: sweep_table(group, fmt), formatter)
-    if sections is not None:
-        return sections
-    table: list[list[str]] = []
-    layouts: list[str] = []
-    for report in reports:
-        p = report.problem
-        for s in report.summaries:
-            table.append(
-                [
-                    shown_shape(p),
-                    p.number_format,
-                    s.kernel,
-                    s.math,
-                    significant(s.center_ms, 5) if s.center_ms else "-",
-                    span(s.low_ms, s.high_ms, 5) if s.low_ms and s.high_ms is not None else "-",
-                    significant(s.tflops) if s.tflops else "-",
-                    significant(s.ideal_gbps) if s.ideal_gbps else "-",
-                    s.status if s.status != "timed" else _sweep_notes(s),
-                ]
-            )
-            layouts.append(p.layout)
-    headers = SWEEP_HEADERS
-    if any(layout != "rowmajor" for layout in layouts):  # a column only where layouts vary
-        headers = [*headers[:2], "layout", *headers[2:]]
-        table = [
-            [*cells[:2], layout, *cells[2:]] for cells, layout in zip(table, layouts, strict=True)
-        ]
-    return formatter.table(table, headers)
