@@ -146,33 +146,9 @@ def gemm_fp8_gluon(a_desc, b_desc, c_desc, sa_ptr, sb_ptr, m, n, k, stride_sa, s
     BOX_M x BLOCK_K boxes, B^T (the N x K weight) in BLOCK_N x BLOCK_K, C in
     BOX_M x BLOCK_N (:func:`descriptors`). Launch with ``num_warps=4`` and
     one program per SM at most."""
-    a_bufs = gl.allocate_shared_memory(
-        a_desc.dtype,
-        [2 * STAGES] + a_desc.block_type.shape,  # noqa: RUF005
-        a_desc.layout,
-    )
-    # B^T's boxes go to buffers typed as their transpose, K-major (as in gluon_ws).
-    b_layout: gl.constexpr = gl.NVMMASharedLayout(
-        swizzle_byte_width=b_desc.layout.swizzle_byte_width,
-        element_bitwidth=b_desc.layout.element_bitwidth,
-        rank=b_desc.layout.rank,
-        transposed=True,
-    )
-    b_bufs = gl.allocate_shared_memory(
-        b_desc.dtype,
-        [STAGES, b_desc.block_type.shape[1], b_desc.block_type.shape[0]],
-        b_layout,
-    )
-    c_bufs = gl.allocate_shared_memory(
-        c_desc.dtype,
-        [2] + c_desc.block_type.shape,  # noqa: RUF005
-        c_desc.layout,
-    )
-    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
-    for s in gl.static_range(STAGES):
-        mbarrier.init(ready.index(s), count=1)
-        mbarrier.init(empty.index(s), count=2)
+    # B is always the transposed weight: its boxes go to K-major buffers.
+    a_bufs, b_bufs, c_bufs, ready, empty = gluon_ws.shared_ring(a_desc, b_desc, c_desc, STAGES,
+                                                                True)  # fmt: skip
     args = (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, sa_ptr, sb_ptr,
             m, n, k, stride_sa, stride_sb, GROUP_M, PROGRAMS)  # fmt: skip
     gl.warp_specialize(

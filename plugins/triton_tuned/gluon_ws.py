@@ -161,13 +161,11 @@ def _second_consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empt
 
 
 @gluon.jit
-def gemm_gluon_ws(a_desc, b_desc, c_desc, m, n, k, GROUP_M: gl.constexpr,
-                  PROGRAMS: gl.constexpr, STAGES: gl.constexpr, B_TRANSPOSED: gl.constexpr):  # fmt: skip
-    """C = A @ B in tiles of 2*BOX_M x BLOCK_N: A comes in BOX_M x BLOCK_K
-    boxes, B in BLOCK_K x BLOCK_N (``B_TRANSPOSED``: B^T, the N x K weight, in
-    BLOCK_N x BLOCK_K), C in BOX_M x BLOCK_N (:func:`descriptors`).
-    Launch with ``num_warps=4`` (the first consumer's warps; the other two
-    partitions bring the CTA to 12) and one program per SM at most."""
+def shared_ring(a_desc, b_desc, c_desc, STAGES: gl.constexpr, B_TRANSPOSED: gl.constexpr):
+    """The warp-specialised kernels' shared memory (this one's and
+    :mod:`.fp8_gluon`'s): ``STAGES`` stages of two A boxes and one B box, a
+    C buffer per consumer, and each stage's *ready* (the loader's expect,
+    TMA's bytes) and *empty* (both consumers done) barriers."""
     # Shapes concatenated in place: the JIT takes no starred items in a list,
     # and a list bound to a name becomes a tuple of tensors.
     a_bufs = gl.allocate_shared_memory(
@@ -210,6 +208,19 @@ def gemm_gluon_ws(a_desc, b_desc, c_desc, m, n, k, GROUP_M: gl.constexpr,
     for s in gl.static_range(STAGES):
         mbarrier.init(ready.index(s), count=1)  # the loader's expect; TMA's bytes
         mbarrier.init(empty.index(s), count=2)  # both consumers done with the stage
+    return a_bufs, b_bufs, c_bufs, ready, empty
+
+
+@gluon.jit
+def gemm_gluon_ws(a_desc, b_desc, c_desc, m, n, k, GROUP_M: gl.constexpr,
+                  PROGRAMS: gl.constexpr, STAGES: gl.constexpr, B_TRANSPOSED: gl.constexpr):  # fmt: skip
+    """C = A @ B in tiles of 2*BOX_M x BLOCK_N: A comes in BOX_M x BLOCK_K
+    boxes, B in BLOCK_K x BLOCK_N (``B_TRANSPOSED``: B^T, the N x K weight, in
+    BLOCK_N x BLOCK_K), C in BOX_M x BLOCK_N (:func:`descriptors`).
+    Launch with ``num_warps=4`` (the first consumer's warps; the other two
+    partitions bring the CTA to 12) and one program per SM at most."""
+    a_bufs, b_bufs, c_bufs, ready, empty = shared_ring(a_desc, b_desc, c_desc, STAGES,
+                                                       B_TRANSPOSED)  # fmt: skip
     args = (a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k, GROUP_M,
             PROGRAMS)  # fmt: skip
     gl.warp_specialize(
