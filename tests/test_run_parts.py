@@ -77,3 +77,38 @@ def test_parts_needs_two_distinct_runs(tmp_path, capsys):
     first, _ = split(tmp_path, 6)
     for argv in (["report", "--parts", str(first)], ["report", "--parts", str(first), str(first)]):
         run_main(argv, capsys).assert_refused()
+
+
+def unfinished_copy(tmp_path: Path, name: str, at: int) -> Path:
+    """A run holding the saved sweep's point ``at`` as an interrupted part
+    leaves it: its record ``partial``, its verdict marked so."""
+    manifest, reports, _ = runs.load_run(SWEEP)
+    path = tmp_path / name
+    runs.write_run(path, manifest, [attrs.evolve(reports[at], partial=True)], partial=True)
+    return path
+
+
+def test_a_point_left_unfinished_in_one_part_is_taken_whole_from_another(tmp_path, capsys):
+    whole = run_main(["report", str(SWEEP), "--verdicts"], capsys)
+    first, second = split(tmp_path, 5)
+    cut = unfinished_copy(tmp_path, "cut", 7)  # a point of `second`, unfinished here
+    alone = run_main(["report", str(cut), "--verdicts"], capsys)
+    assert "[PARTIAL]" in alone.out
+    for order in ((first, cut, second), (first, second, cut)):
+        joined = run_main(["report", "--parts", *map(str, order), "--verdicts"], capsys)
+        assert joined.code == 0, joined.err
+        # The whole timing stands: the table and the mean are the whole sweep's.
+        assert joined.out == whole.out
+        assert mean_line(joined.out) == mean_line(whole.out)
+        assert "[PARTIAL]" not in joined.out
+        assert f"unfinished in {cut}, taken whole from {second}" in joined.err
+        assert f"{cut} (" in joined.err and ", 0 points)" in joined.err
+        assert "PARTIAL run" in joined.err  # a part was interrupted: the join says so
+
+
+def test_a_point_left_unfinished_in_two_parts_is_refused(tmp_path, capsys):
+    first, _ = split(tmp_path, 5)
+    cuts = [unfinished_copy(tmp_path, name, 7) for name in ("cut1", "cut2")]
+    outcome = run_main(["report", "--parts", str(first), *map(str, cuts)], capsys)
+    outcome.assert_refused()
+    assert "left unfinished in both" in outcome.err and outcome.out == ""
