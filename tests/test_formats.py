@@ -46,6 +46,7 @@ NUMERIC = {
         "speedup",
         "speedup_low",
         "speedup_high",
+        "ceiling",
     ),
     "gemmreg.changes": (
         *("before_ms", "before_low_ms", "before_high_ms", "after_ms", "after_low_ms"),

@@ -12,6 +12,7 @@ from gemmreg.reporting.device_sections import per_model
 from gemmreg.reporting.formats import Cell, Document
 from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 from gemmreg.reporting.render import _fmt
+from gemmreg.timing.ceilings import speedup_ceiling
 from gemmreg.timing.process_outliers import outlier_note
 from gemmreg.timing.timing_records import CompareReport, KernelSummary, Verdict
 
@@ -26,6 +27,8 @@ VERDICT_COLUMNS = (
     "speedup",
     "speedup_low",
     "speedup_high",
+    "ceiling",
+    "ceiling_roof",
     "confidence",
     "processes",
     "regime",
@@ -39,7 +42,9 @@ VERDICT_COLUMNS = (
 its interval's ends as numbers, at ``confidence`` (empty in runs saved
 before it was kept: their intervals were 95% bootstraps), over ``processes``
 (a sequential run's: those of the look that decided; empty in runs saved
-before it was kept)."""
+before it was kept). ``ceiling``: the most speedup the kernel could show over
+its baseline under the device's datasheet roofs, ``ceiling_roof`` the roof
+that sets it (:mod:`gemmreg.timing.ceilings`); empty where no peak is known."""
 VERDICT_HEADERS = (
     "shape",
     "dtype",
@@ -48,6 +53,7 @@ VERDICT_HEADERS = (
     "baseline ms",
     "speedup",
     "interval",
+    "ceiling",
     "procs",
     "verdict",
     "notes",
@@ -79,6 +85,7 @@ def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
         for v in report.verdicts:
             mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
             low, high = v.interval or (None, None)
+            ceiling = speedup_ceiling(report, v)
             rows.append(
                 {
                     **problem_cells(p),
@@ -89,6 +96,8 @@ def verdict_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
                     "speedup": v.speedup,
                     "speedup_low": low,
                     "speedup_high": high,
+                    "ceiling": ceiling.speedup if ceiling else None,
+                    "ceiling_roof": ceiling.roof if ceiling else None,
                     "confidence": v.confidence,
                     "processes": v.processes,
                     "regime": v.regime,
@@ -131,6 +140,7 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
         by_name = {s.kernel: s for s in report.summaries}
         for v in report.verdicts:
             mine, base = by_name.get(v.kernel), by_name.get(v.baseline)
+            ceiling = speedup_ceiling(report, v)
             table.append(
                 [
                     shown_shape(p),
@@ -140,6 +150,7 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     _fmt(base.center_ms if base else None, 5),
                     f"{significant(v.speedup)}x" if v.speedup is not None else "-",
                     interval_text(v),
+                    ceiling.text() if ceiling else "-",
                     "-" if v.processes is None else str(v.processes),
                     v.verdict.upper() + (" [PARTIAL]" if report.partial else ""),
                     verdict_notes(v, by_name),
