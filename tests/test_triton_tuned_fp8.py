@@ -121,8 +121,9 @@ def test_the_config_follows_m_and_the_gluon_kernel_takes_many_rows():
 
     for m, n in [(1, 4096), (16, 14336), (64, 1024), (128, 4096), (128, 1024)]:
         assert form(fp8.config_for(m, n, gluon=True)) == (64, 64, 128, 4, 4, False)
-    # 128 rows of a wide N: 128 x 128 tiles, fewer of them
-    assert form(fp8.config_for(128, 14336, gluon=True)) == (128, 128, 128, 8, 4, False)
+    # 128 rows of a wide N: 128 x 128 tiles, fewer of them, on the Gluon kernel where it runs
+    assert form(fp8.config_for(128, 14336, gluon=True)) == (128, 128, 128, 4, 5, True)
+    assert form(fp8.config_for(128, 14336)) == (128, 128, 128, 8, 4, False)
     for m, n in [(129, 4096), (2048, 1024), (8192, 8192)]:  # many rows
         assert form(fp8.config_for(m, n, gluon=True)) == (128, 128, 128, 4, 5, True)
         assert form(fp8.config_for(m, n)) == (128, 128, 128, 8, 4, False)  # no Gluon here
@@ -141,18 +142,41 @@ def test_the_gluon_kernel_takes_row_major_a_and_a_transposed_weight_only():
     assert not fp8.gluon_takes(*carriers, out)
 
 
-def test_a_gluon_config_runs_the_triton_kernel_where_the_gluon_kernel_cannot():
-    """B row-major: the same tiles through :mod:`.fp8_kernel`, as the rule's
-    config names them, and the right product."""
+def test_a_gluon_config_runs_the_triton_kernel_where_the_gluon_kernel_cannot(monkeypatch):
+    """B row-major: the Triton kernel of :mod:`.fp8_kernel` at the rule's own
+    config for it (8 warps, the config the H200 timed; on the Gluon ring's 4
+    its two fp32 sums of a 128 x 128 tile take all 255 registers a thread),
+    and the right product."""
     config = fp8.config_for(300, 40, gluon=True)
     assert config.gluon
-    small = attrs.evolve(config, block_m=16, block_n=32, block_k=32, num_stages=1)
-    a = torch.randint(-3, 4, (20, 24)).to(torch.float16)
+    launched: list[dict] = []
+    real = fp8.fp8_kernel()
+
+    class Recording:
+        def __getitem__(self, grid):
+            def launch(*args, **kwargs):
+                launched.append(kwargs)
+                return real[grid](*args, **kwargs)
+
+            return launch
+
+    monkeypatch.setattr(fp8, "fp8_kernel", Recording)
+    a = torch.randint(-3, 4, (300, 24)).to(torch.float16)
     b = torch.randint(-3, 4, (24, 40)).to(torch.float16)
-    out = torch.empty(20, 40, dtype=torch.float32)
+    out = torch.empty(300, 40, dtype=torch.float32)
     one = torch.ones(1, 1, dtype=torch.float32)  # a per-tensor scale, as the core shapes it
-    fp8.run(small, False, a, b, out, one, one, 132)
+    fp8.run(config, False, a, b, out, one, one, 132)
     assert torch.equal(out, (a.float() @ b.float()))
+    (kwargs,) = launched
+    triton_config = fp8.config_for(300, 40)
+    assert not triton_config.gluon
+    assert (kwargs["BLOCK_M"], kwargs["BLOCK_N"], kwargs["num_warps"], kwargs["num_stages"]) == (
+        triton_config.block_m,
+        triton_config.block_n,
+        triton_config.num_warps,
+        triton_config.num_stages,
+    )
+    assert kwargs["num_warps"] != config.num_warps
 
 
 SCRIPT = """

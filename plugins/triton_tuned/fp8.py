@@ -23,8 +23,11 @@ Two kernels, chosen by a rule from the H200's measurements
 
 - up to 128 rows, the Triton kernel of :mod:`.fp8_kernel` in 64 x 64 x 128
   tiles on one warpgroup (``wgmma`` from 64 rows, so decode's single row
-  too), 1.01-1.31x ``torch._scaled_mm`` at 1 and 16 tokens; 128 x 128 on 8
-  warps for 128 rows of a wide N (14336), where 64 x 64 tiles ran slower;
+  too), 1.01-1.31x ``torch._scaled_mm`` at 1 and 16 tokens; for 128 rows of
+  a wide N (14336) 128 x 128 tiles, fewer of them: the Gluon kernel's where it
+  runs (0.99x in the probe), else the Triton kernel's on 8 warps (0.81x in
+  the probe, SLOWER 0.82x in ``gemmreg bench``,
+  ``evidence/2026-12-04-h200-fp8-llm-and-grouped-roof``);
 - past 128 rows, the warp-specialised Gluon kernel of :mod:`.fp8_gluon`
   (128 x 128 x 128 tiles, 5 stages) where it runs (Hopper, A row-major, B a
   transposed weight, TMA-able), which is level with or ahead of cuBLASLt;
@@ -101,6 +104,8 @@ def config_for(m: int, n: int, gluon: bool = False) -> Fp8Config:
             return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=4, num_stages=5, gluon=True)  # fmt: skip
         return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=8, num_stages=4)
     if m > 64 and n >= 8192:
+        if gluon:  # the config probe: 0.99x torch._scaled_mm at 128x14336x4096, 0.81x below
+            return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=4, num_stages=5, gluon=True)  # fmt: skip
         return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=8, num_stages=4)
     return Fp8Config(block_m=64, block_n=64, block_k=128, num_warps=4, num_stages=4)
 
@@ -159,6 +164,9 @@ def run(
     n = b.shape[1]
     if config.gluon and gluon_takes(a, b, out):
         return _run_gluon(config, rowwise, a, b, out, scale_a, scale_b, num_sms)
+    if config.gluon:  # the Triton kernel at its own measured config, not the Gluon ring's
+        # 4 warps (its two fp32 sums of a 128 x 128 tile then take all 255 registers)
+        config = config_for(m, n)
     grid = (_tiles(m, n, config.block_m, config.block_n),)
     return fp8_kernel()[grid](
         a,
