@@ -51,14 +51,16 @@
 #              work must show on GPU 1 alone (two-GPU machine)
 #   comparedev `compare torch_ref triton_grouped` with `--devices 0`, then `all`
 #   grouped    triton_tuned's grouped path (an MoE layer's experts): check --grouped in
-#              fp16 and bf16, then a 5-process bench against torch_ref's loop of torch.mm
-#              over examples/shapes/moe-experts.yaml (Mixtral 8x7B's expert projections)
+#              fp16 and bf16 (GROUPED_CHECK=0 skips it), then a 5-process bench against
+#              torch_ref's loop of torch.mm over examples/shapes/moe-experts.yaml
+#              (Mixtral 8x7B's expert projections)
 #   fp8        triton_tuned's fp8 path: check against the fp8 matrix (both scalings, every
 #              output dtype, A row-major with B either way round), then 5-process benches
 #              against torch_ref_fp8 (torch._scaled_mm, cuBLASLt) at 4096^3 and 8192^3 and
 #              over Llama 3 8B's projections in fp8e4m3, rowwise scales, bf16 C
 #   fp8llm     the fp8 part's LLM bench alone: $FP8_TOKENS (e.g. 1,16) keeps those token
-#              counts, so that each share fits a 10-minute command (fp8 takes it too)
+#              counts, so that each share fits a 10-minute command (fp8 takes it too);
+#              $FP8_PROCESSES (default 5) sets --processes
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
@@ -156,7 +158,7 @@ for line in sys.stdin:
   llm_run=fp8-llm
   [ -n "${FP8_TOKENS:-}" ] && llm_run=fp8-llm-$tokens
   gemmreg "$llm_run" bench torch_ref_fp8 triton_tuned --shapes "$out/llm-fp8-$tokens.yaml" \
-    --scaling rowwise --processes 5 --out "$out/$llm_run"
+    --scaling rowwise --processes "${FP8_PROCESSES:-5}" --out "$out/$llm_run"
 }
 
 range() {  # range SPEC DEFAULT_COUNT: the repetition numbers a PART:... asks for
@@ -419,6 +421,7 @@ PY
       compare comparedev-all torch_ref triton_grouped --shape 4096x4096x4096 --dtype bf16 --devices all
       ;;
     grouped)
+      [ "${GROUPED_CHECK:-1}" = 0 ] ||  # 0: the bench alone (the check passed at these kernels)
       gemmreg grouped-check check triton_tuned torch_ref --grouped --dtype fp16,bf16 \
         --layout rowmajor,transposedB --out "$out/grouped-check"
       gemmreg grouped bench torch_ref triton_tuned --shapes examples/shapes/moe-experts.yaml \
