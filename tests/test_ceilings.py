@@ -84,3 +84,16 @@ def test_without_a_known_peak_there_is_no_ceiling():
     assert rows and all(row["ceiling"] == "" and row["ceiling_roof"] == "" for row in rows)
     lines = verdict_table(unknown, "table").splitlines()
     assert all("x compute" not in line and "x memory" not in line for line in lines)
+
+
+def test_a_compare_report_names_each_verdict_s_ceiling_and_the_legend_explains_it():
+    from gemmreg.reporting import render_compare
+
+    for report in points():
+        (verdict,) = report.verdicts
+        lines = render_compare.verdict_lines(report)
+        expected = speedup_ceiling(report, verdict)
+        assert expected is not None
+        assert f"  ceiling: {expected.text()} roof (the most any kernel could show here)" in lines
+        text = render_compare.compare_table(report, "table")
+        assert "ceiling: the baseline's median over the least time" in text

@@ -34,6 +34,8 @@ def legend(report: CompareReport) -> list[str]:
         "a checked call on fresh operands, it ran above peak or beyond the memory roof, or its",
         "timed calls took far less than its own device work; NO VERDICT when a kernel",
         "has no timing, or one ran under Triton's interpreter and the other natively.",
+        "ceiling: the baseline's median over the least time the work can take at the",
+        "datasheet peaks (the kernel's math peak, or A and B read once at the bandwidth).",
         *_sequential(report),
     ]
 

@@ -20,6 +20,7 @@ from gemmreg.reporting.render_verdicts import (
 from gemmreg.reporting.run_summary import SUMMARY_COLUMNS as SUMMARY_COLUMNS
 from gemmreg.reporting.run_summary import summary_rows
 from gemmreg.timing import process_outliers, regimes, rounds
+from gemmreg.timing.ceilings import speedup_ceiling
 from gemmreg.timing.timing_records import SCHEMA, CompareReport, KernelSummary
 
 PARTIAL_RUN_BANNER = (
@@ -191,6 +192,9 @@ def verdict_lines(report: CompareReport) -> list[str]:
                 lines.append(f"  {r.regime}: {significant(r.estimate)}x ({r.reason})")
             elif r.word != "not measured":
                 lines.append(f"  {r.regime}: {r.word} ({r.reason})")
+        ceiling = speedup_ceiling(report, v)
+        if ceiling is not None:
+            lines.append(f"  ceiling: {ceiling.text()} roof (the most any kernel could show here)")
         lines.extend(f"  note: {note}" for note in v.notes)
     return lines
 
