@@ -44,21 +44,40 @@ def test_a_process_median_far_from_the_median_of_them_all_is_an_outlier():
     assert outlier_medians((1.0, 3.1)) == (1.0, 3.1)
 
 
-def test_no_run_kept_as_evidence_has_an_outlier_and_each_row_has_its_ideal_bandwidth():
-    """The flag does not fire on what real H200 runs hold, and runs saved
-    before either figure existed get both when read."""
+DISTURBED = "2026-12-04-h200-fp8-llm-and-grouped-roof/fp8-llm-1-16"
+"""The one run kept as evidence with a disturbed process: fp8 at 16 tokens, 15-40 us
+calls, where in one process of five the calls ran 1.56-2.42x slower than in the
+other four (its README). The flag is right there and nowhere else."""
+FLAGGED_THERE = {
+    ("fp8e4m3-bf16-rowwise-transposedB-16x4096x4096", "triton_tuned"),
+    ("fp8e4m3-bf16-rowwise-transposedB-16x14336x4096", "triton_tuned"),
+    ("fp8e4m3-bf16-rowwise-transposedB-16x4096x14336", "torch_ref_fp8"),
+    ("fp8e4m3-bf16-rowwise-transposedB-16x4096x14336", "triton_tuned"),
+}
+
+
+def test_runs_kept_as_evidence_flag_only_the_disturbed_process_and_each_row_has_its_bandwidth():
+    """The flag does not fire on what real H200 runs hold but where a process
+    was disturbed, and runs saved before either figure existed get both when
+    read."""
     folders = sorted({p.parent for p in (REPO / "evidence").glob("**/run.json*")})
     assert len(folders) >= 50
     timed = 0
+    flagged = set()
     for folder in folders:
         for report in runs.load_run(folder)[1]:
             for s in report.summaries:
-                assert s.outlier_medians_ms == (), (folder, s.kernel, s.process_medians_ms)
+                if s.outlier_medians_ms:
+                    where = folder.relative_to(REPO / "evidence").as_posix()
+                    flagged.add((where, report.problem.label, s.kernel))
+                    assert s.center_ms is not None
+                    assert all(m > OUTLIER_FACTOR * s.center_ms for m in s.outlier_medians_ms)
                 if s.status == "timed":
                     assert s.center_ms is not None
                     expected = ideal_bytes(report.problem) / (s.center_ms * 1e6)
                     assert s.ideal_gbps == pytest.approx(expected)
                     timed += 1
+    assert flagged == {(DISTURBED, label, kernel) for label, kernel in FLAGGED_THERE}
     assert timed > 500
 
 

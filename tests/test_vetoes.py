@@ -73,6 +73,26 @@ def test_honest_kernels_near_the_roof_and_devices_without_a_binding_roof_keep_th
     assert vetoes.memory_roof(floor_ms / 2, MEMORY_BOUND, "AMD Instinct MI250X") != ""
 
 
+def test_the_nearest_an_honest_kernel_came_to_the_memory_roof_keeps_its_figures():
+    """``triton_tuned``'s grouped GEMM at Mixtral's decode routing on the H200:
+    6 of 8 experts' weights read at 85% of the datasheet bandwidth (fastest
+    process), the nearest any committed run came; judged again, no veto."""
+    run = (
+        Path(__file__).resolve().parents[1]
+        / "evidence/2026-12-04-h200-fp8-llm-and-grouped-roof/grouped"
+    )
+    decode = [r for r in runs.load_run(run)[1] if r.problem.m < 64]
+    assert len(decode) == 2
+    nearest = 0.0
+    for report in decode:
+        for s in vetoes.revetted(report).summaries:
+            assert s.invalid == () and s.low_ms is not None
+            floor_ms = vetoes.read_bytes(report.problem) / 4.8e12 * 1e3
+            assert vetoes.memory_roof(s.low_ms, report.problem, H200) == ""
+            nearest = max(nearest, floor_ms / s.low_ms)
+    assert 0.84 < nearest < vetoes.MEMORY_ROOF_FRACTION
+
+
 # --- the regimes' floor ----------------------------------------------------
 
 
