@@ -12,8 +12,9 @@ on another).
 One exception to "one part only": a point an interrupted part left unfinished
 (its record ``partial``: its verdict, if any, is marked PARTIAL) and another
 part timed whole. The unfinished timing was cut short of the protocol, so
-there is no choice to make: the whole one stands and the join says so. Two whole timings of one point are still refused: taking
-the one a reader likes better would be choosing a verdict, not joining a sweep.
+there is no choice to make: the whole one stands and the join says so. Two
+whole timings of one point are still refused: taking the one a reader likes
+better would be choosing a verdict, not joining a sweep.
 """
 
 from __future__ import annotations

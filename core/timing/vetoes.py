@@ -50,8 +50,8 @@ MEMORY_ROOF_FRACTION = 0.95
 """A call is beyond the memory roof when it took less than this fraction of
 its bytes over the datasheet bandwidth. Little slack is needed: the datasheet
 figure is the interface's ceiling, which no kernel reaches (the best honest
-end-to-end call in the committed H200 runs, ``triton_tuned``'s grouped GEMM
-at Mixtral's decode routing, 32 rows over 6 experts' 4096 x 14336 weights,
+end-to-end call in the committed H200 runs, a grouped Triton GEMM at
+Mixtral's decode routing, 32 rows over 6 experts' 4096 x 14336 weights,
 streamed at 85% of 4.8 TB/s; split-K at 32x8192x8192 at 82%), and the
 table keeps the larger of two quoted figures. The 5% covers a figure rounded
 down on its sheet."""
