@@ -44,9 +44,8 @@ def ideal_bytes(problem: Problem) -> int:
 def footprint_bytes(problem: Problem) -> int:
     """The operands' bytes on the device: :func:`ideal_bytes` with every
     member's B, an empty member's included (the core allocates them all)."""
-    more_b = max(len(problem.groups) - 1, 0) * problem.k * problem.n * ELEMENT_BYTES[problem.dtype]
-    item = operand_bytes(problem.m, problem.n, problem.k, problem.dtype, problem.out_dtype)
-    return problem.batch * item + more_b
+    empty = len(problem.groups) - b_reads(problem) if problem.groups else 0
+    return ideal_bytes(problem) + empty * problem.k * problem.n * ELEMENT_BYTES[problem.dtype]
 
 
 def ideal_gbps(problem: Problem, ms: float | None) -> float | None:

@@ -73,10 +73,11 @@ def load_check(path: Path, verify: bool = True) -> tuple[list[CaseResult], bool]
     ``verify`` is False; one saved before checksums reads as before."""
     try:
         if stat.S_ISDIR(os.stat(path).st_mode):
-            path = path / CHECK_FILE
-            if not path.exists() and path.with_name(CHECK_FILE + ".gz").exists():
-                path = path.with_name(CHECK_FILE + ".gz")  # as committed evidence keeps it
-        data: object = parse_json(saved_files.read_saved(path).decode("utf-8"))
+            path = path / CHECK_FILE  # named by any error below
+            path, raw = saved_files.read_saved_or_gzipped(path)
+        else:
+            raw = saved_files.read_saved(path)
+        data: object = parse_json(raw.decode("utf-8"))
     except saved_files.UnreadableFile as error:
         raise CheckFileError(str(error)) from None
     except (OSError, UnicodeDecodeError) as error:

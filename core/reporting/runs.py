@@ -189,11 +189,7 @@ def _read_json(directory: Path, path: Path) -> tuple[Path, JSON]:
     if not stat.S_ISDIR(mode):
         raise RunError(f"{directory} is a file: name the run's directory, which holds {RUN_FILE}")
     try:
-        try:
-            raw = saved_files.read_saved(path)
-        except FileNotFoundError:
-            path = path.with_name(path.name + ".gz")  # evidence keeps its samples compressed
-            raw = saved_files.read_saved(path)
+        path, raw = saved_files.read_saved_or_gzipped(path)
         text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RunError(f"{directory} is not a gemmreg run (no {RUN_FILE})") from None

@@ -74,6 +74,20 @@ def read_saved(path: Path, limit: int | None = None) -> bytes:
     return _gunzip(path, raw, limit) if path.suffix == ".gz" else raw
 
 
+def read_saved_or_gzipped(path: Path, limit: int | None = None) -> tuple[Path, bytes]:
+    """The path read and its bytes (:func:`read_saved`): ``path``, or where it
+    does not exist ``path`` + ``.gz``, as committed evidence keeps its runs
+    and checks. FileNotFoundError, naming ``path``, when neither exists."""
+    try:
+        return path, read_saved(path, limit)
+    except FileNotFoundError as missing:
+        packed = path.with_name(path.name + ".gz")
+        try:
+            return packed, read_saved(packed, limit)
+        except FileNotFoundError:
+            raise missing from None
+
+
 def _gunzip(path: Path, raw: bytes, limit: int) -> bytes:
     """Unpacked, at most ``limit`` bytes of it: a small file that unpacks to
     gigabytes is refused like a large one."""

@@ -9,8 +9,8 @@ of two floors:
 
 - **compute**: the problem's FLOPs at the datasheet peak of the kernel's own
   math class (the peak its ``% of peak`` is taken against);
-- **memory**: A and B read once at the datasheet bandwidth (the bytes of the
-  memory-roof veto, :func:`gemmreg.timing.vetoes.read_bytes`).
+- **memory**: A and B read once at the datasheet bandwidth (the memory-roof
+  veto's floor, :func:`gemmreg.timing.vetoes.memory_floor_ms`).
 
 The ceiling is generous on purpose: no kernel streams at the datasheet's
 bandwidth, and a power-capped part (the H200) runs below its datasheet peak
@@ -22,9 +22,8 @@ from __future__ import annotations
 
 import attrs
 from gemmreg.contract import numbers
-from gemmreg.timing.peaks import device_peaks
 from gemmreg.timing.timing_records import CompareReport, Verdict
-from gemmreg.timing.vetoes import read_bytes
+from gemmreg.timing.vetoes import memory_floor_ms
 
 ROOFS = ("compute", "memory")
 
@@ -48,10 +47,9 @@ def floor_ms(report: CompareReport, kernel: str) -> tuple[float, str] | None:
     floors = []
     if summary is not None and summary.peak_tflops:
         floors.append((report.problem.flops / (summary.peak_tflops * 1e12) * 1e3, "compute"))
-    peaks = device_peaks(report.device_name)
-    if peaks is not None and not peaks.memory_side_cache_mb:
-        # a cache beyond L2 that the flush leaves warm can serve A and B faster
-        floors.append((read_bytes(report.problem) / (peaks.memory_tb_s * 1e12) * 1e3, "memory"))
+    memory = memory_floor_ms(report.problem, report.device_name)
+    if memory is not None:
+        floors.append((memory, "memory"))
     return max(floors) if floors else None
 
 

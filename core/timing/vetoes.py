@@ -97,21 +97,29 @@ def read_bytes(problem: Problem) -> int:
     return (problem.batch * m * k + b_reads(problem) * k * n) * ELEMENT_BYTES[problem.dtype]
 
 
+def memory_floor_ms(problem: Problem, device_name: str) -> float | None:
+    """The least time a call can take to read A and B once (:func:`read_bytes`)
+    at the device's datasheet bandwidth; None on a device without peaks, or
+    with a cache beyond L2 that the flush leaves warm
+    (``DevicePeaks.memory_side_cache_mb``), which can serve them faster."""
+    peaks = device_peaks(device_name)
+    if peaks is None or peaks.memory_side_cache_mb:
+        return None
+    return read_bytes(problem) / (peaks.memory_tb_s * 1e12) * 1e3
+
+
 def memory_roof(time_ms: float, problem: Problem, device_name: str) -> str:
     """The veto when a call of ``time_ms`` (end to end, cold L2) is shorter
     than reading A and B at the device's peak bandwidth allows, else ``""``.
-    No veto on a device without peaks, or with a cache beyond L2 that the
-    flush leaves warm (``DevicePeaks.memory_side_cache_mb``)."""
-    peaks = device_peaks(device_name)
-    if peaks is None or peaks.memory_side_cache_mb:
+    No veto where there is no floor (:func:`memory_floor_ms`)."""
+    floor_ms, peaks = memory_floor_ms(problem, device_name), device_peaks(device_name)
+    if floor_ms is None or peaks is None:
         return ""
-    moved = read_bytes(problem)
-    floor_ms = moved / (peaks.memory_tb_s * 1e12) * 1e3
     if time_ms + EVENT_RESOLUTION_MS >= floor_ms * MEMORY_ROOF_FRACTION:
         return ""
     return (
-        f"BEYOND MEMORY ROOF: a call reads at least {moved / 1e6:.4g} MB (A and B once): "
-        f"at {peaks.memory_tb_s:g} TB/s that takes {_us(floor_ms)}; timed {_us(time_ms)} "
+        f"BEYOND MEMORY ROOF: a call reads at least {read_bytes(problem) / 1e6:.4g} MB (A and B "
+        f"once): at {peaks.memory_tb_s:g} TB/s that takes {_us(floor_ms)}; timed {_us(time_ms)} "
         "a call end to end, L2 flushed (fastest process)"
     )
 
