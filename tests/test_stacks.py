@@ -6,6 +6,7 @@ manifest, so it cannot be retyped wrong or left stale."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 from pathlib import Path
@@ -63,10 +64,17 @@ def major_minor(version: str) -> tuple[int, int]:
 
 
 def newest_h200_manifest() -> tuple[Path, dict]:
-    """The H200 manifest with the latest timestamp among all the evidence."""
+    """The H200 manifest with the latest timestamp among all the evidence: a
+    folder's ``manifest.json``, or the one a saved run carries (runs are kept
+    as ``run.json.gz`` alone)."""
     manifests = []
-    for path in (REPO / "evidence").rglob("manifest.json"):
-        manifest = json.loads(path.read_text())
+    for path in (REPO / "evidence").rglob("*.json*"):
+        if path.name == "manifest.json":
+            manifest = json.loads(path.read_text())
+        elif path.name == "run.json.gz":
+            manifest = json.loads(gzip.decompress(path.read_bytes())).get("manifest", {})
+        else:
+            continue
         if "H200" in str(manifest.get("device_name")) and manifest.get("timestamp_utc"):
             manifests.append((manifest["timestamp_utc"], path, manifest))
     assert manifests, "no H200 manifest under evidence/"

@@ -25,8 +25,9 @@ Two kernels, chosen by a rule from the H200's measurements
   tiles on one warpgroup (``wgmma`` from 64 rows, so decode's single row
   too), 1.01-1.31x ``torch._scaled_mm`` at 1 and 16 tokens; for 128 rows of
   a wide N (14336) 128 x 128 tiles, fewer of them: the Gluon kernel's where it
-  runs (0.99x in the probe), else the Triton kernel's on 8 warps (0.81x in
-  the probe, SLOWER 0.82x in ``gemmreg bench``,
+  runs (0.99x in the probe, SLOWER 0.97x in ``gemmreg bench``,
+  ``evidence/2026-12-04-h200-llm-fp16-fp8-tf32``), else the Triton kernel's
+  on 8 warps (0.81x in the probe, SLOWER 0.82x in ``gemmreg bench``,
   ``evidence/2026-12-04-h200-fp8-llm-and-grouped-roof``);
 - past 128 rows, the warp-specialised Gluon kernel of :mod:`.fp8_gluon`
   (128 x 128 x 128 tiles, 5 stages) where it runs (Hopper, A row-major, B a
