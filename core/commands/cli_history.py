@@ -24,6 +24,7 @@ def report_history(args: argparse.Namespace) -> int:
         ("--margin", args.margin is not None),
         ("--verdicts", args.verdicts),
         ("--regimes", args.regimes),
+        ("--kernels", args.kernels),
     )
     for option, given in one_run:
         if given:

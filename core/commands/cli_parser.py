@@ -186,6 +186,12 @@ def build_parser() -> argparse.ArgumentParser:
         "device kernels), one line per point and pair; one run only",
     )
     report.add_argument(
+        "--kernels",
+        action="store_true",
+        help="the device kernels each plugin's profiled calls launched (which code was "
+        "timed), one line per point and plugin",
+    )
+    report.add_argument(
         "--parts",
         action="store_true",
         help="the runs are parts of one sweep (split across commands or machines): one "

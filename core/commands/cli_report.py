@@ -11,6 +11,9 @@ from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 from gemmreg.contract import options as opt
 from gemmreg.contract.options import UsageError
 
+VIEWS = (("--verdicts", "verdicts"), ("--regimes", "regimes"), ("--kernels", "kernels"))
+"""The options that each show one view of a run's points (one at a time)."""
+
 
 def cmd_report(args: argparse.Namespace) -> int:
     from gemmreg.fanout import sweeping
@@ -20,6 +23,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         regression,
         render_changes,
         render_compare,
+        render_kernels,
         render_regimes,
         run_parts,
         runs,
@@ -27,13 +31,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     )
     from gemmreg.timing import rejudging
 
-    if args.regimes and args.verdicts:
-        raise UsageError("report --regimes and --verdicts are two views of a run: give one")
+    views = [o for o, given in VIEWS if getattr(args, given)]
+    if len(views) > 1:
+        raise UsageError(f"report {' and '.join(views)} are views of a run: give one")
     if args.parts and len(args.runs) < 2:
         raise UsageError("report --parts joins two or more runs of one sweep; give them all")
     if args.parts and len(set(args.runs)) != len(args.runs):
         raise UsageError("report --parts names a run twice")
-    for option, given in (("--regimes", args.regimes), ("--verdicts", args.verdicts)):
+    for option, given in ((o, getattr(args, name)) for o, name in VIEWS):
         if given and len(args.runs) == 2 and not args.parts:  # a history refuses them itself
             raise UsageError(f"report {option} takes one run, not BEFORE AFTER")
     if len(args.runs) > 2 and not args.parts:
@@ -75,13 +80,20 @@ def cmd_report(args: argparse.Namespace) -> int:
         if partial:
             why = manifest.get("stopped") or "interrupted, killed, or its storage failed"
             _progress(f"gemmreg: PARTIAL run: it stopped before its last point: {why}")
-        if args.regimes:
+        if args.kernels:
+            if not render_kernels.profiled(reports):
+                _progress(
+                    "gemmreg: no call in this run was profiled (a CPU run, no profiler on "
+                    "the GPU, or saved before names were kept): no device kernels to list"
+                )
+            print(render_kernels.kernel_table(reports, args.format))
+        elif args.regimes:
             print(render_regimes.regime_table(reports, args.format))
         elif args.verdicts:
             print(render_compare.verdict_table(reports, args.format))
         else:
             print(render_compare.run_output(manifest, reports, partial, args.format))
-        means = [] if args.regimes else speedup_means.mean_lines(reports)
+        means = [] if args.regimes or args.kernels else speedup_means.mean_lines(reports)
         if means and not formats.get(args.format).document_only:
             print("\n" + "\n".join(means))
         elif means:  # csv and json keep stdout to the document

@@ -1,0 +1,127 @@
+"""Rendering of the device kernels each plugin's timed calls launched
+(``report RUN --kernels``): records in, text out.
+
+Why: a plugin that dispatches (cuBLAS's heuristics, a tuner, split-K below
+some size, a fallback for layouts a fast path refuses) runs different code
+at different points of one sweep, and a speedup means little until one
+knows which code it measured. The device-kernel regime's profile records the
+names of the kernels each profiled call launched, as the profiler reports
+them (``KernelSummary.device_kernels``); this lists them, one line per point
+and plugin. A table shortens each name to what precedes its template and
+parameter lists (``cublasLt::splitKreduce_kernel``); csv and json keep the
+names whole."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gemmreg.contract.batching import shown_shape
+from gemmreg.contract.numbers import significant
+from gemmreg.reporting import formats
+from gemmreg.reporting.device_sections import per_model
+from gemmreg.reporting.formats import Cell, Document
+from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
+from gemmreg.timing.timing_records import CompareReport
+
+KERNELS_SCHEMA = 1
+"""The layout of ``report --kernels --format json``: ``kernels``, the CSV's rows."""
+KERNEL_COLUMNS = (
+    *PROBLEM_COLUMNS,
+    "kernel",
+    "status",
+    "device_kernels",
+    "launches_per_call",
+    "device_kernel_ms",
+    "partial",
+    "device_name",
+    "device_index",
+)
+"""One row per point and plugin: ``device_kernels`` is the profiled calls'
+kernel names, ``;``-separated in launch order (empty where no call was
+profiled: a CPU run, a GPU without the profiler, or a run saved before the
+names were kept); ``launches_per_call`` and ``device_kernel_ms`` the
+profile's launches and summed device time per call."""
+NOT_PROFILED = "-"
+"""A table's cell where no call of that plugin was profiled."""
+
+
+def short_name(name: str) -> str:
+    """A profiler's kernel name without its ``void`` return type, template
+    arguments and parameter list: what tells two kernels apart at a glance."""
+    text = name.strip()
+    if text.startswith("void "):
+        text = text[len("void ") :]
+    for stop in ("<", "("):
+        if stop in text:
+            text = text[: text.index(stop)]
+    return text.strip() or name.strip()
+
+
+def kernel_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
+    """Every plugin at every point as a flat row, names whole."""
+    rows = []
+    for report in reports:
+        for s in report.summaries:
+            rows.append(
+                {
+                    **problem_cells(report.problem),
+                    "kernel": s.kernel,
+                    "status": s.status,
+                    "device_kernels": ";".join(s.device_kernels),
+                    "launches_per_call": s.launches_per_call,
+                    "device_kernel_ms": s.device_kernel_ms,
+                    "partial": report.partial,
+                    "device_name": report.device_name,
+                    "device_index": report.device_index,
+                }
+            )
+    return rows
+
+
+def profiled(reports: Sequence[CompareReport]) -> bool:
+    """Whether any call in the run was profiled: the caller says why the
+    list is empty when none was."""
+    return any(s.device_kernels for report in reports for s in report.summaries)
+
+
+def kernel_table(reports: Sequence[CompareReport], fmt: str) -> str:
+    """The device kernels of each point and plugin; in a table or markdown,
+    one section per device model, as in ``--verdicts``."""
+    formatter = formats.get(fmt)
+    sections = per_model(reports, lambda group: kernel_table(group, fmt), formatter)
+    if sections is not None:
+        return sections
+    document = formatter.document(
+        Document(
+            kind="kernels",
+            schema=KERNELS_SCHEMA,
+            records=lambda: {
+                "partial": any(r.partial for r in reports),
+                "kernels": kernel_rows(reports),
+            },
+            rows=lambda: kernel_rows(reports),
+            columns=KERNEL_COLUMNS,
+        )
+    )
+    if document is not None:
+        return document
+    table = []
+    for report in reports:
+        p = report.problem
+        for s in report.summaries:
+            names = " + ".join(short_name(n) for n in s.device_kernels)
+            launches = s.launches_per_call
+            table.append(
+                [
+                    shown_shape(p),
+                    p.number_format,
+                    s.kernel + (" [PARTIAL]" if report.partial else ""),
+                    names or (s.status if s.status != "timed" else NOT_PROFILED),
+                    significant(launches) if launches is not None else NOT_PROFILED,
+                    significant(s.device_kernel_ms * 1e3)
+                    if s.device_kernel_ms is not None
+                    else NOT_PROFILED,
+                ]
+            )
+    columns = ("shape", "dtype", "plugin", "device kernels", "launches", "device us")
+    return formatter.table(table, columns)
