@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gemmreg.timing import process_outliers, regimes, stats
+from gemmreg.timing import host_pace, process_outliers, regimes, stats
 from gemmreg.timing.timing_records import CompareReport
 
 
@@ -26,6 +26,7 @@ def legend(report: CompareReport) -> list[str]:
         "cold / warm start: prepare + first call in a fresh process with empty caches / reused;",
         "max err: worst |C-ref| / (|A|@|B|) over pre- and postchecks (tol: its declared bound);",
         process_outliers.legend_line(),
+        *host_pace.legend_lines(),
         "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
         f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin:.1%} (even if it",
         "excludes 1; or its two one-sided tests' narrower interval is), else FASTER/SLOWER",

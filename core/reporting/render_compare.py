@@ -21,6 +21,7 @@ from gemmreg.reporting.run_summary import SUMMARY_COLUMNS as SUMMARY_COLUMNS
 from gemmreg.reporting.run_summary import summary_rows
 from gemmreg.timing import process_outliers, regimes, rounds
 from gemmreg.timing.ceilings import speedup_ceiling
+from gemmreg.timing.host_pace import host_pace_note
 from gemmreg.timing.timing_records import SCHEMA, CompareReport, KernelSummary
 
 PARTIAL_RUN_BANNER = (
@@ -172,6 +173,7 @@ def _protocol(report: CompareReport) -> str:
 
 def verdict_lines(report: CompareReport) -> list[str]:
     lines = []
+    by_name = {s.kernel: s for s in report.summaries}
     for v in report.verdicts:
         speed = ""
         if v.speedup is not None and v.interval is not None:
@@ -196,6 +198,9 @@ def verdict_lines(report: CompareReport) -> list[str]:
         if ceiling is not None:
             lines.append(f"  ceiling: {ceiling.text()} roof (the most any kernel could show here)")
         lines.extend(f"  note: {note}" for note in v.notes)
+        paced = host_pace_note(v, by_name.get(v.kernel), by_name.get(v.baseline))
+        if paced:
+            lines.append(f"  note: {paced}")
     return lines
 
 

@@ -13,6 +13,7 @@ from gemmreg.reporting.formats import Cell, Document
 from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 from gemmreg.reporting.render import _fmt
 from gemmreg.timing.ceilings import speedup_ceiling
+from gemmreg.timing.host_pace import host_pace_note
 from gemmreg.timing.process_outliers import outlier_note
 from gemmreg.timing.timing_records import CompareReport, KernelSummary, Verdict
 
@@ -66,9 +67,12 @@ def interval_text(v: Verdict) -> str:
 
 
 def verdict_notes(v: Verdict, by_name: Mapping[str, KernelSummary]) -> str:
-    """The verdict's notes, then the OUTLIER note of either kernel: a verdict
+    """The verdict's notes, the HOST-PACED note where an eager loop would
+    read it the other way, then the OUTLIER note of either kernel: a verdict
     rests on every process, the one far from the rest included."""
     notes = list(v.notes)
+    paced = host_pace_note(v, by_name.get(v.kernel), by_name.get(v.baseline))
+    notes += [paced] if paced else []
     for name in (v.kernel, v.baseline):
         s = by_name.get(name)
         note = outlier_note(s.outlier_medians_ms, s.center_ms) if s is not None else ""
