@@ -60,7 +60,8 @@
 #              over Llama 3 8B's projections in fp8e4m3, rowwise scales, bf16 C
 #   fp8llm     the fp8 part's LLM bench alone: $FP8_TOKENS (e.g. 1,16) keeps those token
 #              counts, so that each share fits a 10-minute command (fp8 takes it too);
-#              $FP8_PROCESSES (default 5) sets --processes
+#              $FP8_PROCESSES (default 5) sets --processes; $FP8_BUDGET=S runs --budget S
+#              instead (processes added until each pair is decided)
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
@@ -157,8 +158,10 @@ for line in sys.stdin:
 ' "${FP8_TOKENS:-}" >"$out/llm-fp8-$tokens.yaml"
   llm_run=fp8-llm
   [ -n "${FP8_TOKENS:-}" ] && llm_run=fp8-llm-$tokens
+  local count=(--processes "${FP8_PROCESSES:-5}")
+  [ -n "${FP8_BUDGET:-}" ] && count=(--budget "$FP8_BUDGET")
   gemmreg "$llm_run" bench torch_ref_fp8 triton_tuned --shapes "$out/llm-fp8-$tokens.yaml" \
-    --scaling rowwise --processes "${FP8_PROCESSES:-5}" --out "$out/$llm_run"
+    --scaling rowwise "${count[@]}" --out "$out/$llm_run"
 }
 
 range() {  # range SPEC DEFAULT_COUNT: the repetition numbers a PART:... asks for
@@ -379,10 +382,11 @@ PY
       # triton_tuned against cuBLAS over Llama 3 8B's 20 projections, bf16 then fp16:
       # the tuner's choices (with the winner beside torch.mm), then a 5-process bench
       # ($TUNEDLLM_DTYPES, default "bf16 fp16"; $TUNEDLLM_POINTS, e.g. 1,16,128: those
-      # token counts only, so that each half fits a 10-minute command)
+      # token counts only, so that each half fits a 10-minute command; $TUNEDLLM_BUDGET=S:
+      # --budget S instead of 5 processes)
       for dtype in ${TUNEDLLM_DTYPES:-bf16 fp16}; do
         "$python" scripts/tune_triton_tuned_llm.py --out "$out/tunedllm-$dtype" --dtype "$dtype" \
-          ${TUNEDLLM_POINTS:+--points "$TUNEDLLM_POINTS"} \
+          ${TUNEDLLM_POINTS:+--points "$TUNEDLLM_POINTS"} ${TUNEDLLM_BUDGET:+--budget "$TUNEDLLM_BUDGET"} \
           2>&1 | stamp >"$out/tunedllm-$dtype.console.txt"
         grep -h "geometric\|weighted" "$out/tunedllm-$dtype.console.txt"
       done

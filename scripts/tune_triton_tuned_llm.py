@@ -18,7 +18,7 @@ One command on a GPU machine (the repository installed, e.g. by
    operands: a quick estimate of where each point stands, not a verdict),
    and prints the table.
 2. **Bench**: ``gemmreg bench torch_ref triton_tuned --shapes FILE
-   --processes 5 --out OUT/bench``. Its cold starts tune again (gemmreg gives
+   --processes 5 --out OUT/bench`` (``--budget S``: ``--budget S`` instead). Its cold starts tune again (gemmreg gives
    every cold start empty caches, so a user's first call is what is
    measured); the timed processes use what their cold start chose, which
    step 1's record shows the evidence for.
@@ -55,6 +55,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--dtype", choices=("bf16", "fp16"), default=None, help="override the file's")
     p.add_argument("--points", default="", help="comma-separated M values to keep (default all)")
     p.add_argument("--processes", type=int, default=5, help="gemmreg bench --processes")
+    p.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="gemmreg bench --budget instead of --processes: a sequential run that adds "
+        "processes to a point until its pair is decided (one disturbed process then "
+        "costs more processes, not the verdict)",
+    )
     p.add_argument("--skip-tune", action="store_true")
     p.add_argument("--skip-bench", action="store_true")
     return p.parse_args(argv)
@@ -235,8 +243,8 @@ def main(argv: list[str] | None = None) -> int:
         "triton_tuned",
         "--shapes",
         str(path),
-        "--processes",
-        str(args.processes),
+        *(["--budget", str(args.budget)] if args.budget is not None else []),
+        *(["--processes", str(args.processes)] if args.budget is None else []),
         "--out",
         str(args.out / "bench"),
     ]

@@ -83,3 +83,26 @@ def test_a_failed_tuning_child_stops_before_the_bench(script, tmp_path, monkeypa
     monkeypatch.setattr(script.subprocess, "run", lambda c, **k: commands.append(c) or Failed())
     assert script.main(["--out", str(tmp_path), "--points", "16"]) == 3
     assert len(commands) == 1
+
+
+@pytest.mark.parametrize(
+    ("extra", "count"),
+    [([], ["--processes", "5"]), (["--budget", "60"], ["--budget", "60.0"])],
+    ids=["a fixed 5 processes", "a sequential budget"],
+)
+def test_the_bench_takes_a_fixed_count_or_a_budget_never_both(
+    script, tmp_path, monkeypatch, extra, count
+):
+    """At 10-30 us calls one disturbed process in five leaves a fixed-count
+    point INCONCLUSIVE; ``--budget`` lets the bench add processes instead."""
+    commands = []
+
+    class Done:
+        returncode = 0
+
+    monkeypatch.setattr(script.subprocess, "run", lambda c, **k: commands.append(c) or Done())
+    assert script.main(["--out", str(tmp_path), "--points", "16", *extra]) == 0
+    bench = commands[-1]
+    flags = [a for a in bench if a in ("--processes", "--budget")]
+    assert flags == [count[0]]
+    assert bench[bench.index(count[0]) + 1] == count[1]
