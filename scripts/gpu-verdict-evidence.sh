@@ -62,6 +62,9 @@
 #              counts, so that each share fits a 10-minute command (fp8 takes it too);
 #              $FP8_PROCESSES (default 5) sets --processes; $FP8_BUDGET=S runs --budget S
 #              instead (processes added until each pair is decided)
+#   gluoncheck `gemmreg check triton_tuned --full` (fp16, bf16; both B layouts) with each
+#              of the Gluon kernel's 128x128 forms named (GEMMREG_TRITON_TUNED_CONFIG), so
+#              every one runs over the whole matrix ($GLUONCHECK_CONFIGS: those names)
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
@@ -448,6 +451,18 @@ PY
       # each share fits a 10-minute command; `report --parts` reads the shares as one)
       fp8_llm
       gemmreg "$llm_run-verdicts" report "$out/$llm_run" --verdicts
+      ;;
+    gluoncheck)
+      # each named Gluon config over the whole correctness matrix, untuned, wherever
+      # its path is offered (GEMMREG_TRITON_TUNED_CONFIG): the 128x128 forms the tuner
+      # offers only where 128x256 tiles leave SMs idle ($GLUONCHECK_CONFIGS)
+      for config in ${GLUONCHECK_CONFIGS:-gluon_ws:128x128x64-s4-w4 gluon_ws:128x128x64-s5-w4 gluon_ws:128x128x64-s6-w4 gluon_ws:128x128x128-s3-w4}; do
+        name=gluoncheck-${config#gluon_ws:}
+        GEMMREG_TRITON_TUNED_UNMEASURED=1 GEMMREG_TRITON_TUNED_TUNE=0 GEMMREG_TRITON_TUNED_CONFIG=$config \
+          gemmreg "$name" check triton_tuned --full --dtype fp16,bf16 --layout rowmajor,transposedB \
+          --out "$out/$name"
+        grep -h " pass, .* fail" "$out/$name.console.txt"
+      done
       ;;
     configprobe)
       probe="configprobe${CONFIGPROBE_ONLY:+-$CONFIGPROBE_ONLY}"

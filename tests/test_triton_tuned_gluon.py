@@ -276,3 +276,33 @@ def test_the_gluon_probe_launches_the_kernel_with_its_current_arguments(monkeypa
         assert list(bound["a_desc"].block_shape) == [bm // 2, bk]
         assert list(bound["b_desc"].block_shape) == [bk, bn] and bound["b_desc"].base is b
         assert list(bound["c_desc"].block_shape) == [bm // 2, bn]
+
+
+def test_a_named_config_runs_untuned_wherever_its_path_is_offered(monkeypatch):
+    """``GEMMREG_TRITON_TUNED_CONFIG`` lets ``check`` run a form the tuner
+    would offer at a few shapes only (the 128x128 Gluon tiles) over the whole
+    matrix: taken as named where its path is offered, nothing timed; the usual
+    choice where it is not (fp32 has no Gluon path); a bad name is an error
+    that names the variable."""
+    import gemmreg_plugins.triton_tuned as plugin
+    from gemmreg_plugins.triton_tuned import device_trial
+
+    where = _where_tma_runs(monkeypatch)
+
+    def no_trial(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a named config is never timed")
+
+    monkeypatch.setattr(device_trial, "device_trial", no_trial)
+    monkeypatch.setenv(tuning_cache.TUNE_ENV, "0")
+    named = GLUON_128[0]
+    monkeypatch.setenv(tuning_cache.CONFIG_ENV, named.name)
+    small = gemmreg.Problem(m=200, n=136, k=72, dtype="bf16", layout="rowmajor")
+    assert named not in paths_here.candidates_for(small, where)  # the tuner would never offer it
+    choice, _, sms = plugin.choose(small, where)
+    assert (choice.best, choice.origin, sms) == (named, "forced", H200_SMS)
+    assert choice.fallback.path == "tiled"
+    fp32 = attrs.evolve(small, dtype="fp32")
+    assert plugin.choose(fp32, where)[0].origin != "forced"
+    monkeypatch.setenv(tuning_cache.CONFIG_ENV, "gluon_ws:big")
+    with pytest.raises(ValueError, match=tuning_cache.CONFIG_ENV):
+        plugin.choose(small, where)

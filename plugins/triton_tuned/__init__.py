@@ -222,6 +222,12 @@ def choose(problem: gemmreg.Problem, where: gemmreg.Environment) -> tuple[tuner.
     num_sms = where.multiprocessors
     assert num_sms is not None  # only GPU backends tune
     candidates = paths_here.candidates_for(problem, where)
+    forced = tuning_cache.forced_config()
+    if forced is not None and any(c.path == forced.path for c in candidates):
+        tiled = [c for c in candidates if c.path == "tiled"]
+        choice = tuner.Choice(best=forced, fallback=configs.smallest(tiled), origin="forced")
+        LOG.info("%s %s: %s (forced)", NAME, problem.label, forced.name)
+        return choice, precision, num_sms
     only = tuning_cache.forced_path()
 
     def make_launch(config: configs.Config) -> launchers.Launcher:

@@ -30,7 +30,7 @@ from gemmreg_plugins.triton_tuned.configs import Config, smallest
 
 Run = Callable[[], None]
 
-Origin = Literal["cache", "tuned", "rule", "untuned"]
+Origin = Literal["cache", "tuned", "rule", "untuned", "forced"]
 
 
 class Trial(Protocol):

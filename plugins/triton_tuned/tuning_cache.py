@@ -29,7 +29,7 @@ from typing import Any
 
 import attrs
 import gemmreg
-from gemmreg_plugins.triton_tuned.launch_config import PATHS
+from gemmreg_plugins.triton_tuned.launch_config import PATHS, Config
 
 RETUNE_ENV = "GEMMREG_TRITON_TUNED_RETUNE"
 PATH_ENV = "GEMMREG_TRITON_TUNED_PATH"
@@ -40,6 +40,13 @@ TUNE_ENV = "GEMMREG_TRITON_TUNED_TUNE"
 """``0``: benchmark nothing; use a stored choice, else the first candidate (of
 the forced path, if one is forced). For correctness runs that should not pay
 for tuning every shape (``gemmreg check --full`` on each path)."""
+CONFIG_ENV = "GEMMREG_TRITON_TUNED_CONFIG"
+"""A config's name (``gluon_ws:128x128x64-s5-w4``, as the tuning cache names
+it): launch that config, untuned, at every problem where its path is offered
+(:func:`.paths_here.candidates_for`; elsewhere the usual choice), so that
+``gemmreg check`` can run one form the tuner would pick only at a few shapes
+over the whole matrix. Outranks ``PATH_ENV``; the fp8 and grouped paths keep
+their own rules."""
 UNMEASURED_ENV = "GEMMREG_TRITON_TUNED_UNMEASURED"
 """``1``: offer the forms no GPU has run yet (the Gluon kernel with a
 transposed-view B, and its 128x128 tiles: :func:`.paths_here.candidates_for`),
@@ -82,6 +89,17 @@ def forced_path() -> str | None:
     if value not in PATHS:
         raise ValueError(f"{PATH_ENV} must be one of {', '.join(PATHS)}, got {value!r}")
     return value
+
+
+def forced_config() -> Config | None:
+    """The config ``CONFIG_ENV`` names, or None; a name that is no config is an error."""
+    value = os.environ.get(CONFIG_ENV, "").strip()
+    if not value:
+        return None
+    try:
+        return Config.from_name(value)
+    except ValueError as error:
+        raise ValueError(f"{CONFIG_ENV}: {error}") from None
 
 
 def source_hash(paths: Iterable[str | Path], extra: str = "") -> str:
