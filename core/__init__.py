@@ -37,6 +37,7 @@ from gemmreg.contract.gpu_compile import unavailable_reason as compile_unavailab
 from gemmreg.contract.grouped_problems import grouped_problem
 from gemmreg.contract.inputs import apply_layout, normal_inputs, torch_dtype
 from gemmreg.contract.judge_clock import sample_ms
+from gemmreg.contract.launch_variant import variant
 from gemmreg.contract.records import (
     Capabilities,
     KernelSpec,
@@ -150,6 +151,7 @@ __all__ = [
     "sample_ms",
     "standard_tolerances",
     "torch_dtype",
+    "variant",
     "where",
     "williams_rows",
 ]

@@ -111,6 +111,12 @@ Rules the core relies on:
   rows ``offsets[i]:offsets[i + 1]`` (empty members included: equal entries).
   The sizes are ``problem.groups`` too, known in ``prepare``
   (:mod:`gemmreg.contract.grouping`).
+- A launch that runs different code per problem (a tuned config, a dispatch
+  to a split-K or GEMV kernel) may name it: ``return gemmreg.variant(launch,
+  "128x256x64, 4 stages")`` in ``prepare``. The name rides on the launch (no
+  wrapper, nothing a call), the core records it for every timed process, and
+  ``gemmreg report RUN --kernels`` shows it beside the device kernels the
+  calls launched.
 - Kernels compiled at run time from HIP/CUDA source use
   :func:`gemmreg.compile_kernel`, with ``available=gemmreg.compile_unavailable``.
 - A plugin that keeps anything on disk between processes (autotuning choices,

@@ -4,10 +4,11 @@
 Why: a plugin that dispatches (cuBLAS's heuristics, a tuner, split-K below
 some size, a fallback for layouts a fast path refuses) runs different code
 at different points of one sweep, and a speedup means little until one
-knows which code it measured. The device-kernel regime's profile records the
-names of the kernels each profiled call launched, as the profiler reports
-them (``KernelSummary.device_kernels``); this lists them, one line per point
-and plugin. A table shortens each name to what precedes its template and
+knows which code it measured. The plugin may name its choice on the launch
+(``gemmreg.variant``: ``KernelSummary.variants``), and the device-kernel
+regime's profile records the names of the kernels each profiled call
+launched, as the profiler reports them (``KernelSummary.device_kernels``);
+this lists both, one line per point and plugin. A table shortens each name to what precedes its template and
 parameter lists (``cublasLt::splitKreduce_kernel``); csv and json keep the
 names whole."""
 
@@ -29,6 +30,7 @@ KERNEL_COLUMNS = (
     *PROBLEM_COLUMNS,
     "kernel",
     "status",
+    "variants",
     "device_kernels",
     "launches_per_call",
     "device_kernel_ms",
@@ -36,13 +38,14 @@ KERNEL_COLUMNS = (
     "device_name",
     "device_index",
 )
-"""One row per point and plugin: ``device_kernels`` is the profiled calls'
-kernel names, ``;``-separated in launch order (empty where no call was
+"""One row per point and plugin: ``variants`` what the plugin named its
+launches (``;``-separated, each once; empty where it named nothing),
+``device_kernels`` the profiled calls' kernel names, ``;``-separated in launch order (empty where no call was
 profiled: a CPU run, a GPU without the profiler, or a run saved before the
 names were kept); ``launches_per_call`` and ``device_kernel_ms`` the
 profile's launches and summed device time per call."""
 NOT_PROFILED = "-"
-"""A table's cell where no call of that plugin was profiled."""
+"""A table's cell with nothing to show: no call profiled, no variant named."""
 
 
 def short_name(name: str) -> str:
@@ -67,6 +70,7 @@ def kernel_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
                     **problem_cells(report.problem),
                     "kernel": s.kernel,
                     "status": s.status,
+                    "variants": ";".join(s.variants),
                     "device_kernels": ";".join(s.device_kernels),
                     "launches_per_call": s.launches_per_call,
                     "device_kernel_ms": s.device_kernel_ms,
@@ -82,6 +86,12 @@ def profiled(reports: Sequence[CompareReport]) -> bool:
     """Whether any call in the run was profiled: the caller says why the
     list is empty when none was."""
     return any(s.device_kernels for report in reports for s in report.summaries)
+
+
+def named(reports: Sequence[CompareReport]) -> bool:
+    """Whether any plugin of the run named its launches: the table's
+    variant column is left out where none did."""
+    return any(s.variants for report in reports for s in report.summaries)
 
 
 def kernel_table(reports: Sequence[CompareReport], fmt: str) -> str:
@@ -106,6 +116,7 @@ def kernel_table(reports: Sequence[CompareReport], fmt: str) -> str:
     if document is not None:
         return document
     table = []
+    variants = named(reports)
     for report in reports:
         p = report.problem
         for s in report.summaries:
@@ -116,6 +127,7 @@ def kernel_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     shown_shape(p),
                     p.number_format,
                     s.kernel + (" [PARTIAL]" if report.partial else ""),
+                    *([", ".join(s.variants) or NOT_PROFILED] if variants else []),
                     names or (s.status if s.status != "timed" else NOT_PROFILED),
                     significant(launches) if launches is not None else NOT_PROFILED,
                     significant(s.device_kernel_ms * 1e3)
@@ -123,5 +135,13 @@ def kernel_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     else NOT_PROFILED,
                 ]
             )
-    columns = ("shape", "dtype", "plugin", "device kernels", "launches", "device us")
+    columns = (
+        "shape",
+        "dtype",
+        "plugin",
+        *(["variant"] if variants else []),
+        "device kernels",
+        "launches",
+        "device us",
+    )
     return formatter.table(table, columns)

@@ -53,6 +53,9 @@ class ProcessRun:
     """Wall time of all its slots: equal for every kernel of the process, by construction."""
     prepare_s: float | None = None
     first_call_s: float | None = None
+    variant: str = ""
+    """What its launch ran, as the plugin named it (``gemmreg.variant``); ''
+    where it named nothing, and in runs saved before it was recorded."""
     regime_ms: dict[str, float] = attrs.field(factory=dict)
     """Its figure in each regime measured beside the primary one, by regime
     (:mod:`gemmreg.timing.regimes`); a regime without one is left out. Runs

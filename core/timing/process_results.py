@@ -105,6 +105,7 @@ def _run(
         reason=reason,
         prepare_s=k.prepare_s,
         first_call_s=k.first_call_s,
+        variant=k.variant,
         precheck=k.precheck.recorded() if k.precheck is not None else None,
         postcheck=k.postcheck.recorded() if k.postcheck is not None else None,
         **figures,

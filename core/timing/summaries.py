@@ -156,6 +156,7 @@ def summarize(
         percent_of_peak=100 * tflops / peak if peak else None,
         regime_ms=figures,
         host_ms=_median_or_none([r.host_ms for r in runs]),
+        variants=tuple(dict.fromkeys(r.variant for r in runs if r.variant)),
         warm_prepare_s=_median_or_none([r.prepare_s for r in runs]),
         warm_first_call_s=_median_or_none([r.first_call_s for r in runs]),
         samples=sum(r.samples for r in runs),

@@ -14,6 +14,7 @@ import attrs
 from gemmreg.checking.guarded_output import GuardedOutput
 from gemmreg.checking.output_check import make_operands, verify
 from gemmreg.contract import backend
+from gemmreg.contract.launch_variant import launch_variant
 from gemmreg.contract.records import KernelSpec, Launch, Problem
 from gemmreg.discovery import state_changes, torch_state
 from gemmreg.timing import fresh_values
@@ -129,6 +130,7 @@ def prepare(kernel: TimedKernel, problem: Problem, seed: int, device: str) -> bo
     start = time.perf_counter()
     kernel.launch = kernel.spec.prepare(problem)
     kernel.result.prepare_s = time.perf_counter() - start
+    kernel.result.variant = launch_variant(kernel.launch)
     state_changes.raise_on_changes(expected)
     start = time.perf_counter()
     kernel.call()

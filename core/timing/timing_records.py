@@ -111,6 +111,11 @@ class KernelSummary:
     primary one, by regime (:mod:`gemmreg.timing.regimes`). Runs saved before
     (schema 2 and older) kept each in a field of its own (``graph_ms``), read
     into here."""
+    variants: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
+    """What its timed launches ran, as the plugin named it (``gemmreg.variant``):
+    each name once, in process order; more than one where processes chose
+    differently (a tuner's close call). Empty where the plugin names nothing,
+    and in runs saved before it was recorded."""
     host_ms: float | None = None
     """The host's time per call (the launch path an end-to-end sample no
     longer holds, :mod:`gemmreg.instruments.stream_hold`): the median of the

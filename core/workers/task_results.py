@@ -103,6 +103,8 @@ class KernelTiming:
     reason: str = ""
     prepare_s: float | None = None
     first_call_s: float | None = None
+    variant: str = ""
+    """What its launch runs, as the plugin named it (``gemmreg.variant``), or ''."""
     precheck: Comparison | None = None
     postcheck: Comparison | None = None
     round_ms: tuple[float, ...] = attrs.field(default=(), converter=tuple)

@@ -262,7 +262,8 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     if problem.groups:  # one launch for every member, its config by rule (no tuner yet)
         return grouped.grouped_launcher(problem, where, INPUT_PRECISION[where.triton_target])
     if where.triton_target == "cpu":  # interpreted: one fixed config, nothing to tune
-        return launchers.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
+        launch = launchers.tiled_launcher(configs.INTERPRETER, m, n, k, INPUT_PRECISION["cpu"])
+        return gemmreg.variant(launch, configs.INTERPRETER.name)
     choice, precision, num_sms = choose(problem, where)
     runs_here = {
         "tiled": True,
@@ -273,7 +274,11 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         "gemv": True,
     }
     best = choice.best if runs_here[choice.best.path] else choice.fallback
-    return launchers.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
+    launch = launchers.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
+    # the TMA and Gluon paths give operands TMA cannot take to the tiled fallback
+    pointer_only = best.path in ("tiled", "split_k", "gemv")
+    fallback = "" if pointer_only else f" (else {choice.fallback.name})"
+    return gemmreg.variant(launch, best.name + fallback)
 
 
 @gemmreg.hookimpl

@@ -47,13 +47,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import gemmreg
 from gemmreg_plugins.triton_tuned import paths_here, tma_rules
 from gemmreg_plugins.triton_tuned.fp8_kernel import fp8_kernel
 from gemmreg_plugins.triton_tuned.launch_config import GROUP_M
 from gemmreg_plugins.triton_tuned.launchers import persistent_programs
 
 if TYPE_CHECKING:
-    import gemmreg
     import torch
 
 DTYPES: tuple[gemmreg.DType, ...] = ("fp8e4m3",)
@@ -82,6 +82,13 @@ class Fp8Config:
     gluon: bool = False
     """The warp-specialised Gluon kernel (:mod:`.fp8_gluon`, 128 x 128 tiles,
     ``num_stages`` its ring) where the operands allow it, else the Triton kernel."""
+
+    @property
+    def name(self) -> str:
+        """``triton:64x64x128-s3-w4-g8``: which kernel, in which tiles."""
+        kernel = "gluon" if self.gluon else "triton"
+        size = f"{self.block_m}x{self.block_n}x{self.block_k}"
+        return f"{kernel}:{size}-s{self.num_stages}-w{self.num_warps}-g{self.group_m}"
 
 
 INTERPRETED = Fp8Config(block_m=16, block_n=32, block_k=32, num_warps=4, num_stages=1)
@@ -241,4 +248,6 @@ def fp8_launcher(problem: gemmreg.Problem, where: gemmreg.Environment) -> gemmre
     ) -> Any:
         return run(config, rowwise, a, b, out, sa, sb, num_sms)
 
-    return launch
+    # the Gluon kernel takes TMA-able operands only; run() gives the rest to the Triton one
+    fallback = f" (else {config_for(problem.m, problem.n).name})" if config.gluon else ""
+    return gemmreg.variant(launch, config.name + fallback)

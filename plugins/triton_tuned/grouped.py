@@ -26,13 +26,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
+import gemmreg
 from gemmreg_plugins.triton_tuned import grouped_tma, paths_here
 from gemmreg_plugins.triton_tuned.grouped_kernel import TABLE_FIELDS, grouped_kernel
 from gemmreg_plugins.triton_tuned.launch_config import GROUP_M
 from gemmreg_plugins.triton_tuned.launchers import persistent_programs
 
 if TYPE_CHECKING:
-    import gemmreg
     import torch
 
 INTERPRETER_PROGRAMS = 3
@@ -172,11 +172,12 @@ def grouped_launcher(
         config = config_for(groups, n, dtype, where.backend, tma_here(problem, where))
     pointer = _pointer_launcher(problem, where, input_precision, fallback if config.tma else config)
     if not config.tma:
-        return pointer
+        return gemmreg.variant(pointer, config.name)
     table, entries, grid = _table_and_grid(problem, where, config)
-    return grouped_tma.tma_launcher(
+    launch = grouped_tma.tma_launcher(
         config, table, entries, n, problem.k, grid, input_precision, fallback=pointer
     )
+    return gemmreg.variant(launch, f"{config.name} (else {fallback.name})")
 
 
 def _table_and_grid(
