@@ -68,7 +68,8 @@
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
-#              path, so that each fits a 10-minute command)
+#              path, so that each fits a 10-minute command; $CONFIGPROBE_MATCH: only the
+#              candidates whose name holds that text, beside each rule's own)
 #   sweepone   the sweep above with `--devices 0` (the one-GPU figure that
 #              the multi-GPU sweeps are measured against)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
@@ -467,7 +468,8 @@ PY
     configprobe)
       probe="configprobe${CONFIGPROBE_ONLY:+-$CONFIGPROBE_ONLY}"
       "$python" scripts/probes/fp8_grouped_configs.py --out "$out/$probe.json" \
-        ${CONFIGPROBE_ONLY:+--only "$CONFIGPROBE_ONLY"} 2>&1 | stamp >"$out/$probe.console.txt"
+        ${CONFIGPROBE_ONLY:+--only "$CONFIGPROBE_ONLY"} ${CONFIGPROBE_MATCH:+--match "$CONFIGPROBE_MATCH"} \
+        2>&1 | stamp >"$out/$probe.console.txt"
       tail -n 80 "$out/$probe.console.txt"
       ;;
     sweepone | sweepall)

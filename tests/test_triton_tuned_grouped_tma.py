@@ -65,11 +65,14 @@ def test_the_tma_form_runs_on_hopper_for_16_bit_operands_whose_strides_tma_takes
     assert not grouped.tma_here(problem(), _hopper(triton_interpreted=True))
 
 
-def test_the_tma_form_passes_the_grouped_matrix_under_the_interpreter():
+@pytest.mark.parametrize("shared", [False, True], ids=["per-tile", "shared"])
+def test_the_tma_form_passes_the_grouped_matrix_under_the_interpreter(shared):
+    """Both forms of descriptor: made per tile, or A's and C's shared by
+    every tile (a member's last partial tile bounded by its own C)."""
     cases = matrix.build("full", False, ["fp32", "fp16"], batches=(), grouped=True)
     taken = {c.problem.layout for c in cases if grouped_tma.takes(c.problem)}
     assert taken == {"rowmajor", "transposedB"}  # the rest run the pointer fallback
-    spec = _spec(SMALL_TMA)
+    spec = _spec(attrs.evolve(SMALL_TMA, shared=shared))
     failed = [
         (c.problem.label, r.reason)
         for c in cases
@@ -79,7 +82,7 @@ def test_the_tma_form_passes_the_grouped_matrix_under_the_interpreter():
     assert not failed, failed
 
 
-@pytest.mark.parametrize("config", [grouped.INTERPRETED, SMALL_TMA, attrs.evolve(SMALL_TMA, epilogue_parts=1)])  # fmt: skip
+@pytest.mark.parametrize("config", [grouped.INTERPRETED, SMALL_TMA, attrs.evolve(SMALL_TMA, epilogue_parts=1), attrs.evolve(SMALL_TMA, shared=True)])  # fmt: skip
 @pytest.mark.parametrize("groups", [(17,), (5, 17)])
 def test_no_form_writes_a_row_past_its_tiles_member(config, groups):
     """A and C handed with rows past the last member's (another member's,
@@ -118,12 +121,13 @@ out = {}
 for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2)):
     for groups, n in shapes:
         rule = grouped.config_for(groups, n, dtype, tma=True)
-        # the probe's flattened twins of the 128-row tiles too
-        for transposed, c in itertools.product((False, True), {rule, attrs.evolve(rule, flatten=rule.block_m == 128)}):
+        # the probe's flattened twins of the 128-row tiles too, and the shared-descriptor form
+        twins = {rule, attrs.evolve(rule, flatten=rule.block_m == 128), attrs.evolve(rule, shared=True)}
+        for transposed, c in itertools.product((False, True), twins):
             constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
                               GROUP_M=c.group_m, B_TRANSPOSED=transposed,
                               EPILOGUE_PARTS=c.epilogue_parts, INPUT_PRECISION="ieee",
-                              FLATTEN=c.flatten)
+                              FLATTEN=c.flatten, SHARED=c.shared)
             types = {"a_ptr": element, "b_ptr": element, "c_ptr": element,
                      "table_ptr": "*i32", "stride_bg": "i64"}
             signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
@@ -157,7 +161,8 @@ SHARED_MEMORY = 227 * 1024
 def test_every_tma_config_the_rule_chooses_compiles_for_an_h200_pipelined_on_wgmma():
     """Each config fits in shared memory with its operand ring of ``stages - 1``
     tiles or more, loads A and B and stores C through TMA, multiplies with
-    ``wgmma`` and spills nothing; with B either way round, and flattened."""
+    ``wgmma`` and spills nothing; with B either way round, flattened, and with
+    A's and C's descriptors shared by every tile."""
     compiled = native_compile(SCRIPT)
     assert len(compiled) >= 10, compiled  # 128x256, 128x128 (flat too), 64x128; B both ways
     for name, found in compiled.items():

@@ -55,11 +55,16 @@ class GroupedConfig:
     shrinks with them, leaving shared memory for one more stage)."""
     flatten: bool = False
     """The TMA form's tile and K loops pipelined as one (across tiles)."""
+    shared: bool = False
+    """The TMA form's A and C through one descriptor each, made once per
+    program, C's own only for a member's last partial tile: one descriptor
+    made per tile instead of three (:mod:`.grouped_tma_kernel`)."""
 
     @property
     def name(self) -> str:
         """``128x256x64-w8-s4-tma-split2``: what the probe and the log print."""
         form = ("-tma" if self.tma else "") + ("-flat" if self.flatten else "")
+        form += "-shared" if self.shared else ""
         split = f"-split{self.epilogue_parts}" if self.epilogue_parts > 1 else ""
         sizes = f"{self.block_m}x{self.block_n}x{self.block_k}"
         return f"{sizes}-w{self.num_warps}-s{self.num_stages}{form}{split}"
@@ -175,7 +180,7 @@ def grouped_launcher(
         return gemmreg.variant(pointer, config.name)
     table, entries, grid = _table_and_grid(problem, where, config)
     launch = grouped_tma.tma_launcher(
-        config, table, entries, n, problem.k, grid, input_precision, fallback=pointer
+        config, table, entries, problem.m, n, problem.k, grid, input_precision, fallback=pointer
     )
     return gemmreg.variant(launch, f"{config.name} (else {fallback.name})")
 

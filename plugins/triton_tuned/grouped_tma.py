@@ -84,6 +84,7 @@ def tma_launcher(
     config: GroupedConfig,
     table: torch.Tensor,
     entries: int,
+    m: int,
     n: int,
     k: int,
     grid: tuple[int],
@@ -115,6 +116,7 @@ def tma_launcher(
             out,
             table,
             entries,
+            m,
             n,
             k,
             a.stride(0),
@@ -129,6 +131,7 @@ def tma_launcher(
             EPILOGUE_PARTS=config.epilogue_parts,
             INPUT_PRECISION=input_precision,
             FLATTEN=config.flatten,
+            SHARED=config.shared,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
         )

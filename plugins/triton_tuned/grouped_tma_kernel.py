@@ -26,6 +26,16 @@ K loops into one it pipelines across tiles (the dense path's ``-flat``),
 making the next tile's descriptors while the last one's loads are in flight
 (it keeps one per stage). The launch needs a global scratch allocator
 (device descriptors live there): :mod:`.grouped_tma` sets one per call.
+
+With ``SHARED`` (the config's ``shared``) a tile makes one descriptor, its
+member's B, instead of three: A is read through one descriptor of all its
+rows, made once per program (a tile's rows past its member then read the
+next member's rows of A, inside A, into accumulator rows that are never
+stored), and C is written through one descriptor of all its rows wherever
+the tile lies wholly inside its member; only a member's last, partial tile
+makes its own C descriptor, bounded at the member's last row. At Mixtral's
+prefill routing in 128-row tiles, 63 of the 66 row tiles are whole; a probe
+weighs this form against the per-tile one.
 """
 
 from __future__ import annotations
@@ -56,6 +66,7 @@ def grouped_tma_kernel() -> Any:
         c_ptr,
         table_ptr,
         entries,
+        m,
         n,
         k,
         stride_am,
@@ -70,7 +81,18 @@ def grouped_tma_kernel() -> Any:
         EPILOGUE_PARTS: tl.constexpr,
         INPUT_PRECISION: tl.constexpr,
         FLATTEN: tl.constexpr = False,
+        SHARED: tl.constexpr = False,
     ):
+        if SHARED:  # once per program: A's and C's rows, every member's
+            a_all = tl.make_tensor_descriptor(
+                a_ptr, shape=[m, k], strides=[stride_am, 1], block_shape=[BLOCK_M, BLOCK_K]
+            )
+            c_all = tl.make_tensor_descriptor(
+                c_ptr,
+                shape=[m, n],
+                strides=[stride_cm, 1],
+                block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
+            )
         tiles_n = tl.cdiv(n, BLOCK_N)
         tiles = entries * tiles_n
         k_tiles = tl.cdiv(k, BLOCK_K)
@@ -89,12 +111,6 @@ def grouped_tma_kernel() -> Any:
             rows = tl.load(row + 2) - first  # this tile's first row to its member's last
             first = first.to(tl.int64)
 
-            a_desc = tl.make_tensor_descriptor(
-                a_ptr + first * stride_am,
-                shape=[rows, k],
-                strides=[stride_am, 1],
-                block_shape=[BLOCK_M, BLOCK_K],
-            )
             if B_TRANSPOSED:  # the member's weight as stored: N x K, K contiguous
                 b_desc = tl.make_tensor_descriptor(
                     b_ptr + member * stride_bg,
@@ -109,14 +125,35 @@ def grouped_tma_kernel() -> Any:
                     strides=[stride_b_outer, 1],
                     block_shape=[BLOCK_K, BLOCK_N],
                 )
-            c_desc = tl.make_tensor_descriptor(
-                c_ptr + first * stride_cm,
-                shape=[rows, n],
-                strides=[stride_cm, 1],
-                block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
-            )
-            acc = _tile_acc(a_desc, b_desc, 0, off_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
-                            False, B_TRANSPOSED, False, INPUT_PRECISION)  # fmt: skip
-            _store_tile(c_desc, acc, 0, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
+            if SHARED:
+                row = first.to(tl.int32)  # TMA coordinates are 32-bit
+                acc = _tile_acc(a_all, b_desc, row, off_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                                False, B_TRANSPOSED, False, INPUT_PRECISION)  # fmt: skip
+                if rows >= BLOCK_M:  # wholly inside its member
+                    _store_tile(c_all, acc, row, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
+                else:  # the member's last tile: bounded at its last row
+                    c_desc = tl.make_tensor_descriptor(
+                        c_ptr + first * stride_cm,
+                        shape=[rows, n],
+                        strides=[stride_cm, 1],
+                        block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
+                    )
+                    _store_tile(c_desc, acc, 0, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
+            else:
+                a_desc = tl.make_tensor_descriptor(
+                    a_ptr + first * stride_am,
+                    shape=[rows, k],
+                    strides=[stride_am, 1],
+                    block_shape=[BLOCK_M, BLOCK_K],
+                )
+                c_desc = tl.make_tensor_descriptor(
+                    c_ptr + first * stride_cm,
+                    shape=[rows, n],
+                    strides=[stride_cm, 1],
+                    block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
+                )
+                acc = _tile_acc(a_desc, b_desc, 0, off_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                                False, B_TRANSPOSED, False, INPUT_PRECISION)  # fmt: skip
+                _store_tile(c_desc, acc, 0, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
 
     return gemm_grouped_tma

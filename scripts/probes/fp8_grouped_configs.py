@@ -69,7 +69,8 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
     64 to 256 columns, K 64, 3 or 4 stages; the TMA form's 16 rows in 64
     columns, 64 and 128 rows in 128 or 256, K 64, 3 to 5 stages, C stored
     whole or in halves (each within shared memory, its C staging included),
-    those of 128 rows and 4 or 5 stages flattened too."""
+    those of 128 rows and 4 or 5 stages flattened too, and these with A's and
+    C's descriptors shared by every tile (``GroupedConfig.shared``)."""
     pointer = [
         grouped.GroupedConfig(block_m=bm, block_n=bn, block_k=64, num_warps=w, num_stages=s)
         for bm, bn, w, s in itertools.product((16, 32, 64, 128), (64, 128, 256), (4, 8), (3, 4))
@@ -93,7 +94,8 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
         and (bm + bn) * 64 * 2 * s + bm * bn * 2 // parts <= 224 * 1024
     ]
     flat = [attrs.evolve(c, flatten=True) for c in tma if c.block_m == 128 and c.num_stages > 3]
-    return pointer + tma + flat
+    shared = [attrs.evolve(c, shared=True) for c in tma + flat if c.block_m == 128 and c.num_stages > 3]  # fmt: skip
+    return pointer + tma + flat + shared
 
 
 def fp8_points(tokens: Sequence[int]) -> list[tuple[int, int, int]]:
@@ -151,7 +153,7 @@ def probe_fp8(point: tuple[int, int, int], args: argparse.Namespace) -> dict[str
     }
     refused: dict[str, str] = {}
     rule = fp8.config_for(m, n, fp8.gluon_here(gemmreg.where()))
-    for config in [rule, *(c for c in fp8_candidates() if c != rule)]:
+    for config in [rule, *(c for c in fp8_candidates() if c != rule and args.match in _name(c))]:
         out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         name = _name(config) + (" (rule)" if config == rule else "")
         try:
@@ -193,7 +195,8 @@ def probe_grouped(
     refused: dict[str, str] = {}
     where = gemmreg.where()
     rule = grouped.config_for(groups, n, "bf16", where.backend, grouped.tma_here(problem, where))
-    for config in [rule, *(c for c in grouped_candidates() if c != rule)]:
+    others = (c for c in grouped_candidates() if c != rule and args.match in _name(c))
+    for config in [rule, *others]:
         out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         name = _name(config) + (" (rule)" if config == rule else "")
         try:
@@ -248,6 +251,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, help="JSON file for every median (default: none)")
     p.add_argument("--fp8-tokens", default="1,16,128,2048,8192", help="LLM token counts (M)")
     p.add_argument("--only", choices=("fp8", "grouped"), help="one path only")
+    p.add_argument(
+        "--match",
+        default="",
+        help="only the candidates whose name holds this text, beside the rule's config",
+    )
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--samples", type=int, default=20)
     p.add_argument("--top", type=int, default=8, help="rows printed per point")
