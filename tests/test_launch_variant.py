@@ -84,3 +84,25 @@ def test_a_cpu_comparison_records_each_plugins_name_per_process(tmp_path):
     table = render_kernels.kernel_table(saved, "table")
     assert table.splitlines()[0].split()[:4] == ["shape", "dtype", "plugin", "variant"]
     assert tuned.variants[0] in table
+
+
+@pytest.mark.parametrize(
+    ("name", "instead"),
+    [
+        ("tiled:64x64x32-s4-w4", None),
+        ("split_k:64x16x128-s4-w4-k4-swap", None),
+        ("gemv:16x1x512-s3-w4-k1", None),
+        ("tma_split_k:64x64x128-s6-w4-k2", "split_k:64x64x128-s6-w4-g8-k2"),
+        ("persistent_tma:128x256x64-s4-w8-flat-split", "tiled:128x128x32-s4-w4-g8"),
+        ("gluon_ws:128x128x64-s5-w4", "tiled:128x128x32-s4-w4-g8"),
+    ],
+)
+def test_triton_tuned_names_what_runs_for_operands_its_path_cannot_take(name, instead):
+    """The name a tuned launch carries says its config and, for the paths
+    that hand operands TMA cannot take to another kernel, which one."""
+    from gemmreg_plugins.triton_tuned import launchers
+    from gemmreg_plugins.triton_tuned.launch_config import Config
+
+    fallback = Config.from_name("tiled:128x128x32-s4-w4")
+    found = launchers.taken_instead(Config.from_name(name), fallback)
+    assert (found.name if found else None) == instead

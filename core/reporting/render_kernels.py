@@ -8,9 +8,9 @@ knows which code it measured. The plugin may name its choice on the launch
 (``gemmreg.variant``: ``KernelSummary.variants``), and the device-kernel
 regime's profile records the names of the kernels each profiled call
 launched, as the profiler reports them (``KernelSummary.device_kernels``);
-this lists both, one line per point and plugin. A table shortens each name to what precedes its template and
-parameter lists (``cublasLt::splitKreduce_kernel``); csv and json keep the
-names whole."""
+this lists both, one line per point and plugin. A table shortens each
+kernel name to what precedes its template and parameter lists
+(``cublasLt::splitKreduce_kernel``); csv and json keep the names whole."""
 
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ KERNEL_COLUMNS = (
 )
 """One row per point and plugin: ``variants`` what the plugin named its
 launches (``;``-separated, each once; empty where it named nothing),
-``device_kernels`` the profiled calls' kernel names, ``;``-separated in launch order (empty where no call was
-profiled: a CPU run, a GPU without the profiler, or a run saved before the
-names were kept); ``launches_per_call`` and ``device_kernel_ms`` the
+``device_kernels`` the profiled calls' kernel names, ``;``-separated in
+launch order (empty where no call was profiled: a CPU run, a GPU without the
+profiler, or a run saved before the names were kept); ``launches_per_call`` and ``device_kernel_ms`` the
 profile's launches and summed device time per call."""
 NOT_PROFILED = "-"
 """A table's cell with nothing to show: no call profiled, no variant named."""
@@ -95,8 +95,9 @@ def named(reports: Sequence[CompareReport]) -> bool:
 
 
 def kernel_table(reports: Sequence[CompareReport], fmt: str) -> str:
-    """The device kernels of each point and plugin; in a table or markdown,
-    one section per device model, as in ``--verdicts``."""
+    """What each plugin ran at each point (its variants, the device kernels
+    its profiled calls launched); in a table or markdown, one section per
+    device model, as in ``--verdicts``."""
     formatter = formats.get(fmt)
     sections = per_model(reports, lambda group: kernel_table(group, fmt), formatter)
     if sections is not None:

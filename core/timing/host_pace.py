@@ -6,7 +6,7 @@ Why: every timed sample is queued in full behind a held stream
 time, as a CUDA graph or a host running far ahead would see it; the host's
 own time per call is kept apart (``KernelSummary.host_ms``). At a
 microsecond-scale GEMM that launch path can take several times the GPU's
-time: a Triton kernel's Python launch of 45-66 us against 8-31 us on an
+time: a Triton kernel's launch path of 45-66 us against 8-31 us on an
 H200 at Llama 3 8B's 1-token points, cuBLAS's 25-53 us, in
 ``evidence/2026-12-04-h200-llm-fp16-fp8-tf32/fp16-1-16``. Called back to
 back without a graph, each call then costs about the larger of the two, and

@@ -275,10 +275,8 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
     }
     best = choice.best if runs_here[choice.best.path] else choice.fallback
     launch = launchers.launcher(best, m, n, k, precision, num_sms, fallback=choice.fallback)
-    # the TMA and Gluon paths give operands TMA cannot take to the tiled fallback
-    pointer_only = best.path in ("tiled", "split_k", "gemv")
-    fallback = "" if pointer_only else f" (else {choice.fallback.name})"
-    return gemmreg.variant(launch, best.name + fallback)
+    instead = launchers.taken_instead(best, choice.fallback)  # for operands TMA cannot take
+    return gemmreg.variant(launch, best.name + (f" (else {instead.name})" if instead else ""))
 
 
 @gemmreg.hookimpl

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from gemmreg_plugins.triton_tuned import gemv, split_k, stream_k, tma_split_k, transpose
 from gemmreg_plugins.triton_tuned.configs import Config
 from gemmreg_plugins.triton_tuned.kernels import persistent_tma_kernel, tiled_kernel
@@ -193,6 +194,19 @@ def gluon_ws_launcher(
         )
 
     return launch
+
+
+def taken_instead(config: Config, fallback: Config) -> Config | None:
+    """The config a launch of ``config`` (made by :func:`launcher` with this
+    tiled ``fallback``) runs for operands its path cannot take: the tiled
+    fallback for the persistent TMA and Gluon paths, the pointer split-K
+    kernel in the same tiles for the TMA split-K path; None for the paths
+    that take every layout."""
+    if config.path in ("tiled", "split_k", "gemv"):
+        return None
+    if config.path == "tma_split_k":
+        return attrs.evolve(config, path="split_k")
+    return fallback
 
 
 def launcher(

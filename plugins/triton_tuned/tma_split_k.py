@@ -47,7 +47,7 @@ def tma_split_k_launcher(config: Config, m: int, n: int, k: int, input_precision
     bm, bn, bk = config.block_m, config.block_n, config.block_k
     fallback = split_k.split_k_launcher(
         attrs.evolve(config, path="split_k"), m, n, k, input_precision
-    )
+    )  # launchers.taken_instead names this config
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     cut = split_k.plan(k, bk, config.split_k)
     grid = (tiles, cut.splits)
