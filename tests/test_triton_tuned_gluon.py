@@ -306,3 +306,29 @@ def test_a_named_config_runs_untuned_wherever_its_path_is_offered(monkeypatch):
     monkeypatch.setenv(tuning_cache.CONFIG_ENV, "gluon_ws:big")
     with pytest.raises(ValueError, match=tuning_cache.CONFIG_ENV):
         plugin.choose(small, where)
+
+
+@pytest.mark.parametrize("b_t", [False, True], ids=["B row-major", "B transposed"])
+def test_a_launch_describes_its_operands_in_layouts_made_once(b_t):
+    """The host-side descriptors carry Gluon's default layout for each box
+    and dtype, made on the first launch and shared by every later one (each
+    took about 5 us of Python a launch, three a launch)."""
+    if not _has_gluon_hopper():
+        pytest.skip("this Triton has no Gluon for Hopper")
+    from gemmreg_plugins.triton_tuned import gluon_ws
+    from triton.experimental.gluon import language as gl
+
+    m, n, k = 256, 384, 192
+    a = torch.empty(m, k, dtype=torch.bfloat16)
+    b = (
+        torch.empty(n, k, dtype=torch.bfloat16).T
+        if b_t
+        else torch.empty(k, n, dtype=torch.bfloat16)
+    )
+    c = torch.empty(m, n, dtype=torch.bfloat16)
+    first = gluon_ws.descriptors(a, b, c, 128, 128, 64, b_t)
+    again = gluon_ws.descriptors(a, b, c, 128, 128, 64, b_t)
+    for made, reused in zip(first, again, strict=True):
+        assert made.layout == gl.NVMMASharedLayout.get_default_for(made.block_shape, gl.bfloat16)
+        assert reused.layout is made.layout
+    assert [d.block_shape for d in first] == [[64, 64], [128, 64] if b_t else [64, 128], [64, 128]]

@@ -167,16 +167,10 @@ def descriptors(
 ) -> tuple[Any, ...]:  # fmt: skip
     """Host-side TMA descriptors: A in boxes of half a tile's rows, B through
     the N x K weight it views, C in its own dtype's boxes of half a tile."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
-    def describe(t: "torch.Tensor", box: list[int], dtype: Any) -> Any:
-        return TensorDescriptor.from_tensor(
-            t, box, gl.NVMMASharedLayout.get_default_for(box, dtype)
-        )
-
     rows = block_m // 2
     a_desc, b_desc = tma_rules.operand_descriptors(
         a, b, False, True, rows, block_n, block_k,
-        lambda t, box: describe(t, box, gl.float8e4nv),
+        lambda t, box: gluon_ws.host_descriptor(t, box, gl.float8e4nv),
     )  # fmt: skip
-    return a_desc, b_desc, describe(out, [rows, block_n], getattr(gl, C_TYPES[str(out.dtype)]))
+    c_type = getattr(gl, C_TYPES[str(out.dtype)])
+    return a_desc, b_desc, gluon_ws.host_descriptor(out, [rows, block_n], c_type)

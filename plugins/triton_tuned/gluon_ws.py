@@ -40,6 +40,7 @@ Imported by the launch closure only, on a Hopper GPU with a Triton whose
 Gluon this is written in (``paths_here.GLUON_TRITON``).
 """
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from gemmreg_plugins.triton_tuned import tile_parts, tma_rules  # tile order, TMA boxes
@@ -230,6 +231,22 @@ def gemm_gluon_ws(a_desc, b_desc, c_desc, m, n, k, GROUP_M: gl.constexpr,
     )
 
 
+@functools.cache
+def shared_layout(box: tuple[int, ...], dtype: Any) -> Any:
+    """The shared-memory layout of a TMA box of ``dtype`` (128-byte swizzle
+    where the box allows), made once per box and dtype: Gluon builds it in
+    Python, about 5 us each on a 2-core CI machine, and a launch describes
+    three operands (the layout is a frozen dataclass, safe to share)."""
+    return gl.NVMMASharedLayout.get_default_for(list(box), dtype)
+
+
+def host_descriptor(t: "torch.Tensor", box: list[int], dtype: Any) -> Any:
+    """A host-side TMA descriptor of ``t`` in ``box``es, in :func:`shared_layout`."""
+    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
+
+    return TensorDescriptor.from_tensor(t, box, shared_layout(tuple(box), dtype))
+
+
 def descriptors(
     a: "torch.Tensor",  # quoted: no ``from __future__ import annotations`` beside jit code
     b: "torch.Tensor",
@@ -244,14 +261,10 @@ def descriptors(
     C's boxes are half a tile's rows, one per consumer; a transposed B
     (``b_t``) is described through the N x K weight it views, in BLOCK_N x
     BLOCK_K boxes (``tma_rules.operand_descriptors``)."""
-    from triton.experimental.gluon.nvidia.hopper import TensorDescriptor
-
     dtype = {"torch.float16": gl.float16, "torch.bfloat16": gl.bfloat16}[str(a.dtype)]
 
     def describe(t: "torch.Tensor", box: list[int]) -> Any:
-        return TensorDescriptor.from_tensor(
-            t, box, gl.NVMMASharedLayout.get_default_for(box, dtype)
-        )
+        return host_descriptor(t, box, dtype)
 
     rows = block_m // 2
     a_desc, b_desc = tma_rules.operand_descriptors(
