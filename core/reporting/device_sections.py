@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from gemmreg.checking.check_runner import CaseResult
-from gemmreg.reporting.formats import Formatter
+from gemmreg.reporting import formats
+from gemmreg.reporting.formats import Cell, Document, Formatter
 from gemmreg.timing.timing_records import CompareReport
 
 
@@ -34,6 +35,36 @@ def per_model(
     return "\n\n".join(
         f"{section_heading(model, len(group), formatter)}\n{render(group)}"
         for model, group in grouped.items()
+    )
+
+
+def sections_or_document(
+    reports: Sequence[CompareReport],
+    fmt: str,
+    render: Callable[[Sequence[CompareReport]], str],
+    *,
+    kind: str,
+    schema: int,
+    rows: Callable[[Sequence[CompareReport]], list[dict[str, Cell]]],
+    columns: Sequence[str],
+) -> str | None:
+    """What a run's one-line-per-point view (``--verdicts``, ``--regimes``,
+    ``--kernels``) writes before its own text table: ``render`` of each
+    device model's reports under its heading (:func:`per_model`), or the
+    document of its ``rows`` (csv: the rows; json: ``partial`` and the rows
+    under ``kind``); None where the view's text table of one model is the answer."""
+    formatter = formats.get(fmt)
+    sections = per_model(reports, render, formatter)
+    if sections is not None:
+        return sections
+    return formatter.document(
+        Document(
+            kind=kind,
+            schema=schema,
+            records=lambda: {"partial": any(r.partial for r in reports), kind: rows(reports)},
+            rows=lambda: rows(reports),
+            columns=columns,
+        )
     )
 
 

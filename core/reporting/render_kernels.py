@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from gemmreg.contract.batching import shown_shape
 from gemmreg.contract.numbers import significant
 from gemmreg.reporting import formats
-from gemmreg.reporting.device_sections import per_model
-from gemmreg.reporting.formats import Cell, Document
+from gemmreg.reporting.device_sections import sections_or_document
+from gemmreg.reporting.formats import Cell
 from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 from gemmreg.timing.timing_records import CompareReport
 
@@ -98,24 +98,18 @@ def kernel_table(reports: Sequence[CompareReport], fmt: str) -> str:
     """What each plugin ran at each point (its variants, the device kernels
     its profiled calls launched); in a table or markdown, one section per
     device model, as in ``--verdicts``."""
-    formatter = formats.get(fmt)
-    sections = per_model(reports, lambda group: kernel_table(group, fmt), formatter)
-    if sections is not None:
-        return sections
-    document = formatter.document(
-        Document(
-            kind="kernels",
-            schema=KERNELS_SCHEMA,
-            records=lambda: {
-                "partial": any(r.partial for r in reports),
-                "kernels": kernel_rows(reports),
-            },
-            rows=lambda: kernel_rows(reports),
-            columns=KERNEL_COLUMNS,
-        )
+    done = sections_or_document(
+        reports,
+        fmt,
+        lambda group: kernel_table(group, fmt),
+        kind="kernels",
+        schema=KERNELS_SCHEMA,
+        rows=kernel_rows,
+        columns=KERNEL_COLUMNS,
     )
-    if document is not None:
-        return document
+    if done is not None:
+        return done
+    formatter = formats.get(fmt)
     table = []
     variants = named(reports)
     for report in reports:

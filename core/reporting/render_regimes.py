@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from gemmreg.contract.batching import shown_shape
 from gemmreg.contract.numbers import significant, span
 from gemmreg.reporting import formats
-from gemmreg.reporting.device_sections import per_model
-from gemmreg.reporting.formats import Cell, Document
+from gemmreg.reporting.device_sections import sections_or_document
+from gemmreg.reporting.formats import Cell
 from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 from gemmreg.timing.timing_records import CompareReport, RegimeResult
 
@@ -109,24 +109,18 @@ def regime_table(reports: Sequence[CompareReport], fmt: str) -> str:
     one column per regime and one section per device model, as in
     ``--verdicts``. A verdict with no regimes (no timing, or an interpreted
     kernel against a native one) shows its headline word and dashes."""
-    formatter = formats.get(fmt)
-    sections = per_model(reports, lambda group: regime_table(group, fmt), formatter)
-    if sections is not None:
-        return sections
-    document = formatter.document(
-        Document(
-            kind="regimes",
-            schema=REGIMES_SCHEMA,
-            records=lambda: {
-                "partial": any(r.partial for r in reports),
-                "regimes": regime_rows(reports),
-            },
-            rows=lambda: regime_rows(reports),
-            columns=REGIME_COLUMNS,
-        )
+    done = sections_or_document(
+        reports,
+        fmt,
+        lambda group: regime_table(group, fmt),
+        kind="regimes",
+        schema=REGIMES_SCHEMA,
+        rows=regime_rows,
+        columns=REGIME_COLUMNS,
     )
-    if document is not None:
-        return document
+    if done is not None:
+        return done
+    formatter = formats.get(fmt)
     names = regime_names(reports)
     table = []
     for report in reports:

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 from gemmreg.contract.batching import shown_shape
 from gemmreg.contract.numbers import significant, span
 from gemmreg.reporting import formats
-from gemmreg.reporting.device_sections import per_model
-from gemmreg.reporting.formats import Cell, Document
+from gemmreg.reporting.device_sections import sections_or_document
+from gemmreg.reporting.formats import Cell
 from gemmreg.reporting.problem_cells import PROBLEM_COLUMNS, problem_cells
 from gemmreg.reporting.render import _fmt
 from gemmreg.timing.ceilings import speedup_ceiling
@@ -120,24 +120,18 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
     one-screen answer to "where does it stand?" over a sweep; in a table or
     markdown, one section per device model, as a verdict only ever pairs
     figures of one model (csv and json: the device_name column)."""
-    formatter = formats.get(fmt)
-    sections = per_model(reports, lambda group: verdict_table(group, fmt), formatter)
-    if sections is not None:
-        return sections
-    document = formatter.document(
-        Document(
-            kind="verdicts",
-            schema=VERDICTS_SCHEMA,
-            records=lambda: {
-                "partial": any(r.partial for r in reports),
-                "verdicts": verdict_rows(reports),
-            },
-            rows=lambda: verdict_rows(reports),
-            columns=VERDICT_COLUMNS,
-        )
+    done = sections_or_document(
+        reports,
+        fmt,
+        lambda group: verdict_table(group, fmt),
+        kind="verdicts",
+        schema=VERDICTS_SCHEMA,
+        rows=verdict_rows,
+        columns=VERDICT_COLUMNS,
     )
-    if document is not None:
-        return document
+    if done is not None:
+        return done
+    formatter = formats.get(fmt)
     table = []
     for report in reports:
         p = report.problem
