@@ -44,7 +44,7 @@ launches (``;``-separated, each once; empty where it named nothing),
 launch order (empty where no call was profiled: a CPU run, a GPU without the
 profiler, or a run saved before the names were kept); ``launches_per_call`` and ``device_kernel_ms`` the
 profile's launches and summed device time per call."""
-NOT_PROFILED = "-"
+EMPTY_CELL = "-"
 """A table's cell with nothing to show: no call profiled, no variant named."""
 
 
@@ -122,12 +122,12 @@ def kernel_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     shown_shape(p),
                     p.number_format,
                     s.kernel + (" [PARTIAL]" if report.partial else ""),
-                    *([", ".join(s.variants) or NOT_PROFILED] if variants else []),
-                    names or (s.status if s.status != "timed" else NOT_PROFILED),
-                    significant(launches) if launches is not None else NOT_PROFILED,
+                    *([", ".join(s.variants) or EMPTY_CELL] if variants else []),
+                    names or (s.status if s.status != "timed" else EMPTY_CELL),
+                    significant(launches) if launches is not None else EMPTY_CELL,
                     significant(s.device_kernel_ms * 1e3)
                     if s.device_kernel_ms is not None
-                    else NOT_PROFILED,
+                    else EMPTY_CELL,
                 ]
             )
     columns = (
