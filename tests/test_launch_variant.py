@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 
 import gemmreg
 import pytest
@@ -84,6 +85,12 @@ def test_a_cpu_comparison_records_each_plugins_name_per_process(tmp_path):
     table = render_kernels.kernel_table(saved, "table")
     assert table.splitlines()[0].split()[:4] == ["shape", "dtype", "plugin", "variant"]
     assert tuned.variants[0] in table
+    summary = {
+        row["kernel"]: row
+        for row in csv.DictReader(io.StringIO((tmp_path / "run" / "summary.csv").read_text()))
+    }
+    assert summary["triton_tuned"]["variants"] == tuned.variants[0]
+    assert summary["torch_ref"]["variants"] == ""
 
 
 @pytest.mark.parametrize(

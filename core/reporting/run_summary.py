@@ -19,6 +19,7 @@ _BEFORE_REGIMES = (
     "precision",
     "math",
     "execution",
+    "variants",
     "status",
     "center_ms",
     "low_ms",
@@ -96,6 +97,7 @@ def summary_rows(report: CompareReport) -> list[dict[str, Cell]]:
             device_index=report.device_index,
             processes=len(s.process_medians_ms),
             outlier_processes=len(s.outlier_medians_ms) if s.status == "timed" else None,
+            variants=";".join(s.variants),
             flags="; ".join(s.flags),
             invalid="; ".join(s.invalid),
         )
