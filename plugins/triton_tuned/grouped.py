@@ -92,8 +92,9 @@ def config_for(
     grouped probe over ``examples/shapes/moe-experts.yaml``,
     ``scripts/probes/fp8_grouped_configs.py --only grouped``, where the
     from-64-rows TMA rule below was the fastest of 55 configs at both
-    prefill points, though in ``gemmreg bench`` SLOWER and level against
-    ``torch_ref``'s loop: ``evidence/2026-12-04-h200-fp8-gluon-and-moe-grouped``;
+    prefill points (``evidence/2026-12-04-h200-fp8-gluon-and-moe-grouped``),
+    though in ``gemmreg bench`` SLOWER and level against ``torch_ref``'s
+    loop (``evidence/2026-12-04-h200-fp8-llm-and-grouped-roof/grouped``);
     the dense paths' ``evidence/2026-12-04-h200-llm-projections/probe``):
 
     - up to 32 rows (decode), 256-wide tiles of 4 stages: with TMA the
