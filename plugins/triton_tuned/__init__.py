@@ -49,39 +49,10 @@ from gemmreg_plugins.triton_tuned import (
 NAME = "triton_tuned"
 LOG = logging.getLogger(__name__)
 HERE = Path(__file__).resolve().parent
-SOURCES = tuple(
-    str(HERE / name)
-    for name in (
-        "__init__.py",
-        "configs.py",
-        "device_trial.py",
-        "dispatch.py",
-        "fp8.py",
-        "fp8_gluon.py",
-        "fp8_kernel.py",
-        "gemv.py",
-        "gemv_kernel.py",
-        "gluon_ws.py",
-        "grouped.py",
-        "grouped_kernel.py",
-        "grouped_tma.py",
-        "grouped_tma_kernel.py",
-        "interleaving.py",
-        "kernels.py",
-        "launch_config.py",
-        "launchers.py",
-        "paths_here.py",
-        "split_k.py",
-        "split_k_kernel.py",
-        "stream_k.py",
-        "stream_k_tail.py",
-        "tile_parts.py",
-        "tma_rules.py",
-        "transpose.py",
-        "tuner.py",
-        "tuning_cache.py",
-    )
-)
+SOURCES = tuple(str(path) for path in sorted(HERE.glob("*.py")))
+"""Every module of the plugin, found rather than listed, so that none can be
+left out of what the tuning cache's key (:func:`source_hash`) and a run's
+kernel sources hash: a kernel edited is a kernel tuned again."""
 
 # ---------------------------------------------------------------------------
 # What is declared, per backend

@@ -65,7 +65,14 @@ UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128
 """Configs that compile for sm_90 but no GPU has run: left out of the
 tuner's lists (:func:`.paths_here.candidates_for`) unless
 ``GEMMREG_TRITON_TUNED_UNMEASURED=1``, until a check and a probe on a GPU
-say they are right and worth timing."""
+say they are right and worth timing; so are tiles in pieces (:func:`unmeasured`)."""
+
+
+def unmeasured(config: Config) -> bool:
+    """Whether ``config`` is one no GPU has run (``UNMEASURED``, or a tile in
+    pieces, ``dispatch.TMA_PIECE_TILES``)."""
+    return config in UNMEASURED or config.pieces > 1
+
 
 GLUON_128X128_SHARE = 0.8
 """The Gluon kernel's 128x128 tiles (``CUDA_GLUON_WS_128X128``) are offered to
@@ -176,6 +183,7 @@ def candidates(
         split = dispatch.split_k_candidates(m, n, k, num_sms, dtype, family)
         if tma:  # after the pointer kernel's: the first is what an untuned run takes
             split += dispatch.tma_split_k_candidates(m, n, k, num_sms, dtype, family)
+            split += dispatch.tma_piece_candidates(m, n, k, num_sms, dtype, family)
         split += dispatch.gemv_candidates(m, n, k, num_sms, dtype)
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA

@@ -108,6 +108,17 @@ TMA_WHOLE_K_SHARE = 0.8
 """An unsplit TMA candidate is timed where its tiles alone give programs to
 this share of the SMs: 112 tiles of 128x128 on 132 SMs (128x14336x4096) was
 that probe's best there, and ``splits_for``'s ``NEARLY_FULL`` leaves it out."""
+TMA_PIECE_TILES: tuple[tuple[int, int, int, int, int], ...] = (
+    (128, 64, 128, 3, 8),
+    (128, 64, 64, 6, 8),
+)
+"""The TMA split-K path's tiles in three pieces (rows, the first piece's
+columns, BLOCK_K, stages, warps): 64 + 32 + 16 = 112 columns, K whole
+(:mod:`.tma_pieces_kernel`). 28 KB of B and 32 or 16 KB of A a stage, so 3
+stages of 128 or 6 of 64 hold about what the best unsplit tile at
+128x14336x4096 held in flight (128x128x128, 3 stages). Unmeasured on a GPU:
+offered only where ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` asks
+(:func:`.configs.unmeasured`)."""
 TMA_MAX_REDUCE_BYTES = 4 * MAX_REDUCE_BYTES
 """The TMA path's bound on one tile's partials: its tiles (up to 128x128,
 64 KiB of fp32 a split) would otherwise get at most two splits, and 128
@@ -194,6 +205,36 @@ def tma_split_k_candidates(
     return _split(
         "tma_split_k", fitted, (m, n), k, num_sms, TMA_MAX_REDUCE_BYTES, TMA_WHOLE_K_SHARE
     )
+
+
+def tma_piece_candidates(
+    m: int, n: int, k: int, num_sms: int, dtype: str, fam: Family
+) -> list[Config]:
+    """The TMA tiles in pieces for one problem (``TMA_PIECE_TILES``): the
+    ``split_k`` family's 16-bit problems where tiles of 112 columns give
+    programs to ``TMA_WHOLE_K_SHARE`` of the SMs or more, all in one round,
+    and more programs than the 128-column tiles they stand for (so each
+    streams less of the weight): 128 programs against 112 at 128x14336x4096
+    on 132 SMs. K whole: the pieces are for the shapes that need no split."""
+    if fam != "split_k" or dtype == "fp32":
+        return []
+    kept = []
+    for bm, bn, bk, stages, warps in TMA_PIECE_TILES:
+        config = Config(
+            path="tma_split_k",
+            block_m=bm,
+            block_n=bn,
+            block_k=bk,
+            num_stages=stages,
+            num_warps=warps,
+            pieces=3,
+        )
+        rows = _cdiv(m, bm)
+        tiles, whole = rows * _cdiv(n, config.columns), rows * _cdiv(n, 2 * bn)
+        fits = bm <= max(MIN_BLOCK, _pow2_at_least(m)) and bk <= _pow2_at_least(k)
+        if fits and whole < tiles <= num_sms and tiles >= TMA_WHOLE_K_SHARE * num_sms:
+            kept.append(config)
+    return kept
 
 
 def split_k_candidates(
@@ -292,6 +333,6 @@ def describe() -> str:
         f"MAX_REDUCE_BYTES={MAX_REDUCE_BYTES};NEARLY_FULL={NEARLY_FULL};"
         f"SWAP_TILES={SWAP_TILES};SPLIT_TILES={SPLIT_TILES};"
         f"TMA_SPLIT_TILES={TMA_SPLIT_TILES};TMA_MAX_REDUCE_BYTES={TMA_MAX_REDUCE_BYTES};"
-        f"TMA_WHOLE_K_SHARE={TMA_WHOLE_K_SHARE};"
+        f"TMA_WHOLE_K_SHARE={TMA_WHOLE_K_SHARE};TMA_PIECE_TILES={TMA_PIECE_TILES};"
         f"GEMV_MAX_M={GEMV_MAX_M};GEMV_TILES={GEMV_TILES};GEMV_PRODUCTS={GEMV_PRODUCTS}"
     )

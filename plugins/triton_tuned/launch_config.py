@@ -32,7 +32,7 @@ MIN_BLOCK = 16
 
 _NAME_FLAGS: dict[str, tuple[str, Any]] = {"flat": ("flatten", True), "ws": ("ws", True), "tb": ("transpose_b", True), "sk": ("stream_k", True), "swap": ("swap_ab", True), "pertile": ("persistent", False), "split": ("epilogue_parts", 2)}  # fmt: skip
 """The flags of :attr:`Config.name`, each the field and value it stands for."""
-_NAME_NUMBERS = {"split": "epilogue_parts", "s": "num_stages", "w": "num_warps", "g": "group_m", "k": "split_k"}  # fmt: skip
+_NAME_NUMBERS = {"split": "epilogue_parts", "s": "num_stages", "w": "num_warps", "g": "group_m", "k": "split_k", "p": "pieces"}  # fmt: skip
 """The numbered parts of :attr:`Config.name`, each the field it sets."""
 
 
@@ -74,6 +74,16 @@ class Config:
     swap_ab: bool = False
     """Split-K path: compute C^T = B^T A^T, so that a small M sits on the
     tile's column side and N fills its rows (:mod:`.split_k`)."""
+    pieces: int = 1
+    """TMA split-K path, K unsplit: a tile's columns are ``block_n`` and, with 2
+    or 3, its half and then its quarter beside it (64 + 32 + 16 = 112 columns
+    for ``block_n`` 64): a tile width no power of two gives, as
+    :mod:`.tma_pieces_kernel` explains."""
+
+    @property
+    def columns(self) -> int:
+        """Columns of C per tile: ``block_n``, or the sum of its ``pieces``."""
+        return sum(self.block_n >> piece for piece in range(self.pieces))
 
     @property
     def name(self) -> str:
@@ -89,6 +99,7 @@ class Config:
                 "-sk" if self.stream_k else "",
                 f"-k{self.split_k}" if self.path in SPLIT_PATHS else "",
                 "-swap" if self.swap_ab else "",
+                f"-p{self.pieces}" if self.pieces > 1 else "",
             ]
         )
         return (
@@ -109,7 +120,7 @@ class Config:
         fields: dict[str, Any] = {"path": path, "block_m": int(sizes[0]), "block_n": int(sizes[1])}
         fields["block_k"] = int(sizes[2])
         for part in parts[1:]:
-            number = re.fullmatch(r"(split|s|w|g|k)(\d+)", part)
+            number = re.fullmatch(r"(split|s|w|g|k|p)(\d+)", part)
             if part in _NAME_FLAGS:
                 fields[_NAME_FLAGS[part][0]] = _NAME_FLAGS[part][1]
             elif number:
@@ -148,6 +159,12 @@ class Config:
             raise ValueError(f"split_k must be a positive count: {config}")
         if config.split_k > 1 and config.path not in SPLIT_PATHS:
             raise ValueError(f"split_k belongs to the split-K and GEMV paths: {config}")
+        if config.pieces not in (1, 2, 3):
+            raise ValueError(f"pieces must be 1, 2 or 3: {config}")
+        if config.pieces > 1 and (config.path != "tma_split_k" or config.split_k > 1):
+            raise ValueError(f"pieces belong to the TMA split-K path, K unsplit: {config}")
+        if config.pieces > 1 and config.block_n >> (config.pieces - 1) < MIN_BLOCK:
+            raise ValueError(f"each piece needs {MIN_BLOCK} columns or more: {config}")
         if config.swap_ab and config.path != "split_k":
             raise ValueError(f"swap_ab belongs to the split-K path: {config}")
         if config.path == "gluon_ws" and (config.num_warps != 4 or config.block_m % 128):

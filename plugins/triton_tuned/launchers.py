@@ -200,12 +200,12 @@ def taken_instead(config: Config, fallback: Config) -> Config | None:
     """The config a launch of ``config`` (made by :func:`launcher` with this
     tiled ``fallback``) runs for operands its path cannot take: the tiled
     fallback for the persistent TMA and Gluon paths, the pointer split-K
-    kernel in the same tiles for the TMA split-K path; None for the paths
-    that take every layout."""
+    kernel in the same tiles for the TMA split-K path (a tile in pieces: its
+    first piece's); None for the paths that take every layout."""
     if config.path in ("tiled", "split_k", "gemv"):
         return None
     if config.path == "tma_split_k":
-        return attrs.evolve(config, path="split_k")
+        return attrs.evolve(config, path="split_k", pieces=1)
     return fallback
 
 

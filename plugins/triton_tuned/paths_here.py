@@ -86,4 +86,4 @@ def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list
     )  # fmt: skip
     if tuning_cache.unmeasured_offered():
         return found
-    return [config for config in found if config not in configs.UNMEASURED]
+    return [config for config in found if not configs.unmeasured(config)]

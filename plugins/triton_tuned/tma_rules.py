@@ -61,8 +61,19 @@ def operand_descriptors(
 
         describe = TensorDescriptor.from_tensor
     a_desc = describe(a.T, [bk, bm]) if a_t else describe(a, [bm, bk])
-    b_desc = describe(b.T, [bn, bk]) if b_t else describe(b, [bk, bn])
-    return a_desc, b_desc
+    return a_desc, b_descriptor(b, b_t, bn, bk, describe)
+
+
+def b_descriptor(
+    b: torch.Tensor,
+    b_t: bool,
+    bn: int,
+    bk: int,
+    describe: Callable[[torch.Tensor, list[int]], Any],
+) -> Any:
+    """B's descriptor for BLOCK_K x BLOCK_N tiles, as :func:`operand_descriptors`
+    makes it (a kernel that reads B in boxes of several widths makes one each)."""
+    return describe(b.T, [bn, bk]) if b_t else describe(b, [bk, bn])
 
 
 def is_transposed(t: torch.Tensor) -> bool:

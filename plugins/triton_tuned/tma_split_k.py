@@ -27,7 +27,12 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from gemmreg_plugins.triton_tuned import split_k
 from gemmreg_plugins.triton_tuned.launch_config import Config
-from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, operand_descriptors, tma_refusal
+from gemmreg_plugins.triton_tuned.tma_rules import (
+    b_descriptor,
+    is_transposed,
+    operand_descriptors,
+    tma_refusal,
+)
 
 if TYPE_CHECKING:
     import torch
@@ -46,8 +51,10 @@ def tma_split_k_launcher(config: Config, m: int, n: int, k: int, input_precision
 
     bm, bn, bk = config.block_m, config.block_n, config.block_k
     fallback = split_k.split_k_launcher(
-        attrs.evolve(config, path="split_k"), m, n, k, input_precision
+        attrs.evolve(config, path="split_k", pieces=1), m, n, k, input_precision
     )  # launchers.taken_instead names this config
+    if config.pieces > 1:
+        return _pieces_launcher(config, m, n, k, input_precision, fallback)
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     cut = split_k.plan(k, bk, config.split_k)
     grid = (tiles, cut.splits)
@@ -80,6 +87,53 @@ def tma_split_k_launcher(config: Config, m: int, n: int, k: int, input_precision
             B_TRANSPOSED=b_t,
             INPUT_PRECISION=input_precision,
             REVERSED=REVERSED,
+            num_warps=config.num_warps,
+            num_stages=config.num_stages,
+        )
+
+    return launch
+
+
+def _pieces_launcher(
+    config: Config, m: int, n: int, k: int, input_precision: str, fallback: Launcher
+) -> Launcher:
+    """``launch(a, b, out)`` for a tile in pieces (:mod:`.tma_pieces_kernel`):
+    one program per tile of ``config.columns`` columns, K whole; a box of B and
+    of C per piece. Operands TMA cannot take go to ``fallback``."""
+    import triton
+    from gemmreg_plugins.triton_tuned.tma_pieces_kernel import gemm_tma_pieces
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    bm, bk = config.block_m, config.block_k
+    widths = [config.block_n >> piece for piece in range(config.pieces)]
+    grid = (triton.cdiv(m, bm) * triton.cdiv(n, config.columns),)
+    unused = [None] * (3 - config.pieces)
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
+        if a.element_size() == 4 or tma_refusal(a, b, out) is not None:
+            return fallback(a, b, out)
+        a_t, b_t = is_transposed(a), is_transposed(b)
+        a_desc, b_desc = operand_descriptors(a, b, a_t, b_t, bm, widths[0], bk)
+        describe = TensorDescriptor.from_tensor
+        b_boxes = [b_desc, *(b_descriptor(b, b_t, width, bk, describe) for width in widths[1:])]
+        c_boxes = [describe(out, [bm, width]) for width in widths]
+        return gemm_tma_pieces[grid](
+            a_desc,
+            *b_boxes,
+            *unused,
+            *c_boxes,
+            *unused,
+            m,
+            n,
+            k,
+            BLOCK_M=bm,
+            BLOCK_N=config.block_n,
+            BLOCK_K=bk,
+            PIECES=config.pieces,
+            COLUMNS=config.columns,
+            A_TRANSPOSED=a_t,
+            B_TRANSPOSED=b_t,
+            INPUT_PRECISION=input_precision,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
         )
