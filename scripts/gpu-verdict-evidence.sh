@@ -65,6 +65,9 @@
 #   gluoncheck `gemmreg check triton_tuned --full` (fp16, bf16; both B layouts) with each
 #              of the Gluon kernel's 128x128 forms named (GEMMREG_TRITON_TUNED_CONFIG), so
 #              every one runs over the whole matrix ($GLUONCHECK_CONFIGS: those names)
+#   piecescheck the same with each of the TMA split-K path's tiles in pieces named
+#              ($PIECESCHECK_CONFIGS): they run wherever that path is offered (M > 32
+#              where 128x256 tiles leave SMs idle)
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
@@ -97,7 +100,9 @@
 #              three-op split-K, an extra pass over C) against torch_ref at
 #              the four skinny split-K shapes, bf16: their verdicts stand
 #   decodeprobe torch.mm and triton_tuned's candidates at the decode and 128-token LLM
-#              points, five clocks each (scripts/probe_decode_kernels.py)
+#              points, five clocks each (scripts/probe_decode_kernels.py; $DECODEPROBE_POINTS,
+#              $DECODEPROBE_DTYPE, $DECODEPROBE_ONLY: its --points, --dtype and --only;
+#              GEMMREG_TRITON_TUNED_UNMEASURED=1 times the forms no GPU has run too)
 #   tunedllm   triton_tuned against cuBLAS over the 20 LLM projections, bf16 and fp16:
 #              the tuner's choices, then a 5-process bench (scripts/tune_triton_tuned_llm.py)
 #   aallm      A/A over Llama 3 8B's 20 projection shapes: one `bench` of
@@ -140,6 +145,18 @@ gemmreg() {  # gemmreg NAME ARGS...: one command, its stamped console and wall t
   rc=$(tail -n 1 "$out/$name.console.txt" | sed 's/.*exit //')
   echo "exit $rc, wall $((SECONDS - start)) s: gemmreg $*" | tee -a "$out/$name.console.txt"
   grep -h "verdict:" "$out/$name.console.txt" | sed 's/^\[[ 0-9.]*s\] //'
+}
+
+config_check() {  # config_check CONFIG...: check --full of triton_tuned with each config named
+  # (GEMMREG_TRITON_TUNED_CONFIG), untuned, wherever its path is offered
+  local config name
+  for config in "$@"; do
+    name=configcheck-${config//:/-}
+    GEMMREG_TRITON_TUNED_UNMEASURED=1 GEMMREG_TRITON_TUNED_TUNE=0 GEMMREG_TRITON_TUNED_CONFIG=$config \
+      gemmreg "$name" check triton_tuned --full --dtype fp16,bf16 --layout rowmajor,transposedB \
+      --out "$out/$name"
+    grep -h " pass, .* fail" "$out/$name.console.txt"
+  done
 }
 
 compare() {  # compare DIR ARGS...: one saved comparison
@@ -379,6 +396,8 @@ PY
       # where a decode GEMM's time goes: torch.mm and triton_tuned's candidates at the
       # LLM points of 1, 16 and 128 tokens, five clocks each (scripts/probe_decode_kernels.py)
       "$python" scripts/probe_decode_kernels.py --out "$out/decodeprobe.json" \
+        ${DECODEPROBE_POINTS:+--points "$DECODEPROBE_POINTS"} \
+        ${DECODEPROBE_DTYPE:+--dtype "$DECODEPROBE_DTYPE"} ${DECODEPROBE_ONLY:+--only "$DECODEPROBE_ONLY"} \
         2>&1 | stamp >"$out/decodeprobe.console.txt"
       tail -n 60 "$out/decodeprobe.console.txt"
       ;;
@@ -457,13 +476,10 @@ PY
       # each named Gluon config over the whole correctness matrix, untuned, wherever
       # its path is offered (GEMMREG_TRITON_TUNED_CONFIG): the 128x128 forms the tuner
       # offers only where 128x256 tiles leave SMs idle ($GLUONCHECK_CONFIGS)
-      for config in ${GLUONCHECK_CONFIGS:-gluon_ws:128x128x64-s4-w4 gluon_ws:128x128x64-s5-w4 gluon_ws:128x128x64-s6-w4 gluon_ws:128x128x128-s3-w4}; do
-        name=gluoncheck-${config#gluon_ws:}
-        GEMMREG_TRITON_TUNED_UNMEASURED=1 GEMMREG_TRITON_TUNED_TUNE=0 GEMMREG_TRITON_TUNED_CONFIG=$config \
-          gemmreg "$name" check triton_tuned --full --dtype fp16,bf16 --layout rowmajor,transposedB \
-          --out "$out/$name"
-        grep -h " pass, .* fail" "$out/$name.console.txt"
-      done
+      config_check ${GLUONCHECK_CONFIGS:-gluon_ws:128x128x64-s4-w4 gluon_ws:128x128x64-s5-w4 gluon_ws:128x128x64-s6-w4 gluon_ws:128x128x128-s3-w4}
+      ;;
+    piecescheck)
+      config_check ${PIECESCHECK_CONFIGS:-tma_split_k:128x64x128-s3-w8-k1-p3 tma_split_k:128x64x64-s6-w8-k1-p3}
       ;;
     configprobe)
       probe="configprobe${CONFIGPROBE_ONLY:+-$CONFIGPROBE_ONLY}"
