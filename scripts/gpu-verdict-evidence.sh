@@ -72,7 +72,8 @@
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
 #              path, so that each fits a 10-minute command; $CONFIGPROBE_MATCH: only the
-#              candidates whose name holds that text, beside each rule's own)
+#              candidates whose name holds that text, beside each rule's own, e.g. tma: for
+#              the fp8 TMA kernel's; $CONFIGPROBE_TOKENS: the LLM token counts of fp8's points)
 #   sweepone   the sweep above with `--devices 0` (the one-GPU figure that
 #              the multi-GPU sweeps are measured against)
 #   sweepall   the same sweep with `--devices all`, and its verdicts matched
@@ -485,6 +486,7 @@ PY
       probe="configprobe${CONFIGPROBE_ONLY:+-$CONFIGPROBE_ONLY}"
       "$python" scripts/probes/fp8_grouped_configs.py --out "$out/$probe.json" \
         ${CONFIGPROBE_ONLY:+--only "$CONFIGPROBE_ONLY"} ${CONFIGPROBE_MATCH:+--match "$CONFIGPROBE_MATCH"} \
+        ${CONFIGPROBE_TOKENS:+--fp8-tokens "$CONFIGPROBE_TOKENS"} \
         2>&1 | stamp >"$out/$probe.console.txt"
       tail -n 80 "$out/$probe.console.txt"
       ;;

@@ -134,12 +134,12 @@ def test_the_gluon_kernel_takes_row_major_a_and_a_transposed_weight_only():
         return torch.zeros(*shape, dtype=torch.float8_e4m3fn)
 
     a, weight, out = e4m3(256, 64), e4m3(96, 64), torch.empty(256, 96, dtype=torch.bfloat16)
-    assert fp8.gluon_takes(a, weight.T, out)
-    assert not fp8.gluon_takes(a, e4m3(64, 96), out)  # B row-major: fp8 wgmma reads K-major
-    assert not fp8.gluon_takes(e4m3(64, 256).T, weight.T, out)  # A transposed
-    assert not fp8.gluon_takes(e4m3(256, 72)[:, :68], e4m3(96, 68).T, out)  # rows not 16-byte
+    assert fp8.tma_takes(a, weight.T, out)
+    assert not fp8.tma_takes(a, e4m3(64, 96), out)  # B row-major: fp8 wgmma reads K-major
+    assert not fp8.tma_takes(e4m3(64, 256).T, weight.T, out)  # A transposed
+    assert not fp8.tma_takes(e4m3(256, 72)[:, :68], e4m3(96, 68).T, out)  # rows not 16-byte
     carriers = a.to(torch.float16), weight.to(torch.float16).T  # the CPU tests' carriers
-    assert not fp8.gluon_takes(*carriers, out)
+    assert not fp8.tma_takes(*carriers, out)
 
 
 def test_a_gluon_config_runs_the_triton_kernel_where_the_gluon_kernel_cannot(monkeypatch):

@@ -82,14 +82,59 @@ class Fp8Config:
     gluon: bool = False
     """The warp-specialised Gluon kernel (:mod:`.fp8_gluon`, 128 x 128 tiles,
     ``num_stages`` its ring) where the operands allow it, else the Triton kernel."""
+    tma: bool = False
+    """The TMA kernel, one tile per program (:mod:`.fp8_tma_kernel`), where the
+    operands allow it (:func:`tma_takes`), else the Triton kernel; with
+    ``split_k`` ranges of K or, K whole, the tile in ``pieces``."""
+    split_k: int = 1
+    pieces: int = 1
+    """As ``Config.pieces``: ``block_n`` columns, and its half and quarter beside them."""
+
+    def __attrs_post_init__(self) -> None:
+        cut = self.split_k > 1 or self.pieces > 1
+        if (cut and not self.tma) or (self.split_k > 1 and self.pieces > 1) or self.pieces > 3:
+            raise ValueError(f"splits or pieces (up to 3) belong to the TMA kernel, one or the other: {self}")  # fmt: skip
+        if self.tma and self.gluon:
+            raise ValueError(f"one kernel: the TMA one or the Gluon one: {self}")
+
+    @property
+    def columns(self) -> int:
+        """Columns of C per tile: ``block_n``, or the sum of its ``pieces``."""
+        return sum(self.block_n >> piece for piece in range(self.pieces))
 
     @property
     def name(self) -> str:
-        """``triton:64x64x128-s3-w4-g8``: which kernel, in which tiles."""
-        kernel = "gluon" if self.gluon else "triton"
+        """``triton:64x64x128-s3-w4-g8``: which kernel, in which tiles (the TMA
+        kernel's with ``-k<splits>`` and ``-p<pieces>``)."""
+        kernel = "gluon" if self.gluon else "tma" if self.tma else "triton"
         size = f"{self.block_m}x{self.block_n}x{self.block_k}"
-        return f"{kernel}:{size}-s{self.num_stages}-w{self.num_warps}-g{self.group_m}"
+        cut = f"-k{self.split_k}" + (f"-p{self.pieces}" if self.pieces > 1 else "")
+        return f"{kernel}:{size}-s{self.num_stages}-w{self.num_warps}-g{self.group_m}" + (
+            cut if self.tma else ""
+        )
 
+
+def _tma(bm: int, bn: int, warps: int, stages: int, split: int = 1, pieces: int = 1) -> Fp8Config:
+    return Fp8Config(block_m=bm, block_n=bn, block_k=128, num_warps=warps, num_stages=stages,
+                     tma=True, split_k=split, pieces=pieces)  # fmt: skip
+
+
+TMA_PROBED: tuple[Fp8Config, ...] = (
+    _tma(128, 64, 8, 3, pieces=3),
+    _tma(128, 64, 8, 4, pieces=3),
+    _tma(128, 64, 8, 6, pieces=3),
+    _tma(64, 64, 4, 6),
+    _tma(128, 64, 8, 6, split=2),
+    _tma(128, 128, 8, 4),
+    _tma(128, 128, 8, 4, split=4),
+)
+"""The TMA kernel's configs (:mod:`.fp8_tma_kernel`) the config probe times
+(``scripts/probes/fp8_grouped_configs.py``); the rule takes none until the
+H200 has ranked them. For the two 128-token points where the rule's tiles
+lose to cuBLASLt: 112-column tiles in pieces (128 programs at 128x14336x4096,
+3 to 6 stages of 30 KB), and for 128x4096x14336's long K 128 programs of
+64 x 64 whole, of 128 x 64 in 2 ranges or of 128 x 128 in 4, beside
+cuBLASLt's own 32 tiles of 128 x 128 through TMA."""
 
 INTERPRETED = Fp8Config(block_m=16, block_n=32, block_k=32, num_warps=4, num_stages=1)
 """The config the tests run under the interpreter (small tiles: NumPy)."""
@@ -144,10 +189,11 @@ def refusal(problem: gemmreg.Problem, where: gemmreg.Environment) -> str | None:
     return None
 
 
-def gluon_takes(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> bool:
-    """The operands :mod:`.fp8_gluon` takes: A row-major and B a transposed view
-    of a row-major weight (fp8 ``wgmma`` reads both K-major from shared
-    memory), all three as TMA takes them; e4m3 (the kernel's operand type)."""
+def tma_takes(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> bool:
+    """The operands the TMA kernels (:mod:`.fp8_gluon`, :mod:`.fp8_tma_kernel`)
+    take: A row-major and B a transposed view of a row-major weight (fp8
+    ``wgmma`` reads both K-major from shared memory), all three as TMA takes
+    them; e4m3 (the kernels' operand type)."""
     return (
         str(a.dtype) == str(b.dtype) == "torch.float8_e4m3fn"
         and not tma_rules.is_transposed(a)
@@ -170,10 +216,15 @@ def run(
     ``num_sms`` bounds the Gluon kernel's persistent programs."""
     m, k = a.shape
     n = b.shape[1]
-    if config.gluon and gluon_takes(a, b, out):
-        return _run_gluon(config, rowwise, a, b, out, scale_a, scale_b, num_sms)
-    if config.gluon:  # the Triton kernel at its own measured config, not the Gluon ring's
-        # 4 warps (its two fp32 sums of a 128 x 128 tile then take all 255 registers)
+    if (config.gluon or config.tma) and tma_takes(a, b, out):
+        if config.gluon:
+            return _run_gluon(config, rowwise, a, b, out, scale_a, scale_b, num_sms)
+        from gemmreg_plugins.triton_tuned import fp8_tma  # past the fallback, as _run_gluon's
+
+        return fp8_tma.run_tma_kernel(config, rowwise, a, b, out, scale_a, scale_b)
+    if config.gluon or config.tma:  # the Triton kernel at its own measured config: not the
+        # Gluon ring's 4 warps (its two fp32 sums of a 128 x 128 tile then take all 255
+        # registers), nor a TMA tile's splits or pieces
         config = config_for(m, n)
     grid = (_tiles(m, n, config.block_m, config.block_n),)
     return fp8_kernel()[grid](
@@ -248,6 +299,6 @@ def fp8_launcher(problem: gemmreg.Problem, where: gemmreg.Environment) -> gemmre
     ) -> Any:
         return run(config, rowwise, a, b, out, sa, sb, num_sms)
 
-    # the Gluon kernel takes TMA-able operands only; run() gives the rest to the Triton one
-    fallback = f" (else {config_for(problem.m, problem.n).name})" if config.gluon else ""
+    # the TMA kernels take TMA-able operands only; run() gives the rest to the Triton one
+    fallback = f" (else {config_for(problem.m, problem.n).name})" if config.gluon or config.tma else ""  # fmt: skip
     return gemmreg.variant(launch, config.name + fallback)

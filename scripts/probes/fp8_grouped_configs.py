@@ -47,7 +47,8 @@ H200_SMS = 132
 
 def fp8_candidates() -> list[fp8.Fp8Config]:
     """Around the rule: 16 to 128 rows, 64 to 256 columns, K 128, 3 or 4 stages
-    (a few dozen compiles: the probe must fit a 10-minute command)."""
+    (a few dozen compiles: the probe must fit a 10-minute command); the Gluon
+    kernel's rings; the TMA kernel's splits and pieces (``fp8.TMA_PROBED``)."""
     found = [
         fp8.Fp8Config(block_m=bm, block_n=bn, block_k=bk, num_warps=w, num_stages=s)
         for bm, bn, bk, w, s in itertools.product(
@@ -61,7 +62,7 @@ def fp8_candidates() -> list[fp8.Fp8Config]:
         fp8.Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=4, num_stages=s, gluon=True)
         for s in (4, 5, 6)
     ]
-    return found + gluon
+    return found + gluon + list(fp8.TMA_PROBED)
 
 
 def grouped_candidates() -> list[grouped.GroupedConfig]:
@@ -222,7 +223,7 @@ def functools_partial(fn: Callable[..., Any], *bound: Any) -> Callable[[], None]
 
 def _name(config: Any) -> str:
     c = config
-    if isinstance(c, grouped.GroupedConfig):
+    if isinstance(c, grouped.GroupedConfig) or c.tma:
         return c.name
     name = f"{c.block_m}x{c.block_n}x{c.block_k}-w{c.num_warps}-s{c.num_stages}"
     return name + ("-gluon" if c.gluon else "")
