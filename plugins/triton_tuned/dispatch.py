@@ -114,8 +114,8 @@ TMA_PIECE_TILES: tuple[tuple[int, int, int, int, int], ...] = (
 )
 """The TMA split-K path's tiles in three pieces (rows, the first piece's
 columns, BLOCK_K, stages, warps): 64 + 32 + 16 = 112 columns, K whole
-(:mod:`.tma_pieces_kernel`). 28 KB of B and 32 or 16 KB of A a stage, so 3
-stages of 128 or 6 of 64 hold about what the best unsplit tile at
+(:mod:`.tma_pieces_kernel`). A stage is 128 + 112 rows of BLOCK_K: 60 KB at
+128 (3 stages), 30 KB at 64 (6), about what the best unsplit tile at
 128x14336x4096 held in flight (128x128x128, 3 stages). Unmeasured on a GPU:
 offered only where ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` asks
 (:func:`.configs.unmeasured`)."""

@@ -35,6 +35,11 @@ Two kernels, chosen by a rule from the H200's measurements
   the Triton kernel's 128 x 128 tiles elsewhere, at 0.53-0.72x: its
   promotion waits for every ``wgmma`` in flight each K step.
 
+A third, through TMA with one tile per program (:mod:`.fp8_tma_kernel`:
+K in ranges, or 112-column tiles in pieces), is for the 128-token points
+where both lose to cuBLASLt; only the config probe times it
+(``TMA_PROBED``), and the rule takes it nowhere until the H200 has ranked it.
+
 No 128 x 256 tile: promotion keeps two fp32 accumulators a thread (the
 running sum and the partial one ``wgmma`` writes), 128 registers each at
 that size, and ptxas spills them in the Triton kernel (the Gluon kernel
