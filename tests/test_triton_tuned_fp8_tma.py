@@ -116,12 +116,12 @@ os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from gemmreg_plugins.triton_tuned import fp8
+from gemmreg_plugins.triton_tuned import fp8_tma
 from gemmreg_plugins.triton_tuned.fp8_tma_kernel import gemm_fp8_tma as fn
 
 cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 out = {}
-for c in fp8.TMA_PROBED:
+for c in fp8_tma.TMA_PROBED:
     widths = [c.block_n >> piece for piece in range(c.pieces)]
     constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k, PIECES=c.pieces,
                       COLUMNS=c.columns, SPLIT_K=c.split_k, ROWWISE=True, PROMOTE_EVERY=c.block_k)
@@ -171,7 +171,7 @@ def test_every_probed_tma_config_compiles_for_an_h200_on_fp8_wgmma_promoted():
     e4m3 by e4m3 on ``wgmma`` with its partial sums promoted (an fp32 add per
     accumulator element of a thread, at least) and spills nothing (no stack)."""
     compiled = native_compile(SCRIPT)
-    assert len(compiled) == len(fp8.TMA_PROBED) > 0, compiled
+    assert len(compiled) == len(fp8_tma.TMA_PROBED) > 0, compiled
     for name, found in compiled.items():
         assert 0 < found["shared"] <= SHARED_MEMORY, (name, found)
         assert found["loads"] >= 2 and found["stores"] >= 1, (name, found)

@@ -38,7 +38,7 @@ Two kernels, chosen by a rule from the H200's measurements
 A third, through TMA with one tile per program (:mod:`.fp8_tma_kernel`:
 K in ranges, or 112-column tiles in pieces), is for the 128-token points
 where both lose to cuBLASLt; only the config probe times it
-(``TMA_PROBED``), and the rule takes it nowhere until the H200 has ranked it.
+(``fp8_tma.TMA_PROBED``), and the rule takes it nowhere until the H200 has ranked it.
 
 No 128 x 256 tile: promotion keeps two fp32 accumulators a thread (the
 running sum and the partial one ``wgmma`` writes), 128 registers each at
@@ -98,7 +98,7 @@ class Fp8Config:
     def __attrs_post_init__(self) -> None:
         cut = self.split_k > 1 or self.pieces > 1
         if (cut and not self.tma) or (self.split_k > 1 and self.pieces > 1) or self.pieces > 3:
-            raise ValueError(f"splits or pieces (up to 3) belong to the TMA kernel, one or the other: {self}")  # fmt: skip
+            raise ValueError(f"splits or pieces (up to 3), one or the other, TMA only: {self}")
         if self.tma and self.gluon:
             raise ValueError(f"one kernel: the TMA one or the Gluon one: {self}")
 
@@ -118,28 +118,6 @@ class Fp8Config:
             cut if self.tma else ""
         )
 
-
-def _tma(bm: int, bn: int, warps: int, stages: int, split: int = 1, pieces: int = 1) -> Fp8Config:
-    return Fp8Config(block_m=bm, block_n=bn, block_k=128, num_warps=warps, num_stages=stages,
-                     tma=True, split_k=split, pieces=pieces)  # fmt: skip
-
-
-TMA_PROBED: tuple[Fp8Config, ...] = (
-    _tma(128, 64, 8, 3, pieces=3),
-    _tma(128, 64, 8, 4, pieces=3),
-    _tma(128, 64, 8, 6, pieces=3),
-    _tma(64, 64, 4, 6),
-    _tma(128, 64, 8, 6, split=2),
-    _tma(128, 128, 8, 4),
-    _tma(128, 128, 8, 4, split=4),
-)
-"""The TMA kernel's configs (:mod:`.fp8_tma_kernel`) the config probe times
-(``scripts/probes/fp8_grouped_configs.py``); the rule takes none until the
-H200 has ranked them. For the two 128-token points where the rule's tiles
-lose to cuBLASLt: 112-column tiles in pieces (128 programs at 128x14336x4096,
-3 to 6 stages of 30 KB), and for 128x4096x14336's long K 128 programs of
-64 x 64 whole, of 128 x 64 in 2 ranges or of 128 x 128 in 4, beside
-cuBLASLt's own 32 tiles of 128 x 128 through TMA."""
 
 INTERPRETED = Fp8Config(block_m=16, block_n=32, block_k=32, num_warps=4, num_stages=1)
 """The config the tests run under the interpreter (small tiles: NumPy)."""
@@ -305,5 +283,6 @@ def fp8_launcher(problem: gemmreg.Problem, where: gemmreg.Environment) -> gemmre
         return run(config, rowwise, a, b, out, sa, sb, num_sms)
 
     # the TMA kernels take TMA-able operands only; run() gives the rest to the Triton one
-    fallback = f" (else {config_for(problem.m, problem.n).name})" if config.gluon or config.tma else ""  # fmt: skip
+    instead = config_for(problem.m, problem.n).name
+    fallback = f" (else {instead})" if config.gluon or config.tma else ""
     return gemmreg.variant(launch, config.name + fallback)

@@ -1,16 +1,40 @@
-"""The host side of :mod:`.fp8_tma_kernel` (``Fp8Config.tma``): descriptors,
-grid and workspace for one launch. A module of its own so that :mod:`.fp8`
-stays the path's rule and dispatch; imported when a TMA config runs."""
+"""The host side of :mod:`.fp8_tma_kernel` (``Fp8Config.tma``): the configs
+the config probe times, and descriptors, grid and workspace for one launch.
+A module of its own so that :mod:`.fp8` stays the path's rule and dispatch;
+:func:`.fp8.run` imports it when a TMA config runs."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
 from gemmreg_plugins.triton_tuned import split_k
+from gemmreg_plugins.triton_tuned.fp8 import Fp8Config
 
 if TYPE_CHECKING:
     import torch
-    from gemmreg_plugins.triton_tuned.fp8 import Fp8Config
+
+
+def _tma(bm: int, bn: int, warps: int, stages: int, split: int = 1, pieces: int = 1) -> Fp8Config:
+    return Fp8Config(block_m=bm, block_n=bn, block_k=128, num_warps=warps, num_stages=stages,
+                     tma=True, split_k=split, pieces=pieces)  # fmt: skip
+
+
+TMA_PROBED: tuple[Fp8Config, ...] = (
+    _tma(128, 64, 8, 3, pieces=3),
+    _tma(128, 64, 8, 4, pieces=3),
+    _tma(128, 64, 8, 6, pieces=3),
+    _tma(64, 64, 4, 6),
+    _tma(128, 64, 8, 6, split=2),
+    _tma(128, 128, 8, 4),
+    _tma(128, 128, 8, 4, split=4),
+)
+"""The TMA kernel's configs (:mod:`.fp8_tma_kernel`) the config probe times
+(``scripts/probes/fp8_grouped_configs.py``); the rule takes none until the
+H200 has ranked them. For the two 128-token points where the rule's tiles
+lose to cuBLASLt: 112-column tiles in pieces (128 programs at 128x14336x4096,
+3 to 6 stages of 30 KB), and for 128x4096x14336's long K 128 programs of
+64 x 64 whole, of 128 x 64 in 2 ranges or of 128 x 128 in 4, beside
+cuBLASLt's own 32 tiles of 128 x 128 through TMA."""
 
 
 def run_tma_kernel(

@@ -37,7 +37,7 @@ import attrs
 import gemmreg  # first: gemmreg decides the backend before triton is imported
 from gemmreg.contract.grouping import row_ranges
 from gemmreg.timing.shape_files import read_shapes
-from gemmreg_plugins.triton_tuned import fp8, grouped
+from gemmreg_plugins.triton_tuned import fp8, fp8_tma, grouped
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM = ROOT / "examples" / "shapes" / "llm-projections.yaml"
@@ -48,7 +48,7 @@ H200_SMS = 132
 def fp8_candidates() -> list[fp8.Fp8Config]:
     """Around the rule: 16 to 128 rows, 64 to 256 columns, K 128, 3 or 4 stages
     (a few dozen compiles: the probe must fit a 10-minute command); the Gluon
-    kernel's rings; the TMA kernel's splits and pieces (``fp8.TMA_PROBED``)."""
+    kernel's rings; the TMA kernel's splits and pieces (``fp8_tma.TMA_PROBED``)."""
     found = [
         fp8.Fp8Config(block_m=bm, block_n=bn, block_k=bk, num_warps=w, num_stages=s)
         for bm, bn, bk, w, s in itertools.product(
@@ -62,7 +62,7 @@ def fp8_candidates() -> list[fp8.Fp8Config]:
         fp8.Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=4, num_stages=s, gluon=True)
         for s in (4, 5, 6)
     ]
-    return found + gluon + list(fp8.TMA_PROBED)
+    return found + gluon + list(fp8_tma.TMA_PROBED)
 
 
 def grouped_candidates() -> list[grouped.GroupedConfig]:
