@@ -7,7 +7,7 @@ its usage and exit by itself."""
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from gemmreg.commands import (
     argparse_guesses,
@@ -21,8 +21,17 @@ from gemmreg.contract.version import __version__
 
 
 class _Parser(argparse.ArgumentParser):
+    command: str | None = None
+    """The command the last parse named: argparse refuses a command's unknown
+    option from the top parser, and the guess must come from that command's."""
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> tuple[Any, list[str]]:
+        parsed, extras = super().parse_known_args(*args, **kwargs)
+        self.command = getattr(parsed, "command", None)
+        return parsed, extras
+
     def error(self, message: str) -> NoReturn:  # argparse would print usage and exit 2 itself
-        raise UsageError(message + argparse_guesses.guess(self, message))
+        raise UsageError(message + argparse_guesses.guess(self, message, self.command))
 
 
 def build_parser() -> argparse.ArgumentParser:
