@@ -68,6 +68,8 @@
 #   piecescheck the same with each of the TMA split-K path's tiles in pieces named
 #              ($PIECESCHECK_CONFIGS): they run wherever that path is offered (M > 32
 #              where 128x256 tiles leave SMs idle)
+#   tf32check  the same in fp32 with each of the TF32 Gluon kernel's configs named
+#              ($TF32CHECK_CONFIGS): row-major A and B run it, other layouts the fallback
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
@@ -148,13 +150,14 @@ gemmreg() {  # gemmreg NAME ARGS...: one command, its stamped console and wall t
   grep -h "verdict:" "$out/$name.console.txt" | sed 's/^\[[ 0-9.]*s\] //'
 }
 
-config_check() {  # config_check CONFIG...: check --full of triton_tuned with each config named
-  # (GEMMREG_TRITON_TUNED_CONFIG), untuned, wherever its path is offered
-  local config name
+config_check() {  # config_check DTYPES CONFIG...: check --full of triton_tuned in those dtypes
+  # with each config named (GEMMREG_TRITON_TUNED_CONFIG), untuned, wherever its path is offered
+  local dtypes=$1 config name
+  shift
   for config in "$@"; do
     name=configcheck-${config//:/-}
     GEMMREG_TRITON_TUNED_UNMEASURED=1 GEMMREG_TRITON_TUNED_TUNE=0 GEMMREG_TRITON_TUNED_CONFIG=$config \
-      gemmreg "$name" check triton_tuned --full --dtype fp16,bf16 --layout rowmajor,transposedB \
+      gemmreg "$name" check triton_tuned --full --dtype "$dtypes" --layout rowmajor,transposedB \
       --out "$out/$name"
     grep -h " pass, .* fail" "$out/$name.console.txt"
   done
@@ -477,10 +480,13 @@ PY
       # each named Gluon config over the whole correctness matrix, untuned, wherever
       # its path is offered (GEMMREG_TRITON_TUNED_CONFIG): the 128x128 forms the tuner
       # offers only where 128x256 tiles leave SMs idle ($GLUONCHECK_CONFIGS)
-      config_check ${GLUONCHECK_CONFIGS:-gluon_ws:128x128x64-s4-w4 gluon_ws:128x128x64-s5-w4 gluon_ws:128x128x64-s6-w4 gluon_ws:128x128x128-s3-w4}
+      config_check fp16,bf16 ${GLUONCHECK_CONFIGS:-gluon_ws:128x128x64-s4-w4 gluon_ws:128x128x64-s5-w4 gluon_ws:128x128x64-s6-w4 gluon_ws:128x128x128-s3-w4}
       ;;
     piecescheck)
-      config_check ${PIECESCHECK_CONFIGS:-tma_split_k:128x64x128-s3-w8-k1-p3 tma_split_k:128x64x64-s6-w8-k1-p3}
+      config_check fp16,bf16 ${PIECESCHECK_CONFIGS:-tma_split_k:128x64x128-s3-w8-k1-p3 tma_split_k:128x64x64-s6-w8-k1-p3}
+      ;;
+    tf32check)
+      config_check fp32 ${TF32CHECK_CONFIGS:-gluon_tf32:128x256x32-s4-w4 gluon_tf32:128x256x32-s3-w4}
       ;;
     configprobe)
       probe="configprobe${CONFIGPROBE_ONLY:+-$CONFIGPROBE_ONLY}"

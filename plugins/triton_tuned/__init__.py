@@ -240,6 +240,7 @@ def prepare(problem: gemmreg.Problem) -> gemmreg.Launch:
         "tiled": True,
         "persistent_tma": paths_here.tma_supported(where),
         "gluon_ws": paths_here.gluon_supported(where),
+        "gluon_tf32": paths_here.gluon_supported(where),
         "split_k": True,
         "tma_split_k": paths_here.tma_supported(where),
         "gemv": True,

@@ -44,9 +44,11 @@ def _tma(
     )
 
 
-def _gluon(bm: int, bn: int, bk: int, stages: int, group_m: int = GROUP_M) -> Config:
+def _gluon(
+    bm: int, bn: int, bk: int, stages: int, group_m: int = GROUP_M, tf32: bool = False
+) -> Config:
     return Config(
-        path="gluon_ws",
+        path="gluon_tf32" if tf32 else "gluon_ws",
         block_m=bm,
         block_n=bn,
         block_k=bk,
@@ -153,6 +155,19 @@ streams its weight once needs. Compiled for sm_90 without spills, within
 227 KB of shared memory (``tests/test_triton_tuned_gluon.py``); unmeasured
 on a GPU until a probe on the H200 ranks them (5 stages at BLOCK_K 64 may be
 named to it as an extra)."""
+CUDA_GLUON_TF32: tuple[Config, ...] = (
+    _gluon(128, 256, 32, 4, tf32=True),
+    _gluon(128, 256, 32, 3, tf32=True),
+)
+"""Hopper, fp32 as TF32 with A and B row-major: the Gluon kernel of
+:mod:`.gluon_tf32`, C^T = B^T A^T with B^T in ``wgmma``'s register operand,
+so B is never copied K-major. 128x256 tiles, as cuBLAS's TF32 kernel takes
+at 4096^3 and 8192^3 (``tilesize128x256x32``, ``report --kernels`` of
+``evidence/2026-12-04-h200-llm-fp16-fp8-tf32/tf32``); a stage is 48 KB (A's
+16, B's two halves 32), so 4 stages take 192 KB and no C buffer is kept (C
+is stored from registers). Compiled for sm_90 without spills
+(``tests/test_triton_tuned_gluon_tf32.py``); unmeasured on a GPU
+(``configs.UNMEASURED``)."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),

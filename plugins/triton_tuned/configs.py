@@ -15,6 +15,8 @@ Two kernel paths (see :mod:`gemmreg_plugins.triton_tuned.kernels`):
 - ``gluon_ws``: one program per SM, warp-specialised in Gluon (a loader warp,
   two consumer warpgroups, :mod:`.gluon_ws`); Hopper (9.x) only, 16-bit
   operands, A row-major, B row-major or a transposed view;
+- ``gluon_tf32``: the same for fp32 as TF32 with A and B row-major, computing
+  C^T = B^T A^T so that B is never copied (:mod:`.gluon_tf32`);
 - ``split_k``: K cut over several programs per tile, optionally as
   C^T = B^T A^T (swap-AB), for problems whose tiles cannot fill the GPU
   (:mod:`.split_k`); CUDA, any layout. Its candidates are made per problem
@@ -34,6 +36,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 from gemmreg_plugins.triton_tuned import dispatch
 from gemmreg_plugins.triton_tuned.config_lists import (
+    CUDA_GLUON_TF32,
     CUDA_GLUON_WS,
     CUDA_GLUON_WS_128X128,
     CUDA_PERSISTENT_TMA,
@@ -61,7 +64,7 @@ bandwidth, and how it streams decides its time; 2 MiB of 16-bit operands
 cost, so below that the rule's pick is as good as any."""
 
 
-UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128
+UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128 + CUDA_GLUON_TF32
 """Configs that compile for sm_90 but no GPU has run: left out of the
 tuner's lists (:func:`.paths_here.candidates_for`) unless
 ``GEMMREG_TRITON_TUNED_UNMEASURED=1``, until a check and a probe on a GPU
@@ -187,8 +190,10 @@ def candidates(
         split += dispatch.gemv_candidates(m, n, k, num_sms, dtype)
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA
-        use_gluon = gluon and tma and dtype != "fp32"
-        warp_specialised = gluon_configs(m, n, family, num_sms) if use_gluon else ()
+        warp_specialised: tuple[Config, ...] = ()
+        if gluon and tma:
+            tf32 = dtype == "fp32"
+            warp_specialised = CUDA_GLUON_TF32 if tf32 else gluon_configs(m, n, family, num_sms)
         base = [
             *warp_specialised,
             *(persistent if tma else ()),
@@ -209,6 +214,7 @@ def describe_lists() -> str:
         "CUDA_PERSISTENT_TMA": CUDA_PERSISTENT_TMA,
         "CUDA_GLUON_WS": CUDA_GLUON_WS,
         "CUDA_GLUON_WS_128X128": CUDA_GLUON_WS_128X128,
+        "CUDA_GLUON_TF32": CUDA_GLUON_TF32,
         "CUDA_PERSISTENT_TMA_TF32": CUDA_PERSISTENT_TMA_TF32,
         "ROCM_TILED": ROCM_TILED,
         "INTERPRETER": (INTERPRETER,),

@@ -12,11 +12,14 @@ from typing import Any, Literal
 
 import attrs
 
-KernelPath = Literal["tiled", "persistent_tma", "gluon_ws", "split_k", "tma_split_k", "gemv"]
+KernelPath = Literal[
+    "tiled", "persistent_tma", "gluon_ws", "gluon_tf32", "split_k", "tma_split_k", "gemv"
+]
 PATHS: tuple[KernelPath, ...] = (
     "tiled",
     "persistent_tma",
     "gluon_ws",
+    "gluon_tf32",
     "split_k",
     "tma_split_k",
     "gemv",
@@ -167,7 +170,9 @@ class Config:
             raise ValueError(f"each piece needs {MIN_BLOCK} columns or more: {config}")
         if config.swap_ab and config.path != "split_k":
             raise ValueError(f"swap_ab belongs to the split-K path: {config}")
-        if config.path == "gluon_ws" and (config.num_warps != 4 or config.block_m % 128):
+        if config.path in ("gluon_ws", "gluon_tf32") and (
+            config.num_warps != 4 or config.block_m % 128
+        ):
             # Each consumer is one warpgroup, its half of a tile whole wgmma rows (64).
             raise ValueError(f"the Gluon kernel takes 4 warps and 128-row multiples: {config}")
         return config

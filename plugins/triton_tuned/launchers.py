@@ -196,6 +196,50 @@ def gluon_ws_launcher(
     return launch
 
 
+def gluon_tf32_launcher(
+    config: Config, m: int, n: int, k: int, num_sms: int, fallback: Launcher
+) -> Launcher:
+    """``launch(a, b, out)`` for the TF32 Gluon path (:mod:`.gluon_tf32`):
+    fp32 operands that TMA can take, A and B row-major (a K-major B needs no
+    swap: the persistent kernel reads it as it lies); any other operands go
+    to ``fallback``. One program per SM at most, as :func:`persistent_programs`
+    counts them; TF32 pinned, as the plugin declares it."""
+    import torch
+    import triton
+
+    bm, bn, bk = config.block_m, config.block_n, config.block_k
+    programs = persistent_programs(triton.cdiv(m, bm) * triton.cdiv(n, bn), num_sms)
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
+        if (
+            a.dtype != torch.float32
+            or is_transposed(a)
+            or is_transposed(b)
+            or tma_refusal(a, b, out) is not None
+        ):
+            return fallback(a, b, out)
+        # Imported here, past the fallback: only a Triton with this Gluon has it.
+        from gemmreg_plugins.triton_tuned import gluon_tf32
+
+        a_desc, b_desc = gluon_tf32.descriptors(a, b, bm, bn, bk)
+        return gluon_tf32.gemm_gluon_tf32[(programs,)](
+            a_desc,
+            b_desc,
+            out,
+            m,
+            n,
+            k,
+            out.stride(0),
+            GROUP_M=config.group_m,
+            PROGRAMS=programs,
+            STAGES=config.num_stages,
+            num_warps=config.num_warps,
+            default_dot_input_precision="tf32",
+        )
+
+    return launch
+
+
 def taken_instead(config: Config, fallback: Config) -> Config | None:
     """The config a launch of ``config`` (made by :func:`launcher` with this
     tiled ``fallback``) runs for operands its path cannot take: the tiled
@@ -232,10 +276,9 @@ def launcher(
         return gemv.gemv_launcher(config, m, n, k)
     if fallback is None or fallback.path != "tiled":
         raise ValueError(f"{config.name} needs a tiled fallback config")
-    if config.path == "gluon_ws":
-        return gluon_ws_launcher(
-            config, m, n, k, num_sms, tiled_launcher(fallback, m, n, k, input_precision)
-        )
+    if config.path in ("gluon_ws", "gluon_tf32"):
+        make = gluon_ws_launcher if config.path == "gluon_ws" else gluon_tf32_launcher
+        return make(config, m, n, k, num_sms, tiled_launcher(fallback, m, n, k, input_precision))
     return persistent_tma_launcher(
         config,
         m,

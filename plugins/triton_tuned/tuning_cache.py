@@ -33,9 +33,9 @@ from gemmreg_plugins.triton_tuned.launch_config import PATHS, Config
 
 RETUNE_ENV = "GEMMREG_TRITON_TUNED_RETUNE"
 PATH_ENV = "GEMMREG_TRITON_TUNED_PATH"
-"""``tiled``, ``persistent_tma``, ``gluon_ws`` or ``split_k``: tune over that path's
-candidates only (where it has any for the problem), so the correctness matrix
-can be run on each path."""
+"""A kernel path of ``launch_config.PATHS`` (``tiled``, ``persistent_tma``,
+``gluon_ws`` ...): tune over that path's candidates only (where it has any for
+the problem), so the correctness matrix can be run on each path."""
 TUNE_ENV = "GEMMREG_TRITON_TUNED_TUNE"
 """``0``: benchmark nothing; use a stored choice, else the first candidate (of
 the forced path, if one is forced). For correctness runs that should not pay
@@ -49,7 +49,8 @@ over the whole matrix. Outranks ``PATH_ENV``; the fp8 and grouped paths keep
 their own rules."""
 UNMEASURED_ENV = "GEMMREG_TRITON_TUNED_UNMEASURED"
 """``1``: offer the forms no GPU has run yet (the Gluon kernel with a
-transposed-view B, and its 128x128 tiles: :func:`.paths_here.candidates_for`),
+transposed-view B, and its 128x128 tiles; the TMA tiles in pieces; the TF32
+Gluon kernel: :func:`.configs.unmeasured`, :func:`.paths_here.candidates_for`),
 so that a GPU machine can check and probe them before they reach users."""
 FILE_NAME = "triton_tuned.json"
 FORMAT = "gemmreg-triton-tuned/1"

@@ -1,0 +1,176 @@
+"""fp32 as TF32 on Hopper with a row-major B and no copy of it, in Gluon: the
+``gluon_ws`` path's kernel for fp32 operands.
+
+Why: TF32 ``wgmma`` reads a shared-memory operand K-major only, and a
+row-major B (K x N) is N-major. The persistent kernel's best route copies B
+K-major first (``Config.transpose_b``): on the H200 that copy is about the
+whole gap to cuBLAS at 4096^3 and 8192^3 (0.911x and 0.9448x,
+``evidence/2026-12-04-h200-llm-fp16-fp8-tf32/tf32``; the product alone ran
+about as fast as cuBLAS's). ``wgmma``'s first operand may come from
+registers in any order, so this kernel computes C^T = B^T A^T: each consumer
+loads its half of the B box from shared memory into ``wgmma``'s register
+operand (the transposing happens in that load), and A^T, which a row-major
+A already holds K-major, is read from shared memory as it lies. The PTX ISA
+has ``wgmma`` with ``.tf32`` truncate its inputs itself (as the persistent
+kernel's swapped route relies on, ``tma_rules.tf32_swap``).
+
+Roles as in :mod:`.gluon_ws`: a loader warp fills a ring of TMA stages (A's
+BLOCK_M x BLOCK_K box, and B's BLOCK_K x BLOCK_N in two halves, one per
+consumer); two consumer warpgroups each take one half of the tile's columns,
+their ``wgmma`` one group in flight, and hand a stage back once the group
+that read it is done. C^T's accumulator is stored from registers: a
+thread's values there lie along C's rows, and a warp's store covers whole
+32-byte sectors. Unmeasured on a GPU: offered only with
+``GEMMREG_TRITON_TUNED_UNMEASURED=1`` (``configs.unmeasured``).
+"""
+
+from typing import TYPE_CHECKING, Any
+
+from gemmreg_plugins.triton_tuned import gluon_ws, tile_parts
+from triton.experimental import gluon
+from triton.experimental.gluon import language as gl
+from triton.experimental.gluon.language.nvidia.hopper import (
+    mbarrier,
+    warpgroup_mma,
+    warpgroup_mma_wait,
+)
+
+if TYPE_CHECKING:
+    import torch
+
+CONSUMER_REGS = gl.constexpr(232)
+"""Registers per consumer thread: a 128 x 128 fp32 accumulator takes 128,
+B^T's 128 x 32 register operand 32 (:data:`.gluon_ws.CONSUMER_REGS`)."""
+LOADER_REGS = gl.constexpr(24)
+
+
+@gluon.jit
+def _tiles(a_desc, b_desc, m, n, k, GROUP_M: gl.constexpr):
+    """The tile count, the tiles in M, the tiles in a group and the K steps,
+    alike for the loader and both consumers (a tile is two B boxes wide)."""
+    tiles_m = gl.cdiv(m, a_desc.block_type.shape[0])
+    tiles_n = gl.cdiv(n, 2 * b_desc.block_type.shape[1])
+    return tiles_m * tiles_n, tiles_m, GROUP_M * tiles_n, gl.cdiv(k, a_desc.block_type.shape[1])
+
+
+@gluon.jit
+def _loader(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
+            GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    HALF_N: gl.constexpr = b_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_bufs.type.shape[0]
+    num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, b_desc, m, n, k, GROUP_M)
+    step_bytes: gl.constexpr = a_desc.block_type.nbytes + 2 * b_desc.block_type.nbytes
+    i = 0  # K steps loaded so far: the ring's count, the consumers keep the same one
+    for tile in range(gl.program_id(0), num_tiles, PROGRAMS):
+        off_m, off_n = tile_parts.tile_origin(
+            tile, tiles_m, tiles_per_group, GROUP_M, BLOCK_M, 2 * HALF_N
+        )
+        for kk in range(k_tiles):
+            s = i % STAGES
+            mbarrier.wait(empty.index(s), ((i // STAGES) & 1) ^ 1)  # its last use is done
+            mbarrier.expect(ready.index(s), step_bytes)
+            gluon_ws._tma_load(a_desc, [off_m, kk * BLOCK_K], ready.index(s), a_bufs.index(s))
+            for half in gl.static_range(2):
+                gluon_ws._tma_load(b_desc, [kk * BLOCK_K, off_n + half * HALF_N],
+                                   ready.index(s), b_bufs.index(2 * s + half))  # fmt: skip
+            i += 1
+
+
+@gluon.jit
+def _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
+              GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, ME: gl.constexpr):  # fmt: skip
+    """Consumer ``ME`` (0 or 1): C^T's rows of the ``ME``-th half of every
+    tile's columns, all of its rows."""
+    BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
+    HALF_N: gl.constexpr = b_desc.block_type.shape[1]
+    STAGES: gl.constexpr = a_bufs.type.shape[0]
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_M, 8]
+    )
+    b_t_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=1)
+    num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, b_desc, m, n, k, GROUP_M)
+    i = 0
+    for tile in range(gl.program_id(0), num_tiles, PROGRAMS):
+        off_m, off_n = tile_parts.tile_origin(
+            tile, tiles_m, tiles_per_group, GROUP_M, BLOCK_M, 2 * HALF_N
+        )
+        acc = gl.zeros([HALF_N, BLOCK_M], gl.float32, acc_layout)  # C^T's rows: C's columns
+        for kk in range(k_tiles):
+            s = i % STAGES
+            mbarrier.wait(ready.index(s), (i // STAGES) & 1)
+            b_t = b_bufs.index(2 * s + ME).permute((1, 0)).load(b_t_layout)  # B^T, HALF_N x K
+            a_t = a_bufs.index(s).permute((1, 0))  # A^T, K x BLOCK_M, K-major as it lies
+            acc = warpgroup_mma(b_t, a_t, acc, is_async=True)
+            acc, b_t, a_t = warpgroup_mma_wait(1, deps=[acc, b_t, a_t])
+            # The group of the step before is done: hand its stage back.
+            mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES), pred=kk > 0)
+            i += 1
+        acc = warpgroup_mma_wait(0, deps=[acc])
+        mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES))
+        # C[m, n] = acc[n, m]: offsets in int64 before they meet a stride
+        cols = off_n + ME * HALF_N + gl.arange(0, HALF_N, layout=gl.SliceLayout(1, acc_layout))
+        rows = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
+        at = c_ptr + rows.to(gl.int64)[None, :] * stride_cm + cols.to(gl.int64)[:, None]
+        gl.store(at, acc, mask=(rows[None, :] < m) & (cols[:, None] < n))
+
+
+@gluon.jit
+def _first_consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
+                    GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
+    _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
+              GROUP_M, PROGRAMS, 0)  # fmt: skip
+
+
+@gluon.jit
+def _second_consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
+                     GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
+    _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
+              GROUP_M, PROGRAMS, 1)  # fmt: skip
+
+
+@gluon.jit
+def gemm_gluon_tf32(a_desc, b_desc, c_ptr, m, n, k, stride_cm, GROUP_M: gl.constexpr,
+                    PROGRAMS: gl.constexpr, STAGES: gl.constexpr):  # fmt: skip
+    """C = A @ B for fp32 A (M x K) and B (K x N), both row-major, C row-major,
+    as TF32, in tiles of BLOCK_M x 2*HALF_N: A comes in BLOCK_M x BLOCK_K
+    boxes, B in BLOCK_K x HALF_N (:func:`descriptors`). Launch with
+    ``num_warps=4`` and one program per SM at most."""
+    a_bufs = gl.allocate_shared_memory(
+        a_desc.dtype,
+        [STAGES] + a_desc.block_type.shape,  # noqa: RUF005 (the JIT takes no starred items)
+        a_desc.layout,
+    )
+    b_bufs = gl.allocate_shared_memory(
+        b_desc.dtype,
+        [2 * STAGES] + b_desc.block_type.shape,  # noqa: RUF005
+        b_desc.layout,
+    )
+    ready = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    empty = gl.allocate_shared_memory(gl.int64, [STAGES, 1], mbarrier.MBarrierLayout())
+    for s in gl.static_range(STAGES):
+        mbarrier.init(ready.index(s), count=1)  # the loader's expect; TMA's bytes
+        mbarrier.init(empty.index(s), count=2)  # both consumers done with the stage
+    args = (a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm, GROUP_M,
+            PROGRAMS)  # fmt: skip
+    gl.warp_specialize(
+        [(_first_consumer, args), (_second_consumer, args), (_loader, args)],
+        [4, 1],
+        [CONSUMER_REGS, LOADER_REGS],
+    )
+
+
+def descriptors(
+    a: "torch.Tensor",  # quoted: no ``from __future__ import annotations`` beside jit code
+    b: "torch.Tensor",
+    block_m: int,
+    block_n: int,
+    block_k: int,
+) -> tuple[Any, Any]:
+    """Host-side TMA descriptors of A (BLOCK_M x BLOCK_K boxes) and B (BLOCK_K
+    x BLOCK_N/2: one box per consumer), in :func:`.gluon_ws.shared_layout`."""
+    return (
+        gluon_ws.host_descriptor(a, [block_m, block_k], gl.float32),
+        gluon_ws.host_descriptor(b, [block_k, block_n // 2], gl.float32),
+    )
