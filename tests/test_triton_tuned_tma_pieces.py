@@ -1,5 +1,5 @@
 """triton_tuned's TMA tiles in pieces (``Config.pieces``,
-``tma_pieces_kernel.py``, ``dispatch.tma_piece_candidates``): a tile of
+``tma_pieces_kernel.py``, ``tma_dispatch.tma_piece_candidates``): a tile of
 64 + 32 + 16 columns where 128-column tiles leave SMs idle.
 
 Under Triton's interpreter the kernel computes every column of C, pieces
@@ -19,7 +19,14 @@ import attrs
 import gemmreg
 import pytest
 from gemmreg.testing import native_compile
-from gemmreg_plugins.triton_tuned import configs, dispatch, launchers, paths_here, split_k
+from gemmreg_plugins.triton_tuned import (
+    configs,
+    dispatch,
+    launchers,
+    paths_here,
+    split_k,
+    tma_dispatch,
+)
 from gemmreg_plugins.triton_tuned.configs import Config
 from test_triton_tuned import interpreter_refuses_byte_aligned_strides, launch_guarded
 
@@ -85,7 +92,7 @@ def test_pieces_are_offered_at_128x14336x4096_alone_among_llama_shapes():
     """128 tiles of 112 columns against 112 of 128 on 132 SMs; nowhere else
     among the 20 points do 112-column tiles give more programs in one round."""
     offered = {
-        point: dispatch.tma_piece_candidates(
+        point: tma_dispatch.tma_piece_candidates(
             *point, H200_SMS, "bf16", dispatch.family(*point, H200_SMS)
         )
         for point in LLM_POINTS
@@ -94,7 +101,7 @@ def test_pieces_are_offered_at_128x14336x4096_alone_among_llama_shapes():
     for config in offered[(128, 14336, 4096)]:
         assert (config.columns, config.split_k, config.pieces) == (112, 1, 3)
         assert -(-14336 // config.columns) == 128
-    assert not dispatch.tma_piece_candidates(128, 14336, 4096, H200_SMS, "fp32", "split_k")
+    assert not tma_dispatch.tma_piece_candidates(128, 14336, 4096, H200_SMS, "fp32", "split_k")
 
 
 def test_the_tuner_weighs_pieces_only_where_unmeasured_forms_are_asked_for(monkeypatch):
@@ -108,12 +115,12 @@ def test_the_tuner_weighs_pieces_only_where_unmeasured_forms_are_asked_for(monke
     assert not any(c.pieces > 1 for c in paths_here.candidates_for(problem, hopper))
     monkeypatch.setenv("GEMMREG_TRITON_TUNED_UNMEASURED", "1")
     asked = [c for c in paths_here.candidates_for(problem, hopper) if c.pieces > 1]
-    assert asked == dispatch.tma_piece_candidates(128, 14336, 4096, H200_SMS, "bf16", "split_k")
+    assert asked == tma_dispatch.tma_piece_candidates(128, 14336, 4096, H200_SMS, "bf16", "split_k")
     assert all(configs.unmeasured(c) for c in asked)
 
 
 def test_a_tile_in_pieces_survives_its_name_and_the_cache_and_nonsense_is_refused():
-    config = dispatch.tma_piece_candidates(128, 14336, 4096, H200_SMS, "bf16", "split_k")[0]
+    config = tma_dispatch.tma_piece_candidates(128, 14336, 4096, H200_SMS, "bf16", "split_k")[0]
     assert config.name == "tma_split_k:128x64x128-s3-w8-g8-k1-p3"
     assert Config.from_name(config.name) == config
     assert Config.from_dict(config.to_dict()) == config
@@ -135,11 +142,11 @@ os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from gemmreg_plugins.triton_tuned import dispatch
+from gemmreg_plugins.triton_tuned import tma_dispatch
 from gemmreg_plugins.triton_tuned.tma_pieces_kernel import gemm_tma_pieces as fn
 
 out = {}
-for bm, bn, bk, stages, warps in dispatch.TMA_PIECE_TILES:
+for bm, bn, bk, stages, warps in tma_dispatch.TMA_PIECE_TILES:
     for b_t in (False, True):
         widths = [bn, bn // 2, bn // 4]
         constexprs = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, PIECES=3, COLUMNS=sum(widths),
@@ -176,7 +183,7 @@ SHARED_MEMORY = 227 * 1024
 
 def test_every_tile_in_pieces_compiles_for_an_h200_pipelined_on_wgmma():
     compiled = native_compile(SCRIPT)
-    assert len(compiled) == 2 * len(dispatch.TMA_PIECE_TILES), compiled
+    assert len(compiled) == 2 * len(tma_dispatch.TMA_PIECE_TILES), compiled
     for name, found in compiled.items():
         # the operand ring of every stage but the one being filled fits beside the rest
         assert (found["stages"] - 1) * found["stage"] <= found["shared"] <= SHARED_MEMORY, (name, found)  # fmt: skip

@@ -1,5 +1,5 @@
 """triton_tuned's TMA split-K path (``tma_split_k.py``, ``tma_split_k_kernel.py``
-and its candidates in ``dispatch.py``), under Triton's interpreter.
+and its candidates in ``tma_dispatch.py``), under Triton's interpreter.
 
 The kernel runs on small odd shapes in fp16 (the interpreter cannot run
 bf16) through TMA descriptors in every layout TMA takes, with K cut and not,
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from gemmreg_plugins.triton_tuned import configs, dispatch, split_k, tma_split_k
+from gemmreg_plugins.triton_tuned import configs, dispatch, split_k, tma_dispatch, tma_split_k
 from gemmreg_plugins.triton_tuned.configs import Config
 from test_triton_tuned import interpreter_refuses_byte_aligned_strides, launch_guarded
 
@@ -113,22 +113,22 @@ def test_tma_split_k_candidates_go_to_the_split_k_family_in_16_bits_only():
         tiles = -(-m // c.block_m) * -(-n // c.block_n)
         cut = split_k.plan(k, c.block_k, c.split_k)
         assert cut.splits == c.split_k and cut.blocks_per_split >= dispatch.MIN_BLOCKS_PER_SPLIT
-        assert 4 * c.split_k * c.block_m * c.block_n <= dispatch.TMA_MAX_REDUCE_BYTES
-        assert tiles * c.split_k >= dispatch.TMA_WHOLE_K_SHARE * H200_SMS  # most SMs busy
+        assert 4 * c.split_k * c.block_m * c.block_n <= tma_dispatch.TMA_MAX_REDUCE_BYTES
+        assert tiles * c.split_k >= tma_dispatch.TMA_WHOLE_K_SHARE * H200_SMS  # most SMs busy
     # the probe's best there: 64x64 tiles, 128 of them, K whole
     assert Config(path="tma_split_k", block_m=64, block_n=64, block_k=128, num_stages=6,
                   num_warps=4, split_k=1) in tma  # fmt: skip
     # gate and up projections at 128 tokens: 112 tiles of 128x128, K whole, is a candidate
-    wide = dispatch.tma_split_k_candidates(128, 14336, 4096, H200_SMS, "bf16", "split_k")
+    wide = tma_dispatch.tma_split_k_candidates(128, 14336, 4096, H200_SMS, "bf16", "split_k")
     assert any((c.block_m, c.block_n, c.split_k) == (128, 128, 1) for c in wide)
     # none without TMA, for fp32, or where the tiles fill the GPU or M is swapped
     assert not any(
         c.path == "tma_split_k"
         for c in configs.candidates("cuda", "bf16", m, n, k, tma=False, num_sms=H200_SMS)
     )
-    assert not dispatch.tma_split_k_candidates(m, n, k, H200_SMS, "fp32", "split_k")
-    assert not dispatch.tma_split_k_candidates(16, n, k, H200_SMS, "bf16", "swap_ab")
-    assert not dispatch.tma_split_k_candidates(8192, n, k, H200_SMS, "bf16", "tiles")
+    assert not tma_dispatch.tma_split_k_candidates(m, n, k, H200_SMS, "fp32", "split_k")
+    assert not tma_dispatch.tma_split_k_candidates(16, n, k, H200_SMS, "bf16", "swap_ab")
+    assert not tma_dispatch.tma_split_k_candidates(8192, n, k, H200_SMS, "bf16", "tiles")
 
 
 def test_a_tma_split_k_config_survives_its_name_and_the_cache():

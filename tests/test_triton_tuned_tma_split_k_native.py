@@ -1,7 +1,7 @@
 """triton_tuned's TMA split-K kernel compiled natively for an H200 (sm_90),
 with no GPU here: Triton's compiler and ptxas run on the CPU.
 
-Every tile of ``dispatch.TMA_SPLIT_TILES``, bf16 against a transposed-view B
+Every tile of ``tma_dispatch.TMA_SPLIT_TILES``, bf16 against a transposed-view B
 (a weight, as Llama's projections are laid out), split and not: it fits in
 shared memory with its stages, its K loop is software-pipelined (one staged
 buffer per operand, asynchronous ``wgmma``), and the split form hands its
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 from gemmreg.testing import native_compile
-from gemmreg_plugins.triton_tuned import dispatch
+from gemmreg_plugins.triton_tuned import tma_dispatch
 
 SCRIPT = """
 import json, os, re
@@ -22,11 +22,11 @@ os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
-from gemmreg_plugins.triton_tuned import dispatch
+from gemmreg_plugins.triton_tuned import tma_dispatch
 from gemmreg_plugins.triton_tuned.tma_split_k_kernel import gemm_tma_split_k as fn
 
 out = {}
-for bm, bn, bk, stages, warps in dispatch.TMA_SPLIT_TILES:
+for bm, bn, bk, stages, warps in tma_dispatch.TMA_SPLIT_TILES:
     for split in (1, 4):
         constexprs = dict(BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, SPLIT_K=split, A_TRANSPOSED=False,
                           B_TRANSPOSED=True, INPUT_PRECISION="ieee", REVERSED=False)
@@ -58,7 +58,7 @@ print(json.dumps(out))
 
 SHARED_MEMORY = 227 * 1024
 """An H200 block's shared memory (232448 bytes)."""
-FORMS = [f"{t[0]}x{t[1]}x{t[2]}-k{split}" for t in dispatch.TMA_SPLIT_TILES for split in (1, 4)]
+FORMS = [f"{t[0]}x{t[1]}x{t[2]}-k{split}" for t in tma_dispatch.TMA_SPLIT_TILES for split in (1, 4)]
 
 
 @pytest.fixture(scope="module")

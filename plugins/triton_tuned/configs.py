@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import attrs
-from gemmreg_plugins.triton_tuned import dispatch
+from gemmreg_plugins.triton_tuned import dispatch, tma_dispatch
 from gemmreg_plugins.triton_tuned.config_lists import (
     CUDA_GLUON_TF32,
     CUDA_GLUON_WS,
@@ -73,7 +73,7 @@ say they are right and worth timing; so are tiles in pieces (:func:`unmeasured`)
 
 def unmeasured(config: Config) -> bool:
     """Whether ``config`` is one no GPU has run (``UNMEASURED``, or a tile in
-    pieces, ``dispatch.TMA_PIECE_TILES``)."""
+    pieces, ``tma_dispatch.TMA_PIECE_TILES``)."""
     return config in UNMEASURED or config.pieces > 1
 
 
@@ -185,8 +185,8 @@ def candidates(
         family = dispatch.family(m, n, k, num_sms)
         split = dispatch.split_k_candidates(m, n, k, num_sms, dtype, family)
         if tma:  # after the pointer kernel's: the first is what an untuned run takes
-            split += dispatch.tma_split_k_candidates(m, n, k, num_sms, dtype, family)
-            split += dispatch.tma_piece_candidates(m, n, k, num_sms, dtype, family)
+            split += tma_dispatch.tma_split_k_candidates(m, n, k, num_sms, dtype, family)
+            split += tma_dispatch.tma_piece_candidates(m, n, k, num_sms, dtype, family)
         split += dispatch.gemv_candidates(m, n, k, num_sms, dtype)
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA
@@ -222,6 +222,6 @@ def describe_lists() -> str:
     rules = (
         f"GROUP_M={GROUP_M};TUNE_MIN_VOLUME={TUNE_MIN_VOLUME};"
         f"TUNE_MIN_ELEMENTS={TUNE_MIN_ELEMENTS};WIDE_TILE={WIDE_TILE};"
-        f"GLUON_128X128_SHARE={GLUON_128X128_SHARE};{dispatch.describe()}"
+        f"GLUON_128X128_SHARE={GLUON_128X128_SHARE};{dispatch.describe()};{tma_dispatch.describe()}"
     )
     return rules + ";" + ";".join(f"{k}=" + ",".join(c.name for c in v) for k, v in lists.items())

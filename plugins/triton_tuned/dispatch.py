@@ -13,7 +13,7 @@ Three families:
 - ``split_k``: fewer 128x256 tiles than SMs (Llama 3 8B at 128 tokens, or
   k_proj at 2048): the split-K kernel of :mod:`.split_k` with smaller tiles
   and K cut to fill the SMs, and where TMA runs its TMA form
-  (:mod:`.tma_split_k`), beside the ``tiles`` family, which the tuner
+  (:mod:`.tma_split_k`, candidates :mod:`.tma_dispatch`), beside the ``tiles`` family, which the tuner
   weighs against them.
 - ``swap_ab``: M of ``SWAP_MAX_M`` or less (decode, 1 to 32 tokens): the
   split-K kernel computing C^T = B^T A^T, with N on the tile's rows, beside
@@ -86,44 +86,6 @@ H200 at 128 tokens these came to 1.07-1.42x cuBLAS's device time
 (``evidence/2026-12-04-h200-tma-split-k-llm-decode/probes``); the TMA path
 below beats them at three of the four points, and the tuner weighs both."""
 
-TMA_SPLIT_TILES: tuple[tuple[int, int, int, int, int], ...] = (
-    (64, 64, 128, 6, 4),
-    (128, 64, 128, 4, 4),
-    (128, 64, 64, 6, 4),
-    (128, 128, 128, 3, 8),
-    (64, 32, 128, 6, 4),
-)
-"""The TMA split-K path's tiles (rows, columns, BLOCK_K, stages, warps):
-24-64 KB of A and B a stage, 144-192 KB in flight per program, so that one
-program per SM keeps enough of the weight in flight to near the HBM
-bandwidth. From probes on the H200 at 128 tokens
-(``evidence/2026-12-04-h200-tma-split-k-llm-decode/probes``, gemmreg's clock
-against torch.mm): 64x64x128 0.93x at 128x4096x4096 (unsplit, 128 programs),
-0.99x at 128x1024x4096 (4 splits), 0.96x at 128x4096x14336, where the
-pointer kernel's best were 1.09-1.15x; 128x64 tiles in 2 splits 1.01-1.09x;
-128x128x128 unsplit (112 programs) 1.05x at 128x14336x4096 (the persistent
-kernel's 128x128 tiles 1.10x); 64x32x128 in 2 splits 0.99x at 128x1024x4096.
-128x128 tiles at 64 of K, 64x128 tiles, 8 stages and 8 warps were behind."""
-TMA_WHOLE_K_SHARE = 0.8
-"""An unsplit TMA candidate is timed where its tiles alone give programs to
-this share of the SMs: 112 tiles of 128x128 on 132 SMs (128x14336x4096) was
-that probe's best there, and ``splits_for``'s ``NEARLY_FULL`` leaves it out."""
-TMA_PIECE_TILES: tuple[tuple[int, int, int, int, int], ...] = (
-    (128, 64, 128, 3, 8),
-    (128, 64, 64, 6, 8),
-)
-"""The TMA split-K path's tiles in three pieces (rows, the first piece's
-columns, BLOCK_K, stages, warps): 64 + 32 + 16 = 112 columns, K whole
-(:mod:`.tma_pieces_kernel`). A stage is 128 + 112 rows of BLOCK_K: 60 KB at
-128 (3 stages), 30 KB at 64 (6), about what the best unsplit tile at
-128x14336x4096 held in flight (128x128x128, 3 stages). Unmeasured on a GPU:
-offered only where ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` asks
-(:func:`.configs.unmeasured`)."""
-TMA_MAX_REDUCE_BYTES = 4 * MAX_REDUCE_BYTES
-"""The TMA path's bound on one tile's partials: its tiles (up to 128x128,
-64 KiB of fp32 a split) would otherwise get at most two splits, and 128
-tokens by 4096 columns in 128x128 tiles is 32 tiles against 132 SMs."""
-
 
 GEMV_MAX_M = 4
 """The GEMV kernel's candidates go to problems of this many rows or fewer:
@@ -145,17 +107,17 @@ GEMV_PRODUCTS = 8192
 BLOCK_K, fp32): 64 registers a thread at 4 warps."""
 
 
-def _cdiv(a: int, b: int) -> int:
+def cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def _pow2_at_least(x: int) -> int:
+def pow2_at_least(x: int) -> int:
     return 1 << max(0, x - 1).bit_length()
 
 
 def fills_gpu(m: int, n: int, num_sms: int) -> bool:
     """At least one ``FILL_TILE`` of C per SM."""
-    return _cdiv(m, FILL_TILE[0]) * _cdiv(n, FILL_TILE[1]) >= num_sms
+    return cdiv(m, FILL_TILE[0]) * cdiv(n, FILL_TILE[1]) >= num_sms
 
 
 def family(m: int, n: int, k: int, num_sms: int) -> Family:
@@ -183,58 +145,11 @@ def splits_for(
     ``max_reduce_bytes`` of partials per tile."""
     by_reduce = max_reduce_bytes // (4 * tile_elements)
     cap = max(1, min(MAX_SPLIT, k_blocks // MIN_BLOCKS_PER_SPLIT, by_reduce))
-    fill = _pow2_at_least(max(1, _cdiv(num_sms, max(1, tiles))))
+    fill = pow2_at_least(max(1, cdiv(num_sms, max(1, tiles))))
     counts = {fill, 2 * fill}
     if fill > 1 and tiles * (fill // 2) >= NEARLY_FULL * num_sms:
         counts.add(fill // 2)
     return tuple(sorted({min(count, cap) for count in counts}))
-
-
-def tma_split_k_candidates(
-    m: int, n: int, k: int, num_sms: int, dtype: str, fam: Family
-) -> list[Config]:
-    """The TMA split-K configs for one problem (:mod:`.tma_split_k`): the
-    ``split_k`` family only (the tiles hold M whole: no swap-AB), 16-bit
-    inputs only, tiles past the problem's edges (rounded up to a power of
-    two) left out rather than shrunk, as :func:`.configs.prune` treats TMA
-    boxes."""
-    if fam != "split_k" or dtype == "fp32":
-        return []
-    caps = (max(MIN_BLOCK, _pow2_at_least(m)), max(MIN_BLOCK, _pow2_at_least(n)))
-    fitted = [tile for tile in TMA_SPLIT_TILES if tile[0] <= caps[0] and tile[1] <= caps[1]]
-    return _split(
-        "tma_split_k", fitted, (m, n), k, num_sms, TMA_MAX_REDUCE_BYTES, TMA_WHOLE_K_SHARE
-    )
-
-
-def tma_piece_candidates(
-    m: int, n: int, k: int, num_sms: int, dtype: str, fam: Family
-) -> list[Config]:
-    """The TMA tiles in pieces for one problem (``TMA_PIECE_TILES``): the
-    ``split_k`` family's 16-bit problems where tiles of 112 columns give
-    programs to ``TMA_WHOLE_K_SHARE`` of the SMs or more, all in one round,
-    and more programs than the 128-column tiles they stand for (so each
-    streams less of the weight): 128 programs against 112 at 128x14336x4096
-    on 132 SMs. K whole: the pieces are for the shapes that need no split."""
-    if fam != "split_k" or dtype == "fp32":
-        return []
-    kept = []
-    for bm, bn, bk, stages, warps in TMA_PIECE_TILES:
-        config = Config(
-            path="tma_split_k",
-            block_m=bm,
-            block_n=bn,
-            block_k=bk,
-            num_stages=stages,
-            num_warps=warps,
-            pieces=3,
-        )
-        rows = _cdiv(m, bm)
-        tiles, whole = rows * _cdiv(n, config.columns), rows * _cdiv(n, 2 * bn)
-        fits = bm <= max(MIN_BLOCK, _pow2_at_least(m)) and bk <= _pow2_at_least(k)
-        if fits and whole < tiles <= num_sms and tiles >= TMA_WHOLE_K_SHARE * num_sms:
-            kept.append(config)
-    return kept
 
 
 def split_k_candidates(
@@ -247,16 +162,16 @@ def split_k_candidates(
         return []
     swap = fam == "swap_ab"
     rows, cols = (n, m) if swap else (m, n)
-    caps = (max(MIN_BLOCK, _pow2_at_least(rows)), max(MIN_BLOCK, _pow2_at_least(cols)))
+    caps = (max(MIN_BLOCK, pow2_at_least(rows)), max(MIN_BLOCK, pow2_at_least(cols)))
     fitted = []
     for br, bc, bk, stages, warps in SWAP_TILES if swap else SPLIT_TILES:
         br, bc = min(br, caps[0]), (caps[1] if swap else min(bc, caps[1]))
-        bk = max(MIN_BLOCK, min(bk // 2 if dtype == "fp32" else bk, _pow2_at_least(k)))
+        bk = max(MIN_BLOCK, min(bk // 2 if dtype == "fp32" else bk, pow2_at_least(k)))
         fitted.append((br, bc, bk, stages, warps if br * bc >= 128 * 128 else min(warps, 4)))
-    return _split("split_k", fitted, (rows, cols), k, num_sms, swap_ab=swap)
+    return split_configs("split_k", fitted, (rows, cols), k, num_sms, swap_ab=swap)
 
 
-def _split(
+def split_configs(
     path: KernelPath,
     fitted: Iterable[tuple[int, int, int, int, int]],
     extent: tuple[int, int],
@@ -274,8 +189,8 @@ def _split(
     once, in the order found."""
     kept: list[Config] = []
     for br, bc, bk, stages, warps in fitted:
-        tiles = _cdiv(extent[0], br) * _cdiv(extent[1], bc)
-        splits = set(splits_for(tiles, _cdiv(k, bk), num_sms, br * bc, max_reduce_bytes))
+        tiles = cdiv(extent[0], br) * cdiv(extent[1], bc)
+        splits = set(splits_for(tiles, cdiv(k, bk), num_sms, br * bc, max_reduce_bytes))
         if whole_k_share is not None and tiles >= whole_k_share * num_sms:
             splits.add(1)
         for split in sorted(splits):
@@ -315,14 +230,14 @@ def gemv_candidates(m: int, n: int, k: int, num_sms: int, dtype: str) -> list[Co
     cuts it."""
     if m > GEMV_MAX_M or dtype == "fp32":
         return []
-    width = _pow2_at_least(m)  # every row of A in one block: the weight's rows cut N
+    width = pow2_at_least(m)  # every row of A in one block: the weight's rows cut N
     fitted = []
     for rows, bk, stages, warps in GEMV_TILES:
         rows, bk = gemv_tile(rows, bk, width)
-        rows = min(rows, max(MIN_BLOCK, _pow2_at_least(n)))
-        bk = min(bk, max(MIN_BLOCK, _pow2_at_least(k)))
+        rows = min(rows, max(MIN_BLOCK, pow2_at_least(n)))
+        bk = min(bk, max(MIN_BLOCK, pow2_at_least(k)))
         fitted.append((rows, width, bk, stages, warps))
-    return _split("gemv", fitted, (n, m), k, num_sms)
+    return split_configs("gemv", fitted, (n, m), k, num_sms)
 
 
 def describe() -> str:
@@ -332,7 +247,5 @@ def describe() -> str:
         f"MIN_BLOCKS_PER_SPLIT={MIN_BLOCKS_PER_SPLIT};MAX_SPLIT={MAX_SPLIT};"
         f"MAX_REDUCE_BYTES={MAX_REDUCE_BYTES};NEARLY_FULL={NEARLY_FULL};"
         f"SWAP_TILES={SWAP_TILES};SPLIT_TILES={SPLIT_TILES};"
-        f"TMA_SPLIT_TILES={TMA_SPLIT_TILES};TMA_MAX_REDUCE_BYTES={TMA_MAX_REDUCE_BYTES};"
-        f"TMA_WHOLE_K_SHARE={TMA_WHOLE_K_SHARE};TMA_PIECE_TILES={TMA_PIECE_TILES};"
         f"GEMV_MAX_M={GEMV_MAX_M};GEMV_TILES={GEMV_TILES};GEMV_PRODUCTS={GEMV_PRODUCTS}"
     )
