@@ -191,9 +191,10 @@ def candidates(
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA
         warp_specialised: tuple[Config, ...] = ()
-        if gluon and tma:
-            tf32 = dtype == "fp32"
-            warp_specialised = CUDA_GLUON_TF32 if tf32 else gluon_configs(m, n, family, num_sms)
+        if gluon and tma and dtype == "fp32":
+            warp_specialised = CUDA_GLUON_TF32
+        elif gluon and tma:
+            warp_specialised = gluon_configs(m, n, family, num_sms)
         base = [
             *warp_specialised,
             *(persistent if tma else ()),

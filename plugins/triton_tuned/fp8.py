@@ -55,7 +55,7 @@ import attrs
 import gemmreg
 from gemmreg_plugins.triton_tuned import paths_here, tma_rules
 from gemmreg_plugins.triton_tuned.fp8_kernel import fp8_kernel
-from gemmreg_plugins.triton_tuned.launch_config import GROUP_M
+from gemmreg_plugins.triton_tuned.launch_config import GROUP_M, MAX_PIECES, piece_widths
 from gemmreg_plugins.triton_tuned.launchers import persistent_programs
 
 if TYPE_CHECKING:
@@ -97,15 +97,18 @@ class Fp8Config:
 
     def __attrs_post_init__(self) -> None:
         cut = self.split_k > 1 or self.pieces > 1
-        if (cut and not self.tma) or (self.split_k > 1 and self.pieces > 1) or self.pieces > 3:
-            raise ValueError(f"splits or pieces (up to 3), one or the other, TMA only: {self}")
+        both = self.split_k > 1 and self.pieces > 1
+        if (cut and not self.tma) or both or self.pieces > MAX_PIECES:
+            raise ValueError(
+                f"splits or pieces (up to {MAX_PIECES}), one or the other, TMA only: {self}"
+            )
         if self.tma and self.gluon:
             raise ValueError(f"one kernel: the TMA one or the Gluon one: {self}")
 
     @property
     def columns(self) -> int:
         """Columns of C per tile: ``block_n``, or the sum of its ``pieces``."""
-        return sum(self.block_n >> piece for piece in range(self.pieces))
+        return sum(piece_widths(self.block_n, self.pieces))
 
     @property
     def name(self) -> str:

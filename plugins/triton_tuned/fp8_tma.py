@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from gemmreg_plugins.triton_tuned import split_k
 from gemmreg_plugins.triton_tuned.fp8 import Fp8Config
+from gemmreg_plugins.triton_tuned.launch_config import MAX_PIECES, piece_widths
 
 if TYPE_CHECKING:
     import torch
@@ -56,8 +57,8 @@ def run_tma_kernel(
     m, k = a.shape
     n = b.shape[1]
     bm, bk = config.block_m, config.block_k
-    widths = [config.block_n >> piece for piece in range(config.pieces)]
-    unused = [None] * (3 - config.pieces)
+    widths = piece_widths(config.block_n, config.pieces)
+    unused = [None] * (MAX_PIECES - config.pieces)  # the kernel's arguments of pieces not cut
     describe = TensorDescriptor.from_tensor
     weights = [describe(b.T, [width, bk]) for width in widths]
     outputs = [describe(out, [bm, width]) for width in widths]

@@ -27,6 +27,16 @@ PATHS: tuple[KernelPath, ...] = (
 SPLIT_PATHS: tuple[KernelPath, ...] = ("split_k", "tma_split_k", "gemv")
 """The paths that cut K over several programs per tile (``Config.split_k``)."""
 
+MAX_PIECES = 3
+"""A tile's columns in at most three pieces: ``block_n``, its half, its quarter."""
+
+
+def piece_widths(block_n: int, pieces: int) -> list[int]:
+    """The widths of a tile's pieces (``Config.pieces``): ``block_n`` and,
+    with 2 or 3, its half and then its quarter (64, 32, 16)."""
+    return [block_n >> piece for piece in range(pieces)]
+
+
 GROUP_M = 8
 """Tile rows walked down one column of B before moving on: L2 reuse of B."""
 MIN_BLOCK = 16
@@ -86,7 +96,7 @@ class Config:
     @property
     def columns(self) -> int:
         """Columns of C per tile: ``block_n``, or the sum of its ``pieces``."""
-        return sum(self.block_n >> piece for piece in range(self.pieces))
+        return sum(piece_widths(self.block_n, self.pieces))
 
     @property
     def name(self) -> str:
@@ -162,8 +172,8 @@ class Config:
             raise ValueError(f"split_k must be a positive count: {config}")
         if config.split_k > 1 and config.path not in SPLIT_PATHS:
             raise ValueError(f"split_k belongs to the split-K and GEMV paths: {config}")
-        if config.pieces not in (1, 2, 3):
-            raise ValueError(f"pieces must be 1, 2 or 3: {config}")
+        if not 1 <= config.pieces <= MAX_PIECES:
+            raise ValueError(f"pieces must be 1 to {MAX_PIECES}: {config}")
         if config.pieces > 1 and (config.path != "tma_split_k" or config.split_k > 1):
             raise ValueError(f"pieces belong to the TMA split-K path, K unsplit: {config}")
         if config.pieces > 1 and config.block_n >> (config.pieces - 1) < MIN_BLOCK:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 from gemmreg_plugins.triton_tuned import split_k
-from gemmreg_plugins.triton_tuned.launch_config import Config
+from gemmreg_plugins.triton_tuned.launch_config import MAX_PIECES, Config, piece_widths
 from gemmreg_plugins.triton_tuned.tma_rules import (
     b_descriptor,
     is_transposed,
@@ -105,9 +105,9 @@ def _pieces_launcher(
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     bm, bk = config.block_m, config.block_k
-    widths = [config.block_n >> piece for piece in range(config.pieces)]
+    widths = piece_widths(config.block_n, config.pieces)
     grid = (triton.cdiv(m, bm) * triton.cdiv(n, config.columns),)
-    unused = [None] * (3 - config.pieces)
+    unused = [None] * (MAX_PIECES - config.pieces)  # the kernel's arguments of pieces not cut
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
         if a.element_size() == 4 or tma_refusal(a, b, out) is not None:
