@@ -286,6 +286,7 @@ def fp8_launcher(problem: gemmreg.Problem, where: gemmreg.Environment) -> gemmre
         return run(config, rowwise, a, b, out, sa, sb, num_sms)
 
     # the TMA kernels take TMA-able operands only; run() gives the rest to the Triton one
-    instead = config_for(problem.m, problem.n).name
-    fallback = f" (else {instead})" if config.gluon or config.tma else ""
+    fallback = ""
+    if config.gluon or config.tma:
+        fallback = f" (else {config_for(problem.m, problem.n).name})"
     return gemmreg.variant(launch, config.name + fallback)
