@@ -1,6 +1,6 @@
 """The fp8 GEMM through TMA, one tile of C per program (its host side is
 :func:`.fp8.run`, for ``Fp8Config.tma``): K cut into ``SPLIT_K`` ranges (the
-TMA split-K path's hand-over, :mod:`.tma_split_k_kernel`), or, K whole, the
+split-K hand-over, :mod:`.hand_over`), or, K whole, the
 tile in ``PIECES`` (:mod:`.tma_pieces_kernel`: ``BLOCK_N`` columns and its
 half and quarter beside them). A is row-major and B a transposed view of a
 row-major N x K weight: fp8 ``wgmma`` reads both K-major, which TMA boxes of
@@ -22,6 +22,7 @@ reasons :mod:`.tile_parts` gives.
 
 import triton
 import triton.language as tl
+from gemmreg_plugins.triton_tuned.hand_over import leave_partial, sum_partials
 
 
 @triton.jit
@@ -78,18 +79,9 @@ def gemm_fp8_tma(a_desc, b_desc, b_half, b_quarter, c_desc, c_half, c_quarter, s
             _scaled_store(c_quarter, acc_quarter, sa_ptr, sb_ptr, off_m, off_n + BLOCK_N + HALF,
                           m, n, stride_sa, stride_sb, BLOCK_M, QUARTER, ROWWISE)  # fmt: skip
     else:
-        # The hand-over of :mod:`.tma_split_k_kernel`: an fp32 slot per split, an
-        # acquire-release count per tile, the last to arrive adds them in split order.
+        # The split-K hand-over (:mod:`.hand_over`); the scales come after the sum.
         at = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-        slots = ws_ptr + tile.to(tl.int64) * (SPLIT_K * BLOCK_M * BLOCK_N)
-        tl.store(slots + split * (BLOCK_M * BLOCK_N) + at, acc)
-        tl.debug_barrier()  # every thread's partial is out before the count says so
-        arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
-        if arrived == SPLIT_K - 1:
-            tl.debug_barrier()  # the acquire (one thread's) before every load
-            total = tl.load(slots + at, cache_modifier=".cg")
-            for s in range(1, SPLIT_K):
-                total += tl.load(slots + s * (BLOCK_M * BLOCK_N) + at, cache_modifier=".cg")
+        if leave_partial(ws_ptr, count_ptr, tile, split, acc, at, SPLIT_K, BLOCK_M * BLOCK_N):
+            total = sum_partials(ws_ptr, count_ptr, tile, at, SPLIT_K, BLOCK_M * BLOCK_N)
             _scaled_store(c_desc, total, sa_ptr, sb_ptr, off_m, off_n, m, n, stride_sa,
                           stride_sb, BLOCK_M, BLOCK_N, ROWWISE)  # fmt: skip
-            tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")  # clean for the next call

@@ -17,7 +17,7 @@ shuffles in the loop's sm_90 code (2 to 8 rows, Triton 3.7); this way it is
 loads and fused multiply-adds alone (the dispatch keeps the accumulator
 at 64 registers a thread, ``dispatch.GEMV_PRODUCTS``).
 
-Cut K (``SPLIT_K`` > 1) is handed over as :mod:`.split_k_kernel` does it:
+Cut K (``SPLIT_K`` > 1) is handed over as :mod:`.hand_over` does it:
 fp32 partials in per-program slots, one acquire-release counter per tile,
 the last program adds the slots in split order (the same bits whichever
 arrives last) and puts the counter back to 0.
@@ -33,6 +33,7 @@ reasons :mod:`.tile_parts` gives.
 
 import triton
 import triton.language as tl
+from gemmreg_plugins.triton_tuned.hand_over import leave_partial, sum_partials
 
 
 @triton.jit
@@ -99,14 +100,6 @@ def gemv_split_k(a_ptr, w_ptr, c_ptr, ws_ptr, count_ptr, n, k, stride_am, stride
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_c)
     else:
         at = cols[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-        slots = ws_ptr + tile.to(tl.int64) * (SPLIT_K * BLOCK_M * BLOCK_N)
-        tl.store(slots + split * (BLOCK_M * BLOCK_N) + at, acc)
-        tl.debug_barrier()  # every thread's partial is out before the count says so
-        arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
-        if arrived == SPLIT_K - 1:
-            tl.debug_barrier()  # the acquire (one thread's) before every load
-            total = tl.load(slots + at, cache_modifier=".cg")
-            for s in range(1, SPLIT_K):
-                total += tl.load(slots + s * (BLOCK_M * BLOCK_N) + at, cache_modifier=".cg")
+        if leave_partial(ws_ptr, count_ptr, tile, split, acc, at, SPLIT_K, BLOCK_M * BLOCK_N):
+            total = sum_partials(ws_ptr, count_ptr, tile, at, SPLIT_K, BLOCK_M * BLOCK_N)
             tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask_c)
-            tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")  # clean for the next call

@@ -7,10 +7,10 @@ swap-AB, B^T, A^T and C^T, which are the same storage read with their
 strides exchanged. Program (tile, split) computes one tile over one range of
 K blocks; with ``SPLIT_K`` > 1 it writes that partial product to its slot of
 an fp32 workspace, and the last of a tile's programs to arrive (an
-acquire-release counter per tile, as the stream-K tail of
-:mod:`.stream_k_tail` hands over its cut tiles) adds the slots up in split
-order, stores C and puts the counter back to 0. Adding in split order, not
-in arrival order, makes C the same bits whichever program arrives last.
+acquire-release counter per tile) adds the slots up in split order, stores C
+and puts the counter back to 0: the hand-over of :mod:`.hand_over`. Adding in
+split order, not in arrival order, makes C the same bits whichever program
+arrives last.
 
 Offsets are int64 before they meet a stride; every load and store is
 masked on rows and columns, and on K unless ``EVEN_K`` says K is a whole
@@ -25,6 +25,7 @@ reasons :mod:`.tile_parts` gives.
 
 import triton
 import triton.language as tl
+from gemmreg_plugins.triton_tuned.hand_over import leave_partial, sum_partials
 
 
 @triton.jit
@@ -80,17 +81,7 @@ def gemm_split_k(x_ptr, y_ptr, c_ptr, ws_ptr, count_ptr, rows, cols, k, stride_x
     if SPLIT_K == 1:
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_r & mask_c)
     else:
-        # A slot's offsets fit 32 bits (a tile is at most 2^16 elements); the
-        # tile's slots start at a 64-bit offset.
         at = tl.arange(0, BLOCK_R)[:, None] * BLOCK_C + tl.arange(0, BLOCK_C)[None, :]
-        slots = ws_ptr + tile.to(tl.int64) * (SPLIT_K * BLOCK_R * BLOCK_C)
-        tl.store(slots + split * (BLOCK_R * BLOCK_C) + at, acc)
-        tl.debug_barrier()  # every thread's partial is out before the count says so
-        arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
-        if arrived == SPLIT_K - 1:
-            tl.debug_barrier()  # the acquire (one thread's) before every load
-            total = tl.load(slots + at, cache_modifier=".cg")
-            for s in range(1, SPLIT_K):
-                total += tl.load(slots + s * (BLOCK_R * BLOCK_C) + at, cache_modifier=".cg")
+        if leave_partial(ws_ptr, count_ptr, tile, split, acc, at, SPLIT_K, BLOCK_R * BLOCK_C):
+            total = sum_partials(ws_ptr, count_ptr, tile, at, SPLIT_K, BLOCK_R * BLOCK_C)
             tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask_r & mask_c)
-            tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")  # clean for the next call

@@ -7,6 +7,7 @@ Only the kernel builder imports this module, for the reasons
 
 import triton
 import triton.language as tl
+from gemmreg_plugins.triton_tuned.hand_over import leave_partial
 from gemmreg_plugins.triton_tuned.tile_parts import store_tile, tile_acc, tile_origin
 
 
@@ -65,12 +66,9 @@ def stream_k_tail(a_desc, b_desc, c_desc, ws_ptr, count_ptr, pid, tiles_m, tiles
                 # two pieces is the same whichever adds (a + b == b + a exactly),
                 # so C is the same bits whoever arrives second.
                 piece = (lo != t * k_tiles).to(tl.int64)
-                slots = ws_ptr + t * (2 * BLOCK_M * BLOCK_N)
-                tl.store(slots + piece * (BLOCK_M * BLOCK_N) + at, acc)
-                tl.debug_barrier()  # every thread's piece is out before the count says so
-                arrived = tl.atomic_add(count_ptr + t, 1, sem="acq_rel")
-                if arrived == 1:
+                if leave_partial(ws_ptr, count_ptr, t, piece, acc, at, 2, BLOCK_M * BLOCK_N):
                     tl.debug_barrier()  # the acquire (one thread's) before every load
+                    slots = ws_ptr + t * (2 * BLOCK_M * BLOCK_N)
                     other = tl.load(
                         slots + (1 - piece) * (BLOCK_M * BLOCK_N) + at, cache_modifier=".cg"
                     )
