@@ -34,7 +34,9 @@ taken (no GPU here, a kernel that cannot run the problem, unlike execution).
 A Triton plugin's tests can also check what only native code has (a
 pipelined loop, an atomic's memory order) on a machine without a GPU:
 :func:`native_compile` runs a script that calls ``triton.compile`` for a
-``GPUTarget`` in a fresh Python, with Triton's interpreter off.
+``GPUTarget`` in a fresh Python, with Triton's interpreter off, and
+:func:`compile_natively` compiles one jit function there as a launch would
+specialise it.
 :func:`run_fresh` runs any script in a fresh Python and returns the JSON its
 last line prints (a kernel the interpreter crashes on then takes down that
 process, not the test session).
@@ -48,7 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from gemmreg.commands.native_compiling import native_compile, run_fresh
+from gemmreg.commands.native_compiling import compile_natively, native_compile, run_fresh
 from gemmreg.commands.testing_params import MatrixParam
 from gemmreg.commands.testing_verdicts import verdict
 from gemmreg.contract.task_kinds import SANITIZE
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
     from gemmreg.discovery.registry_records import RegisteredKernel, Registry
     from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
 
-__all__ = ["matrix", "native_compile", "run_fresh", "verdict"]
+__all__ = ["compile_natively", "matrix", "native_compile", "run_fresh", "verdict"]
 
 MARKER = "gemmreg_matrix"
 CASE_FIXTURE = "gemmreg_case"

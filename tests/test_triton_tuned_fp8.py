@@ -185,8 +185,7 @@ from pathlib import Path
 import gemmreg
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import fp8, fp8_kernel
 
 cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
@@ -209,14 +208,10 @@ for m, n, layout, rowwise, promote in runs:
     constexprs.update({name: 1 for name in unit[layout]})
     types = {"a_ptr": "*fp8e4nv", "b_ptr": "*fp8e4nv", "c_ptr": "*bf16",
              "sa_ptr": "*fp32", "sb_ptr": "*fp32"}
-    signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                 for name in fn.arg_names}
-    aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
-               if name not in constexprs and name not in ("m", "stride_sa", "stride_sb")}
-    compiled = triton.compile(
-        ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
-        target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": c.num_warps, "num_stages": c.num_stages},
+    compiled = compile_natively(
+        fn, types, constexprs,
+        aligned=[n for n in fn.arg_names if n not in ("m", "stride_sa", "stride_sb")],
+        num_warps=c.num_warps, num_stages=c.num_stages,
     )
     ptx = compiled.asm["ptx"]
     cubin = Path(tempfile.mkdtemp()) / "k.cubin"

@@ -114,8 +114,7 @@ from pathlib import Path
 import gemmreg
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import fp8_tma
 from gemmreg_plugins.triton_tuned.fp8_tma_kernel import gemm_fp8_tma as fn
 
@@ -136,12 +135,8 @@ for c in fp8_tma.TMA_PROBED:
         constexprs.update({name: None for name in names[len(boxes):]})  # the pieces unused
     if c.split_k == 1:
         constexprs.update(ws_ptr=None, count_ptr=None)
-    signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                 for name in fn.arg_names}
-    compiled = triton.compile(
-        ASTSource(fn=fn, signature=signature, constexprs=constexprs),
-        target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": c.num_warps, "num_stages": c.num_stages},
+    compiled = compile_natively(
+        fn, types, constexprs, num_warps=c.num_warps, num_stages=c.num_stages
     )
     ptx = compiled.asm["ptx"]
     cubin = Path(tempfile.mkdtemp()) / "k.cubin"

@@ -108,9 +108,7 @@ import attrs
 import gemmreg
 import os
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import grouped, grouped_tma_kernel
 
 fn = grouped_tma_kernel.grouped_tma_kernel()
@@ -130,14 +128,10 @@ for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2)):
                               FLATTEN=c.flatten, SHARED=c.shared)
             types = {"a_ptr": element, "b_ptr": element, "c_ptr": element,
                      "table_ptr": "*i32", "stride_bg": "i64"}
-            signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                         for name in fn.arg_names}
-            aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
-                       if name not in constexprs and name != "entries"}
-            compiled = triton.compile(
-                ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
-                target=GPUTarget("cuda", 90, 32),
-                options={"num_warps": c.num_warps, "num_stages": c.num_stages},
+            compiled = compile_natively(
+                fn, types, constexprs,
+                aligned=[n for n in fn.arg_names if n != "entries"],
+                num_warps=c.num_warps, num_stages=c.num_stages,
             )
             ptx = compiled.asm["ptx"]
             out[f"{dtype} B^T={transposed} {c.name}"] = {

@@ -19,9 +19,7 @@ SCRIPT = """
 import json, os, re
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import kernels
 
 fn = kernels.persistent_tma_kernel()
@@ -36,14 +34,10 @@ for form in ("plain", "stream_k"):
              "c_desc": "tensordesc<fp16[128, 256]>", "ws_ptr": "*fp32", "count_ptr": "*i32"}
     if not sk:
         constexprs.update(ws_ptr=None, count_ptr=None)
-    signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                 for name in fn.arg_names}
-    aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
-               if sk and name in ("ws_ptr", "count_ptr")}
-    compiled = triton.compile(
-        ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
-        target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": 8, "num_stages": 3},
+    compiled = compile_natively(
+        fn, types, constexprs,
+        aligned=("ws_ptr", "count_ptr") if sk else (),
+        num_warps=8, num_stages=3,
     )
     ttgir, ptx = compiled.asm["ttgir"], compiled.asm["ptx"]
     out[form] = {

@@ -21,9 +21,7 @@ SCRIPT = """
 import json, os, re
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import dispatch, split_k_kernel
 
 fn = split_k_kernel.gemm_split_k
@@ -39,14 +37,8 @@ for form, (br, bc, bk, stages, warps) in forms:
             constexprs.update(ws_ptr=None, count_ptr=None)
         types = {"x_ptr": "*bf16", "y_ptr": "*bf16", "c_ptr": "*bf16", "ws_ptr": "*fp32",
                  "count_ptr": "*i32"}
-        signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                     for name in fn.arg_names}
-        aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
-                   if name in aligned_names and name not in constexprs}
-        compiled = triton.compile(
-            ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
-            target=GPUTarget("cuda", 90, 32),
-            options={"num_warps": warps, "num_stages": stages},
+        compiled = compile_natively(
+            fn, types, constexprs, aligned=aligned_names, num_warps=warps, num_stages=stages
         )
         ptx = compiled.asm["ptx"]
         out[f"{form} {br}x{bc}x{bk} k{split}"] = {

@@ -139,9 +139,7 @@ SCRIPT = """
 import json, os, re
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import tma_dispatch
 from gemmreg_plugins.triton_tuned.tma_pieces_kernel import gemm_tma_pieces as fn
 
@@ -157,13 +155,7 @@ for bm, bn, bk, stages, warps in tma_dispatch.TMA_PIECE_TILES:
             types[name] = f"tensordesc<bf16[{box[0]}, {box[1]}]>"
         for name, width in zip(("c_desc", "c_half", "c_quarter"), widths):
             types[name] = f"tensordesc<bf16[{bm}, {width}]>"
-        signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                     for name in fn.arg_names}
-        compiled = triton.compile(
-            ASTSource(fn=fn, signature=signature, constexprs=constexprs),
-            target=GPUTarget("cuda", 90, 32),
-            options={"num_warps": warps, "num_stages": stages},
-        )
+        compiled = compile_natively(fn, types, constexprs, num_warps=warps, num_stages=stages)
         ttgir, ptx = compiled.asm["ttgir"], compiled.asm["ptx"]
         out[f"{bm}x{bn}x{bk}-s{stages} B^T={b_t}"] = {
             "shared": compiled.metadata.shared,

@@ -19,9 +19,7 @@ SCRIPT = """
 import json, os, re
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import tma_dispatch
 from gemmreg_plugins.triton_tuned.tma_split_k_kernel import gemm_tma_split_k as fn
 
@@ -35,14 +33,10 @@ for bm, bn, bk, stages, warps in tma_dispatch.TMA_SPLIT_TILES:
                  "c_desc": f"tensordesc<bf16[{bm}, {bn}]>", "ws_ptr": "*fp32", "count_ptr": "*i32"}
         if split == 1:
             constexprs.update(ws_ptr=None, count_ptr=None)
-        signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                     for name in fn.arg_names}
-        aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
-                   if split > 1 and name in ("ws_ptr", "count_ptr")}
-        compiled = triton.compile(
-            ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
-            target=GPUTarget("cuda", 90, 32),
-            options={"num_warps": warps, "num_stages": stages},
+        compiled = compile_natively(
+            fn, types, constexprs,
+            aligned=("ws_ptr", "count_ptr") if split > 1 else (),
+            num_warps=warps, num_stages=stages,
         )
         ttgir, ptx = compiled.asm["ttgir"], compiled.asm["ptx"]
         out[f"{bm}x{bn}x{bk}-k{split}"] = {

@@ -1,7 +1,9 @@
 """Scripts in a fresh Python for plugin tests (:func:`gemmreg.testing.run_fresh`),
 and compiling a Triton kernel natively on a machine without a GPU
-(:func:`gemmreg.testing.native_compile`): what only native code has (a
-pipelined loop, an atomic's memory order) is checked on the CPU too."""
+(:func:`gemmreg.testing.native_compile`, with
+:func:`gemmreg.testing.compile_natively` for a script's kernels): what only
+native code has (a pipelined loop, an atomic's memory order) is checked on
+the CPU too."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +36,48 @@ def native_compile(script: str, timeout: float | None = 600) -> Any:
         pytest.skip("this Triton has no NVIDIA backend with ptxas")
     env = {key: value for key, value in os.environ.items() if key != "TRITON_INTERPRET"}
     return _run(script, env, timeout)
+
+
+def compile_natively(
+    fn: Any,
+    types: Mapping[str, str],
+    constexprs: Mapping[str, Any],
+    *,
+    aligned: Iterable[str] = (),
+    num_warps: int,
+    num_stages: int,
+    target: tuple[str, int, int] = ("cuda", 90, 32),
+    **options: Any,
+) -> Any:
+    """Compile the jit function ``fn`` for ``target`` (an H100/H200 by default)
+    and return Triton's compiled kernel (``.asm["ptx"]``, ``.asm["cubin"]``,
+    ``.metadata.shared``). Call it inside a :func:`native_compile` script.
+
+    ``types`` gives the Triton type of each pointer or descriptor argument
+    (``"*bf16"``, ``"tensordesc<...>"``); an argument named in ``constexprs``
+    is compiled as that constant, and every other one as ``i32``.
+    ``aligned`` names the arguments a launch would pass as multiples of 16,
+    which Triton specialises on (``tt.divisibility``): a test of vectorised
+    loads must compile the kernel as the launch would see it. ``options``
+    are Triton's other compile options (``launch_cooperative_grid=True``)."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    wanted = set(aligned)
+    signature = {
+        name: types.get(name, "constexpr" if name in constexprs else "i32") for name in fn.arg_names
+    }
+    divisible = {
+        (i,): [["tt.divisibility", 16]]
+        for i, name in enumerate(fn.arg_names)
+        if name in wanted and name not in constexprs
+    }
+    return triton.compile(
+        ASTSource(fn=fn, signature=signature, constexprs=dict(constexprs), attrs=divisible),
+        target=GPUTarget(*target),
+        options={"num_warps": num_warps, "num_stages": num_stages, **options},
+    )
 
 
 def run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | None = None) -> Any:

@@ -16,10 +16,8 @@ from gemmreg.testing import native_compile
 
 SCRIPT = """
 import json, os, re
-os.environ.pop("TRITON_INTERPRET", None)
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.compiler import ASTSource
+from gemmreg.testing import compile_natively  # with no GPU, turns the interpreter on
+os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 from gemmreg_splitk import heuristics, kernel, tuned
 from gemmreg_splitk import scatter as scatter_mod
 
@@ -65,15 +63,10 @@ for mode in MODES:
         box_b = (bn, c.block_k) if swap else (c.block_k, bn)
         types.update(a_ptr=f"tensordesc<bf16[{box_a[0]}, {box_a[1]}]>",
                      b_ptr=f"tensordesc<bf16[{box_b[0]}, {box_b[1]}]>")
-    signature = {name: types.get(name, "constexpr" if name in constexprs else "i32")
-                 for name in fn.arg_names}
-    aligned = {(i,): [["tt.divisibility", 16]] for i, name in enumerate(fn.arg_names)
-               if name not in constexprs and not signature[name].startswith("tensordesc")}
-    compiled = triton.compile(
-        ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=aligned),
-        target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": c.num_warps, "num_stages": c.num_stages,
-                 "launch_cooperative_grid": spin},
+    compiled = compile_natively(
+        fn, types, constexprs,
+        aligned=[n for n in fn.arg_names if not types.get(n, "").startswith("tensordesc")],
+        num_warps=c.num_warps, num_stages=c.num_stages, launch_cooperative_grid=spin,
     )
     ptx = compiled.asm["ptx"]
     out[mode] = {
