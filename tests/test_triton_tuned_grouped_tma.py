@@ -102,6 +102,43 @@ def test_no_form_writes_a_row_past_its_tiles_member(config, groups):
     assert out[rows:].isnan().all()
 
 
+def test_one_descriptor_reads_b_only_where_it_is_a_stack_of_transposed_weights():
+    stacked = torch.empty(3, 40, 80, device="meta").transpose(1, 2)  # 3 weights, N x K each
+    assert grouped_tma.whole_b_rows(stacked) == 3 * 40
+    assert grouped_tma.whole_b_rows(torch.empty(3, 80, 40, device="meta")) is None  # row-major
+    gaps = torch.empty(3, 48, 80, device="meta")[:, :40].transpose(1, 2)
+    assert grouped_tma.b_transposed(gaps) is True  # TMA takes it, member by member
+    assert grouped_tma.whole_b_rows(gaps) is None
+    padded = torch.empty(3, 40, 96, device="meta")[:, :, :80].transpose(1, 2)
+    assert grouped_tma.whole_b_rows(padded) == 3 * 40  # rows of 96 elements, 80 read
+    huge = torch.empty(2**17, 2**14, 16, device="meta").transpose(1, 2)  # 2^31 rows
+    assert grouped_tma.whole_b_rows(huge) is None
+
+
+@pytest.mark.parametrize("transposed", [True, False], ids=["stacked-BT", "rowmajor"])
+def test_a_tile_past_its_members_columns_never_stores_the_next_members_product(transposed):
+    """n = 40 in 32-column tiles: each member's second column tile reads 24
+    rows of the next member's weight through the shared descriptor of every
+    weight. Those rows are NaN; the product columns they make lie past n and
+    C's descriptor never stores them, so the members before are exact."""
+    config = attrs.evolve(SMALL_TMA, shared=True)
+    groups, n, k = (5, 17, 9), 40, 80
+    problem = gemmreg.grouped_problem(groups, n, k, dtype="fp32")
+    launch = grouped.grouped_launcher(problem, gemmreg.where(), "ieee", config=config)
+    generator = torch.Generator().manual_seed(7)
+    a = torch.randn(sum(groups), k, generator=generator)
+    weights = torch.randn(len(groups), n, k, generator=generator)
+    weights[2] = float("nan")
+    b = weights.transpose(1, 2) if transposed else weights.transpose(1, 2).contiguous()
+    assert (grouped_tma.whole_b_rows(b) is not None) == transposed
+    out = torch.zeros(sum(groups), n)
+    launch(a, b, out, None)
+    first = groups[0] + groups[1]
+    want = torch.cat([a[: groups[0]] @ b[0], a[groups[0] : first] @ b[1]])
+    assert torch.allclose(out[:first], want, atol=1e-4, rtol=1e-4)
+    assert out[first:].isnan().all()
+
+
 SCRIPT = """
 import itertools, json, re
 import attrs
@@ -125,7 +162,8 @@ for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2)):
             constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
                               GROUP_M=c.group_m, B_TRANSPOSED=transposed,
                               EPILOGUE_PARTS=c.epilogue_parts, INPUT_PRECISION="ieee",
-                              FLATTEN=c.flatten, SHARED=c.shared)
+                              FLATTEN=c.flatten, SHARED=c.shared,
+                              WHOLE_B=c.shared and transposed)
             types = {"a_ptr": element, "b_ptr": element, "c_ptr": element,
                      "table_ptr": "*i32", "stride_bg": "i64"}
             compiled = compile_natively(
@@ -156,7 +194,7 @@ def test_every_tma_config_the_rule_chooses_compiles_for_an_h200_pipelined_on_wgm
     """Each config fits in shared memory with its operand ring of ``stages - 1``
     tiles or more, loads A and B and stores C through TMA, multiplies with
     ``wgmma`` and spills nothing; with B either way round, flattened, and with
-    A's and C's descriptors shared by every tile."""
+    the descriptors shared by every tile (B's too where it is a transposed view)."""
     compiled = native_compile(SCRIPT)
     assert len(compiled) >= 10, compiled  # 128x256, 128x128 (flat too), 64x128; B both ways
     for name, found in compiled.items():

@@ -58,7 +58,8 @@ class GroupedConfig:
     shared: bool = False
     """The TMA form's A and C through one descriptor each, made once per
     program, C's own only for a member's last partial tile: one descriptor
-    made per tile instead of three (:mod:`.grouped_tma_kernel`)."""
+    made per tile instead of three, none where B is one stack of N x K
+    weights, which one descriptor then reads too (:mod:`.grouped_tma_kernel`)."""
 
     @property
     def name(self) -> str:

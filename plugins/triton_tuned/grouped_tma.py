@@ -46,6 +46,18 @@ def b_transposed(b: torch.Tensor) -> bool | None:
     return None
 
 
+def whole_b_rows(b: torch.Tensor) -> int | None:
+    """Rows of one descriptor over every member's weight (groups x N), where
+    ``b`` is a transposed view of N x K weights lying back to back (a stacked
+    ``nn.Linear`` weight), and TMA's 32-bit row coordinate reaches them all;
+    None otherwise (a row-major B, gaps between members, more rows)."""
+    groups, _, n = b.shape
+    if b_transposed(b) is not True or (groups > 1 and b.stride(0) != n * b.stride(2)):
+        return None
+    rows = groups * n
+    return rows if rows < 2**31 else None
+
+
 def layout_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | None:
     """Why these strides cannot take the TMA form, or None (meta tensors too)."""
     for name, t in (("A", a), ("C", out)):
@@ -109,6 +121,7 @@ def tma_launcher(
         if refusal(a, b, out) is not None:
             return fallback(a, b, out, offsets)
         transposed = b_transposed(b)
+        whole_b = config.shared and whole_b_rows(b) is not None
         triton.set_allocator(scratch)  # per call: Triton keeps it per context
         return kernel[grid](
             a,
@@ -123,6 +136,7 @@ def tma_launcher(
             b.stride(0),
             b.stride(2) if transposed else b.stride(1),
             out.stride(0),
+            whole_b_rows(b) or 0,
             BLOCK_M=config.block_m,
             BLOCK_N=config.block_n,
             BLOCK_K=config.block_k,
@@ -132,6 +146,7 @@ def tma_launcher(
             INPUT_PRECISION=input_precision,
             FLATTEN=config.flatten,
             SHARED=config.shared,
+            WHOLE_B=whole_b,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
         )

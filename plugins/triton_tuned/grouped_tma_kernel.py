@@ -36,6 +36,17 @@ the tile lies wholly inside its member; only a member's last, partial tile
 makes its own C descriptor, bounded at the member's last row. At Mixtral's
 prefill routing in 128-row tiles, 63 of the 66 row tiles are whole; a probe
 weighs this form against the per-tile one.
+
+With ``WHOLE_B`` too (the host sets it for ``SHARED`` where B is a transposed
+view of N x K weights lying back to back, as a stacked ``nn.Linear`` weight
+of experts does), B is read through one descriptor of all the weights'
+``b_rows`` = groups x N rows, also made once per program, at row
+member x N + the tile's column: no descriptor is made per tile but a member's
+last partial C. A tile's columns past N then read the next member's first
+rows (or, past the last member, zeros), into accumulator columns that C's
+descriptor, N wide, never stores; K's tail is zero-filled as before, since
+the descriptor ends at k. A row-major B gets no such descriptor: its members
+meet along K, and a K tail would read the next member's rows into the sum.
 """
 
 from __future__ import annotations
@@ -73,6 +84,7 @@ def grouped_tma_kernel() -> Any:
         stride_bg,
         stride_b_outer,
         stride_cm,
+        b_rows,
         BLOCK_M: tl.constexpr,
         BLOCK_N: tl.constexpr,
         BLOCK_K: tl.constexpr,
@@ -82,6 +94,7 @@ def grouped_tma_kernel() -> Any:
         INPUT_PRECISION: tl.constexpr,
         FLATTEN: tl.constexpr = False,
         SHARED: tl.constexpr = False,
+        WHOLE_B: tl.constexpr = False,
     ):
         if SHARED:  # once per program: A's and C's rows, every member's
             a_all = tl.make_tensor_descriptor(
@@ -92,6 +105,13 @@ def grouped_tma_kernel() -> Any:
                 shape=[m, n],
                 strides=[stride_cm, 1],
                 block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
+            )
+        if WHOLE_B:  # every member's N x K weight, back to back: b_rows x k
+            b_all = tl.make_tensor_descriptor(
+                b_ptr,
+                shape=[b_rows, k],
+                strides=[stride_b_outer, 1],
+                block_shape=[BLOCK_N, BLOCK_K],
             )
         tiles_n = tl.cdiv(n, BLOCK_N)
         tiles = entries * tiles_n
@@ -111,7 +131,11 @@ def grouped_tma_kernel() -> Any:
             rows = tl.load(row + 2) - first  # this tile's first row to its member's last
             first = first.to(tl.int64)
 
-            if B_TRANSPOSED:  # the member's weight as stored: N x K, K contiguous
+            b_n = off_n  # the tile's first column: B's row (transposed) or column
+            if WHOLE_B:  # the member's rows of the whole weight's descriptor
+                b_desc = b_all
+                b_n = (member * n).to(tl.int32) + off_n
+            elif B_TRANSPOSED:  # the member's weight as stored: N x K, K contiguous
                 b_desc = tl.make_tensor_descriptor(
                     b_ptr + member * stride_bg,
                     shape=[n, k],
@@ -127,7 +151,7 @@ def grouped_tma_kernel() -> Any:
                 )
             if SHARED:
                 row = first.to(tl.int32)  # TMA coordinates are 32-bit
-                acc = _tile_acc(a_all, b_desc, row, off_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                acc = _tile_acc(a_all, b_desc, row, b_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
                                 False, B_TRANSPOSED, False, INPUT_PRECISION)  # fmt: skip
                 if rows >= BLOCK_M:  # wholly inside its member
                     _store_tile(c_all, acc, row, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
@@ -152,7 +176,7 @@ def grouped_tma_kernel() -> Any:
                     strides=[stride_cm, 1],
                     block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
                 )
-                acc = _tile_acc(a_desc, b_desc, 0, off_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
+                acc = _tile_acc(a_desc, b_desc, 0, b_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
                                 False, B_TRANSPOSED, False, INPUT_PRECISION)  # fmt: skip
                 _store_tile(c_desc, acc, 0, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
 
