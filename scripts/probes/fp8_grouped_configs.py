@@ -70,8 +70,9 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
     64 to 256 columns, K 64, 3 or 4 stages; the TMA form's 16 rows in 64
     columns, 64 and 128 rows in 128 or 256, K 64, 3 to 5 stages, C stored
     whole or in halves (each within shared memory, its C staging included),
-    those of 128 rows and 4 or 5 stages flattened too, and these with A's and
-    C's descriptors shared by every tile (``GroupedConfig.shared``)."""
+    those of 128 rows and 4 or 5 stages flattened too, and these with their
+    descriptors shared by every tile (``GroupedConfig.shared``: A's, C's and,
+    the experts' weights being one stack here, B's)."""
     pointer = [
         grouped.GroupedConfig(block_m=bm, block_n=bn, block_k=64, num_warps=w, num_stages=s)
         for bm, bn, w, s in itertools.product((16, 32, 64, 128), (64, 128, 256), (4, 8), (3, 4))
