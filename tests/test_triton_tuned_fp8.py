@@ -15,7 +15,7 @@ import torch
 from gemmreg.checking.operands import make_operands
 from gemmreg.testing import native_compile
 from gemmreg_plugins import triton_tuned
-from gemmreg_plugins.triton_tuned import fp8
+from gemmreg_plugins.triton_tuned import fp8, fp8_tma
 
 SPEC = gemmreg.KernelSpec(
     name="triton_tuned",
@@ -127,6 +127,22 @@ def test_the_config_follows_m_and_the_gluon_kernel_takes_many_rows():
     for m, n in [(129, 4096), (2048, 1024), (8192, 8192)]:  # many rows
         assert form(fp8.config_for(m, n, gluon=True)) == (128, 128, 128, 4, 5, True)
         assert form(fp8.config_for(m, n)) == (128, 128, 128, 8, 4, False)  # no Gluon here
+
+
+def test_a_deep_k_into_a_narrow_n_takes_the_tma_kernel_up_to_128_rows():
+    """Llama 3 8B's down projection (N 4096, K 14336): the TMA kernel's 64 x 64
+    tiles whole up to 64 rows, 128 x 64 in two ranges of K at 128; not at K
+    4096, not past 128 rows, not where no TMA kernel runs."""
+    for m in (1, 16, 64):
+        assert fp8.config_for(m, 4096, gluon=True, k=14336).name == "tma:64x64x128-s6-w4-g8-k1"
+    assert fp8.config_for(128, 4096, gluon=True, k=14336).name == "tma:128x64x128-s6-w8-g8-k2"
+    assert fp8.config_for(128, 1024, gluon=True, k=8192).tma
+    for m, n, k in [(16, 4096, 4096), (128, 14336, 4096), (129, 4096, 14336), (16, 8192, 14336)]:
+        assert not fp8.config_for(m, n, gluon=True, k=k).tma, (m, n, k)
+    assert not fp8.config_for(16, 4096, k=14336).tma  # no Hopper TMA kernels here
+    assert {fp8.config_for(m, 4096, gluon=True, k=14336) for m in (16, 128)} <= set(
+        fp8_tma.TMA_PROBED
+    )
 
 
 def test_the_gluon_kernel_takes_row_major_a_and_a_transposed_weight_only():

@@ -131,13 +131,33 @@ SMALL_M = 128
 wide N) win; past it the Gluon kernel's warp-specialised 128 x 128 tiles."""
 
 
+DEEP_K = 8192
+NARROW_N = 4096
+"""Where the rule takes the TMA kernel: K at least ``DEEP_K`` into N at most
+``NARROW_N``, up to ``SMALL_M`` rows (:func:`config_for`)."""
+
+
 def _tiles(m: int, n: int, block_m: int, block_n: int) -> int:
     return -(-m // block_m) * -(-n // block_n)
 
 
-def config_for(m: int, n: int, gluon: bool = False) -> Fp8Config:
-    """The GPU config for an M x N output (the module's rule); ``gluon``: the
-    Gluon kernel can run here (:func:`gluon_here`)."""
+def config_for(m: int, n: int, gluon: bool = False, k: int = 0) -> Fp8Config:
+    """The GPU config for an M x N output over ``k`` (the module's rule);
+    ``gluon``: the Gluon and TMA kernels can run here (:func:`gluon_here`).
+
+    Up to 128 rows over a deep K into a narrow N (Llama 3 8B's down
+    projection, 4096 x 14336), the TMA kernel (:mod:`.fp8_tma_kernel`): its
+    64 x 64 tiles of 6 stages, K whole, ran 1.088x and 1.235x
+    ``torch._scaled_mm`` at 1 and 16 tokens, where this rule's Triton tiles
+    ran 1.003x and 0.974x; at 128 tokens its 128 x 64 tiles in 2 ranges of K
+    (128 programs) 1.415x, against 1.000x. The same 64 x 64 tiles lost at
+    K 4096 (0.52x at 1x4096x4096): the deep ring pays where few tiles each
+    stream a long K (the config probe on the H200,
+    ``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``)."""
+    if gluon and k >= DEEP_K and n <= NARROW_N and m <= SMALL_M:
+        if m > 64:
+            return Fp8Config(block_m=128, block_n=64, block_k=128, num_warps=8, num_stages=6, tma=True, split_k=2)  # fmt: skip
+        return Fp8Config(block_m=64, block_n=64, block_k=128, num_warps=4, num_stages=6, tma=True)  # fmt: skip
     if m > SMALL_M:
         if gluon:
             return Fp8Config(block_m=128, block_n=128, block_k=128, num_warps=4, num_stages=5, gluon=True)  # fmt: skip
@@ -277,7 +297,7 @@ def _run_gluon(
 def fp8_launcher(problem: gemmreg.Problem, where: gemmreg.Environment) -> gemmreg.Launch:
     """``launch(a, b, out, scale_a, scale_b)`` for ``problem``."""
     num_sms = where.multiprocessors or 1
-    config = config_for(problem.m, problem.n, gluon_here(where))
+    config = config_for(problem.m, problem.n, gluon_here(where), problem.k)
     rowwise = problem.scaling == "rowwise"
 
     def launch(

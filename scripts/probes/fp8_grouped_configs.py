@@ -154,7 +154,7 @@ def probe_fp8(point: tuple[int, int, int], args: argparse.Namespace) -> dict[str
         "torch._scaled_mm fast accum": functools_partial(fast_accumulation),
     }
     refused: dict[str, str] = {}
-    rule = fp8.config_for(m, n, fp8.gluon_here(gemmreg.where()))
+    rule = fp8.config_for(m, n, fp8.gluon_here(gemmreg.where()), k)
     for config in [rule, *(c for c in fp8_candidates() if c != rule and args.match in _name(c))]:
         out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
         name = _name(config) + (" (rule)" if config == rule else "")
