@@ -102,6 +102,12 @@ def test_no_form_writes_a_row_past_its_tiles_member(config, groups):
     assert out[rows:].isnan().all()
 
 
+def test_shared_descriptors_are_refused_in_a_flattened_loop():
+    """Triton fails to flatten a loop that makes a descriptor in a branch."""
+    with pytest.raises(ValueError, match="flattened"):
+        attrs.evolve(SMALL_TMA, shared=True, flatten=True)
+
+
 def test_one_descriptor_reads_b_only_where_it_is_a_stack_of_transposed_weights():
     stacked = torch.empty(3, 40, 80, device="meta").transpose(1, 2)  # 3 weights, N x K each
     assert grouped_tma.whole_b_rows(stacked) == 3 * 40

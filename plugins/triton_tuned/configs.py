@@ -65,15 +65,17 @@ cost, so below that the rule's pick is as good as any."""
 
 
 UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128 + CUDA_GLUON_TF32
-"""Configs that compile for sm_90 but no GPU has run: left out of the
-tuner's lists (:func:`.paths_here.candidates_for`) unless
-``GEMMREG_TRITON_TUNED_UNMEASURED=1``, until a check and a probe on a GPU
-say they are right and worth timing; so are tiles in pieces (:func:`unmeasured`)."""
+"""Configs left out of the tuner's lists (:func:`.paths_here.candidates_for`)
+unless ``GEMMREG_TRITON_TUNED_UNMEASURED=1``: the Gluon kernel's 128x128
+tiles, not yet checked on a GPU (level with the best at 128x14336x4096 in a
+probe); the TF32 Gluon kernel, right on the H200 but 0.77-0.80x cuBLAS's
+TF32 (``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``); and, by :func:`unmeasured`, tiles in pieces, behind there
+too."""
 
 
 def unmeasured(config: Config) -> bool:
-    """Whether ``config`` is one no GPU has run (``UNMEASURED``, or a tile in
-    pieces, ``tma_dispatch.TMA_PIECE_TILES``)."""
+    """Whether the tuner leaves ``config`` out by default (``UNMEASURED``, or
+    a tile in pieces, ``tma_dispatch.TMA_PIECE_TILES``)."""
     return config in UNMEASURED or config.pieces > 1
 
 

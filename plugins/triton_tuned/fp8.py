@@ -1,6 +1,5 @@
 """triton_tuned's fp8 path: e4m3 A and B, scaled per tensor or per row of A
-and column of B, C in bf16, fp16 or fp32, through :mod:`.fp8_kernel` or, for
-many rows on Hopper, :mod:`.fp8_gluon`.
+and column of B, C in bf16, fp16 or fp32, through the kernels below.
 
 What is declared: math ``fp8`` (exact products, partial sums promoted into
 fp32 every ``BLOCK_K`` elements of K, as cuBLASLt does without fast
@@ -35,16 +34,12 @@ Two kernels, chosen by a rule from the H200's measurements
   the Triton kernel's 128 x 128 tiles elsewhere, at 0.53-0.72x: its
   promotion waits for every ``wgmma`` in flight each K step.
 
-A third, through TMA with one tile per program (:mod:`.fp8_tma_kernel`:
-K in ranges, or 112-column tiles in pieces), is for the 128-token points
-where both lose to cuBLASLt; only the config probe times it
-(``fp8_tma.TMA_PROBED``), and the rule takes it nowhere until the H200 has ranked it.
+A third, through TMA with one tile per program (:mod:`.fp8_tma_kernel`),
+takes a deep K into a narrow N up to 128 rows (:func:`config_for`).
 
-No 128 x 256 tile: promotion keeps two fp32 accumulators a thread (the
-running sum and the partial one ``wgmma`` writes), 128 registers each at
-that size, and ptxas spills them in the Triton kernel (the Gluon kernel
-keeps three 64 x 128 sums a consumer); the CPU tests hold every chosen
-config to no stack.
+No 128 x 256 tile: promotion keeps two fp32 accumulators a thread, 128
+registers each at that size, and ptxas spills them in the Triton kernel;
+the CPU tests hold every chosen config to no stack.
 """
 
 from __future__ import annotations
@@ -131,10 +126,8 @@ SMALL_M = 128
 wide N) win; past it the Gluon kernel's warp-specialised 128 x 128 tiles."""
 
 
-DEEP_K = 8192
-NARROW_N = 4096
-"""Where the rule takes the TMA kernel: K at least ``DEEP_K`` into N at most
-``NARROW_N``, up to ``SMALL_M`` rows (:func:`config_for`)."""
+DEEP_K, NARROW_N = 8192, 4096
+"""The TMA kernel's K (at least) and N (at most) in :func:`config_for`."""
 
 
 def _tiles(m: int, n: int, block_m: int, block_n: int) -> int:
@@ -146,14 +139,10 @@ def config_for(m: int, n: int, gluon: bool = False, k: int = 0) -> Fp8Config:
     ``gluon``: the Gluon and TMA kernels can run here (:func:`gluon_here`).
 
     Up to 128 rows over a deep K into a narrow N (Llama 3 8B's down
-    projection, 4096 x 14336), the TMA kernel (:mod:`.fp8_tma_kernel`): its
-    64 x 64 tiles of 6 stages, K whole, ran 1.088x and 1.235x
-    ``torch._scaled_mm`` at 1 and 16 tokens, where this rule's Triton tiles
-    ran 1.003x and 0.974x; at 128 tokens its 128 x 64 tiles in 2 ranges of K
-    (128 programs) 1.415x, against 1.000x. The same 64 x 64 tiles lost at
-    K 4096 (0.52x at 1x4096x4096): the deep ring pays where few tiles each
-    stream a long K (the config probe on the H200,
-    ``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``)."""
+    projection), the TMA kernel (:mod:`.fp8_tma_kernel`): 64 x 64 tiles K
+    whole 1.088x and 1.235x ``torch._scaled_mm`` at 1 and 16 tokens, 128 x 64
+    in 2 ranges of K 1.415x at 128, against the Triton tiles' 0.974-1.003x; 0.52x
+    at K 4096 (the H200 probe, ``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``)."""
     if gluon and k >= DEEP_K and n <= NARROW_N and m <= SMALL_M:
         if m > 64:
             return Fp8Config(block_m=128, block_n=64, block_k=128, num_warps=8, num_stages=6, tma=True, split_k=2)  # fmt: skip

@@ -30,9 +30,10 @@ TMA_PROBED: tuple[Fp8Config, ...] = (
     _tma(128, 128, 8, 4, split=4),
 )
 """The TMA kernel's configs (:mod:`.fp8_tma_kernel`) the config probe times
-(``scripts/probes/fp8_grouped_configs.py``); the rule takes none until the
-H200 has ranked them. For the two 128-token points where the rule's tiles
-lose to cuBLASLt: 112-column tiles in pieces (128 programs at 128x14336x4096,
+(``scripts/probes/fp8_grouped_configs.py``); the rule takes the 64 x 64
+tiles and the 128 x 64 ones in 2 ranges (:func:`.fp8.config_for`), the
+others ran behind. Written for the two 128-token points where the rule's
+tiles lost to cuBLASLt: 112-column tiles in pieces (128 programs at 128x14336x4096,
 3 to 6 stages of 30 KB), and for 128x4096x14336's long K 128 programs of
 64 x 64 whole, of 128 x 64 in 2 ranges or of 128 x 128 in 4, beside
 cuBLASLt's own 32 tiles of 128 x 128 through TMA."""

@@ -20,7 +20,8 @@ consumer); two consumer warpgroups each take one half of the tile's columns,
 their ``wgmma`` one group in flight, and hand a stage back once the group
 that read it is done. C^T's accumulator is stored from registers: a
 thread's values there lie along C's rows, and a warp's store covers whole
-32-byte sectors. Unmeasured on a GPU: offered only with
+32-byte sectors. On the H200 right over the whole fp32 matrix, and slower
+than the copy route (0.77-0.80x cuBLAS's TF32, ``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``): offered only with
 ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` (``configs.unmeasured``).
 """
 

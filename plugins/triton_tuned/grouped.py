@@ -59,7 +59,13 @@ class GroupedConfig:
     """The TMA form's A and C through one descriptor each, made once per
     program, C's own only for a member's last partial tile: one descriptor
     made per tile instead of three, none where B is one stack of N x K
-    weights, which one descriptor then reads too (:mod:`.grouped_tma_kernel`)."""
+    weights, which one descriptor then reads too (:mod:`.grouped_tma_kernel`).
+    Not with ``flatten``: Triton (3.6 on the H200, 3.7 here) fails to flatten
+    a loop whose body makes a descriptor in a branch, C's for a partial tile."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.shared and self.flatten:
+            raise ValueError(f"shared descriptors do not compile in a flattened loop: {self}")
 
     @property
     def name(self) -> str:

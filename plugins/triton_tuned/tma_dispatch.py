@@ -46,9 +46,10 @@ TMA_PIECE_TILES: tuple[tuple[int, int, int, int, int], ...] = (
 columns, BLOCK_K, stages, warps): 64 + 32 + 16 = 112 columns, K whole
 (:mod:`.tma_pieces_kernel`). A stage is 128 + 112 rows of BLOCK_K: 60 KB at
 128 (3 stages), 30 KB at 64 (6), about what the best unsplit tile at
-128x14336x4096 held in flight (128x128x128, 3 stages). Unmeasured on a GPU:
-offered only where ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` asks
-(:func:`.configs.unmeasured`)."""
+128x14336x4096 held in flight (128x128x128, 3 stages). Behind on the H200
+there (1.06-1.12x ``torch.mm``'s time against the unsplit 128x128x128 tile's
+1.00-1.03x, ``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``): offered only where ``GEMMREG_TRITON_TUNED_UNMEASURED=1``
+asks (:func:`.configs.unmeasured`)."""
 TMA_MAX_REDUCE_BYTES = 4 * MAX_REDUCE_BYTES
 """The TMA path's bound on one tile's partials: its tiles (up to 128x128,
 64 KiB of fp32 a split) would otherwise get at most two splits, and 128

@@ -70,7 +70,7 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
     64 to 256 columns, K 64, 3 or 4 stages; the TMA form's 16 rows in 64
     columns, 64 and 128 rows in 128 or 256, K 64, 3 to 5 stages, C stored
     whole or in halves (each within shared memory, its C staging included),
-    those of 128 rows and 4 or 5 stages flattened too, and these with their
+    those of 128 rows and 4 or 5 stages flattened too, or instead with their
     descriptors shared by every tile (``GroupedConfig.shared``: A's, C's and,
     the experts' weights being one stack here, B's)."""
     pointer = [
@@ -96,7 +96,7 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
         and (bm + bn) * 64 * 2 * s + bm * bn * 2 // parts <= 224 * 1024
     ]
     flat = [attrs.evolve(c, flatten=True) for c in tma if c.block_m == 128 and c.num_stages > 3]
-    shared = [attrs.evolve(c, shared=True) for c in tma + flat if c.block_m == 128 and c.num_stages > 3]  # fmt: skip
+    shared = [attrs.evolve(c, shared=True) for c in tma if c.block_m == 128 and c.num_stages > 3]
     return pointer + tma + flat + shared
 
 
