@@ -33,10 +33,9 @@ taken (no GPU here, a kernel that cannot run the problem, unlike execution).
 
 A Triton plugin's tests can also check what only native code has (a
 pipelined loop, an atomic's memory order) on a machine without a GPU:
-:func:`native_compile` runs a script that calls ``triton.compile`` for a
-``GPUTarget`` in a fresh Python, with Triton's interpreter off, and
-:func:`compile_natively` compiles one jit function there as a launch would
-specialise it.
+:func:`native_compile` runs a script in a fresh Python with Triton's
+interpreter off, where :func:`compile_natively` compiles a jit function for
+a ``GPUTarget`` as a launch would specialise it.
 :func:`run_fresh` runs any script in a fresh Python and returns the JSON its
 last line prints (a kernel the interpreter crashes on then takes down that
 process, not the test session).
