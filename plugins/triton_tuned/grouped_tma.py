@@ -121,7 +121,7 @@ def tma_launcher(
         if refusal(a, b, out) is not None:
             return fallback(a, b, out, offsets)
         transposed = b_transposed(b)
-        whole_b = config.shared and whole_b_rows(b) is not None
+        whole_b = whole_b_rows(b) if config.shared else None  # one descriptor of every weight
         triton.set_allocator(scratch)  # per call: Triton keeps it per context
         return kernel[grid](
             a,
@@ -136,7 +136,7 @@ def tma_launcher(
             b.stride(0),
             b.stride(2) if transposed else b.stride(1),
             out.stride(0),
-            whole_b_rows(b) or 0,
+            whole_b or 0,
             BLOCK_M=config.block_m,
             BLOCK_N=config.block_n,
             BLOCK_K=config.block_k,
@@ -146,7 +146,7 @@ def tma_launcher(
             INPUT_PRECISION=input_precision,
             FLATTEN=config.flatten,
             SHARED=config.shared,
-            WHOLE_B=whole_b,
+            WHOLE_B=whole_b is not None,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
         )
