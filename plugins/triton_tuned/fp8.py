@@ -51,7 +51,6 @@ import gemmreg
 from gemmreg_plugins.triton_tuned import paths_here, tma_rules
 from gemmreg_plugins.triton_tuned.fp8_kernel import fp8_kernel
 from gemmreg_plugins.triton_tuned.launch_config import GROUP_M, MAX_PIECES, piece_widths
-from gemmreg_plugins.triton_tuned.launchers import persistent_programs
 
 if TYPE_CHECKING:
     import torch
@@ -212,9 +211,13 @@ def run(
     m, k = a.shape
     n = b.shape[1]
     if (config.gluon or config.tma) and tma_takes(a, b, out):
+        # Each kernel's host side is imported past the fallback: only a Triton with
+        # this Gluon has fp8_gluon (``paths_here``), and neither is needed before.
         if config.gluon:
-            return _run_gluon(config, rowwise, a, b, out, scale_a, scale_b, num_sms)
-        from gemmreg_plugins.triton_tuned import fp8_tma  # past the fallback, as _run_gluon's
+            from gemmreg_plugins.triton_tuned import fp8_gluon
+
+            return fp8_gluon.run_gluon_kernel(config, rowwise, a, b, out, scale_a, scale_b, num_sms)  # fmt: skip
+        from gemmreg_plugins.triton_tuned import fp8_tma
 
         return fp8_tma.run_tma_kernel(config, rowwise, a, b, out, scale_a, scale_b)
     if config.gluon or config.tma:  # the Triton kernel at its own measured config: not the
@@ -247,39 +250,6 @@ def run(
         PROMOTE_EVERY=config.block_k,
         num_warps=config.num_warps,
         num_stages=config.num_stages,
-    )
-
-
-def _run_gluon(
-    config: Fp8Config,
-    rowwise: bool,
-    a: torch.Tensor,
-    b: torch.Tensor,
-    out: torch.Tensor,
-    scale_a: torch.Tensor,
-    scale_b: torch.Tensor,
-    num_sms: int,
-) -> Any:
-    # Imported here: only a Triton with this Gluon has it (``paths_here``).
-    from gemmreg_plugins.triton_tuned import fp8_gluon
-
-    m, k = a.shape
-    n = b.shape[1]
-    descs = fp8_gluon.descriptors(a, b, out, config.block_m, config.block_n, config.block_k)
-    programs = persistent_programs(_tiles(m, n, config.block_m, config.block_n), num_sms)
-    return fp8_gluon.gemm_fp8_gluon[(programs,)](
-        *descs,
-        scale_a,
-        scale_b,
-        m,
-        n,
-        k,
-        scale_a.stride(0) if rowwise else 0,
-        scale_b.stride(1) if rowwise else 0,
-        GROUP_M=config.group_m,
-        PROGRAMS=programs,
-        STAGES=config.num_stages,
-        num_warps=4,
     )
 
 

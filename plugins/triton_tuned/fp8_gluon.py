@@ -1,7 +1,8 @@
 """The warp-specialised fp8 GEMM for Hopper, in Gluon: e4m3 A (row-major)
 and B (a transposed view of a row-major N x K weight, K-major as fp8
 ``wgmma`` must read it), rowwise or per-tensor scales, C in bf16, fp16 or
-fp32; its host side is :mod:`.fp8`.
+fp32; its launch is :func:`run_gluon_kernel`, which :func:`.fp8.run` calls
+for a Gluon config.
 
 Why a kernel of its own: the Triton kernel of :mod:`.fp8_kernel` promotes
 through ``tl.dot(..., max_num_imprecise_acc=BLOCK_K)``, which Triton lowers
@@ -29,6 +30,8 @@ registers of the 232 it has); 128 x 256 would need 384.
 from typing import TYPE_CHECKING, Any
 
 from gemmreg_plugins.triton_tuned import gluon_ws, tile_parts, tma_rules
+from gemmreg_plugins.triton_tuned.dispatch import cdiv
+from gemmreg_plugins.triton_tuned.launchers import persistent_programs
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
 from triton.experimental.gluon.language.nvidia.hopper import (
@@ -41,6 +44,7 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 
 if TYPE_CHECKING:
     import torch
+    from gemmreg_plugins.triton_tuned.fp8 import Fp8Config
 
 
 @gluon.jit
@@ -174,3 +178,30 @@ def descriptors(
     )  # fmt: skip
     c_type = getattr(gl, C_TYPES[str(out.dtype)])
     return a_desc, b_desc, gluon_ws.host_descriptor(out, [rows, block_n], c_type)
+
+
+def run_gluon_kernel(
+    config: "Fp8Config", rowwise: bool, a: "torch.Tensor", b: "torch.Tensor",
+    out: "torch.Tensor", scale_a: "torch.Tensor", scale_b: "torch.Tensor", num_sms: int,
+) -> Any:  # fmt: skip
+    """One launch of :func:`gemm_fp8_gluon` in ``config``'s tiles, persistent
+    over at most ``num_sms`` programs: C = (scale_a * A) @ (B * scale_b)."""
+    m, k = a.shape
+    n = b.shape[1]
+    descs = descriptors(a, b, out, config.block_m, config.block_n, config.block_k)
+    tiles = cdiv(m, config.block_m) * cdiv(n, config.block_n)
+    programs = persistent_programs(tiles, num_sms)
+    return gemm_fp8_gluon[(programs,)](
+        *descs,
+        scale_a,
+        scale_b,
+        m,
+        n,
+        k,
+        scale_a.stride(0) if rowwise else 0,
+        scale_b.stride(1) if rowwise else 0,
+        GROUP_M=config.group_m,
+        PROGRAMS=programs,
+        STAGES=config.num_stages,
+        num_warps=4,
+    )
