@@ -52,7 +52,7 @@ def test_the_config_follows_the_members_rows_the_dtype_and_the_form():
     assert grouped.config_for((0, 1, 3), 128, "bf16", tma=True).block_n == 64  # narrow N
     assert grouped.config_for((40, 0, 50), 4096, "fp16").block_m == 64
     prefill = grouped.config_for(ROUTED, 14336, "bf16", tma=True)
-    assert prefill.name == "128x256x64-w8-s4-tma-split2"
+    assert prefill.name == "128x256x64-w8-s4-tma-shared-split2"
     assert (
         grouped.config_for(ROUTED, 128, "bf16", tma=True).block_n == 128
     )  # no 256-wide tile of 128 columns

@@ -163,8 +163,10 @@ out = {}
 for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2)):
     for groups, n in shapes:
         rule = grouped.config_for(groups, n, dtype, tma=True)
-        # the probe's flattened twins of the 128-row tiles too, and the shared-descriptor form
-        twins = {rule, attrs.evolve(rule, flatten=rule.block_m == 128), attrs.evolve(rule, shared=True)}
+        # the probe's flattened twins of the 128-row tiles too (one descriptor a tile: a
+        # flattened loop cannot share them), and the shared-descriptor form
+        alone = attrs.evolve(rule, shared=False)
+        twins = {alone, attrs.evolve(alone, flatten=rule.block_m == 128), attrs.evolve(rule, shared=True)}
         for transposed, c in itertools.product((False, True), twins):
             constexprs = dict(BLOCK_M=c.block_m, BLOCK_N=c.block_n, BLOCK_K=c.block_k,
                               GROUP_M=c.group_m, B_TRANSPOSED=transposed,

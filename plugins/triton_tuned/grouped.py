@@ -111,7 +111,10 @@ def config_for(
       (1.08x and 1.12x at 16 rows);
     - from 64 rows with TMA, the persistent TMA tiles that came within 1-7%
       of ``torch.mm`` from 128 to 8192 rows: 128 x 256 x 64, 8 warps, 4
-      stages and C stored in halves once N fills 256-wide tiles, else
+      stages and C stored in halves once N fills 256-wide tiles, with
+      descriptors made once per program (``shared``: 4% ahead of a
+      descriptor per tile at Mixtral's prefill, n 14336, and level at k
+      14336, ``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``), else
       128 x 128 x 64 in 5 stages (64 x 128 x 64, one warpgroup, at 64 rows);
     - from 64 rows without TMA, the pointer kernel's 128 x 128 x 64 in 4
       warps, 4 stages: 1.21x ``torch.mm``'s time at 128 rows where the
@@ -132,7 +135,7 @@ def config_for(
         block_n = 256 if n >= 256 else 64
         return GroupedConfig(block_m=block_m, block_n=block_n, block_k=64, num_warps=4, num_stages=4)  # fmt: skip
     if tma and block_m == 128 and n >= 256:
-        return GroupedConfig(block_m=128, block_n=256, block_k=64, num_warps=8, num_stages=4, tma=True, epilogue_parts=2)  # fmt: skip
+        return GroupedConfig(block_m=128, block_n=256, block_k=64, num_warps=8, num_stages=4, tma=True, epilogue_parts=2, shared=True)  # fmt: skip
     if tma and block_m == 128:
         return GroupedConfig(block_m=128, block_n=128, block_k=64, num_warps=8, num_stages=5, tma=True, epilogue_parts=2)  # fmt: skip
     if tma:
