@@ -60,6 +60,7 @@
 #              over Llama 3 8B's projections in fp8e4m3, rowwise scales, bf16 C
 #   fp8llm     the fp8 part's LLM bench alone: $FP8_TOKENS (e.g. 1,16) keeps those token
 #              counts, so that each share fits a 10-minute command (fp8 takes it too);
+#              $FP8_NAMES (e.g. down_proj) keeps the projections whose name holds it;
 #              $FP8_PROCESSES (default 5) sets --processes; $FP8_BUDGET=S runs --budget S
 #              instead (processes added until each pair is decided)
 #   gluoncheck `gemmreg check triton_tuned --full` (fp16, bf16; both B layouts) with each
@@ -91,6 +92,10 @@
 #   tf32       `bench torch_ref_tf32 triton_tuned` at the four large shapes
 #              (4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336) in fp32: TF32 against cuBLAS TF32
 #   tuned      `bench torch_ref triton_tuned` at those shapes in fp16 and bf16
+#   tunedpoints `bench torch_ref triton_tuned` at $TUNED_POINTS (MxNxK,...) in $TUNED_DTYPES
+#              (default bf16,fp16), B a transposed view as at the LLM points, 5 processes:
+#              a few points judged again after a change of the tuner's lists (with
+#              GEMMREG_TRITON_TUNED_UNMEASURED=1, the forms no GPU has checked offered too)
 #   ncubench   `bench torch_ref triton_tuned --ncu=triton_tuned` at 4096^3 and
 #              8192^3 bf16: a profile per point, checked against the timed kernels
 #   sigterm    gemmreg killed with SIGTERM while a worker hangs on the GPU
@@ -171,18 +176,22 @@ compare() {  # compare DIR ARGS...: one saved comparison
 
 fp8_llm() {  # Llama 3 8B's projections in fp8e4m3 ($FP8_TOKENS: those token counts only)
   tokens=${FP8_TOKENS:-all}
-  tokens=${tokens//,/-}
+  tokens=${tokens//,/-}${FP8_NAMES:+-${FP8_NAMES//[^a-z0-9]/}}
   sed 's/dtype: bf16/dtype: fp8e4m3/' examples/shapes/llm-projections.yaml |
     "$python" -c '
 import re, sys
 keep = {int(t) for t in sys.argv[1].split(",") if t.strip()}
+names = sys.argv[2]
 for line in sys.stdin:
     found = re.search(r"\bm: (\d+),", line)
-    if not (found and keep and int(found.group(1)) not in keep):
-        sys.stdout.write(line)
-' "${FP8_TOKENS:-}" >"$out/llm-fp8-$tokens.yaml"
+    if found and keep and int(found.group(1)) not in keep:
+        continue
+    if found and names and names not in line:
+        continue
+    sys.stdout.write(line)
+' "${FP8_TOKENS:-}" "${FP8_NAMES:-}" >"$out/llm-fp8-$tokens.yaml"
   llm_run=fp8-llm
-  [ -n "${FP8_TOKENS:-}" ] && llm_run=fp8-llm-$tokens
+  [ -n "${FP8_TOKENS:-}${FP8_NAMES:-}" ] && llm_run=fp8-llm-$tokens
   local count=(--processes "${FP8_PROCESSES:-5}")
   [ -n "${FP8_BUDGET:-}" ] && count=(--budget "$FP8_BUDGET")
   gemmreg "$llm_run" bench torch_ref_fp8 triton_tuned --shapes "$out/llm-fp8-$tokens.yaml" \
@@ -395,6 +404,10 @@ PY
       # triton_tuned against cuBLAS at the four large shapes, fp16 and bf16
       gemmreg tuned bench torch_ref triton_tuned \
         --shape 4096,8192,8192x14336x4096,8192x4096x14336 --dtype fp16,bf16 --out "$out/tuned"
+      ;;
+    tunedpoints)
+      gemmreg tuned-points bench torch_ref triton_tuned --shape "${TUNED_POINTS:?TUNED_POINTS=MxNxK,...}" \
+        --dtype "${TUNED_DTYPES:-bf16,fp16}" --layout transposedB --processes 5 --out "$out/tuned-points"
       ;;
     decodeprobe)
       # where a decode GEMM's time goes: torch.mm and triton_tuned's candidates at the
