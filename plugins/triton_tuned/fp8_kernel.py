@@ -22,11 +22,20 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+_tile_origin: Any = None
+"""The grouped tile order (:func:`.tile_parts.tile_origin`), set when the
+kernel is built: a module global, because Triton's interpreter re-runs a
+kernel's source without its closures."""
+
 
 @functools.cache
 def fp8_kernel() -> Any:
     import triton
     import triton.language as tl
+    from gemmreg_plugins.triton_tuned import tile_parts
+
+    global _tile_origin
+    _tile_origin = tile_parts.tile_origin
 
     @triton.jit
     def gemm_fp8(
@@ -55,15 +64,11 @@ def fp8_kernel() -> Any:
     ):
         pid = tl.program_id(axis=0)
         tiles_m = tl.cdiv(m, BLOCK_M)
-        tiles_n = tl.cdiv(n, BLOCK_N)
-        tiles_per_group = GROUP_M * tiles_n
-        first_m = (pid // tiles_per_group) * GROUP_M
-        group_rows = tl.minimum(tiles_m - first_m, GROUP_M)
-        tile_m = first_m + (pid % tiles_per_group) % group_rows
-        tile_n = (pid % tiles_per_group) // group_rows
+        tiles_per_group = GROUP_M * tl.cdiv(n, BLOCK_N)
+        off_m, off_n = _tile_origin(pid, tiles_m, tiles_per_group, GROUP_M, BLOCK_M, BLOCK_N)
 
-        offs_m = (tile_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int64)
-        offs_n = (tile_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+        offs_m = (off_m + tl.arange(0, BLOCK_M)).to(tl.int64)
+        offs_n = (off_n + tl.arange(0, BLOCK_N)).to(tl.int64)
         offs_k = tl.arange(0, BLOCK_K).to(tl.int64)
         a_ptrs = a_ptr + offs_m[:, None] * stride_am + offs_k[None, :] * stride_ak
         b_ptrs = b_ptr + offs_k[:, None] * stride_bk + offs_n[None, :] * stride_bn

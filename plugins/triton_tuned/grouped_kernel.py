@@ -27,10 +27,20 @@ TABLE_FIELDS = 3
 """Entries of the tile table: member, first row, row past the last."""
 
 
+_tile_origin: Any = None
+"""The grouped tile order (:func:`.tile_parts.tile_origin`), set when the
+kernel is built: a module global, because Triton's interpreter re-runs a
+kernel's source without its closures."""
+
+
 @functools.cache
 def grouped_kernel() -> Any:
     import triton
     import triton.language as tl
+    from gemmreg_plugins.triton_tuned import tile_parts
+
+    global _tile_origin
+    _tile_origin = tile_parts.tile_origin
 
     @triton.jit
     def gemm_grouped(
@@ -58,10 +68,8 @@ def grouped_kernel() -> Any:
         tiles = entries * tiles_n
         tiles_per_group = GROUP_M * tiles_n
         for tile in range(tl.program_id(axis=0), tiles, tl.num_programs(axis=0)):
-            first_entry = (tile // tiles_per_group) * GROUP_M
-            group_rows = tl.minimum(entries - first_entry, GROUP_M)
-            entry = first_entry + (tile % tiles_per_group) % group_rows
-            tile_n = (tile % tiles_per_group) // group_rows
+            # the grouped order over entries: an entry is a tile row of height 1 here
+            entry, off_n = _tile_origin(tile, entries, tiles_per_group, GROUP_M, 1, BLOCK_N)
 
             row = table_ptr + entry * 3  # TABLE_FIELDS
             member = tl.load(row).to(tl.int64)
@@ -69,7 +77,7 @@ def grouped_kernel() -> Any:
             stop = tl.load(row + 2).to(tl.int64)
 
             offs_m = first + tl.arange(0, BLOCK_M).to(tl.int64)
-            offs_n = (tile_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int64)
+            offs_n = (off_n + tl.arange(0, BLOCK_N)).to(tl.int64)
             offs_k = tl.arange(0, BLOCK_K).to(tl.int64)
             mask_m = offs_m[:, None] < stop
             mask_n = offs_n[None, :] < n

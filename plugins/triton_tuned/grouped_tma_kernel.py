@@ -55,6 +55,8 @@ import functools
 from typing import Any
 
 _tile_acc: Any = None
+_tile_origin: Any = None
+_member_rows: Any = None
 _store_tile: Any = None
 """:mod:`.tile_parts`' jitted pieces, set when the kernel is built: module
 globals, because Triton's interpreter re-runs a kernel's source without
@@ -67,8 +69,9 @@ def grouped_tma_kernel() -> Any:
     import triton.language as tl
     from gemmreg_plugins.triton_tuned import tile_parts
 
-    global _tile_acc, _store_tile
-    _tile_acc, _store_tile = tile_parts.tile_acc, tile_parts.store_tile
+    global _tile_acc, _tile_origin, _member_rows, _store_tile
+    _tile_acc, _tile_origin = tile_parts.tile_acc, tile_parts.tile_origin
+    _member_rows, _store_tile = tile_parts.member_rows, tile_parts.store_tile
 
     @triton.jit
     def gemm_grouped_tma(
@@ -120,10 +123,8 @@ def grouped_tma_kernel() -> Any:
         for tile in tl.range(
             tl.program_id(axis=0), tiles, tl.num_programs(axis=0), flatten=FLATTEN
         ):
-            first_entry = (tile // tiles_per_group) * GROUP_M
-            group_rows = tl.minimum(entries - first_entry, GROUP_M)
-            entry = first_entry + (tile % tiles_per_group) % group_rows
-            off_n = ((tile % tiles_per_group) // group_rows) * BLOCK_N
+            # the grouped order over entries: an entry is a tile row of height 1 here
+            entry, off_n = _tile_origin(tile, entries, tiles_per_group, GROUP_M, 1, BLOCK_N)
 
             row = table_ptr + entry * 3  # TABLE_FIELDS
             member = tl.load(row).to(tl.int64)
@@ -156,26 +157,13 @@ def grouped_tma_kernel() -> Any:
                 if rows >= BLOCK_M:  # wholly inside its member
                     _store_tile(c_all, acc, row, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
                 else:  # the member's last tile: bounded at its last row
-                    c_desc = tl.make_tensor_descriptor(
-                        c_ptr + first * stride_cm,
-                        shape=[rows, n],
-                        strides=[stride_cm, 1],
-                        block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
-                    )
+                    c_desc = _member_rows(c_ptr, first, rows, n, stride_cm, BLOCK_M,
+                                          BLOCK_N // EPILOGUE_PARTS)  # fmt: skip
                     _store_tile(c_desc, acc, 0, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)
             else:
-                a_desc = tl.make_tensor_descriptor(
-                    a_ptr + first * stride_am,
-                    shape=[rows, k],
-                    strides=[stride_am, 1],
-                    block_shape=[BLOCK_M, BLOCK_K],
-                )
-                c_desc = tl.make_tensor_descriptor(
-                    c_ptr + first * stride_cm,
-                    shape=[rows, n],
-                    strides=[stride_cm, 1],
-                    block_shape=[BLOCK_M, BLOCK_N // EPILOGUE_PARTS],
-                )
+                a_desc = _member_rows(a_ptr, first, rows, k, stride_am, BLOCK_M, BLOCK_K)
+                c_desc = _member_rows(c_ptr, first, rows, n, stride_cm, BLOCK_M,
+                                      BLOCK_N // EPILOGUE_PARTS)  # fmt: skip
                 acc = _tile_acc(a_desc, b_desc, 0, b_n, 0, k_tiles, BLOCK_M, BLOCK_N, BLOCK_K,
                                 False, B_TRANSPOSED, False, INPUT_PRECISION)  # fmt: skip
                 _store_tile(c_desc, acc, 0, off_n, BLOCK_M, BLOCK_N, EPILOGUE_PARTS)

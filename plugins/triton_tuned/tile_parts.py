@@ -1,9 +1,10 @@
 """The jitted pieces of the persistent TMA kernel's body, shared by its rounds
 (:mod:`.kernels`) and its stream-K tail (:mod:`.stream_k_tail`): a tile's
 product over a range of K steps, a tile's origin in grouped order (which the
-Gluon kernel of :mod:`.gluon_ws` calls too), and the epilogue's TMA store
-of C (the product and the store are the grouped TMA kernel's too,
-:mod:`.grouped_tma_kernel`). Written once, so the paths cannot drift apart; Triton inlines them, so
+Gluon kernels and the pointer kernels of :mod:`.kernels`, :mod:`.fp8_kernel`
+and :mod:`.grouped_kernel` call too), and the epilogue's TMA store of C (the
+product and the store are the grouped TMA kernel's too,
+:mod:`.grouped_tma_kernel`, with :func:`member_rows` for its descriptors). Written once, so the paths cannot drift apart; Triton inlines them, so
 the compiled kernel is what one body written in place gives.
 
 Only the kernel builders import this module (never the plugin's import): it
@@ -58,6 +59,19 @@ def tile_origin(tile, tiles_m, tiles_per_group, GROUP_M: tl.constexpr,
     off_m = (first_m + (tile % tiles_per_group) % group_rows) * BLOCK_M
     off_n = ((tile % tiles_per_group) // group_rows) * BLOCK_N
     return off_m, off_n
+
+
+@triton.jit
+def member_rows(ptr, first, rows, cols, stride, BLOCK_M: tl.constexpr,
+                BLOCK_W: tl.constexpr):  # fmt: skip
+    """A device-made descriptor of ``rows`` rows from row ``first`` of a
+    row-major matrix ``cols`` wide, in BLOCK_M x BLOCK_W boxes: TMA clips a
+    box at the last of those rows, so a grouped member's tile never reads or
+    writes the next member's."""
+    return tl.make_tensor_descriptor(
+        ptr + first * stride, shape=[rows, cols], strides=[stride, 1],
+        block_shape=[BLOCK_M, BLOCK_W],
+    )  # fmt: skip
 
 
 @triton.jit
