@@ -18,7 +18,8 @@ rounds, each timing every candidate and the reference in a rotated order
 with gemmreg's own clock (``gemmreg.sample_ms``: CUDA events, L2 flushed
 clean, the batch queued ahead), ``--samples`` calls each. Prints a table per
 point, fastest first, the reference's time over each candidate's (above 1:
-faster), the rule's choice marked; writes every median to ``--out``.
+faster), and the spread of its rounds' medians, the rule's choice marked;
+writes every median (and each round's) to ``--out``.
 ``--dry-run`` lists the points and candidates without a GPU.
 """
 
@@ -109,16 +110,19 @@ def moe_points() -> list[tuple[tuple[int, ...], int, int]]:
     return [(r.groups, r.n, r.k) for r in read_shapes(MOE)]
 
 
-def timed(calls: dict[str, Callable[[], None]], rounds: int, samples: int) -> dict[str, float]:
-    """Each call's median over rounds of its median of ``samples``, in ms,
-    the calls taken in a rotated order each round."""
+def timed(
+    calls: dict[str, Callable[[], None]], rounds: int, samples: int
+) -> dict[str, list[float]]:
+    """Each call's median of ``samples`` in every round, in ms, the calls
+    taken in a rotated order each round (the report takes their median, and
+    shows their spread: a figure that moves between rounds is not a rank)."""
     names = list(calls)
     medians: dict[str, list[float]] = {name: [] for name in names}
     for r in range(rounds):
         turn = names[r % len(names) :] + names[: r % len(names)]
         for name in turn if r % 2 == 0 else reversed(turn):
             medians[name].append(statistics.median(gemmreg.sample_ms(calls[name], samples)))
-    return {name: statistics.median(values) for name, values in medians.items()}
+    return medians
 
 
 def agrees(out: Any, reference: Any) -> bool:
@@ -236,16 +240,24 @@ def _report(
 ) -> dict[str, Any]:  # fmt: skip
     for call in calls.values():  # compiled and warm before any sample
         call()
-    medians = timed(calls, args.rounds, args.samples)
+    rounds = timed(calls, args.rounds, args.samples)
+    medians = {name: statistics.median(values) for name, values in rounds.items()}
     base = medians[reference]
     print(f"\n{label}: {len(calls) - 1} configs timed, {len(refused)} refused")
     for name, ms in sorted(medians.items(), key=lambda item: item[1])[: args.top]:
-        print(f"  {name:32s} {ms * 1e3:10.1f} us  {base / ms:6.3f}x")
+        spread = f"{min(rounds[name]) * 1e3:.1f}-{max(rounds[name]) * 1e3:.1f}"
+        print(f"  {name:32s} {ms * 1e3:10.1f} us  {base / ms:6.3f}x  rounds {spread} us")
     for name, why in refused.items():
         if "(rule)" in name:
             print(f"  {name}: REFUSED {why}")
     sys.stdout.flush()
-    return {"point": label, "reference": reference, "ms": medians, "refused": refused}
+    return {
+        "point": label,
+        "reference": reference,
+        "ms": medians,
+        "rounds_ms": rounds,
+        "refused": refused,
+    }
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
