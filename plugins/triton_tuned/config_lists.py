@@ -165,10 +165,12 @@ so B is never copied K-major. 128x256 tiles, as cuBLAS's TF32 kernel takes
 at 4096^3 and 8192^3 (``tilesize128x256x32``, ``report --kernels`` of
 ``evidence/2026-12-04-h200-llm-fp16-fp8-tf32/tf32``); a stage is 48 KB (A's
 16, B's two halves 32), so 4 stages take 192 KB and no C buffer is kept (C
-is stored from registers). Compiled for sm_90 without spills
-(``tests/test_triton_tuned_gluon_tf32.py``); on the H200 right over the
-whole fp32 matrix but 0.7966x and 0.7703x cuBLAS's TF32 at 4096^3 and
-8192^3 (``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``), so left out of the tuner's lists
+is stored from registers). Compiled for sm_90 without spills, each K step's
+``wgmma`` pipelined (``tests/test_triton_tuned_gluon_tf32.py``). The
+kernel's first form, whose ``wgmma`` ptxas serialised, was right over the
+whole fp32 matrix on the H200 but 0.7966x and 0.7703x cuBLAS's TF32 at
+4096^3 and 8192^3 (``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``);
+this one is unmeasured, so left out of the tuner's lists
 (``configs.UNMEASURED``)."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),

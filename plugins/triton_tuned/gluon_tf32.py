@@ -16,13 +16,25 @@ kernel's swapped route relies on, ``tma_rules.tf32_swap``).
 
 Roles as in :mod:`.gluon_ws`: a loader warp fills a ring of TMA stages (A's
 BLOCK_M x BLOCK_K box, and B's BLOCK_K x BLOCK_N in two halves, one per
-consumer); two consumer warpgroups each take one half of the tile's columns,
-their ``wgmma`` one group in flight, and hand a stage back once the group
-that read it is done. C^T's accumulator is stored from registers: a
-thread's values there lie along C's rows, and a warp's store covers whole
-32-byte sectors. On the H200 right over the whole fp32 matrix, and slower
-than the copy route (0.77-0.80x cuBLAS's TF32, ``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``): offered only with
-``GEMMREG_TRITON_TUNED_UNMEASURED=1`` (``configs.unmeasured``).
+consumer); two consumer warpgroups each take one half of the tile's columns.
+C^T's accumulator is stored from registers: a thread's values there lie
+along C's rows, and a warp's store covers whole 32-byte sectors.
+
+Why each K step's group is waited for whole, with the next step's B^T
+loaded while it runs: a ``wgmma`` reads its register operand while it is in
+flight, so those registers must outlive it. The kernel's first form left
+one group in flight across the wait (as :mod:`.gluon_ws` does with both
+operands in shared memory), and its B^T registers died at that wait in the
+compiler's eyes; ptxas then serialised every ``wgmma`` (C7512, "insufficient
+register resources"), each 64 x 128 x 8 product waited for before the
+next, on Triton 3.6's ptxas and 3.7's alike. That form ran right over the
+whole fp32 matrix on the H200 and 0.77-0.80x cuBLAS's TF32
+(``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``). Here B^T of
+step i + 1 is a value carried into step i + 1, loaded while step i's group
+runs, so both live in registers of their own (64 of a thread's); ptxas
+issues a step's eight ``wgmma`` back to back, and the two consumers'
+groups overlap each other's waits. This form is not yet measured: offered
+only with ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` (``configs.unmeasured``).
 """
 
 from typing import TYPE_CHECKING, Any
@@ -41,7 +53,8 @@ if TYPE_CHECKING:
 
 CONSUMER_REGS = gl.constexpr(232)
 """Registers per consumer thread: a 128 x 128 fp32 accumulator takes 128,
-B^T's 128 x 32 register operand 32 (:data:`.gluon_ws.CONSUMER_REGS`)."""
+B^T's 128 x 32 register operand 32, twice (the step in flight's and the
+next one's; :data:`.gluon_ws.CONSUMER_REGS`)."""
 LOADER_REGS = gl.constexpr(24)
 
 
@@ -80,6 +93,16 @@ def _loader(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride
 
 
 @gluon.jit
+def _b_transposed(b_bufs, ready, i, STAGES: gl.constexpr, ME: gl.constexpr,
+                  layout: gl.constexpr):  # fmt: skip
+    """Consumer ``ME``'s half of K step ``i``'s B box, once TMA has filled
+    it, loaded transposed into ``wgmma``'s register operand (B^T, HALF_N x K)."""
+    s = i % STAGES
+    mbarrier.wait(ready.index(s), (i // STAGES) & 1)
+    return b_bufs.index(2 * s + ME).permute((1, 0)).load(layout)
+
+
+@gluon.jit
 def _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
               GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, ME: gl.constexpr):  # fmt: skip
     """Consumer ``ME`` (0 or 1): C^T's rows of the ``ME``-th half of every
@@ -98,18 +121,17 @@ def _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stri
             tile, tiles_m, tiles_per_group, GROUP_M, BLOCK_M, 2 * HALF_N
         )
         acc = gl.zeros([HALF_N, BLOCK_M], gl.float32, acc_layout)  # C^T's rows: C's columns
+        b_next = _b_transposed(b_bufs, ready, i, STAGES, ME, b_t_layout)
         for kk in range(k_tiles):
             s = i % STAGES
-            mbarrier.wait(ready.index(s), (i // STAGES) & 1)
-            b_t = b_bufs.index(2 * s + ME).permute((1, 0)).load(b_t_layout)  # B^T, HALF_N x K
+            b_t = b_next  # B^T, HALF_N x K, in registers
             a_t = a_bufs.index(s).permute((1, 0))  # A^T, K x BLOCK_M, K-major as it lies
             acc = warpgroup_mma(b_t, a_t, acc, is_async=True)
-            acc, b_t, a_t = warpgroup_mma_wait(1, deps=[acc, b_t, a_t])
-            # The group of the step before is done: hand its stage back.
-            mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES), pred=kk > 0)
+            if kk + 1 < k_tiles:  # the next step's B^T, loaded while this group runs
+                b_next = _b_transposed(b_bufs, ready, i + 1, STAGES, ME, b_t_layout)
+            acc, b_t, a_t = warpgroup_mma_wait(0, deps=[acc, b_t, a_t])
+            mbarrier.arrive(empty.index(s))  # both operands read: the stage goes back
             i += 1
-        acc = warpgroup_mma_wait(0, deps=[acc])
-        mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES))
         # C[m, n] = acc[n, m]: offsets in int64 before they meet a stride
         cols = off_n + ME * HALF_N + gl.arange(0, HALF_N, layout=gl.SliceLayout(1, acc_layout))
         rows = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, acc_layout))
