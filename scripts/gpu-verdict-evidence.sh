@@ -71,6 +71,8 @@
 #              where 128x256 tiles leave SMs idle)
 #   tf32check  the same in fp32 with each of the TF32 Gluon kernel's configs named
 #              ($TF32CHECK_CONFIGS): row-major A and B run it, other layouts the fallback
+#   tf32gluon  `bench torch_ref_tf32 triton_tuned` at 4096^3 and 8192^3 fp32, 3 processes,
+#              with each of those configs named and untuned: the Gluon kernel's own speed
 #   configprobe every candidate config of triton_tuned's fp8 and grouped paths beside
 #              torch._scaled_mm and the torch.mm loop (scripts/probes/fp8_grouped_configs.py):
 #              what their rules are to be set from ($CONFIGPROBE_ONLY=fp8 or grouped: one
@@ -167,6 +169,8 @@ config_check() {  # config_check DTYPES CONFIG...: check --full of triton_tuned 
     grep -h " pass, .* fail" "$out/$name.console.txt"
   done
 }
+
+tf32_configs=${TF32CHECK_CONFIGS:-gluon_tf32:128x256x32-s4-w4 gluon_tf32:128x256x32-s3-w4}
 
 compare() {  # compare DIR ARGS...: one saved comparison
   local dir=$1
@@ -499,7 +503,14 @@ PY
       config_check fp16,bf16 ${PIECESCHECK_CONFIGS:-tma_split_k:128x64x128-s3-w8-k1-p3 tma_split_k:128x64x64-s6-w8-k1-p3}
       ;;
     tf32check)
-      config_check fp32 ${TF32CHECK_CONFIGS:-gluon_tf32:128x256x32-s4-w4 gluon_tf32:128x256x32-s3-w4}
+      config_check fp32 $tf32_configs
+      ;;
+    tf32gluon)
+      for config in $tf32_configs; do
+        GEMMREG_TRITON_TUNED_UNMEASURED=1 GEMMREG_TRITON_TUNED_TUNE=0 GEMMREG_TRITON_TUNED_CONFIG=$config \
+          gemmreg "tf32gluon-${config//:/-}" bench torch_ref_tf32 triton_tuned --shape 4096,8192 \
+          --dtype fp32 --processes 3 --out "$out/tf32gluon-${config//:/-}"
+      done
       ;;
     configprobe)
       probe="configprobe${CONFIGPROBE_ONLY:+-$CONFIGPROBE_ONLY}"
