@@ -35,7 +35,8 @@ A Triton plugin's tests can also check what only native code has (a
 pipelined loop, an atomic's memory order) on a machine without a GPU:
 :func:`native_compile` runs a script in a fresh Python with Triton's
 interpreter off, where :func:`compile_natively` compiles a jit function for
-a ``GPUTarget`` as a launch would specialise it.
+a ``GPUTarget`` as a launch would specialise it and :func:`ptxas_report`
+says what ptxas made of its PTX (a serialised ``wgmma``, spills).
 :func:`run_fresh` runs any script in a fresh Python and returns the JSON its
 last line prints (a kernel the interpreter crashes on then takes down that
 process, not the test session).
@@ -50,6 +51,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from gemmreg.commands.native_compiling import compile_natively, native_compile, run_fresh
+from gemmreg.commands.ptxas_reports import PtxasReport, ptxas_report
 from gemmreg.commands.testing_params import MatrixParam
 from gemmreg.commands.testing_verdicts import verdict
 from gemmreg.contract.task_kinds import SANITIZE
@@ -60,7 +62,15 @@ if TYPE_CHECKING:
     from gemmreg.discovery.registry_records import RegisteredKernel, Registry
     from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
 
-__all__ = ["compile_natively", "matrix", "native_compile", "run_fresh", "verdict"]
+__all__ = [
+    "PtxasReport",
+    "compile_natively",
+    "matrix",
+    "native_compile",
+    "ptxas_report",
+    "run_fresh",
+    "verdict",
+]
 
 MARKER = "gemmreg_matrix"
 CASE_FIXTURE = "gemmreg_case"

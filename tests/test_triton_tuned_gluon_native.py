@@ -29,6 +29,7 @@ import torch
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
+from gemmreg.testing import ptxas_report
 from gemmreg_plugins.triton_tuned import configs, gluon_ws
 
 cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
@@ -76,6 +77,7 @@ for config in configs.CUDA_GLUON_WS + configs.CUDA_GLUON_WS_128X128:
                 "shared_loads": len(re.findall(r"\\bld\\.shared|\\bldmatrix", ptx)),
                 "shared_stores": len(re.findall(r"\\bst\\.shared|\\bstmatrix", ptx)),
                 "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
+                "serialized": ptxas_report(ptx)["serialized"],
                 "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
                 "local_bytes": int(re.search(r"LOCAL:(\\d+)", usage).group(1)),
             }
@@ -106,6 +108,7 @@ def test_every_gluon_form_compiles_to_three_warpgroups_that_fit(compiled):
         assert found["tma_loads"] > 0 and found["tma_stores"] > 0, name
         # Nothing spilled: no accumulator in local memory, no stack.
         assert found["local"] == found["stack"] == found["local_bytes"] == 0, name
+        assert not found["serialized"], name  # ptxas kept every wgmma pipelined
 
 
 def test_wgmma_reads_b_k_major_from_the_weights_boxes_and_n_major_otherwise(compiled):

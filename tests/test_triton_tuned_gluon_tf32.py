@@ -39,15 +39,10 @@ import torch
 import triton
 from triton.backends.compiler import GPUTarget
 from triton.experimental.gluon._runtime import GluonASTSource
+from gemmreg.testing import ptxas_report
 from gemmreg_plugins.triton_tuned import configs, gluon_tf32
-from triton.backends.nvidia import compiler as nvidia
 
 cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
-try:  # the ptxas Triton itself runs for sm_90 (3.9 brings a newer one beside the old)
-    ptxas_tool = nvidia.get_ptxas(90)
-except TypeError:  # before Triton 3.7 it took no target
-    ptxas_tool = nvidia.get_ptxas()
-ptxas_path = getattr(ptxas_tool, "path", ptxas_tool)
 out = {}
 for config in configs.CUDA_GLUON_TF32:
     a = torch.empty(1024, 1024, dtype=torch.float32)
@@ -65,13 +60,8 @@ for config in configs.CUDA_GLUON_TF32:
         options={"num_warps": config.num_warps, "default_dot_input_precision": "tf32"},
     )
     ptx = compiled.asm["ptx"]
-    folder = Path(tempfile.mkdtemp())
-    cubin = folder / "k.cubin"
+    cubin = Path(tempfile.mkdtemp()) / "k.cubin"
     cubin.write_bytes(compiled.asm["cubin"])
-    (folder / "k.ptx").write_text(ptx)
-    ptxas = subprocess.run([str(ptxas_path), "-arch=sm_90a", "-v", str(folder / "k.ptx"),
-                            "-o", str(folder / "again.cubin")], capture_output=True, text=True,
-                           check=True)
     usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", str(cubin)],
                            capture_output=True, text=True, check=True).stdout
     # wgmma.mma_async...f32.tf32.tf32 {d...}, {a0, a1, a2, a3}, desc-b, ...: A in registers
@@ -86,7 +76,7 @@ for config in configs.CUDA_GLUON_TF32:
         "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
         "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
         "waits": sorted(set(re.findall(r"wgmma\\.wait_group\\.sync\\.aligned\\s+(\\d+)", ptx))),
-        "ptxas": ptxas.stdout + ptxas.stderr,
+        "ptxas": {key: value for key, value in ptxas_report(ptx).items() if key != "log"},
     }
 print(json.dumps(out))
 """
@@ -118,8 +108,8 @@ def test_ptxas_keeps_each_k_steps_wgmma_pipelined(compiled):
     form compiled; each step's group is waited for whole (wait_group 0), the
     next step's B^T loaded into registers of its own meanwhile."""
     for name, found in compiled.items():
-        assert "serialized" not in found["ptxas"], (name, found["ptxas"])
-        assert "C7512" not in found["ptxas"] and "C7515" not in found["ptxas"], name
+        assert not found["ptxas"]["serialized"], (name, found["ptxas"])
+        assert found["ptxas"]["spill_bytes"] == 0, name
         assert found["waits"] == ["0"], (name, found["waits"])
 
 

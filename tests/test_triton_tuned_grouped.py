@@ -82,7 +82,7 @@ import json, re
 import gemmreg
 import os
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-from gemmreg.testing import compile_natively
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import grouped, grouped_kernel
 
 fn = grouped_kernel.grouped_kernel()
@@ -118,6 +118,7 @@ for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2), ("fp32"
                 "mma": len(re.findall(r"\\bmma\\.sync", ptx)),
                 "copies": len(re.findall(r"cp\\.async\\.c[ga]\\.shared\\.global", ptx)),
                 "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
+                "serialized": ptxas_report(ptx)["serialized"],
             }
 print(json.dumps(out))
 """
@@ -141,6 +142,7 @@ def test_every_config_the_rule_chooses_compiles_for_an_h200_pipelined_on_wgmma()
         tensor_cores = found["wgmma"] if found["block_m"] >= 64 else found["mma"]
         assert tensor_cores > 0, (name, found)
         assert found["local"] == 0, (name, found)  # no accumulator spilled
+        assert not found["serialized"], name  # ptxas kept every wgmma pipelined
 
 
 def test_the_config_probe_lists_its_points_and_refuses_to_time_without_a_gpu():

@@ -152,7 +152,7 @@ import attrs
 import gemmreg
 import os
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-from gemmreg.testing import compile_natively
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import grouped, grouped_tma_kernel
 
 fn = grouped_tma_kernel.grouped_tma_kernel()
@@ -190,6 +190,7 @@ for dtype, element, size in (("bf16", "*bf16", 2), ("fp16", "*fp16", 2)):
                 "loads": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
                 "stores": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.global\\.shared", ptx)),
                 "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
+                "serialized": ptxas_report(ptx)["serialized"],
             }
 print(json.dumps(out))
 """
@@ -212,3 +213,4 @@ def test_every_tma_config_the_rule_chooses_compiles_for_an_h200_pipelined_on_wgm
         assert found["loads"] >= 2 and found["stores"] >= 1, (name, found)
         assert found["wgmma"] > 0, (name, found)
         assert found["local"] == 0, (name, found)  # no accumulator spilled
+        assert not found["serialized"], name  # ptxas kept every wgmma pipelined

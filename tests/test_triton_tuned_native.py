@@ -19,7 +19,7 @@ SCRIPT = """
 import json, os, re
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-from gemmreg.testing import compile_natively
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import kernels
 
 fn = kernels.persistent_tma_kernel()
@@ -49,6 +49,7 @@ for form in ("plain", "stream_k"):
         "atomics": len(re.findall(r"\\batom\\.", ptx)),
         "cg_loads": len(re.findall(r"ld\\.global\\.cg", ptx)),
         "barriers": len(re.findall(r"bar\\.sync", ptx)),
+        "serialized": ptxas_report(ptx)["serialized"],
     }
 print(json.dumps(out))
 """
@@ -82,6 +83,10 @@ def test_a_cut_tile_hands_over_through_one_acq_rel_atomic_and_l2(compiled):
     assert sk["acq_rel_adds"] == TAIL_PIECES  # one per piece that may be cut
     assert sk["barriers"] >= 2 * TAIL_PIECES  # before the count, and before the reads
     assert sk["cg_loads"] > 0
+
+
+def test_ptxas_keeps_every_wgmma_of_both_forms_pipelined(compiled):
+    assert not compiled["plain"]["serialized"] and not compiled["stream_k"]["serialized"]
 
 
 def test_the_plain_form_has_no_atomics(compiled):

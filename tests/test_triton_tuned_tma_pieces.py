@@ -139,7 +139,7 @@ SCRIPT = """
 import json, os, re
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-from gemmreg.testing import compile_natively
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import tma_dispatch
 from gemmreg_plugins.triton_tuned.tma_pieces_kernel import gemm_tma_pieces as fn
 
@@ -165,6 +165,7 @@ for bm, bn, bk, stages, warps in tma_dispatch.TMA_PIECE_TILES:
             "loads": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
             "stores": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.global\\.shared", ptx)),
             "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
+            "serialized": ptxas_report(ptx)["serialized"],
         }
 print(json.dumps(out))
 """
@@ -182,3 +183,4 @@ def test_every_tile_in_pieces_compiles_for_an_h200_pipelined_on_wgmma():
         assert found["async_dots"] == 3, (name, found)  # one wgmma chain per piece
         assert found["loads"] >= 4 and found["stores"] == 3, (name, found)  # A, B x 3; C x 3
         assert found["local"] == 0, (name, found)  # no accumulator spilled
+        assert not found["serialized"], name  # ptxas kept every wgmma pipelined

@@ -19,7 +19,7 @@ SCRIPT = """
 import json, os, re
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-from gemmreg.testing import compile_natively
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import tma_dispatch
 from gemmreg_plugins.triton_tuned.tma_split_k_kernel import gemm_tma_split_k as fn
 
@@ -46,6 +46,7 @@ for bm, bn, bk, stages, warps in tma_dispatch.TMA_SPLIT_TILES:
             "acq_rel_adds": len(re.findall(r"atom\\.global\\.gpu\\.acq_rel\\.add", ptx)),
             "atomics": len(re.findall(r"\\batom\\.", ptx)),
             "cg_loads": len(re.findall(r"ld\\.global\\.cg", ptx)),
+            "serialized": ptxas_report(ptx)["serialized"],
         }
 print(json.dumps(out))
 """
@@ -66,6 +67,7 @@ def test_every_tile_fits_and_its_k_loop_is_pipelined(compiled, form):
     assert 0 < found["shared"] <= SHARED_MEMORY
     assert found["staged_buffers"] >= 2  # A's and B's stages
     assert found["async_dots"] >= 1
+    assert not found["serialized"], form  # ptxas kept every wgmma pipelined
 
 
 @pytest.mark.parametrize("form", FORMS)

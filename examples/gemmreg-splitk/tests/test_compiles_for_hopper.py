@@ -16,7 +16,7 @@ from gemmreg.testing import native_compile
 
 SCRIPT = """
 import json, os, re
-from gemmreg.testing import compile_natively  # with no GPU, turns the interpreter on
+from gemmreg.testing import compile_natively, ptxas_report  # with no GPU, turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 from gemmreg_splitk import heuristics, kernel, tuned
 from gemmreg_splitk import scatter as scatter_mod
@@ -89,6 +89,7 @@ for mode in MODES:
         "tma_loads": len(re.findall(r"cp\\.async\\.bulk\\.tensor", ptx)),
         "cp_async": len(re.findall(r"cp\\.async\\.c[ag]", ptx)),
         "stage_bytes": (c.block_m + c.block_n) * c.block_k * 2,
+        "ptxas": {key: value for key, value in ptxas_report(ptx).items() if key != "log"},
     }
 print(json.dumps(out))
 """
@@ -150,6 +151,14 @@ def test_the_tma_variant_streams_through_tensor_copies_into_wgmma(compiled, mode
     assert got["shared"] >= (got["stages"] - 1) * got["stage_bytes"]
     assert got["wgmma"] > 0 and got["mma_sync"] == 0
     assert got["acq_rel_adds"] == 1 and got["barriers"] >= 2
+
+
+def test_ptxas_serialises_no_wgmma_and_spills_nothing(compiled):
+    """What ptxas reports of each form (``gemmreg.testing.ptxas_report``): a
+    serialised ``wgmma`` compiles and computes right, and runs far slower."""
+    for mode, got in compiled.items():
+        assert not got["ptxas"]["serialized"], (mode, got["ptxas"]["performance"])
+        assert got["ptxas"]["spill_bytes"] == 0, mode
 
 
 def test_the_pointer_path_still_copies_asynchronously_without_tma(compiled):
