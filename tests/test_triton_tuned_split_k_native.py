@@ -21,7 +21,7 @@ SCRIPT = """
 import json, os, re
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-from gemmreg.testing import compile_natively
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import dispatch, split_k_kernel
 
 fn = split_k_kernel.gemm_split_k
@@ -52,6 +52,7 @@ for form, (br, bc, bk, stages, warps) in forms:
             "atomics": len(re.findall(r"\\batom\\.", ptx)),
             "cg_loads": len(re.findall(r"ld\\.global\\.cg", ptx)),
             "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
+            "spill_bytes": ptxas_report(ptx)["spill_bytes"],
         }
 print(json.dumps(out))
 """
@@ -84,3 +85,17 @@ def test_a_cut_tile_hands_over_through_one_acq_rel_atomic_and_l2(compiled):
             assert found["atomics"] == 0 and found["cg_loads"] == 0, name
         else:
             assert found["acq_rel_adds"] == 1 and found["cg_loads"] > 0, name
+
+
+def test_no_form_spills_registers_where_ptxas_allocates_as_the_default_stack_does(compiled):
+    """ptxas's own count (``gemmreg.testing.ptxas_report``), beside the PTX's
+    local memory above: C's pointers held across the hand-over took the split
+    forms to 255 registers and 16-368 bytes of spills a thread. Made where C
+    is stored, no form spills with Triton 3.7's ptxas and later; 3.4's and
+    3.6's still spill a few words at some tiles, outside the K loop."""
+    import triton
+
+    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < (3, 7):
+        pytest.skip(f"Triton {triton.__version__}'s ptxas spills a few words at some tiles")
+    for name, found in compiled.items():
+        assert found["spill_bytes"] == 0, name

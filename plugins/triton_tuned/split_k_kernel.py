@@ -77,11 +77,16 @@ def gemm_split_k(x_ptr, y_ptr, c_ptr, ws_ptr, count_ptr, rows, cols, k, stride_x
         acc = tl.dot(x, y, acc, input_precision=INPUT_PRECISION)
         x_ptrs += x_step
         y_ptrs += y_step
-    c_ptrs = c_ptr + offs_r[:, None] * stride_cr + offs_c[None, :] * stride_cc
+    # C's pointers (a 64-bit register pair per element) are made where C is
+    # stored, never held across the hand-over beside the partial tile, its
+    # slot offsets and the sum: held there, they took the split forms to 255
+    # registers and spilled in four of the five plain tiles (sm_90).
     if SPLIT_K == 1:
+        c_ptrs = c_ptr + offs_r[:, None] * stride_cr + offs_c[None, :] * stride_cc
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_r & mask_c)
     else:
         at = tl.arange(0, BLOCK_R)[:, None] * BLOCK_C + tl.arange(0, BLOCK_C)[None, :]
         if leave_partial(ws_ptr, count_ptr, tile, split, acc, at, SPLIT_K, BLOCK_R * BLOCK_C):
             total = sum_partials(ws_ptr, count_ptr, tile, at, SPLIT_K, BLOCK_R * BLOCK_C)
+            c_ptrs = c_ptr + offs_r[:, None] * stride_cr + offs_c[None, :] * stride_cc
             tl.store(c_ptrs, total.to(c_ptr.dtype.element_ty), mask=mask_r & mask_c)
