@@ -4,7 +4,7 @@ B^T in ``wgmma``'s register operand, so a row-major B is never copied.
 What it compiles to for an H200 (sm_90), with no GPU here: TF32 ``wgmma``
 whose first operand is four registers and whose second is a shared-memory
 descriptor, A and B through TMA, within shared memory, three warpgroups,
-nothing spilled. Which problems get it (fp32 on Hopper with the unmeasured
+nothing spilled, no ``wgmma`` serialised by ptxas. Which problems get it (fp32 on Hopper with the unmeasured
 forms asked for) and which operands the launch hands it. Its arithmetic is
 checked on the H200 only (Gluon has no interpreter): by the tuner on every
 candidate's first call, and by ``check --full`` with the config named
