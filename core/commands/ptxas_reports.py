@@ -19,7 +19,7 @@ from typing import TypedDict
 
 
 class PtxasReport(TypedDict):
-    """ptxas's verdict on one PTX module (plain data: a native script prints it as JSON)."""
+    """What ptxas reported of one PTX module (plain data: a native script prints it as JSON)."""
 
     performance: list[str]
     """Its "Potential Performance Loss" and other ``C75xx`` info lines, each
@@ -77,8 +77,8 @@ def ptxas_report(ptx: str, arch: int = 90) -> PtxasReport:
 def _ptxas(arch: int) -> str:
     from triton.backends.nvidia import compiler as nvidia
 
-    try:  # from Triton 3.6 it takes the target (3.9 brings a newer ptxas beside the old)
+    try:  # Triton 3.6 on takes the target (3.9 brings a newer ptxas beside the old)
         tool = nvidia.get_ptxas(arch)
-    except TypeError:  # Triton 3.4 and 3.5 ship one
+    except TypeError:  # Triton 3.4 takes none: it ships one ptxas
         tool = nvidia.get_ptxas()
     return str(getattr(tool, "path", tool))

@@ -27,13 +27,13 @@ one group in flight across the wait (as :mod:`.gluon_ws` does with both
 operands in shared memory), and its B^T registers died at that wait in the
 compiler's eyes; ptxas then serialised every ``wgmma`` (C7512, "insufficient
 register resources"), each 64 x 128 x 8 product waited for before the
-next, on Triton 3.6's ptxas and 3.7's alike. That form ran right over the
+next, with Triton 3.6's, 3.7's and 3.9's ptxas alike. That form ran right over the
 whole fp32 matrix on the H200 and 0.77-0.80x cuBLAS's TF32
 (``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``). Here B^T of
 step i + 1 is a value carried into step i + 1, loaded while step i's group
 runs, so both live in registers of their own (64 of a thread's); ptxas
-issues a step's eight ``wgmma`` back to back, and the two consumers'
-groups overlap each other's waits. This form is not yet measured: offered
+issues a step's eight ``wgmma`` back to back, and each consumer's wait
+can hide behind the other's group. This form is not yet measured: offered
 only with ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` (``configs.unmeasured``).
 """
 

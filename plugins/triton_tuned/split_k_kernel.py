@@ -79,8 +79,8 @@ def gemm_split_k(x_ptr, y_ptr, c_ptr, ws_ptr, count_ptr, rows, cols, k, stride_x
         y_ptrs += y_step
     # C's pointers (a 64-bit register pair per element) are made where C is
     # stored, never held across the hand-over beside the partial tile, its
-    # slot offsets and the sum: held there, they took the split forms to 255
-    # registers and spilled in four of the five plain tiles (sm_90).
+    # slot offsets and the sum: held there, they took the split forms to up to
+    # 255 registers, spilling in three to four of the five plain tiles (sm_90).
     if SPLIT_K == 1:
         c_ptrs = c_ptr + offs_r[:, None] * stride_cr + offs_c[None, :] * stride_cc
         tl.store(c_ptrs, acc.to(c_ptr.dtype.element_ty), mask=mask_r & mask_c)

@@ -4,8 +4,9 @@ product over a range of K steps, a tile's origin in grouped order (which the
 Gluon kernels and the pointer kernels of :mod:`.kernels`, :mod:`.fp8_kernel`
 and :mod:`.grouped_kernel` call too), and the epilogue's TMA store of C (the
 product and the store are the grouped TMA kernel's too,
-:mod:`.grouped_tma_kernel`, with :func:`member_rows` for its descriptors). Written once, so the paths cannot drift apart; Triton inlines them, so
-the compiled kernel is what one body written in place gives.
+:mod:`.grouped_tma_kernel`, with :func:`member_rows` for its descriptors).
+Written once, so the paths cannot drift apart; Triton inlines them, so the
+compiled kernel is what one body written in place gives.
 
 Only the kernel builders import this module (never the plugin's import): it
 imports Triton at its top, which must come after the host has decided whether
