@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from gemmreg.commands import testing_kernels
 from gemmreg.commands.native_compiling import compile_natively, native_compile, run_fresh
 from gemmreg.commands.ptxas_reports import PtxasReport, ptxas_report
 from gemmreg.commands.testing_params import MatrixParam
@@ -59,8 +60,6 @@ from gemmreg.contract.task_kinds import SANITIZE
 if TYPE_CHECKING:
     from gemmreg.checking.check_runner import CaseResult
     from gemmreg.contract.records import KernelSpec
-    from gemmreg.discovery.registry_records import RegisteredKernel, Registry
-    from gemmreg.discovery.spec_reference import KnownSpecs, SpecReference
 
 __all__ = [
     "PtxasReport",
@@ -147,7 +146,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     from gemmreg.contract.records import DTYPES, LAYOUTS
 
     config = metafunc.config
-    kernels = _Kernels(config, marker.kwargs.get("specs", ()))
+    kernels = testing_kernels.MatrixKernels(config, marker.kwargs.get("specs", ()))
     names = marker.kwargs["names"]
     dtypes = marker.kwargs.get("dtypes") or DTYPES
     layouts = marker.kwargs.get("layouts") or LAYOUTS
@@ -182,43 +181,6 @@ def _batch(param: MatrixParam) -> str:
 
 
 _SELECTED = pytest.StashKey[dict]()
-_REGISTRY = pytest.StashKey["Registry"]()
-_SPECS = pytest.StashKey["KnownSpecs"]()
-
-
-def _registry(config: pytest.Config) -> Registry:
-    if _REGISTRY not in config.stash:
-        from gemmreg.discovery.registry import discover
-
-        config.stash[_REGISTRY] = discover()
-    return config.stash[_REGISTRY]
-
-
-def _specs(config: pytest.Config) -> KnownSpecs:
-    """The kernels given to matrix() as specs in this session."""
-    from gemmreg.discovery.spec_reference import KnownSpecs
-
-    if _SPECS not in config.stash:
-        config.stash[_SPECS] = KnownSpecs()
-    return config.stash[_SPECS]
-
-
-def _kernel(config: pytest.Config, name: str) -> RegisteredKernel:
-    """The RegisteredKernel ``name``: a spec given to matrix(), else an installed one."""
-    return _specs(config).get(name) or _registry(config).get(name)
-
-
-class _Kernels:
-    """What one matrix() names: its specs, then the installed plugins."""
-
-    def __init__(self, config: pytest.Config, specs: Sequence[SpecReference]) -> None:
-        self.config = config
-        self.conflicts = {r.name: why for r in specs if (why := _specs(config).add(r))}
-
-    def get(self, name: str) -> RegisteredKernel:
-        if name in self.conflicts:
-            raise LookupError(self.conflicts[name])
-        return _kernel(self.config, name)
 
 
 class Runner:
@@ -240,7 +202,7 @@ class Runner:
             self.results[(kernel, result.id)] = result
 
         sanitizer_pass.run_pass(
-            [_kernel(self.config, kernel)],
+            [testing_kernels.kernel(self.config, kernel)],
             [p.case for p in params],
             [tool],
             backend.current().kind,
@@ -284,7 +246,7 @@ class Runner:
             pytest.skip(param.skip_reason)
         batch = _batch(param)
         if batch not in self.ran:
-            with environment(_specs(self.config).worker_environment(param.kernel)):
+            with environment(testing_kernels.specs(self.config).worker_environment(param.kernel)):
                 if param.kind == SANITIZE:
                     self._run_sanitized(batch, param.kernel, param.tool)
                 else:
