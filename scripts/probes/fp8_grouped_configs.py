@@ -19,7 +19,8 @@ with gemmreg's own clock (``gemmreg.sample_ms``: CUDA events, L2 flushed
 clean, the batch queued ahead), ``--samples`` calls each. Prints a table per
 point, fastest first, the reference's time over each candidate's (above 1:
 faster), and the spread of its rounds' medians, the rule's choice marked;
-writes every median (and each round's) to ``--out``.
+writes every median (and each round's) to ``--out``. The rounds and the
+table are ``ranked_rounds.py``'s, beside this script.
 ``--dry-run`` lists the points and candidates without a GPU.
 """
 
@@ -28,7 +29,6 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import statistics
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,6 +39,7 @@ import gemmreg  # first: gemmreg decides the backend before triton is imported
 from gemmreg.contract.grouping import row_ranges
 from gemmreg.timing.shape_files import read_shapes
 from gemmreg_plugins.triton_tuned import fp8, fp8_tma, grouped
+from ranked_rounds import agrees, functools_partial, report  # beside this script
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM = ROOT / "examples" / "shapes" / "llm-projections.yaml"
@@ -110,28 +111,6 @@ def moe_points() -> list[tuple[tuple[int, ...], int, int]]:
     return [(r.groups, r.n, r.k) for r in read_shapes(MOE)]
 
 
-def timed(
-    calls: dict[str, Callable[[], None]], rounds: int, samples: int
-) -> dict[str, list[float]]:
-    """Each call's median of ``samples`` in every round, in ms, the calls
-    taken in a rotated order each round (the report takes their median, and
-    shows their spread: a figure that moves between rounds is not a rank)."""
-    names = list(calls)
-    medians: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        turn = names[r % len(names) :] + names[: r % len(names)]
-        for name in turn if r % 2 == 0 else reversed(turn):
-            medians[name].append(statistics.median(gemmreg.sample_ms(calls[name], samples)))
-    return medians
-
-
-def agrees(out: Any, reference: Any) -> bool:
-    """C within 2% of the reference's largest magnitude everywhere: a wrong
-    tile, scale or member is far outside it; rounding is far inside."""
-    scale = float(reference.float().abs().max()) or 1.0
-    return float((out.float() - reference.float()).abs().max()) <= 0.02 * scale
-
-
 def probe_fp8(point: tuple[int, int, int], args: argparse.Namespace) -> dict[str, Any]:
     import torch
 
@@ -171,7 +150,7 @@ def probe_fp8(point: tuple[int, int, int], args: argparse.Namespace) -> dict[str
             refused[name] = "disagrees with torch._scaled_mm"
             continue
         calls[name] = functools_partial(fp8.run, config, True, a, b, out, sa, sb, H200_SMS)
-    return _report(f"fp8e4m3 {m}x{n}x{k}", "torch._scaled_mm", calls, refused, args)
+    return report(f"fp8e4m3 {m}x{n}x{k}", "torch._scaled_mm", calls, refused, args)
 
 
 def probe_grouped(
@@ -216,14 +195,7 @@ def probe_grouped(
             continue
         calls[name] = functools_partial(launch, a, b, out, None)
     label = f"grouped bf16 g{len(groups)} {m}x{n}x{k}"
-    return _report(label, "torch.mm loop", calls, refused, args)
-
-
-def functools_partial(fn: Callable[..., Any], *bound: Any) -> Callable[[], None]:
-    def call() -> None:
-        fn(*bound)
-
-    return call
+    return report(label, "torch.mm loop", calls, refused, args)
 
 
 def _name(config: Any) -> str:
@@ -232,32 +204,6 @@ def _name(config: Any) -> str:
         return c.name
     name = f"{c.block_m}x{c.block_n}x{c.block_k}-w{c.num_warps}-s{c.num_stages}"
     return name + ("-gluon" if c.gluon else "")
-
-
-def _report(
-    label: str, reference: str, calls: dict[str, Callable[[], None]], refused: dict[str, str],
-    args: argparse.Namespace,
-) -> dict[str, Any]:  # fmt: skip
-    for call in calls.values():  # compiled and warm before any sample
-        call()
-    rounds = timed(calls, args.rounds, args.samples)
-    medians = {name: statistics.median(values) for name, values in rounds.items()}
-    base = medians[reference]
-    print(f"\n{label}: {len(calls) - 1} configs timed, {len(refused)} refused")
-    for name, ms in sorted(medians.items(), key=lambda item: item[1])[: args.top]:
-        spread = f"{min(rounds[name]) * 1e3:.1f}-{max(rounds[name]) * 1e3:.1f}"
-        print(f"  {name:32s} {ms * 1e3:10.1f} us  {base / ms:6.3f}x  rounds {spread} us")
-    for name, why in refused.items():
-        if "(rule)" in name:
-            print(f"  {name}: REFUSED {why}")
-    sys.stdout.flush()
-    return {
-        "point": label,
-        "reference": reference,
-        "ms": medians,
-        "rounds_ms": rounds,
-        "refused": refused,
-    }
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
