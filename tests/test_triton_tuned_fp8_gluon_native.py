@@ -70,7 +70,7 @@ for c_dtype in (torch.bfloat16, torch.float16, torch.float32):
         "wgmma": sorted(set(re.findall(
             r"wgmma\\.mma_async\\.sync\\.aligned\\.(\\w+)\\.f32\\.(\\w+)\\.(\\w+)", ptx))),
         "waits": sorted(set(re.findall(r"wgmma\\.wait_group\\.sync\\.aligned\\s+(\\d+)", ptx))),
-        "ptxas": {key: value for key, value in ptxas_report(ptx).items() if key != "log"},
+        "ptxas": ptxas_report(ptx),
         "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
         "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
     }

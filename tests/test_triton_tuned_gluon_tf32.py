@@ -76,7 +76,7 @@ for config in configs.CUDA_GLUON_TF32:
         "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
         "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
         "waits": sorted(set(re.findall(r"wgmma\\.wait_group\\.sync\\.aligned\\s+(\\d+)", ptx))),
-        "ptxas": {key: value for key, value in ptxas_report(ptx).items() if key != "log"},
+        "ptxas": ptxas_report(ptx),
     }
 print(json.dumps(out))
 """
