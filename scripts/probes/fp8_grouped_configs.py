@@ -27,6 +27,7 @@ table are ``ranked_rounds.py``'s, beside this script.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import json
 import sys
@@ -39,7 +40,7 @@ import gemmreg  # first: gemmreg decides the backend before triton is imported
 from gemmreg.contract.grouping import row_ranges
 from gemmreg.timing.shape_files import read_shapes
 from gemmreg_plugins.triton_tuned import fp8, fp8_tma, grouped
-from ranked_rounds import agrees, functools_partial, report  # beside this script
+from ranked_rounds import agrees, report  # beside this script
 
 ROOT = Path(__file__).resolve().parents[2]
 LLM = ROOT / "examples" / "shapes" / "llm-projections.yaml"
@@ -133,8 +134,8 @@ def probe_fp8(point: tuple[int, int, int], args: argparse.Namespace) -> dict[str
 
     want = reference()
     calls: dict[str, Callable[[], None]] = {
-        "torch._scaled_mm": functools_partial(reference),
-        "torch._scaled_mm fast accum": functools_partial(fast_accumulation),
+        "torch._scaled_mm": functools.partial(reference),
+        "torch._scaled_mm fast accum": functools.partial(fast_accumulation),
     }
     refused: dict[str, str] = {}
     rule = fp8.config_for(m, n, fp8.gluon_here(gemmreg.where()), k)
@@ -149,7 +150,7 @@ def probe_fp8(point: tuple[int, int, int], args: argparse.Namespace) -> dict[str
         if not agrees(out, want):
             refused[name] = "disagrees with torch._scaled_mm"
             continue
-        calls[name] = functools_partial(fp8.run, config, True, a, b, out, sa, sb, H200_SMS)
+        calls[name] = functools.partial(fp8.run, config, True, a, b, out, sa, sb, H200_SMS)
     return report(f"fp8e4m3 {m}x{n}x{k}", "torch._scaled_mm", calls, refused, args)
 
 
@@ -193,7 +194,7 @@ def probe_grouped(
         if not agrees(out, out_ref):
             refused[name] = "disagrees with the torch.mm loop"
             continue
-        calls[name] = functools_partial(launch, a, b, out, None)
+        calls[name] = functools.partial(launch, a, b, out, None)
     label = f"grouped bf16 g{len(groups)} {m}x{n}x{k}"
     return report(label, "torch.mm loop", calls, refused, args)
 

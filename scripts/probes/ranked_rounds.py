@@ -41,13 +41,6 @@ def agrees(out: Any, reference: Any) -> bool:
     return float((out.float() - reference.float()).abs().max()) <= 0.02 * scale
 
 
-def functools_partial(fn: Callable[..., Any], *bound: Any) -> Callable[[], None]:
-    def call() -> None:
-        fn(*bound)
-
-    return call
-
-
 def report(
     label: str, reference: str, calls: dict[str, Callable[[], None]], refused: dict[str, str],
     args: argparse.Namespace,
