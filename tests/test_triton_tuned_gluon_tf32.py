@@ -4,8 +4,8 @@ B^T in ``wgmma``'s register operand, so a row-major B is never copied.
 What it compiles to for an H200 (sm_90), with no GPU here: TF32 ``wgmma``
 whose first operand is four registers and whose second is a shared-memory
 descriptor, A and B through TMA, within shared memory, three warpgroups,
-nothing spilled, no ``wgmma`` serialised by ptxas. Which problems get it (fp32 on Hopper with the unmeasured
-forms asked for) and which operands the launch hands it. Its arithmetic is
+nothing spilled, no ``wgmma`` serialised by ptxas. Which problems get it (fp32 on
+Hopper, B row-major) and which operands the launch hands it. Its arithmetic is
 checked on the H200 only (Gluon has no interpreter): by the tuner on every
 candidate's first call, and by ``check --full`` with the config named
 (``GEMMREG_TRITON_TUNED_CONFIG``).
@@ -113,14 +113,14 @@ def test_ptxas_keeps_each_k_steps_wgmma_pipelined(compiled):
         assert found["waits"] == ["0"], (name, found["waits"])
 
 
-def test_fp32_gets_the_tf32_kernel_on_hopper_only_when_unmeasured_forms_are_asked_for(
-    monkeypatch,
-):
+def test_fp32_gets_the_tf32_kernel_on_hopper_first_and_by_default(monkeypatch):
     found = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True, gluon=True, num_sms=132)
     assert found[: len(configs.CUDA_GLUON_TF32)] == list(configs.CUDA_GLUON_TF32)
-    assert all(configs.unmeasured(c) for c in configs.CUDA_GLUON_TF32)
+    assert not any(configs.unmeasured(c) for c in configs.CUDA_GLUON_TF32)
     assert {c.path for c in configs.CUDA_GLUON_TF32} == {"gluon_tf32"}
-    # Where the tuner looks: row-major B only (a K-major one needs no swap), asked for only
+    # beside the K-major copy of B, which the tuner weighs against it
+    assert any(c.path == "persistent_tma" and c.transpose_b for c in found)
+    # Where the tuner looks: row-major B only (a K-major one needs no swap), asked for or not
     hopper = attrs.evolve(
         gemmreg.where(), backend="cuda", device="cuda", capability=(9, 0), arch="sm90",
         multiprocessors=132,
@@ -128,11 +128,10 @@ def test_fp32_gets_the_tf32_kernel_on_hopper_only_when_unmeasured_forms_are_aske
     monkeypatch.setattr(paths_here, "tma_supported", lambda where: True)
     monkeypatch.setattr(paths_here, "gluon_supported", lambda where: True)
     square = gemmreg.Problem(m=4096, n=4096, k=4096, dtype="fp32", layout="rowmajor")
-    monkeypatch.delenv("GEMMREG_TRITON_TUNED_UNMEASURED", raising=False)
-    assert not any(c.path == "gluon_tf32" for c in paths_here.candidates_for(square, hopper))
-    monkeypatch.setenv("GEMMREG_TRITON_TUNED_UNMEASURED", "1")
-    asked = [c for c in paths_here.candidates_for(square, hopper) if c.path == "gluon_tf32"]
-    assert asked == list(configs.CUDA_GLUON_TF32)
+    for asked in ("", "1"):
+        monkeypatch.setenv("GEMMREG_TRITON_TUNED_UNMEASURED", asked)
+        offered = [c for c in paths_here.candidates_for(square, hopper) if c.path == "gluon_tf32"]
+        assert offered == list(configs.CUDA_GLUON_TF32), asked
     weight = attrs.evolve(square, layout="transposedB")
     assert not any(c.path == "gluon_tf32" for c in paths_here.candidates_for(weight, hopper))
     without = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True, num_sms=132)

@@ -170,8 +170,10 @@ is stored from registers). Compiled for sm_90 without spills, each K step's
 kernel's first form, whose ``wgmma`` ptxas serialised, was right over the
 whole fp32 matrix on the H200 but 0.7966x and 0.7703x cuBLAS's TF32 at
 4096^3 and 8192^3 (``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``);
-this one is unmeasured, so left out of the tuner's lists
-(``configs.UNMEASURED``)."""
+this one passed ``check --full`` with each config named on an H100 (Triton
+3.6), where the tuner took 4 stages over the copy route at all four large
+shapes and it ran 0.9603x and 0.9308x cuBLAS's TF32 untuned
+(``evidence/2026-12-05-h100-tf32-gluon-pipelined-and-rules``)."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),
