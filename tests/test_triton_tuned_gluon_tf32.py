@@ -6,7 +6,7 @@ whose first operand is four registers and whose second is a shared-memory
 descriptor, A and B through TMA, within shared memory, three warpgroups,
 nothing spilled, no ``wgmma`` serialised by ptxas. Which problems get it (fp32 on
 Hopper, B row-major) and which operands the launch hands it. Its arithmetic is
-checked on the H200 only (Gluon has no interpreter): by the tuner on every
+checked on a GPU only (Gluon has no interpreter): by the tuner on every
 candidate's first call, and by ``check --full`` with the config named
 (``GEMMREG_TRITON_TUNED_CONFIG``).
 """

@@ -66,8 +66,9 @@ def gluon_layouts(a: torch.Tensor, b: torch.Tensor) -> bool:
     """The layouts the Gluon kernels take: A row-major, B row-major or a
     transposed view of a row-major N x K weight (``B_TRANSPOSED``), and for
     fp32 (:mod:`.gluon_tf32`) B row-major only, the one layout it is for. The
-    transposed view only where :func:`.tuning_cache.unmeasured_offered`: it
-    compiles for sm_90 but has not run on a GPU."""
+    transposed view only where :func:`.tuning_cache.unmeasured_offered`: right
+    over the whole matrix on the H200, it has not been timed ahead of the forms
+    the tuner weighs there (``plugins/triton_tuned/README.md``)."""
     if tma_rules.is_transposed(a):
         return False
     if a.element_size() == 4:
