@@ -28,17 +28,19 @@ runs, or its cache answers) and a warm-up:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import json
 import pstats
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import gemmreg  # first: gemmreg decides the backend before triton is imported
+from gemmreg.timing.clocks import gpu_spin
 
 DEFAULT_POINTS = "1x4096x4096,128x4096x4096,128x14336x4096,2048x1024x4096,8192x4096x4096"
 SPIN_CYCLES = 50_000_000
@@ -65,34 +67,38 @@ def points(text: str) -> list[tuple[int, int, int]]:
     return found
 
 
-def host_us(call: Callable[[], Any], calls: int, rounds: int) -> float:
-    """Median over ``rounds`` of the host's time a call, queued behind a spin."""
+@contextlib.contextmanager
+def gpu_busy() -> Iterator[None]:
+    """The GPU spinning while the block runs, so that every call in it only
+    queues (never waits on the GPU); synchronised before and after."""
     import torch
 
+    torch.cuda.synchronize()
+    gpu_spin(torch, SPIN_CYCLES)
+    yield
+    torch.cuda.synchronize()
+
+
+def host_us(call: Callable[[], Any], calls: int, rounds: int) -> float:
+    """Median over ``rounds`` of the host's time a call, queued behind a spin."""
     figures = []
     for _ in range(rounds):
-        torch.cuda.synchronize()
-        torch.cuda._sleep(SPIN_CYCLES)  # the GPU busy: every call below only queues
-        began = time.perf_counter()
-        for _ in range(calls):
-            call()
-        figures.append((time.perf_counter() - began) * 1e6 / calls)
-        torch.cuda.synchronize()
+        with gpu_busy():
+            began = time.perf_counter()
+            for _ in range(calls):
+                call()
+            figures.append((time.perf_counter() - began) * 1e6 / calls)
     return statistics.median(figures)
 
 
 def profile(call: Callable[[], Any], calls: int, top: int) -> list[dict[str, Any]]:
     """The ``top`` functions by time of their own over ``calls`` calls."""
-    import torch
-
     profiler = cProfile.Profile()
-    torch.cuda.synchronize()
-    torch.cuda._sleep(SPIN_CYCLES)
-    profiler.enable()
-    for _ in range(calls):
-        call()
-    profiler.disable()
-    torch.cuda.synchronize()
+    with gpu_busy():
+        profiler.enable()
+        for _ in range(calls):
+            call()
+        profiler.disable()
     stats = pstats.Stats(profiler).stats  # type: ignore[attr-defined]
     total = sum(entry[2] for entry in stats.values()) or 1.0
     rows = sorted(stats.items(), key=lambda item: -item[1][2])[:top]
