@@ -17,6 +17,9 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
+FIRST_PROTOCOL_SWEEP = REPO / "tests" / "fixtures" / "saved_runs" / "h200-first-protocol-sweep"
+"""A real H200 bench run saved in gemmreg's first format (no per-process
+records, no weights): what an older saved run looks like when read back."""
 
 os.environ.setdefault("GEMMREG_DEVICE", "cpu")
 from gemmreg.contract.backend import settle_interpreter_early  # noqa: E402

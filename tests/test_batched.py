@@ -230,10 +230,10 @@ def test_the_legend_counts_a_batched_points_work_over_the_batch():
     """TFLOP/s and ideal GB/s of a batched point are over every item: the
     legend says so, and an unbatched point's legend reads as before."""
     import attrs
+    from conftest import FIRST_PROTOCOL_SWEEP
     from gemmreg.reporting import compare_legend, runs
-    from test_runs import REPO
 
-    _, (report, *_), _ = runs.load_run(REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench")
+    _, (report, *_), _ = runs.load_run(FIRST_PROTOCOL_SWEEP)
     plain = "\n".join(compare_legend.legend(report))
     assert "TFLOP/s: 2MNK / median" in plain and "x batch" not in plain
     batched = attrs.evolve(report, problem=attrs.evolve(report.problem, batch=8))

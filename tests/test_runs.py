@@ -6,7 +6,7 @@ import json
 
 import attrs
 import pytest
-from conftest import HANG_LIMIT_S, REPO, only_extra_plugins, run_gemmreg
+from conftest import FIRST_PROTOCOL_SWEEP, HANG_LIMIT_S, REPO, only_extra_plugins, run_gemmreg
 from gemmreg.cli import UsageError, parse_shapes
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.registry import discover
@@ -275,7 +275,7 @@ def test_a_sweep_report_ends_with_every_verdict_on_one_line_each():
     per point, each with the verdict its own table gives."""
     from gemmreg.reporting import render_compare, runs
 
-    sweep = REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench"
+    sweep = FIRST_PROTOCOL_SWEEP
     _, reports, _ = runs.load_run(sweep)
     lines = render_compare.verdict_table(reports, "table").splitlines()[2:]
     assert len(lines) == len(reports) == 8
@@ -311,7 +311,7 @@ def test_report_margin_judges_a_saved_run_again_from_its_processes():
 
 
 def test_report_margin_keeps_the_verdicts_of_a_run_without_process_records():
-    old = REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench"
+    old = FIRST_PROTOCOL_SWEEP
     again = run_gemmreg("report", str(old), "--verdicts", "--margin", "1")
     assert again.returncode == 0 and "not judged again" in again.stdout
     both = run_gemmreg("report", str(old), str(old), "--margin", "1")

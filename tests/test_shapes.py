@@ -11,7 +11,7 @@ import sys
 
 import attrs
 import pytest
-from conftest import REPO, run_gemmreg
+from conftest import FIRST_PROTOCOL_SWEEP, REPO, run_gemmreg
 from gemmreg.contract.options import MAX_SWEEP_POINTS, UsageError, parse_shapes
 from gemmreg.reporting import runs
 from gemmreg.reporting.speedup_means import mean_lines
@@ -271,7 +271,7 @@ def test_the_weighted_geometric_mean_counts_each_point_by_its_weight():
     """The H200 sweep of triton_tuned against torch_ref, its speedups set to
     2x and 0.5x: equal weights cancel out to 1x, weights 3 and 1 give
     2^(3/4) * 0.5^(1/4) = 2^(1/2)."""
-    _, saved, _ = runs.load_run(REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench")
+    _, saved, _ = runs.load_run(FIRST_PROTOCOL_SWEEP)
     first, second = saved[0], saved[1]
     (mean,) = pair_means([_with_speedup(first, 2.0, None), _with_speedup(second, 0.5, None)])
     assert mean.speedup == pytest.approx(1.0) and not mean.weighted and mean.points == 2
@@ -284,7 +284,7 @@ def test_the_weighted_geometric_mean_counts_each_point_by_its_weight():
 
 
 def test_points_without_a_speedup_do_not_count():
-    _, saved, _ = runs.load_run(REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench")
+    _, saved, _ = runs.load_run(FIRST_PROTOCOL_SWEEP)
     reports = [_with_speedup(saved[0], 4.0, 1.0), _with_speedup(saved[1], None, 100.0)]
     (mean,) = pair_means(reports)
     assert mean.speedup == pytest.approx(4.0) and mean.points == 1
@@ -293,7 +293,7 @@ def test_points_without_a_speedup_do_not_count():
 
 def test_a_saved_run_without_weights_still_reads(tmp_path):
     """``weight`` is a new field with a default: runs saved before it load as None."""
-    _, saved, _ = runs.load_run(REPO / "evidence" / "2026-11-30-h200-triton-tuned" / "bench")
+    _, saved, _ = runs.load_run(FIRST_PROTOCOL_SWEEP)
     assert all(r.weight is None for r in saved)
     runs.write_run(
         tmp_path / "r", {}, [attrs.evolve(saved[0], weight=2.5)], partial=False, views={}

@@ -21,9 +21,9 @@ OUTLIER_FACTOR = 1.5
 """A process median more than this many times above, or below, the median of
 the process medians is an outlier. Far above what clocks explain: processes
 of one H200 run drift 1-3% apart, and the farthest of the 571 kernels and
-points of the runs under evidence/ lies 12% from its row's median (three
-processes of ``evidence/2026-11-30-h200-triton-tuned/bench``), four times
-closer than this. An outlier means something else happened in that process:
+points of the H200 runs committed when this was set lies 12% from its row's
+median (three processes of the first-protocol sweep, kept in
+``tests/fixtures/saved_runs/``), four times closer than this. An outlier means something else happened in that process:
 another job on the GPU, a throttled or wrong device, another code path."""
 
 
