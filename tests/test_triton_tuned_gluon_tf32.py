@@ -51,8 +51,7 @@ for config in configs.CUDA_GLUON_TF32:
     signature = {name: f"tensordesc<fp32[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
                  for name, d in zip(("a_desc", "b_desc"), descs)}
     signature.update(c_ptr="*fp32", m="i32", n="i32", k="i32", stride_cm="i32")
-    constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages,
-                      CONFLICT_FREE=config.conflict_free)
+    constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages)
     signature.update({name: "constexpr" for name in constexprs})
     compiled = triton.compile(
         GluonASTSource(fn=gluon_tf32.gemm_gluon_tf32, signature=signature,
@@ -95,8 +94,10 @@ def test_the_tf32_kernel_compiles_to_wgmma_with_b_transposed_in_registers(compil
     for name, found in compiled.items():
         assert found["warps"] == 12, name  # two consumer warpgroups and the loader's
         assert 0 < found["shared"] <= SHARED_MEMORY, name
-        # every wgmma TF32, 64 rows of C^T by the tile's 128 rows of C, its A from registers
-        assert found["wgmma"] == [["m64n128k8", True]] and found["other_wgmma"] == 0, name
+        # every wgmma TF32, 64 rows of C^T by the tile's rows of C, its A from registers
+        config = configs.Config.from_name(name)
+        assert found["wgmma"] == [[f"m64n{config.block_m}k8", True]], name
+        assert found["other_wgmma"] == 0, name
         assert found["tma_loads"] > 0, name
         assert found["local"] == found["stack"] == 0, name  # nothing spilled
 
@@ -114,94 +115,12 @@ def test_ptxas_keeps_each_k_steps_wgmma_pipelined(compiled):
         assert found["waits"] == ["0"], (name, found["waits"])
 
 
-BANKS = """
-import json, os
-import gemmreg
-os.environ.pop("TRITON_INTERPRET", None)
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental import gluon
-from triton.experimental.gluon import language as gl
-from triton.experimental.gluon._runtime import GluonASTSource
-from gemmreg_plugins.triton_tuned import gluon_tf32
-
-@gluon.jit
-def probe(out, CONFLICT_FREE: gl.constexpr):
-    # the consumer's register operand and its half of a B box, as the kernel has them
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 128, 8])
-    b_t_layout: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=acc_layout, k_width=1)
-    box = gl.allocate_shared_memory(gl.float32, [32, 128], gl.NVMMASharedLayout(
-        swizzle_byte_width=128, element_bitwidth=32, rank=2))
-    if CONFLICT_FREE:
-        view = box._reinterpret(gl.float32, [128, 32], gluon_tf32.conflict_free_b_t(32, 128))
-    else:
-        view = box.permute((1, 0))
-    b_t = view.load(b_t_layout)
-    gl.static_print("conflicts", gl.bank_conflicts(b_t.type, view.type))
-    gl.store(out + gl.arange(0, 128, layout=gl.SliceLayout(1, b_t_layout)),
-             gl.sum(b_t, axis=1))
-
-for conflict_free in (False, True):
-    triton.compile(GluonASTSource(fn=probe, signature={"out": "*fp32", "CONFLICT_FREE": "constexpr"},
-                                  constexprs={"CONFLICT_FREE": conflict_free}),
-                   target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
-"""
-
-
-@pytest.mark.slow
-def test_the_conflict_free_view_reads_b_transposed_with_no_bank_conflicts(tmp_path):
-    """Triton's own count (``gl.bank_conflicts``, excess accesses per load)
-    for the consumer's B^T load: read in B's column order every load is a
-    two-way conflict; through ``conflict_free_b_t`` none is."""
-    _gluon_here()
-    import subprocess
-    import sys
-
-    script = tmp_path / "banks.py"  # a file: Triton reads a jit function's source back
-    script.write_text(BANKS)
-    found = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=300
-    )
-    counts = [line.split()[-1] for line in found.stdout.splitlines() if "conflicts" in line]
-    assert counts == ["1", "0"], found.stdout + found.stderr
-
-
-def test_the_conflict_free_rows_are_b_columns_in_the_order_the_view_reads():
-    """``column_of`` is the order ``conflict_free_b_t`` reads B's columns in:
-    a bijection on each 32-column block, rows l + 4g + 8h + 16s to columns
-    l + 4h + 8s + 16g; and the view's bases are the NVMMA layout's with
-    those column bits moved (offset bit -> [row, K row])."""
-    _gluon_here()
-    import torch
-    from gemmreg_plugins.triton_tuned import gluon_tf32
-
-    rows = torch.arange(256)
-    columns = gluon_tf32.column_of.fn(rows)
-    assert sorted(columns.tolist()) == list(range(256))
-    assert (columns // 32 == rows // 32).all() and columns[:8].tolist() == [
-        0,
-        1,
-        2,
-        3,
-        16,
-        17,
-        18,
-        19,
-    ]
-    view = gluon_tf32.conflict_free_b_t(32, 128)  # called from Python: the layout itself
-    # NVMMA, 128-byte swizzle, [32, 128] fp32: offset bit -> [K row, column]
-    nvmma = [[0, 1], [0, 2], [0, 4], [0, 8], [0, 16], [1, 4], [2, 8], [4, 16], [8, 0], [16, 0],
-             [0, 32], [0, 64]]  # fmt: skip
-    inverse = {int(c): r for r, c in zip(rows.tolist(), columns.tolist(), strict=True)}
-    assert view.offset_bases == [[inverse[column], k] for k, column in nvmma]
-
-
 def test_fp32_gets_the_tf32_kernel_on_hopper_first_and_by_default(monkeypatch):
     found = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True, gluon=True, num_sms=132)
     assert found[: len(configs.CUDA_GLUON_TF32)] == list(configs.CUDA_GLUON_TF32)
+    # the 128x256 tiles by default, the 256x128 ones only once asked for
     offered = [c for c in configs.CUDA_GLUON_TF32 if not configs.unmeasured(c)]
-    assert offered and not any(c.conflict_free for c in offered)
+    assert {(c.block_m, c.block_n) for c in offered} == {(128, 256)}
     assert {c.path for c in configs.CUDA_GLUON_TF32} == {"gluon_tf32"}
     # beside the K-major copy of B, which the tuner weighs against it
     assert any(c.path == "persistent_tma" and c.transpose_b for c in found)

@@ -45,13 +45,7 @@ def _tma(
 
 
 def _gluon(
-    bm: int,
-    bn: int,
-    bk: int,
-    stages: int,
-    group_m: int = GROUP_M,
-    tf32: bool = False,
-    conflict_free: bool = False,
+    bm: int, bn: int, bk: int, stages: int, group_m: int = GROUP_M, tf32: bool = False
 ) -> Config:
     return Config(
         path="gluon_tf32" if tf32 else "gluon_ws",
@@ -61,7 +55,6 @@ def _gluon(
         num_stages=stages,
         num_warps=4,
         group_m=group_m,
-        conflict_free=conflict_free,
     )
 
 
@@ -165,8 +158,8 @@ named to it as an extra)."""
 CUDA_GLUON_TF32: tuple[Config, ...] = (
     _gluon(128, 256, 32, 4, tf32=True),
     _gluon(128, 256, 32, 3, tf32=True),
-    _gluon(128, 256, 32, 4, tf32=True, conflict_free=True),
-    _gluon(128, 256, 32, 3, tf32=True, conflict_free=True),
+    _gluon(256, 128, 32, 4, tf32=True),
+    _gluon(256, 128, 32, 3, tf32=True),
 )
 """Hopper, fp32 as TF32 with A and B row-major: the Gluon kernel of
 :mod:`.gluon_tf32`, C^T = B^T A^T with B^T in ``wgmma``'s register operand,
@@ -182,10 +175,16 @@ whole fp32 matrix on the H200 but 0.7966x and 0.7703x cuBLAS's TF32 at
 this one passed ``check --full`` with each config named on an H100 (Triton
 3.6), where the tuner took 4 stages over the copy route at all four large
 shapes and it ran 0.9603x and 0.9308x cuBLAS's TF32 untuned
-(``evidence/2026-12-05-h100-tf32-gluon-pipelined-and-rules``). The
-``-cf`` forms read B^T with no shared-memory bank conflicts (every load of
-the others is a two-way conflict, :func:`.gluon_tf32.conflict_free_b_t`);
-they are ``configs.UNMEASURED`` until a GPU has checked and timed them."""
+(``evidence/2026-12-05-h100-tf32-gluon-pipelined-and-rules``).
+
+The 256x128 forms split the tile the other way, as cuBLAS's TF32 kernel
+does where it is ahead of this one (``warpgroupsize2x1x1``: each warpgroup
+64 of C's columns by 256 of its rows): each consumer issues one 64 x 256 x 8
+``wgmma`` a K slice instead of two 64 x 128 x 8, and loads half as much B^T
+into registers a K step (16 values a thread, not 32); the shared memory
+read by ``wgmma`` and the stage's size are the same. Compiled for sm_90
+without spills and pipelined; ``configs.UNMEASURED`` until a GPU has
+checked and timed them."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),

@@ -42,7 +42,6 @@ four large shapes
 
 from typing import TYPE_CHECKING, Any
 
-import triton
 from gemmreg_plugins.triton_tuned import gluon_ws, tile_parts
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -60,52 +59,6 @@ CONSUMER_REGS = gl.constexpr(232)
 B^T's 128 x 32 register operand 32, twice (the step in flight's and the
 next one's; :data:`.gluon_ws.CONSUMER_REGS`)."""
 LOADER_REGS = gl.constexpr(24)
-
-
-@triton.constexpr_function
-def conflict_free_b_t(block_k, half_n):
-    """The layout through which a consumer reads its half of a B box (BLOCK_K x
-    HALF_N fp32, 128-byte swizzled as TMA wrote it) as B^T with no shared-memory
-    bank conflicts: row r of the view is B's column :func:`column_of` (r).
-
-    Why: read in B's own column order, ``wgmma``'s register fragment puts
-    eight consecutive columns and four K rows in one warp load, and the
-    swizzle maps K rows 2j and 2j + 1 of those eight columns to the same
-    four banks: every load is a two-way conflict (Triton's
-    ``gl.bank_conflicts`` counts 1). With rows r = l + 4g + 8h + 16s (l: 2
-    bits, g, h, s: 1 each) standing for columns l + 4h + 8s + 16g of each
-    32-column block, the eight rows of a warp load cover both halves of the
-    block's 128 bytes, and the swizzle's XOR with the K row reaches 32
-    distinct banks (``gl.bank_conflicts`` counts 0;
-    ``tests/test_triton_tuned_gluon_tf32.py``).
-
-    The bases are the NVMMA layout's (offset bit i: which B element it
-    reaches), each column bit moved to the view's row bit that stands for
-    it. A 32-float block is one 128-byte swizzle row; the blocks of a wider
-    box follow each other whole."""
-    moved = {4: 8, 8: 16, 16: 4}  # column bit -> the view's row bit
-
-    def row(column_bits):
-        return sum(moved.get(1 << b, 1 << b) for b in range(16) if column_bits >> b & 1)
-
-    bases = [[row(1 << b), 0] for b in range(5)]  # a 128-byte row: 32 columns
-    k = 1
-    while k < block_k:  # each K row XORs its low three bits into the 16-byte chunk
-        bases.append([row((k % 8) << 2), k])
-        k *= 2
-    column = 32
-    while column < half_n:  # whole 32-column blocks, one after another
-        bases.append([row(column), 0])
-        column *= 2
-    return gl.SharedLinearLayout(offset_bases=bases, alignment=1024)
-
-
-@gluon.jit
-def column_of(rows):
-    """B's column (within a consumer's half) that row ``rows`` of
-    :func:`conflict_free_b_t`'s view holds: rows l + 4g + 8h + 16s of a
-    32-row block hold columns l + 4h + 8s + 16g."""
-    return (rows & ~31) | (rows & 3) | ((rows >> 1) & 12) | ((rows << 2) & 16)
 
 
 @gluon.jit
@@ -144,30 +97,19 @@ def _loader(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride
 
 @gluon.jit
 def _b_transposed(b_bufs, ready, i, STAGES: gl.constexpr, ME: gl.constexpr,
-                  layout: gl.constexpr, CONFLICT_FREE: gl.constexpr):  # fmt: skip
+                  layout: gl.constexpr):  # fmt: skip
     """Consumer ``ME``'s half of K step ``i``'s B box, once TMA has filled
-    it, loaded transposed into ``wgmma``'s register operand (B^T, HALF_N x K):
-    in B's column order, or with ``CONFLICT_FREE`` through
-    :func:`conflict_free_b_t`."""
+    it, loaded transposed into ``wgmma``'s register operand (B^T, HALF_N x K)."""
     s = i % STAGES
     mbarrier.wait(ready.index(s), (i // STAGES) & 1)
-    box = b_bufs.index(2 * s + ME)
-    if CONFLICT_FREE:
-        view: gl.constexpr = conflict_free_b_t(box.type.shape[0], box.type.shape[1])
-        return box._reinterpret(gl.float32, [box.type.shape[1], box.type.shape[0]], view).load(
-            layout
-        )
-    else:
-        return box.permute((1, 0)).load(layout)
+    return b_bufs.index(2 * s + ME).permute((1, 0)).load(layout)
 
 
 @gluon.jit
 def _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
-              GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, ME: gl.constexpr,
-              CONFLICT_FREE: gl.constexpr):  # fmt: skip
+              GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, ME: gl.constexpr):  # fmt: skip
     """Consumer ``ME`` (0 or 1): C^T's rows of the ``ME``-th half of every
-    tile's columns, all of its rows (``CONFLICT_FREE``: in the order of
-    :func:`column_of`)."""
+    tile's columns, all of its rows."""
     BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
     HALF_N: gl.constexpr = b_desc.block_type.shape[1]
     STAGES: gl.constexpr = a_bufs.type.shape[0]
@@ -182,68 +124,61 @@ def _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stri
             tile, tiles_m, tiles_per_group, GROUP_M, BLOCK_M, 2 * HALF_N
         )
         acc = gl.zeros([HALF_N, BLOCK_M], gl.float32, acc_layout)  # C^T's rows: C's columns
-        b_next = _b_transposed(b_bufs, ready, i, STAGES, ME, b_t_layout, CONFLICT_FREE)
+        b_next = _b_transposed(b_bufs, ready, i, STAGES, ME, b_t_layout)
         for kk in range(k_tiles):
             s = i % STAGES
             b_t = b_next  # B^T, HALF_N x K, in registers
             a_t = a_bufs.index(s).permute((1, 0))  # A^T, K x BLOCK_M, K-major as it lies
             acc = warpgroup_mma(b_t, a_t, acc, is_async=True)
             if kk + 1 < k_tiles:  # the next step's B^T, loaded while this group runs
-                b_next = _b_transposed(b_bufs, ready, i + 1, STAGES, ME, b_t_layout,
-                                        CONFLICT_FREE)  # fmt: skip
+                b_next = _b_transposed(b_bufs, ready, i + 1, STAGES, ME, b_t_layout)
             acc, b_t, a_t = warpgroup_mma_wait(0, deps=[acc, b_t, a_t])
             mbarrier.arrive(empty.index(s))  # both operands read: the stage goes back
             i += 1
-        # C[m, n] = acc[n, m]: offsets in int64 before they meet a stride
-        if CONFLICT_FREE:  # rows l + 4g + 8h + 16s of each 32 back to B's column order
-            acc = acc.reshape([HALF_N // 32, 2, 2, 2, 4, BLOCK_M]).permute((0, 3, 1, 2, 4, 5))
-            acc = acc.reshape([HALF_N, BLOCK_M])
-        c_layout: gl.constexpr = acc.type.layout
-        cols = off_n + ME * HALF_N + gl.arange(0, HALF_N, layout=gl.SliceLayout(1, c_layout))
-        rows = off_m + gl.arange(0, BLOCK_M, layout=gl.SliceLayout(0, c_layout))
-        at = c_ptr + rows.to(gl.int64)[None, :] * stride_cm + cols.to(gl.int64)[:, None]
-        gl.store(at, acc, mask=(rows[None, :] < m) & (cols[:, None] < n))
+        # C[m, n] = acc[n, m]; a 256-row tile in two halves of its rows, so
+        # that fewer of their addresses are live at once (all of them at once
+        # spilled about 470 bytes a thread)
+        if BLOCK_M > 128:
+            low, high = acc.reshape([HALF_N, 2, BLOCK_M // 2]).permute((0, 2, 1)).split()
+            _store_c_t(c_ptr, low, off_m, off_n + ME * HALF_N, m, n, stride_cm)
+            _store_c_t(c_ptr, high, off_m + BLOCK_M // 2, off_n + ME * HALF_N, m, n, stride_cm)
+        else:
+            _store_c_t(c_ptr, acc, off_m, off_n + ME * HALF_N, m, n, stride_cm)
+
+
+@gluon.jit
+def _store_c_t(c_ptr, acc, off_m, off_n, m, n, stride_cm):
+    """C[off_m + i, off_n + j] = acc[j, i] within C's edges, from registers:
+    a thread's values lie along C's rows, and a warp's store covers whole
+    32-byte sectors. Offsets in int64 before they meet a stride."""
+    c_layout: gl.constexpr = acc.type.layout
+    cols = off_n + gl.arange(0, acc.type.shape[0], layout=gl.SliceLayout(1, c_layout))
+    rows = off_m + gl.arange(0, acc.type.shape[1], layout=gl.SliceLayout(0, c_layout))
+    at = c_ptr + rows.to(gl.int64)[None, :] * stride_cm + cols.to(gl.int64)[:, None]
+    gl.store(at, acc, mask=(rows[None, :] < m) & (cols[:, None] < n))
 
 
 @gluon.jit
 def _first_consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
                     GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
-              GROUP_M, PROGRAMS, 0, False)  # fmt: skip
+              GROUP_M, PROGRAMS, 0)  # fmt: skip
 
 
 @gluon.jit
 def _second_consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
                      GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
-              GROUP_M, PROGRAMS, 1, False)  # fmt: skip
-
-
-# The conflict-free consumers are functions of their own: a partition's
-# constexpr arguments would reach it as runtime values (:mod:`.gluon_ws`).
-@gluon.jit
-def _first_consumer_conflict_free(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k,
-                                  stride_cm, GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
-    _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
-              GROUP_M, PROGRAMS, 0, True)  # fmt: skip
-
-
-@gluon.jit
-def _second_consumer_conflict_free(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k,
-                                   stride_cm, GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
-    _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
-              GROUP_M, PROGRAMS, 1, True)  # fmt: skip
+              GROUP_M, PROGRAMS, 1)  # fmt: skip
 
 
 @gluon.jit
 def gemm_gluon_tf32(a_desc, b_desc, c_ptr, m, n, k, stride_cm, GROUP_M: gl.constexpr,
-                    PROGRAMS: gl.constexpr, STAGES: gl.constexpr,
-                    CONFLICT_FREE: gl.constexpr = False):  # fmt: skip
+                    PROGRAMS: gl.constexpr, STAGES: gl.constexpr):  # fmt: skip
     """C = A @ B for fp32 A (M x K) and B (K x N), both row-major, C row-major,
     as TF32, in tiles of BLOCK_M x 2*HALF_N: A comes in BLOCK_M x BLOCK_K
     boxes, B in BLOCK_K x HALF_N (:func:`descriptors`). Launch with
-    ``num_warps=4`` and one program per SM at most. ``CONFLICT_FREE``: B^T
-    is read through :func:`conflict_free_b_t`."""
+    ``num_warps=4`` and one program per SM at most."""
     a_bufs = gl.allocate_shared_memory(
         a_desc.dtype,
         [STAGES] + a_desc.block_type.shape,  # noqa: RUF005 (the JIT takes no starred items)
@@ -261,19 +196,11 @@ def gemm_gluon_tf32(a_desc, b_desc, c_ptr, m, n, k, stride_cm, GROUP_M: gl.const
         mbarrier.init(empty.index(s), count=2)  # both consumers done with the stage
     args = (a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm, GROUP_M,
             PROGRAMS)  # fmt: skip
-    if CONFLICT_FREE:
-        gl.warp_specialize(
-            [(_first_consumer_conflict_free, args), (_second_consumer_conflict_free, args),
-             (_loader, args)],
-            [4, 1],
-            [CONSUMER_REGS, LOADER_REGS],
-        )  # fmt: skip
-    else:
-        gl.warp_specialize(
-            [(_first_consumer, args), (_second_consumer, args), (_loader, args)],
-            [4, 1],
-            [CONSUMER_REGS, LOADER_REGS],
-        )
+    gl.warp_specialize(
+        [(_first_consumer, args), (_second_consumer, args), (_loader, args)],
+        [4, 1],
+        [CONSUMER_REGS, LOADER_REGS],
+    )
 
 
 def descriptors(

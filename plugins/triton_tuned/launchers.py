@@ -233,7 +233,6 @@ def gluon_tf32_launcher(
             GROUP_M=config.group_m,
             PROGRAMS=programs,
             STAGES=config.num_stages,
-            CONFLICT_FREE=config.conflict_free,
             num_warps=config.num_warps,
             default_dot_input_precision="tf32",
         )
