@@ -118,9 +118,9 @@ def test_ptxas_keeps_each_k_steps_wgmma_pipelined(compiled):
 def test_fp32_gets_the_tf32_kernel_on_hopper_first_and_by_default(monkeypatch):
     found = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True, gluon=True, num_sms=132)
     assert found[: len(configs.CUDA_GLUON_TF32)] == list(configs.CUDA_GLUON_TF32)
-    # the 128x256 tiles by default, the 256x128 ones only once asked for
-    offered = [c for c in configs.CUDA_GLUON_TF32 if not configs.unmeasured(c)]
-    assert {(c.block_m, c.block_n) for c in offered} == {(128, 256)}
+    # both tile shapes by default, the 256x128 ones first (an untuned run's)
+    assert not any(configs.unmeasured(c) for c in configs.CUDA_GLUON_TF32)
+    assert [(c.block_m, c.block_n) for c in configs.CUDA_GLUON_TF32[:2]] == [(256, 128)] * 2
     assert {c.path for c in configs.CUDA_GLUON_TF32} == {"gluon_tf32"}
     # beside the K-major copy of B, which the tuner weighs against it
     assert any(c.path == "persistent_tma" and c.transpose_b for c in found)
@@ -132,10 +132,10 @@ def test_fp32_gets_the_tf32_kernel_on_hopper_first_and_by_default(monkeypatch):
     monkeypatch.setattr(paths_here, "tma_supported", lambda where: True)
     monkeypatch.setattr(paths_here, "gluon_supported", lambda where: True)
     square = gemmreg.Problem(m=4096, n=4096, k=4096, dtype="fp32", layout="rowmajor")
-    for asked, expected in (("", offered), ("1", list(configs.CUDA_GLUON_TF32))):
+    for asked in ("", "1"):
         monkeypatch.setenv("GEMMREG_TRITON_TUNED_UNMEASURED", asked)
         found = [c for c in paths_here.candidates_for(square, hopper) if c.path == "gluon_tf32"]
-        assert found == expected, asked
+        assert found == list(configs.CUDA_GLUON_TF32), asked
     weight = attrs.evolve(square, layout="transposedB")
     assert not any(c.path == "gluon_tf32" for c in paths_here.candidates_for(weight, hopper))
     without = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True, num_sms=132)
@@ -158,7 +158,7 @@ def test_the_launch_hands_the_kernel_row_major_fp32_alone_with_tf32_pinned(monke
 
     monkeypatch.setattr(gluon_tf32, "gemm_gluon_tf32", Recording())
     fallen: list[str] = []
-    config = configs.CUDA_GLUON_TF32[0]
+    config = configs.Config.from_name("gluon_tf32:128x256x32-s4-w4")
     launch = launchers.gluon_tf32_launcher(
         config, 512, 1024, 256, 132, lambda a, b, out: fallen.append("tiled")
     )

@@ -152,14 +152,15 @@ idle while 128x128 ones nearly fill them (``configs.GLUON_128X128_SHARE``):
 32 KB at BLOCK_K 64 (4 or 6 stages: 160 or 224 KB with the two 16 KB C
 buffers) or 64 KB at 128 (3: 224 KB): the deep ring is what a problem that
 streams its weight once needs. Compiled for sm_90 without spills, within
-227 KB of shared memory (``tests/test_triton_tuned_gluon.py``); unmeasured
-on a GPU until a probe on the H200 ranks them (5 stages at BLOCK_K 64 may be
-named to it as an extra)."""
+227 KB of shared memory (``tests/test_triton_tuned_gluon.py``); each passed
+``check --full`` on an H100, and they stay ``configs.UNMEASURED`` until a
+bench on the H200 ranks them (5 stages at BLOCK_K 64 may be named to it as
+an extra)."""
 CUDA_GLUON_TF32: tuple[Config, ...] = (
-    _gluon(128, 256, 32, 4, tf32=True),
-    _gluon(128, 256, 32, 3, tf32=True),
     _gluon(256, 128, 32, 4, tf32=True),
     _gluon(256, 128, 32, 3, tf32=True),
+    _gluon(128, 256, 32, 4, tf32=True),
+    _gluon(128, 256, 32, 3, tf32=True),
 )
 """Hopper, fp32 as TF32 with A and B row-major: the Gluon kernel of
 :mod:`.gluon_tf32`, C^T = B^T A^T with B^T in ``wgmma``'s register operand,
@@ -177,14 +178,17 @@ this one passed ``check --full`` with each config named on an H100 (Triton
 shapes and it ran 0.9603x and 0.9308x cuBLAS's TF32 untuned
 (``evidence/2026-12-05-h100-tf32-gluon-pipelined-and-rules``).
 
-The 256x128 forms split the tile the other way, as cuBLAS's TF32 kernel
-does where it is ahead of this one (``warpgroupsize2x1x1``: each warpgroup
-64 of C's columns by 256 of its rows): each consumer issues one 64 x 256 x 8
-``wgmma`` a K slice instead of two 64 x 128 x 8, and loads half as much B^T
-into registers a K step (16 values a thread, not 32); the shared memory
-read by ``wgmma`` and the stage's size are the same. Compiled for sm_90
-without spills and pipelined; ``configs.UNMEASURED`` until a GPU has
-checked and timed them."""
+The 256x128 forms, first (what an untuned run takes), split the tile the
+other way, as cuBLAS's TF32 kernel does where it is ahead
+(``warpgroupsize2x1x1``: each warpgroup 64 of C's columns by 256 of its
+rows): each consumer issues one 64 x 256 x 8 ``wgmma`` a K slice instead of
+two 64 x 128 x 8, and loads half as much B^T into registers a K step (16
+values a thread, not 32); the shared memory read by ``wgmma`` and the
+stage's size are the same. Compiled for sm_90 without spills and pipelined.
+On the H100 they passed ``check --full`` and ran 0.9841x and 0.9626x
+cuBLAS's TF32 at 4096^3 and 8192^3, named and untuned, where the 128x256
+form ran 0.9574x and 0.9326x; the tuner took them at three of the four
+large shapes (``evidence/2026-12-05-h100-tf32-gluon-256x128``)."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),

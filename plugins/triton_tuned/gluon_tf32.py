@@ -38,6 +38,21 @@ form was right over the whole fp32 matrix and 0.9603x and 0.9308x cuBLAS's
 TF32 at 4096^3 and 8192^3, and the tuner took it over the copy route at all
 four large shapes
 (``evidence/2026-12-05-h100-tf32-gluon-pipelined-and-rules``).
+
+What does not hold it back: the shared-memory bank conflicts of the B^T
+load. Each of those loads is a two-way conflict (the 128-byte swizzle puts K
+rows 2j and 2j + 1 of eight consecutive columns in the same banks); a form
+that read B's columns in an order free of them was right, and slower on the
+same H100 (0.9351x against 0.9618x at 4096^3), its permuted columns costing
+C's store whole sectors
+(``evidence/2026-12-05-h100-tf32-conflict-free-and-gluon-128-checks``).
+What cuBLAS's TF32 kernel does where it is ahead is split its 128x256 tile
+the other way: each warpgroup 64 of the 128-wide side by all 256 of the
+other. The 256x128 configs do that here: a consumer's accumulator is 64 of
+C's columns by 256 of its rows, one 64 x 256 x 8 ``wgmma`` a K slice, and
+half the B^T in registers. On the same H100 they ran 0.9841x and 0.9626x
+cuBLAS's TF32 at 4096^3 and 8192^3 where the 128x256 tiles ran 0.9574x and
+0.9326x (``evidence/2026-12-05-h100-tf32-gluon-256x128``).
 """
 
 from typing import TYPE_CHECKING, Any
