@@ -51,11 +51,12 @@ for config in configs.CUDA_GLUON_TF32:
     signature = {name: f"tensordesc<fp32[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
                  for name, d in zip(("a_desc", "b_desc"), descs)}
     signature.update(c_ptr="*fp32", m="i32", n="i32", k="i32", stride_cm="i32")
-    constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages)
+    constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages,
+                      VECTOR_STORE=config.vector_store)
     signature.update({name: "constexpr" for name in constexprs})
     compiled = triton.compile(
         GluonASTSource(fn=gluon_tf32.gemm_gluon_tf32, signature=signature,
-                       constexprs=constexprs, attrs={(2,): [["tt.divisibility", 16]]}),
+                       constexprs=constexprs, attrs={(i,): [["tt.divisibility", 16]] for i in (2, 4, 6)}),
         target=GPUTarget("cuda", 90, 32),
         options={"num_warps": config.num_warps, "default_dot_input_precision": "tf32"},
     )
@@ -76,6 +77,7 @@ for config in configs.CUDA_GLUON_TF32:
         "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
         "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
         "waits": sorted(set(re.findall(r"wgmma\\.wait_group\\.sync\\.aligned\\s+(\\d+)", ptx))),
+        "c_stores": sorted(set(re.findall(r"st\\.global(?:\\.\\w+)*?\\.(v4\\.b32|b32)", ptx))),
         "ptxas": ptxas_report(ptx),
     }
 print(json.dumps(out))
@@ -100,6 +102,8 @@ def test_the_tf32_kernel_compiles_to_wgmma_with_b_transposed_in_registers(compil
         assert found["other_wgmma"] == 0, name
         assert found["tma_loads"] > 0, name
         assert found["local"] == found["stack"] == 0, name  # nothing spilled
+        # C stored 4 bytes a thread as wgmma left it, or 16 with -vs
+        assert found["c_stores"] == (["v4.b32"] if config.vector_store else ["b32"]), name
 
 
 @pytest.mark.slow
@@ -118,9 +122,13 @@ def test_ptxas_keeps_each_k_steps_wgmma_pipelined(compiled):
 def test_fp32_gets_the_tf32_kernel_on_hopper_first_and_by_default(monkeypatch):
     found = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True, gluon=True, num_sms=132)
     assert found[: len(configs.CUDA_GLUON_TF32)] == list(configs.CUDA_GLUON_TF32)
-    # both tile shapes by default, the 256x128 ones first (an untuned run's)
-    assert not any(configs.unmeasured(c) for c in configs.CUDA_GLUON_TF32)
-    assert [(c.block_m, c.block_n) for c in configs.CUDA_GLUON_TF32[:2]] == [(256, 128)] * 2
+    # both tile shapes by default, the 256x128 ones first (an untuned run's); the
+    # vector stores only once asked for
+    offered = [c for c in configs.CUDA_GLUON_TF32 if not configs.unmeasured(c)]
+    assert [c.name for c in offered] == [c.name for c in configs.CUDA_GLUON_TF32[:4]]
+    assert not any(c.vector_store for c in offered)
+    assert all(c.vector_store for c in configs.CUDA_GLUON_TF32[4:])
+    assert [(c.block_m, c.block_n) for c in offered[:2]] == [(256, 128)] * 2
     assert {c.path for c in configs.CUDA_GLUON_TF32} == {"gluon_tf32"}
     # beside the K-major copy of B, which the tuner weighs against it
     assert any(c.path == "persistent_tma" and c.transpose_b for c in found)
@@ -132,10 +140,10 @@ def test_fp32_gets_the_tf32_kernel_on_hopper_first_and_by_default(monkeypatch):
     monkeypatch.setattr(paths_here, "tma_supported", lambda where: True)
     monkeypatch.setattr(paths_here, "gluon_supported", lambda where: True)
     square = gemmreg.Problem(m=4096, n=4096, k=4096, dtype="fp32", layout="rowmajor")
-    for asked in ("", "1"):
+    for asked, expected in (("", offered), ("1", list(configs.CUDA_GLUON_TF32))):
         monkeypatch.setenv("GEMMREG_TRITON_TUNED_UNMEASURED", asked)
         found = [c for c in paths_here.candidates_for(square, hopper) if c.path == "gluon_tf32"]
-        assert found == list(configs.CUDA_GLUON_TF32), asked
+        assert found == expected, asked
     weight = attrs.evolve(square, layout="transposedB")
     assert not any(c.path == "gluon_tf32" for c in paths_here.candidates_for(weight, hopper))
     without = configs.candidates("cuda", "fp32", 4096, 4096, 4096, tma=True, num_sms=132)

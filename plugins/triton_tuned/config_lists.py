@@ -45,7 +45,13 @@ def _tma(
 
 
 def _gluon(
-    bm: int, bn: int, bk: int, stages: int, group_m: int = GROUP_M, tf32: bool = False
+    bm: int,
+    bn: int,
+    bk: int,
+    stages: int,
+    group_m: int = GROUP_M,
+    tf32: bool = False,
+    vector_store: bool = False,
 ) -> Config:
     return Config(
         path="gluon_tf32" if tf32 else "gluon_ws",
@@ -55,6 +61,7 @@ def _gluon(
         num_stages=stages,
         num_warps=4,
         group_m=group_m,
+        vector_store=vector_store,
     )
 
 
@@ -161,6 +168,8 @@ CUDA_GLUON_TF32: tuple[Config, ...] = (
     _gluon(256, 128, 32, 3, tf32=True),
     _gluon(128, 256, 32, 4, tf32=True),
     _gluon(128, 256, 32, 3, tf32=True),
+    _gluon(256, 128, 32, 4, tf32=True, vector_store=True),
+    _gluon(256, 128, 32, 3, tf32=True, vector_store=True),
 )
 """Hopper, fp32 as TF32 with A and B row-major: the Gluon kernel of
 :mod:`.gluon_tf32`, C^T = B^T A^T with B^T in ``wgmma``'s register operand,
@@ -188,7 +197,16 @@ stage's size are the same. Compiled for sm_90 without spills and pipelined.
 On the H100 they passed ``check --full`` and ran 0.9841x and 0.9626x
 cuBLAS's TF32 at 4096^3 and 8192^3, named and untuned, where the 128x256
 form ran 0.9574x and 0.9326x; the tuner took them at three of the four
-large shapes (``evidence/2026-12-05-h100-tf32-gluon-256x128``)."""
+large shapes (``evidence/2026-12-05-h100-tf32-gluon-256x128``).
+
+The ``-vs`` forms store C 16 bytes a thread (four whole 128-byte lines a
+warp, a quarter of the store instructions), the accumulator first converted
+through 32 KB more of shared memory (229 KB at 4 stages, within the SM's
+227 KiB). Why: a form whose C store wrote half sectors ran 2.7% slower at
+4096^3 and 1.3% at 8192^3
+(``evidence/2026-12-05-h100-tf32-conflict-free-and-gluon-128-checks``), so
+the store is a cost the tensor cores wait through at every tile's end.
+``configs.UNMEASURED`` until a GPU has checked and timed them."""
 CUDA_PERSISTENT_TMA_TF32: tuple[Config, ...] = (
     _tma(128, 256, 32, 3, 8, split=2),
     _tma(128, 256, 32, 3, 8, split=2, group_m=16),

@@ -64,9 +64,12 @@ bandwidth, and how it streams decides its time; 2 MiB of 16-bit operands
 cost, so below that the rule's pick is as good as any."""
 
 
-UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128
+UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128 + tuple(
+    c for c in CUDA_GLUON_TF32 if c.vector_store
+)
 """Configs left out of the tuner's lists (:func:`.paths_here.candidates_for`)
-unless ``GEMMREG_TRITON_TUNED_UNMEASURED=1``: the Gluon kernel's 128x128
+unless ``GEMMREG_TRITON_TUNED_UNMEASURED=1``: the TF32 Gluon kernel's
+``-vs`` forms, not yet run on a GPU; the Gluon kernel's 128x128
 tiles, right over the whole matrix on an H100
 (``evidence/2026-12-05-h100-tf32-conflict-free-and-gluon-128-checks``) but
 not yet timed ahead of the other forms at the points they are for (level

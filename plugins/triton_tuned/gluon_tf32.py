@@ -122,7 +122,8 @@ def _b_transposed(b_bufs, ready, i, STAGES: gl.constexpr, ME: gl.constexpr,
 
 @gluon.jit
 def _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
-              GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, ME: gl.constexpr):  # fmt: skip
+              GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr, VECTOR_STORE: gl.constexpr,
+              ME: gl.constexpr):  # fmt: skip
     """Consumer ``ME`` (0 or 1): C^T's rows of the ``ME``-th half of every
     tile's columns, all of its rows."""
     BLOCK_M: gl.constexpr = a_desc.block_type.shape[0]
@@ -155,45 +156,71 @@ def _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stri
         # spilled about 470 bytes a thread)
         if BLOCK_M > 128:
             low, high = acc.reshape([HALF_N, 2, BLOCK_M // 2]).permute((0, 2, 1)).split()
-            _store_c_t(c_ptr, low, off_m, off_n + ME * HALF_N, m, n, stride_cm)
-            _store_c_t(c_ptr, high, off_m + BLOCK_M // 2, off_n + ME * HALF_N, m, n, stride_cm)
+            _store_c_t(c_ptr, low, off_m, off_n + ME * HALF_N, m, n, stride_cm, VECTOR_STORE)
+            _store_c_t(c_ptr, high, off_m + BLOCK_M // 2, off_n + ME * HALF_N, m, n, stride_cm,
+                       VECTOR_STORE)  # fmt: skip
         else:
-            _store_c_t(c_ptr, acc, off_m, off_n + ME * HALF_N, m, n, stride_cm)
+            _store_c_t(c_ptr, acc, off_m, off_n + ME * HALF_N, m, n, stride_cm, VECTOR_STORE)
 
 
 @gluon.jit
-def _store_c_t(c_ptr, acc, off_m, off_n, m, n, stride_cm):
-    """C[off_m + i, off_n + j] = acc[j, i] within C's edges, from registers:
-    a thread's values lie along C's rows, and a warp's store covers whole
-    32-byte sectors. Offsets in int64 before they meet a stride."""
-    c_layout: gl.constexpr = acc.type.layout
+def _store_c_t(c_ptr, acc, off_m, off_n, m, n, stride_cm, VECTOR_STORE: gl.constexpr):
+    """C[off_m + i, off_n + j] = acc[j, i] within C's edges. As ``wgmma``
+    left it, a thread's values lie along C's columns, 4 bytes each, and a
+    warp's store writes four 32-byte sectors; with ``VECTOR_STORE`` the tile
+    is first converted (through shared memory, Triton's layout conversion)
+    so that a thread holds 4 consecutive values of a row of C: 16 bytes a
+    thread, four whole 128-byte lines a warp, a quarter of the store
+    instructions. Offsets in int64 before they meet a stride."""
+    if VECTOR_STORE:  # C^T's rows are C's columns: 4 of them a thread, 32 a warp
+        c_layout: gl.constexpr = gl.BlockedLayout([4, 1], [8, 4], [1, 4], [0, 1])
+        acc = gl.convert_layout(acc, c_layout)
+    else:
+        c_layout: gl.constexpr = acc.type.layout
     cols = off_n + gl.arange(0, acc.type.shape[0], layout=gl.SliceLayout(1, c_layout))
     rows = off_m + gl.arange(0, acc.type.shape[1], layout=gl.SliceLayout(0, c_layout))
     at = c_ptr + rows.to(gl.int64)[None, :] * stride_cm + cols.to(gl.int64)[:, None]
     gl.store(at, acc, mask=(rows[None, :] < m) & (cols[:, None] < n))
 
 
+# One function per consumer and store: a partition's constexpr arguments
+# would reach it as runtime values (:mod:`.gluon_ws`).
 @gluon.jit
 def _first_consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
                     GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
-              GROUP_M, PROGRAMS, 0)  # fmt: skip
+              GROUP_M, PROGRAMS, False, 0)  # fmt: skip
 
 
 @gluon.jit
 def _second_consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
                      GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
-              GROUP_M, PROGRAMS, 1)  # fmt: skip
+              GROUP_M, PROGRAMS, False, 1)  # fmt: skip
+
+
+@gluon.jit
+def _first_consumer_vector_store(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k,
+                           stride_cm, GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
+    _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
+              GROUP_M, PROGRAMS, True, 0)  # fmt: skip
+
+
+@gluon.jit
+def _second_consumer_vector_store(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k,
+                            stride_cm, GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
+    _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
+              GROUP_M, PROGRAMS, True, 1)  # fmt: skip
 
 
 @gluon.jit
 def gemm_gluon_tf32(a_desc, b_desc, c_ptr, m, n, k, stride_cm, GROUP_M: gl.constexpr,
-                    PROGRAMS: gl.constexpr, STAGES: gl.constexpr):  # fmt: skip
+                    PROGRAMS: gl.constexpr, STAGES: gl.constexpr, VECTOR_STORE: gl.constexpr):  # fmt: skip
     """C = A @ B for fp32 A (M x K) and B (K x N), both row-major, C row-major,
     as TF32, in tiles of BLOCK_M x 2*HALF_N: A comes in BLOCK_M x BLOCK_K
     boxes, B in BLOCK_K x HALF_N (:func:`descriptors`). Launch with
-    ``num_warps=4`` and one program per SM at most."""
+    ``num_warps=4`` and one program per SM at most. ``VECTOR_STORE``: C is
+    stored 16 bytes a thread (:func:`_store_c_t`)."""
     a_bufs = gl.allocate_shared_memory(
         a_desc.dtype,
         [STAGES] + a_desc.block_type.shape,  # noqa: RUF005 (the JIT takes no starred items)
@@ -211,11 +238,22 @@ def gemm_gluon_tf32(a_desc, b_desc, c_ptr, m, n, k, stride_cm, GROUP_M: gl.const
         mbarrier.init(empty.index(s), count=2)  # both consumers done with the stage
     args = (a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm, GROUP_M,
             PROGRAMS)  # fmt: skip
-    gl.warp_specialize(
-        [(_first_consumer, args), (_second_consumer, args), (_loader, args)],
-        [4, 1],
-        [CONSUMER_REGS, LOADER_REGS],
-    )
+    if VECTOR_STORE:
+        gl.warp_specialize(
+            [
+                (_first_consumer_vector_store, args),
+                (_second_consumer_vector_store, args),
+                (_loader, args),
+            ],
+            [4, 1],
+            [CONSUMER_REGS, LOADER_REGS],
+        )
+    else:
+        gl.warp_specialize(
+            [(_first_consumer, args), (_second_consumer, args), (_loader, args)],
+            [4, 1],
+            [CONSUMER_REGS, LOADER_REGS],
+        )
 
 
 def descriptors(

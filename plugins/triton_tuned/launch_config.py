@@ -43,7 +43,7 @@ MIN_BLOCK = 16
 """``tl.dot`` needs every block edge >= 16."""
 
 
-_NAME_FLAGS: dict[str, tuple[str, Any]] = {"flat": ("flatten", True), "ws": ("ws", True), "tb": ("transpose_b", True), "sk": ("stream_k", True), "swap": ("swap_ab", True), "pertile": ("persistent", False), "split": ("epilogue_parts", 2)}  # fmt: skip
+_NAME_FLAGS: dict[str, tuple[str, Any]] = {"flat": ("flatten", True), "ws": ("ws", True), "tb": ("transpose_b", True), "sk": ("stream_k", True), "swap": ("swap_ab", True), "vs": ("vector_store", True), "pertile": ("persistent", False), "split": ("epilogue_parts", 2)}  # fmt: skip
 """The flags of :attr:`Config.name`, each the field and value it stands for."""
 _NAME_NUMBERS = {"split": "epilogue_parts", "s": "num_stages", "w": "num_warps", "g": "group_m", "k": "split_k", "p": "pieces"}  # fmt: skip
 """The numbered parts of :attr:`Config.name`, each the field it sets."""
@@ -87,6 +87,9 @@ class Config:
     swap_ab: bool = False
     """Split-K path: compute C^T = B^T A^T, so that a small M sits on the
     tile's column side and N fills its rows (:mod:`.split_k`)."""
+    vector_store: bool = False
+    """TF32 Gluon path: C is stored 16 bytes a thread, the accumulator first
+    converted through shared memory (:func:`.gluon_tf32._store_c_t`)."""
     pieces: int = 1
     """TMA split-K path, K unsplit: a tile's columns are ``block_n`` and, with 2
     or 3, its half and then its quarter beside it (64 + 32 + 16 = 112 columns
@@ -112,6 +115,7 @@ class Config:
                 "-sk" if self.stream_k else "",
                 f"-k{self.split_k}" if self.path in SPLIT_PATHS else "",
                 "-swap" if self.swap_ab else "",
+                "-vs" if self.vector_store else "",
                 f"-p{self.pieces}" if self.pieces > 1 else "",
             ]
         )
@@ -180,6 +184,8 @@ class Config:
             raise ValueError(f"each piece needs {MIN_BLOCK} columns or more: {config}")
         if config.swap_ab and config.path != "split_k":
             raise ValueError(f"swap_ab belongs to the split-K path: {config}")
+        if config.vector_store and config.path != "gluon_tf32":
+            raise ValueError(f"vector_store belongs to the TF32 Gluon path: {config}")
         if config.path in ("gluon_ws", "gluon_tf32") and (
             config.num_warps != 4 or config.block_m % 128
         ):

@@ -233,6 +233,7 @@ def gluon_tf32_launcher(
             GROUP_M=config.group_m,
             PROGRAMS=programs,
             STAGES=config.num_stages,
+            VECTOR_STORE=config.vector_store,
             num_warps=config.num_warps,
             default_dot_input_precision="tf32",
         )
