@@ -54,6 +54,8 @@ for config in configs.CUDA_GLUON_TF32:
     constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages,
                       VECTOR_STORE=config.vector_store)
     signature.update({name: "constexpr" for name in constexprs})
+    # C's pointer, N and C's row stride multiples of 16, as at the shapes it is
+    # timed at: Triton specialises on that, and a vector store of C needs it
     compiled = triton.compile(
         GluonASTSource(fn=gluon_tf32.gemm_gluon_tf32, signature=signature,
                        constexprs=constexprs, attrs={(i,): [["tt.divisibility", 16]] for i in (2, 4, 6)}),
@@ -178,6 +180,7 @@ def test_the_launch_hands_the_kernel_row_major_fp32_alone_with_tf32_pinned(monke
     assert [d.block_shape for d in args[:2]] == [[128, 32], [32, 128]]  # A; half of B's tile
     assert args[2] is out and args[3:] == (512, 1024, 256, 1024)
     assert kwargs["default_dot_input_precision"] == "tf32" and kwargs["STAGES"] == 4
+    assert kwargs["VECTOR_STORE"] is False
     launch(a, torch.empty(1024, 256).T, out)  # B K-major: the persistent kernel's, not this
     launch(a.T.contiguous().T, b, out)  # A column-major
     launch(a.half(), b.half(), out.half())  # 16-bit: the gluon_ws path's

@@ -172,11 +172,12 @@ def _store_c_t(c_ptr, acc, off_m, off_n, m, n, stride_cm, VECTOR_STORE: gl.const
     so that a thread holds 4 consecutive values of a row of C: 16 bytes a
     thread, four whole 128-byte lines a warp, a quarter of the store
     instructions. Offsets in int64 before they meet a stride."""
-    if VECTOR_STORE:  # C^T's rows are C's columns: 4 of them a thread, 32 a warp
-        c_layout: gl.constexpr = gl.BlockedLayout([4, 1], [8, 4], [1, 4], [0, 1])
+    # with VECTOR_STORE, C^T's rows (C's columns): 4 of them a thread, 32 a warp
+    c_layout: gl.constexpr = (
+        gl.BlockedLayout([4, 1], [8, 4], [1, 4], [0, 1]) if VECTOR_STORE else acc.type.layout
+    )
+    if VECTOR_STORE:
         acc = gl.convert_layout(acc, c_layout)
-    else:
-        c_layout: gl.constexpr = acc.type.layout
     cols = off_n + gl.arange(0, acc.type.shape[0], layout=gl.SliceLayout(1, c_layout))
     rows = off_m + gl.arange(0, acc.type.shape[1], layout=gl.SliceLayout(0, c_layout))
     at = c_ptr + rows.to(gl.int64)[None, :] * stride_cm + cols.to(gl.int64)[:, None]
@@ -201,14 +202,14 @@ def _second_consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, 
 
 @gluon.jit
 def _first_consumer_vector_store(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k,
-                           stride_cm, GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
+                                 stride_cm, GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
               GROUP_M, PROGRAMS, True, 0)  # fmt: skip
 
 
 @gluon.jit
 def _second_consumer_vector_store(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k,
-                            stride_cm, GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
+                                  stride_cm, GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stride_cm,
               GROUP_M, PROGRAMS, True, 1)  # fmt: skip
 
