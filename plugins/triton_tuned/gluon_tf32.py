@@ -153,7 +153,9 @@ def _consumer(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, m, n, k, stri
             i += 1
         # C[m, n] = acc[n, m]; a 256-row tile in two halves of its rows, so
         # that fewer of their addresses are live at once (all of them at once
-        # spilled about 470 bytes a thread)
+        # spilled about 470 bytes a thread with Triton 3.6's ptxas; the halves
+        # spill 48 bytes outside the K loop with Triton 3.9's, none with 3.6's
+        # or 3.7's; quarters spill none with any, not yet run on a GPU)
         if BLOCK_M > 128:
             low, high = acc.reshape([HALF_N, 2, BLOCK_M // 2]).permute((0, 2, 1)).split()
             _store_c_t(c_ptr, low, off_m, off_n + ME * HALF_N, m, n, stride_cm, VECTOR_STORE)
