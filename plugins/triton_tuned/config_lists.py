@@ -202,7 +202,7 @@ large shapes (``evidence/2026-12-05-h100-tf32-gluon-256x128``).
 The ``-vs`` forms store C 16 bytes a thread (four whole 128-byte lines a
 warp, a quarter of the store instructions), the accumulator first converted
 through 32 KiB more of shared memory (224 KiB at 4 stages, within the 227
-KiB a CTA may have). Why: a form whose C store wrote half sectors ran 2.7% slower at
+KiB a CTA may have). Why: a form whose C store wrote half sectors ran 2.8% slower at
 4096^3 and 1.3% at 8192^3
 (``evidence/2026-12-05-h100-tf32-conflict-free-and-gluon-128-checks``), so
 the store is a cost the tensor cores wait through at every tile's end.
