@@ -275,8 +275,7 @@ def test_a_sweep_report_ends_with_every_verdict_on_one_line_each():
     per point, each with the verdict its own table gives."""
     from gemmreg.reporting import render_compare, runs
 
-    sweep = FIRST_PROTOCOL_SWEEP
-    _, reports, _ = runs.load_run(sweep)
+    _, reports, _ = runs.load_run(FIRST_PROTOCOL_SWEEP)
     lines = render_compare.verdict_table(reports, "table").splitlines()[2:]
     assert len(lines) == len(reports) == 8
     for line, report in zip(lines, reports, strict=True):
@@ -284,10 +283,10 @@ def test_a_sweep_report_ends_with_every_verdict_on_one_line_each():
         assert line.startswith(f"{report.problem.shape} ")
         assert verdict.verdict.upper() in line and "triton_tuned vs torch_ref" in line
     mean = "geometric-mean speedup: triton_tuned vs torch_ref: 0.9859x (8 points)"
-    shown = run_gemmreg("report", str(sweep))
+    shown = run_gemmreg("report", str(FIRST_PROTOCOL_SWEEP))
     # As bench printed it: the verdicts, then the mean over the points.
     assert shown.returncode == 0 and shown.stdout.rstrip().endswith(f"{lines[-1]}\n\n{mean}")
-    only = run_gemmreg("report", str(sweep), "--verdicts")
+    only = run_gemmreg("report", str(FIRST_PROTOCOL_SWEEP), "--verdicts")
     assert only.returncode == 0 and only.stdout.splitlines()[2:] == [*lines, "", mean]
 
 
@@ -311,10 +310,10 @@ def test_report_margin_judges_a_saved_run_again_from_its_processes():
 
 
 def test_report_margin_keeps_the_verdicts_of_a_run_without_process_records():
-    old = FIRST_PROTOCOL_SWEEP
-    again = run_gemmreg("report", str(old), "--verdicts", "--margin", "1")
+    old = str(FIRST_PROTOCOL_SWEEP)
+    again = run_gemmreg("report", old, "--verdicts", "--margin", "1")
     assert again.returncode == 0 and "not judged again" in again.stdout
-    both = run_gemmreg("report", str(old), str(old), "--margin", "1")
+    both = run_gemmreg("report", old, old, "--margin", "1")
     assert both.returncode == 2 and "one run" in both.stderr
 
 

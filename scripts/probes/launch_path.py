@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import gemmreg  # first: gemmreg decides the backend before triton is imported
+from gemmreg.contract.options import parse_shapes
 from gemmreg.timing.clocks import gpu_spin
 
 DEFAULT_POINTS = "1x4096x4096,128x4096x4096,128x14336x4096,2048x1024x4096,8192x4096x4096"
@@ -57,14 +58,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--top", type=int, default=15)
     p.add_argument("--dry-run", action="store_true")
     return p.parse_args(argv)
-
-
-def points(text: str) -> list[tuple[int, int, int]]:
-    found = []
-    for item in text.split(","):
-        m, n, k = (int(part) for part in item.strip().lower().split("x"))
-        found.append((m, n, k))
-    return found
 
 
 @contextlib.contextmanager
@@ -139,7 +132,7 @@ def measure(m: int, n: int, k: int, dtype: str, args: argparse.Namespace) -> dic
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    wanted = points(args.points)
+    wanted = parse_shapes(args.points)
     print(f"{len(wanted)} points, {args.dtype}, B transposed: {wanted}")
     if args.dry_run:
         return 0
