@@ -64,12 +64,9 @@ bandwidth, and how it streams decides its time; 2 MiB of 16-bit operands
 cost, so below that the rule's pick is as good as any."""
 
 
-UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128 + tuple(
-    c for c in CUDA_GLUON_TF32 if c.vector_store
-)
+UNMEASURED: tuple[Config, ...] = CUDA_GLUON_WS_128X128
 """Configs left out of the tuner's lists (:func:`.paths_here.candidates_for`)
-unless ``GEMMREG_TRITON_TUNED_UNMEASURED=1``: the TF32 Gluon kernel's
-``-vs`` forms, not yet run on a GPU; the Gluon kernel's 128x128 tiles,
+unless ``GEMMREG_TRITON_TUNED_UNMEASURED=1``: the Gluon kernel's 128x128 tiles,
 right over the whole matrix on an H100
 (``evidence/2026-12-05-h100-tf32-conflict-free-and-gluon-128-checks``) but
 not yet timed ahead of the other forms at the points they are for (level
@@ -77,7 +74,9 @@ with the best at 128x14336x4096 in a probe); and, by :func:`unmeasured`,
 tiles in pieces, behind there too. The TF32 Gluon kernel left this list once its
 pipelined form had run ``check --full`` and the tuner had taken it at all four
 large fp32 shapes on an H100 with the H200's Triton
-(``evidence/2026-12-05-h100-tf32-gluon-pipelined-and-rules``)."""
+(``evidence/2026-12-05-h100-tf32-gluon-pipelined-and-rules``), and its ``-vs``
+forms once they had done the same at two
+(``evidence/2026-12-05-h100-tf32-gluon-vector-store``)."""
 
 
 def unmeasured(config: Config) -> bool:
