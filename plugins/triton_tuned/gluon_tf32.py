@@ -53,6 +53,14 @@ C's columns by 256 of its rows, one 64 x 256 x 8 ``wgmma`` a K slice, and
 half the B^T in registers. On the same H100 they ran 0.9841x and 0.9626x
 cuBLAS's TF32 at 4096^3 and 8192^3 where the 128x256 tiles ran 0.9574x and
 0.9326x (``evidence/2026-12-05-h100-tf32-gluon-256x128``).
+
+Where it stands: under Nsight Compute, which locks the clocks, the 256x128
+``-vs`` form takes as many cycles as cuBLAS's TF32 kernel at 8192^3 and
+fewer at 4096^3; cuBLAS launches clusters of two CTAs, whose TMA loads can
+multicast a box to both, and moves less to L2
+(``evidence/2026-12-05-h100-tf32-ncu-locked-clocks``). That multicast is the
+next step, once the GPU's Triton has it (Gluon's TMA copy takes
+``multicast`` from Triton 3.7; the H200's is 3.6).
 """
 
 from typing import TYPE_CHECKING, Any
