@@ -10,7 +10,7 @@ import importlib.util
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-EVIDENCE = REPO / "evidence" / "2026-12-05-h100-tf32-ncu-locked-clocks"
+EVIDENCE = REPO / "evidence" / "2026-12-05-h100-tf32-cycles-and-clocks"
 
 
 def probe():
