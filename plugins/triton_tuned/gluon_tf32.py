@@ -57,8 +57,8 @@ cuBLAS's TF32 at 4096^3 and 8192^3 where the 128x256 tiles ran 0.9574x and
 Where it stands: under Nsight Compute, which locks the clocks, the 256x128
 ``-vs`` form takes as many cycles as cuBLAS's TF32 kernel at 8192^3 and
 fewer at 4096^3; cuBLAS launches clusters of two CTAs, whose TMA loads can
-multicast a box to both, and moves less to L2; at the card's 700 W limit
-this kernel then runs at lower clocks than cuBLAS's
+multicast a box to both, and moves less to L2; run back to back at the
+card's 700 W limit this kernel also clocks lower than cuBLAS's
 (``evidence/2026-12-05-h100-tf32-cycles-and-clocks``). That multicast is the
 next step, once the GPU's Triton has it (Gluon's TMA copy takes
 ``multicast`` from Triton 3.7; the H200's is 3.6).
