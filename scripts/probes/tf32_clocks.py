@@ -5,10 +5,10 @@ as cuBLAS's at 8192^3 and fewer at 4096^3, yet gemmreg's verdicts at the
 card's own clocks put it behind
 (``evidence/2026-12-05-h100-tf32-cycles-and-clocks``). If the card, at its
 power limit, clocks one kernel lower than the other, this shows it: each
-kernel is called back to back for ``--seconds``, in turns (``--turns``),
-while a thread reads the SM clock, the board power and the throttle reasons
-through NVML every ``--every`` seconds; per turn, the medians and each
-call's time (CUDA events over the turn).
+kernel is called back to back for ``--seconds``, in turns (``--turns``,
+the first kernel alternating), while a thread reads the SM clock, the board
+power and the throttle reasons through NVML every ``--every`` seconds; per
+turn, the medians and each call's time (CUDA events over the turn).
 
 On a GPU machine (gemmreg installed; nvidia-ml-py, which the GPU images carry)::
 
@@ -107,7 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     handle = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
     turns = []
     for turn in range(args.turns):
-        for name, call in kernels.items():
+        # ABBA: which kernel goes first alternates, so that the card's heat,
+        # which builds over the turns, weighs on both alike
+        order = list(kernels.items())
+        for name, call in order if turn % 2 == 0 else order[::-1]:
             found = {
                 "turn": turn,
                 "kernel": name,
