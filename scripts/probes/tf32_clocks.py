@@ -85,17 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path)
     args = p.parse_args(argv)
 
-    import gemmreg  # first: gemmreg decides the backend before triton is imported
+    from tf32_ncu import tf32_square  # beside this script
+
+    size = args.size
+    launch, a, b, out = tf32_square(size)
     import pynvml
     import torch
-    from gemmreg_plugins import triton_tuned
 
-    torch.backends.cuda.matmul.allow_tf32 = True
-    size = args.size
-    a, b = (torch.randn(size, size, device="cuda") for _ in range(2))
-    out = torch.empty(size, size, device="cuda")
-    problem = gemmreg.Problem(m=size, n=size, k=size, dtype="fp32", layout="rowmajor")
-    launch = triton_tuned.prepare(problem)
     kernels = {
         "triton_tuned": lambda: launch(a, b, out),
         "torch.mm": lambda: torch.mm(a, b, out=out),

@@ -29,6 +29,7 @@ import io
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 METRICS = (
     "SM Frequency",
@@ -49,9 +50,11 @@ METRICS = (
 """Rows of the comparison: Nsight Compute's own names (its details page)."""
 
 
-def run(size: int) -> None:
-    """One warm call of triton_tuned (as the environment names its config) and
-    of ``torch.mm`` with TF32 allowed, between cudaProfilerStart and Stop."""
+def tf32_square(size: int) -> tuple[Any, Any, Any, Any]:
+    """``(launch, a, b, out)`` at SIZE^3 fp32 on the GPU: triton_tuned prepared
+    (as the environment names its config), ``torch.mm`` allowed TF32: what
+    this probe profiles and ``tf32_clocks.py`` times. gemmreg is imported
+    first, before triton (it decides the backend)."""
     import gemmreg  # first: gemmreg decides the backend before triton is imported
     import torch
     from gemmreg_plugins import triton_tuned
@@ -60,7 +63,15 @@ def run(size: int) -> None:
     a, b = (torch.randn(size, size, device="cuda") for _ in range(2))
     out = torch.empty(size, size, device="cuda")
     problem = gemmreg.Problem(m=size, n=size, k=size, dtype="fp32", layout="rowmajor")
-    launch = triton_tuned.prepare(problem)
+    return triton_tuned.prepare(problem), a, b, out
+
+
+def run(size: int) -> None:
+    """One warm call of triton_tuned and of ``torch.mm`` (:func:`tf32_square`),
+    between cudaProfilerStart and Stop."""
+    launch, a, b, out = tf32_square(size)
+    import torch
+
     print(getattr(launch, "gemmreg_variant", None) or repr(launch))
     for _ in range(3):  # compiled and warm
         launch(a, b, out)
