@@ -187,17 +187,13 @@ this one passed ``check --full`` with each config named on an H100 (Triton
 shapes and it ran 0.9603x and 0.9308x cuBLAS's TF32 untuned
 (``evidence/2026-12-05-h100-tf32-gluon-pipelined-and-rules``).
 
-The 256x128 forms, first, split the tile the
-other way, as cuBLAS's TF32 kernel does where it is ahead
-(``warpgroupsize2x1x1``: each warpgroup 64 of C's columns by 256 of its
-rows): each consumer issues one 64 x 256 x 8 ``wgmma`` a K slice instead of
-two 64 x 128 x 8, and loads half as much B^T into registers a K step (16
-values a thread, not 32); the shared memory read by ``wgmma`` and the
-stage's size are the same. Compiled for sm_90 without spills and pipelined.
-On the H100 they passed ``check --full`` and ran 0.9841x and 0.9626x
-cuBLAS's TF32 at 4096^3 and 8192^3, named and untuned, where the 128x256
-form ran 0.9574x and 0.9326x; the tuner took them at three of the four
-large shapes (``evidence/2026-12-05-h100-tf32-gluon-256x128``).
+The 256x128 forms come first: they split the tile the other way, as
+cuBLAS's TF32 kernel does where it is ahead, and ran ahead of the 128x256
+ones on the H100, where the tuner took them at three of the four large
+shapes (how, and the figures: :mod:`.gluon_tf32`;
+``evidence/2026-12-05-h100-tf32-gluon-256x128``). The split loads half as
+much B^T into registers a K step (16 values a thread, not 32); the shared
+memory read by ``wgmma`` and the stage's size are the same.
 
 The ``-vs`` forms store C 16 bytes a thread (four whole 128-byte lines a
 warp, a quarter of the store instructions), the accumulator first converted
