@@ -80,9 +80,7 @@ print(json.dumps(out))
 
 @pytest.fixture(scope="module")
 def compiled() -> dict:
-    import triton
-
-    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < paths_here.GLUON_TRITON:
+    if paths_here.triton_version() < paths_here.GLUON_TRITON:
         pytest.skip(f"the Gluon kernels are written for Triton >= {paths_here.GLUON_TRITON}")
     return native_compile(SCRIPT)
 

@@ -313,9 +313,7 @@ def test_a_launch_describes_its_operands_in_layouts_made_once(b_t):
     """The host-side descriptors carry Gluon's default layout for each box
     and dtype, made on the first launch and shared by every later one (each
     took about 5 us of Python a launch, three a launch)."""
-    import triton
-
-    if tuple(int(p) for p in triton.__version__.split(".")[:2]) < paths_here.GLUON_TRITON:
+    if paths_here.triton_version() < paths_here.GLUON_TRITON:
         pytest.skip(f"the Gluon path is written for Triton >= {paths_here.GLUON_TRITON}")
     from gemmreg_plugins.triton_tuned import gluon_ws
     from triton.experimental.gluon import language as gl

@@ -23,14 +23,8 @@ SHARED_MEMORY = 227 * 1024
 """An H200 SM's shared memory for one CTA."""
 
 
-def _triton() -> tuple[int, ...]:
-    import triton
-
-    return tuple(int(p) for p in triton.__version__.split(".")[:2])
-
-
 def _gluon_here() -> None:
-    if _triton() < paths_here.GLUON_TRITON:
+    if paths_here.triton_version() < paths_here.GLUON_TRITON:
         pytest.skip(f"the Gluon path is written for Triton >= {paths_here.GLUON_TRITON}")
 
 
@@ -110,7 +104,11 @@ def test_the_tf32_kernel_compiles_to_wgmma_with_b_transposed_in_registers(compil
         assert found["local"] == 0, name
         # nothing spilled; but Triton 3.9's ptxas spills the 256x128 tiles' C^T
         # stores (in two halves of its rows) 48 bytes a thread, outside the K loop
-        halves_spill = config.block_m == 256 and not config.vector_store and _triton() >= (3, 9)
+        halves_spill = (
+            config.block_m == 256
+            and not config.vector_store
+            and paths_here.triton_version() >= (3, 9)
+        )
         assert found["stack"] <= (48 if halves_spill else 0), name
         # C stored 4 bytes a thread as wgmma left it, or 16 with -vs
         assert found["c_stores"] == (["v4.b32"] if config.vector_store else ["b32"]), name

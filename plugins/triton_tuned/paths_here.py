@@ -46,16 +46,23 @@ for sm_90 with 3.6, 3.7 and 3.9, run on the H200 with 3.6; 3.5's
 ``warp_specialize`` took its arguments another way)."""
 
 
+def triton_version() -> tuple[int, ...]:
+    """Triton's major and minor version, as (3, 6); ``ValueError`` where its
+    version string does not begin with them. Where a kernel path, or a test of
+    one, depends on the Triton it was written and compiled with."""
+    import triton
+
+    return tuple(int(part) for part in triton.__version__.split(".")[:2])
+
+
 def gluon_supported(where: gemmreg.Environment) -> bool:
     """Gluon's Hopper kernel: ``wgmma`` is sm_90 only (Blackwell has other
     tensor-core instructions), and it needs a Triton with the Gluon it is
     written in."""
     if not tma_supported(where) or where.capability is None or where.capability[0] != 9:
         return False
-    import triton
-
     try:
-        version = tuple(int(part) for part in triton.__version__.split(".")[:2])
+        version = triton_version()
         from triton.experimental.gluon.language.nvidia import hopper  # noqa: F401
     except (ImportError, ValueError):
         return False
