@@ -59,9 +59,14 @@ Where it stands: under Nsight Compute, which locks the clocks, the 256x128
 fewer at 4096^3; cuBLAS launches clusters of two CTAs, whose TMA loads can
 multicast a box to both, and moves less to L2; run back to back at the
 card's 700 W limit this kernel also clocks lower than cuBLAS's
-(``evidence/2026-12-05-h100-tf32-cycles-and-clocks``). That multicast is the
-next step, once the GPU's Triton has it (Gluon's TMA copy takes
-``multicast`` from Triton 3.7; the H200's is 3.6).
+(``evidence/2026-12-05-h100-tf32-cycles-and-clocks``). A probe of that
+multicast, this kernel in clusters of two whose leader loads A's box once
+for both (``scripts/probes/tf32_cluster_kernel.py``, Triton 3.9's Gluon),
+was right and, on an H100 run hard, about a point ahead of this kernel at
+8192^3 and two behind at 4096^3
+(``evidence/2026-12-05-h100-triton39-gluon-and-tf32-clusters``). It is not
+offered here: it needs Triton 3.9 (the H200's is 3.6), and what it bought
+is less than the verdicts' gap.
 """
 
 from typing import TYPE_CHECKING, Any
