@@ -51,10 +51,7 @@ import json, os, sys, tempfile
 from pathlib import Path
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon._runtime import GluonASTSource
-from gemmreg.testing import ptxas_report
+from gemmreg.testing import compile_natively, ptxas_report
 
 folder = tempfile.mkdtemp()  # a jit function's source must be a file's
 (Path(folder) / "register_operand.py").write_text(KERNEL)
@@ -63,12 +60,9 @@ from register_operand import register_operand_products
 
 out = {}
 for in_flight in (1, 0):
-    signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "steps": "i32",
-                 "IN_FLIGHT": "constexpr"}
-    compiled = triton.compile(
-        GluonASTSource(fn=register_operand_products, signature=signature,
-                       constexprs={"IN_FLIGHT": in_flight}),
-        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4})
+    pointers = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32"}
+    compiled = compile_natively(register_operand_products, pointers, {"IN_FLIGHT": in_flight},
+                                num_warps=4)
     out[f"in flight {in_flight}"] = ptxas_report(compiled.asm["ptx"])
 print(json.dumps(out))
 """

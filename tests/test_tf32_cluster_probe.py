@@ -28,10 +28,7 @@ import json, os, re, sys
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import torch
-import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon._runtime import GluonASTSource
-from gemmreg.testing import ptxas_report
+from gemmreg.testing import compile_natively, ptxas_report
 
 sys.path.insert(0, PROBES)
 import tf32_cluster_kernel as kernel
@@ -41,16 +38,11 @@ for vector_store in (False, True):
     a = torch.empty(1024, 1024, dtype=torch.float32)
     b = torch.empty(1024, 2048, dtype=torch.float32)
     descs = kernel.descriptors(a, b, 256, 128, 32)
-    signature = {name: f"tensordesc<fp32[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
-                 for name, d in zip(("a_desc", "b_desc"), descs)}
-    signature.update(c_ptr="*fp32", m="i32", n="i32", k="i32", stride_cm="i32")
+    types = {name: f"tensordesc<fp32[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
+             for name, d in zip(("a_desc", "b_desc"), descs)}
     constexprs = dict(GROUP_M=8, PROGRAMS=66, STAGES=4, VECTOR_STORE=vector_store)
-    signature.update({name: "constexpr" for name in constexprs})
-    compiled = triton.compile(
-        GluonASTSource(fn=kernel.gemm_tf32_cluster, signature=signature, constexprs=constexprs,
-                       attrs={(i,): [["tt.divisibility", 16]] for i in (2, 4, 6)}),
-        target=GPUTarget("cuda", 90, 32), options={"num_warps": 4, "num_ctas": 2},
-    )
+    compiled = compile_natively(kernel.gemm_tf32_cluster, {**types, "c_ptr": "*fp32"}, constexprs,
+                                aligned=("c_ptr", "n", "stride_cm"), num_warps=4, num_ctas=2)
     ptx = compiled.asm["ptx"]
     # the leader's poll: a block that sleeps and branches back to its own
     # label, re-reading shared memory each time round

@@ -28,9 +28,7 @@ import gemmreg  # decides the backend first, and with no GPU turns the interpret
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import torch
 import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon._runtime import GluonASTSource
-from gemmreg.testing import ptxas_report
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import fp8, fp8_gluon
 
 tools = Path(triton.__file__).parent / "backends" / "nvidia" / "bin"
@@ -44,20 +42,14 @@ for c_dtype in (torch.bfloat16, torch.float16, torch.float32):
     b = torch.empty(n, k, dtype=torch.float8_e4m3fn).T
     c = torch.empty(m, n, dtype=c_dtype)
     descs = fp8_gluon.descriptors(a, b, c, config.block_m, config.block_n, config.block_k)
-    signature = {
+    types = {
         name: f"tensordesc<{names[t.dtype]}[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
         for name, d, t in zip(("a_desc", "b_desc", "c_desc"), descs, (a, b, c))
     }
-    signature.update(sa_ptr="*fp32", sb_ptr="*fp32", m="i32", n="i32", k="i32",
-                     stride_sa="i32", stride_sb="i32")
     constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages)
-    signature.update({name: "constexpr" for name in constexprs})
-    compiled = triton.compile(
-        GluonASTSource(fn=fp8_gluon.gemm_fp8_gluon, signature=signature,
-                       constexprs=constexprs,
-                       attrs={(i,): [["tt.divisibility", 16]] for i in (3, 4, 5, 6, 7)}),
-        target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": 4},
+    compiled = compile_natively(
+        fp8_gluon.gemm_fp8_gluon, {**types, "sa_ptr": "*fp32", "sb_ptr": "*fp32"}, constexprs,
+        aligned=("sa_ptr", "sb_ptr", "m", "n", "k"), num_warps=4,
     )
     ptx = compiled.asm["ptx"]
     cubin = Path(tempfile.mkdtemp()) / "k.cubin"

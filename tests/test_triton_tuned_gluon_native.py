@@ -27,9 +27,7 @@ import gemmreg  # decides the backend first, and with no GPU turns the interpret
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import torch
 import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon._runtime import GluonASTSource
-from gemmreg.testing import ptxas_report
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import configs, gluon_ws
 
 cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
@@ -43,21 +41,14 @@ for config in configs.CUDA_GLUON_WS + configs.CUDA_GLUON_WS_128X128:
             c = torch.empty(m, n, dtype=dtype)
             descs = gluon_ws.descriptors(a, b, c, config.block_m, config.block_n,
                                          config.block_k, b_t)
-            signature = {
+            types = {
                 name: f"tensordesc<{dt}[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
                 for name, d in zip(("a_desc", "b_desc", "c_desc"), descs)
             }
-            signature.update(m="i32", n="i32", k="i32")
             constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages,
                               B_TRANSPOSED=b_t)
-            signature.update({name: "constexpr" for name in constexprs})
-            compiled = triton.compile(
-                GluonASTSource(fn=gluon_ws.gemm_gluon_ws, signature=signature,
-                               constexprs=constexprs,
-                               attrs={(i,): [["tt.divisibility", 16]] for i in (3, 4, 5)}),
-                target=GPUTarget("cuda", 90, 32),
-                options={"num_warps": config.num_warps},
-            )
+            compiled = compile_natively(gluon_ws.gemm_gluon_ws, types, constexprs,
+                                        aligned=("m", "n", "k"), num_warps=config.num_warps)
             ptx = compiled.asm["ptx"]
             cubin = Path(tempfile.mkdtemp()) / "k.cubin"
             cubin.write_bytes(compiled.asm["cubin"])

@@ -35,9 +35,7 @@ import gemmreg  # decides the backend first, and with no GPU turns the interpret
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import torch
 import triton
-from triton.backends.compiler import GPUTarget
-from triton.experimental.gluon._runtime import GluonASTSource
-from gemmreg.testing import ptxas_report
+from gemmreg.testing import compile_natively, ptxas_report
 from gemmreg_plugins.triton_tuned import configs, gluon_tf32
 
 cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
@@ -46,19 +44,16 @@ for config in configs.CUDA_GLUON_TF32:
     a = torch.empty(1024, 1024, dtype=torch.float32)
     b = torch.empty(1024, 2048, dtype=torch.float32)
     descs = gluon_tf32.descriptors(a, b, config.block_m, config.block_n, config.block_k)
-    signature = {name: f"tensordesc<fp32[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
-                 for name, d in zip(("a_desc", "b_desc"), descs)}
-    signature.update(c_ptr="*fp32", m="i32", n="i32", k="i32", stride_cm="i32")
+    types = {name: f"tensordesc<fp32[{d.block_shape[0]}, {d.block_shape[1]}],{d.layout!r}>"
+             for name, d in zip(("a_desc", "b_desc"), descs)}
     constexprs = dict(GROUP_M=config.group_m, PROGRAMS=132, STAGES=config.num_stages,
                       VECTOR_STORE=config.vector_store)
-    signature.update({name: "constexpr" for name in constexprs})
     # C's pointer, N and C's row stride multiples of 16, as at the shapes it is
     # timed at: Triton specialises on that, and a vector store of C needs it
-    compiled = triton.compile(
-        GluonASTSource(fn=gluon_tf32.gemm_gluon_tf32, signature=signature,
-                       constexprs=constexprs, attrs={(i,): [["tt.divisibility", 16]] for i in (2, 4, 6)}),
-        target=GPUTarget("cuda", 90, 32),
-        options={"num_warps": config.num_warps, "default_dot_input_precision": "tf32"},
+    compiled = compile_natively(
+        gluon_tf32.gemm_gluon_tf32, {**types, "c_ptr": "*fp32"}, constexprs,
+        aligned=("c_ptr", "n", "stride_cm"), num_warps=config.num_warps,
+        default_dot_input_precision="tf32",
     )
     ptx = compiled.asm["ptx"]
     cubin = Path(tempfile.mkdtemp()) / "k.cubin"

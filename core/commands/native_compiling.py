@@ -45,7 +45,7 @@ def compile_natively(
     *,
     aligned: Iterable[str] = (),
     num_warps: int,
-    num_stages: int,
+    num_stages: int | None = None,
     target: tuple[str, int, int] = ("cuda", 90, 32),
     **options: Any,
 ) -> Any:
@@ -59,10 +59,11 @@ def compile_natively(
     ``aligned`` names the arguments a launch would pass as multiples of 16,
     which Triton specialises on (``tt.divisibility``): a test of vectorised
     loads must compile the kernel as the launch would see it. ``options``
-    are Triton's other compile options (``launch_cooperative_grid=True``)."""
+    are Triton's other compile options (``launch_cooperative_grid=True``,
+    ``num_ctas=2``); ``num_stages`` is passed where given (a Gluon kernel
+    pipelines itself). A Gluon jit function compiles as Gluon source."""
     import triton
     from triton.backends.compiler import GPUTarget
-    from triton.compiler import ASTSource
 
     wanted = set(aligned)
     signature = {
@@ -73,11 +74,24 @@ def compile_natively(
         for i, name in enumerate(fn.arg_names)
         if name in wanted and name not in constexprs
     }
+    stages = {} if num_stages is None else {"num_stages": num_stages}
     return triton.compile(
-        ASTSource(fn=fn, signature=signature, constexprs=dict(constexprs), attrs=divisible),
+        _source_type(fn)(fn=fn, signature=signature, constexprs=dict(constexprs), attrs=divisible),
         target=GPUTarget(*target),
-        options={"num_warps": num_warps, "num_stages": num_stages, **options},
+        options={"num_warps": num_warps, **stages, **options},
     )
+
+
+def _source_type(fn: Any) -> Any:
+    """Triton's source class for ``fn``: Gluon's for a ``gluon.jit`` function
+    (Triton's own would parse it as Triton), else Triton's."""
+    from triton.compiler import ASTSource
+
+    try:
+        from triton.experimental.gluon._runtime import GluonASTSource, GluonJITFunction
+    except ImportError:  # a Triton without Gluon
+        return ASTSource
+    return GluonASTSource if isinstance(fn, GluonJITFunction) else ASTSource
 
 
 def run_fresh(script: str, env: dict[str, str] | None = None, timeout: float | None = None) -> Any:
