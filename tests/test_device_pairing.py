@@ -103,3 +103,40 @@ def test_the_history_splits_a_run_over_two_models_report_by_report(tmp_path):
     assert second.change is not None and second.change.verdict == "equivalent"
     assert second.change.device == A100
     assert {d: len(r) for d, r in history.by_device(given).items()} == {H200: 1, A100: 2}
+
+
+def test_two_runs_that_share_no_point_are_refused_not_passed(tmp_path, capsys):
+    """An AFTER run of another shape (or dtype) compares nothing: a gate that
+    read that as 'no regression' would pass anything."""
+    before = save(tmp_path / "before", [(H200, STEADY)])
+    manifest = {"backend": "cuda", "device_name": H200, "git": {"commit": "c2"}}
+    other = attrs.evolve(report(STEADY, shape=(32, 32, 32)), device_name=H200)
+    runs.write_run(tmp_path / "after", manifest, [other], partial=False)
+    outcome = run_main(["report", str(before), str(tmp_path / "after")], capsys)
+    outcome.assert_refused()
+    assert "share no point" in outcome.err
+
+
+def test_a_point_or_plugin_one_run_lacks_is_listed_and_a_lost_timing_fails(tmp_path, capsys):
+    """AFTER lost a point, and its kernel at the other point failed: the lost
+    point is said, and the kernel that stopped being timed fails the gate
+    (exit 1) as a regression would."""
+    manifest = {"backend": "cuda", "device_name": H200, "git": {"commit": "c1"}}
+    kept, dropped = (
+        attrs.evolve(report(STEADY, shape=shape), device_name=H200)
+        for shape in ((64, 64, 64), (32, 32, 32))
+    )
+    runs.write_run(tmp_path / "before", manifest, [kept, dropped], partial=False)
+    (timed,) = kept.summaries
+    broken = attrs.evolve(
+        timed, status="failed", reason="wrong result", process_medians_ms=(), center_ms=None
+    )
+    after = attrs.evolve(kept, summaries=(broken,))
+    runs.write_run(
+        tmp_path / "after", {**manifest, "git": {"commit": "c2"}}, [after], partial=False
+    )
+    outcome = run_main(["report", str(tmp_path / "before"), str(tmp_path / "after")], capsys)
+    assert outcome.code == 1, outcome.err
+    assert "unpaired: before fp32-rowmajor-32x32x32" in outcome.out
+    assert "AFTER did not time this point" in outcome.out
+    assert "timed BEFORE, no timing AFTER: k at fp32-rowmajor-64x64x64: failed" in outcome.err

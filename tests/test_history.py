@@ -161,3 +161,24 @@ def test_the_json_keeps_every_step(saved, capsys):
         "equivalent",
         "slower",
     ]
+
+
+def test_a_partial_point_is_never_the_reference_a_later_run_is_judged_against(saved, tmp_path):
+    """A run cut short after one process, between a whole run and a slower
+    one: the slower run is judged against the whole figures (a regression),
+    not against the one-process figures, which would leave it unjudged and
+    blame it for being partial."""
+    manifest = {
+        "backend": "cuda",
+        "device_name": "NVIDIA H200",
+        "git": {"commit": "ffffffffffff6"},
+        "timestamp_utc": "2026-11-30T02:30:00+00:00",
+    }
+    cut = attrs.evolve(report([1.0]), device_name="NVIDIA H200", partial=True)
+    runs.write_run(tmp_path / "cut", manifest, [cut], partial=True)
+    given = loaded(saved["a"], tmp_path / "cut", saved["c"])
+    (trend,) = history.trends(given, 5.0)
+    whole, partial, slower = trend.points
+    assert partial.change.verdict == "no verdict"
+    assert slower.change.verdict == "slower" and slower.change.regression
+    assert slower.change.before == whole.summary

@@ -128,3 +128,24 @@ def test_regimes_from_the_command_line(capsys):
     header = done.out.splitlines()[0].split()
     assert header[:4] == ["shape", "dtype", "pair", "verdict"]
     assert "EQUIVALENT 1.001x (0.9962 to 1.005)" in done.out
+
+
+TWO_ONE_SIDED = REPO / "evidence" / "2026-12-04-h200-llm-projections" / "bf16-2048-8192" / "bench"
+"""A sweep where one graph-replay regime was decided by two one-sided tests
+(its interval at 99%, the verdict's at 99.5%)."""
+
+
+def test_each_regime_row_carries_its_own_intervals_confidence():
+    """The row says the level of the interval it shows, never the verdict's
+    beside an interval taken at another level."""
+    _, reports, _ = runs.load_run(TWO_ONE_SIDED)
+    pairs = [(v, r) for report in reports for v in report.verdicts for r in v.regimes]
+    rows = render_regimes.regime_rows(reports)
+    assert len(rows) == len(pairs)
+    shown = [
+        (row["confidence"], r.interval.confidence)
+        for row, (_, r) in zip(rows, pairs, strict=True)
+        if r.interval
+    ]
+    assert shown and all(row == own for row, own in shown)
+    assert any(r.interval and r.interval.confidence != v.confidence for v, r in pairs)

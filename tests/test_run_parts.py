@@ -112,3 +112,29 @@ def test_a_point_left_unfinished_in_two_parts_is_refused(tmp_path, capsys):
     outcome = run_main(["report", "--parts", str(first), *map(str, cuts)], capsys)
     outcome.assert_refused()
     assert "left unfinished in both" in outcome.err and outcome.out == ""
+
+
+def test_a_point_timed_with_other_plugins_in_another_part_is_refused(tmp_path, capsys):
+    """The same point in two parts with another plugin beside the pair: the
+    pair would be judged, and counted in the weighted mean, twice."""
+    first, _ = split(tmp_path, 6)
+    manifest, reports, _ = runs.load_run(SWEEP)
+    extra = attrs.evolve(reports[5].summaries[0], kernel="splitk")
+    widened = attrs.evolve(reports[5], summaries=(*reports[5].summaries, extra))
+    other = tmp_path / "other"
+    runs.write_run(other, manifest, [widened], partial=False)
+    outcome = run_main(["report", "--parts", str(first), str(other), "--verdicts"], capsys)
+    outcome.assert_refused()
+    assert "timed in both" in outcome.err and "splitk" in outcome.err
+
+
+def test_margin_with_two_runs_is_refused_before_any_plot_is_written(tmp_path, capsys):
+    """Every refusal comes before work: no picture is left behind by a command
+    that then says it cannot run."""
+    first, second = split(tmp_path, 6)
+    plots = tmp_path / "plots"
+    argv = ["report", str(first), str(second), "--margin", "1", "--plot", str(plots)]
+    outcome = run_main(argv, capsys)
+    outcome.assert_refused()
+    assert "--margin judges one run again" in outcome.err
+    assert not plots.exists() or not any(plots.iterdir())

@@ -106,7 +106,8 @@ def test_a_run_saved_before_checksums_reads_with_a_note(cli_offline, saved_run):
     shown = cli_offline("report", str(saved_run))
     assert shown.code == 0 and "1.25" in shown.out
     assert shown.err.splitlines() == [
-        f"note: {saved_run / 'run.json'} was saved before checksums: its content is not verified"
+        f"note: {saved_run / 'run.json'} carries no checksum (saved before checksums, or "
+        "written by --format json): its content is not verified"
     ]
 
 
@@ -279,3 +280,50 @@ def test_a_folder_another_user_may_not_enter_is_one_line_for_them(saved_run):
         os.chmod(locked, stat.S_IRWXU)
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"gemmreg: error: cannot read {locked}/run.json: Permission denied\n"
+
+
+def _resealed(path, edit):
+    """``path``'s run.json with ``edit`` applied to its parsed content and a
+    checksum written again, as gemmreg's writer makes one: only what the
+    records say is judged, not the seal."""
+    data = json.loads(path.read_text())
+    edit(data)
+    path.write_text(checksums.sealed(json.dumps(data)))
+
+
+def _with_verdict(kernel, baseline):
+    return {
+        "baseline": baseline,
+        "kernel": kernel,
+        "verdict": "faster",
+        "speedup": 2.0,
+        "interval": [1.9, 2.1],
+        "explanation": "",
+    }
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda d: d["reports"][0].update(weight=0.0), "weight must be above 0"),
+        (lambda d: d["reports"][0].update(weight=-1.0), "weight must be above 0"),
+        (lambda d: d["reports"][0].update(weight=1e308), "weight must be above 0"),
+        (lambda d: d["reports"][0].update(processes=0), "processes must be at least 1"),
+        (lambda d: d["reports"][0].update(seed=10**400), "out of range"),
+        (lambda d: d["reports"].append(d["reports"][0]), "the point appears twice"),
+        (
+            lambda d: d["reports"][0].update(verdicts=[_with_verdict("ghost", "k")]),
+            "names 'ghost', which the point has no summary of",
+        ),
+    ],
+    ids=["weight-0", "weight-negative", "weight-huge", "no-process", "huge-int", "twice", "ghost"],
+)
+def test_a_run_whose_records_disagree_is_refused_in_one_line(cli_offline, saved_run, edit, said):
+    """Records that fit the schema one by one but no run gemmreg saved: each
+    would print a table and a mean that look like results (a zero weight
+    divided by zero under it, a negative one turned the mean inside out, a
+    point twice counted twice, a verdict on a kernel never timed)."""
+    _resealed(saved_run / "run.json", edit)
+    refused = cli_offline("report", str(saved_run))
+    refused.assert_refused()
+    assert said in refused.err and refused.out == ""

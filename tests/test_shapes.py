@@ -299,3 +299,25 @@ def test_a_saved_run_without_weights_still_reads(tmp_path):
         tmp_path / "r", {}, [attrs.evolve(saved[0], weight=2.5)], partial=False, views={}
     )
     assert runs.load_run(tmp_path / "r")[1][0].weight == 2.5
+
+
+def test_invalid_and_unjudged_points_are_left_out_of_the_mean_and_counted():
+    """An INVALID pair keeps the estimate the guards refused (a kernel that
+    skipped its work read up to 8.2x), and a saved interrupted point may keep
+    one: neither is a speed figure, so neither moves the mean, and the line
+    says how many were left out."""
+    _, saved, _ = runs.load_run(FIRST_PROTOCOL_SWEEP)
+    (verdict,) = saved[1].verdicts
+    skipped_work = attrs.evolve(
+        saved[1], verdicts=(attrs.evolve(verdict, verdict="invalid", speedup=90.0),), weight=1.0
+    )
+    cut = attrs.evolve(
+        saved[2], verdicts=(attrs.evolve(verdict, verdict="no verdict", speedup=50.0),), weight=1.0
+    )
+    reports = [_with_speedup(saved[0], 1.5, 1.0), skipped_work, cut]
+    (mean,) = pair_means(reports)
+    assert mean.speedup == pytest.approx(1.5) and mean.points == 1 and mean.left_out == 2
+    assert mean_lines(reports) == [
+        "geometric-mean speedup: triton_tuned vs torch_ref: 1.5x "
+        "(1 points; 2 left out: INVALID or no verdict)"
+    ]

@@ -6,7 +6,7 @@ import math
 
 import attrs
 import pytest
-from gemmreg.timing import stats
+from gemmreg.timing import look_verdicts, stats
 from gemmreg.timing.timing_records import KernelSummary, ProcessRecord
 from gemmreg.timing.verdicts import SUSPICIOUS_SPEEDUP, all_verdicts, judge, pair_key
 
@@ -133,8 +133,9 @@ def test_every_pair_is_judged_with_a_corrected_confidence():
 def test_a_kernel_the_problem_was_not_asked_of_pairs_with_nothing():
     """An fp32-only kernel in an fp16 sweep point: its row says why, and no
     NO VERDICT row stands for a question nobody asked. A kernel that crashed
-    keeps its row (something went wrong), and the correction counts only the
-    pairs judged."""
+    keeps its rows (something went wrong), and the correction counts only the
+    pairs judged: those two are NO VERDICT at any level, so counting them
+    would only widen the one real pair's interval."""
     summaries = [
         summary("a"),
         summary("b"),
@@ -148,7 +149,7 @@ def test_a_kernel_the_problem_was_not_asked_of_pairs_with_nothing():
     out = all_verdicts(summaries, recs, confidence=0.995, margin=0.01)
     assert [(v.baseline, v.kernel) for v in out] == [("a", "b"), ("a", "crashed"), ("b", "crashed")]
     assert [v.verdict for v in out][1:] == ["no verdict", "no verdict"]
-    assert out[0].confidence == pytest.approx(1 - 0.005 / 3)  # three pairs judged, not six
+    assert out[0].confidence == pytest.approx(0.995)  # one pair judged, not three or six
 
 
 def test_beating_a_vendor_library_tenfold_is_flagged():
@@ -355,3 +356,20 @@ def test_execution_follows_the_triton_declaration_and_the_backend(fake_plugins, 
     compiled = attrs.evolve(interpreting, triton_interpreter=False)
     monkeypatch.setattr(backend, "current", lambda: compiled)
     assert execution("t", True) == "native"
+
+
+def test_an_interrupted_comparison_keeps_no_estimate_and_names_the_processes_that_finished():
+    """Partial data is no basis for a claim nor for an estimate a summary
+    would average: the pair keeps its name, loses its speedup, interval and
+    regime figures, and names the 3 processes that finished, not the 8 asked."""
+    summaries = [summary("a"), summary("b")]
+    recs = [
+        ProcessRecord(process=p, status="ok", log_ratios={"end-to-end": {pair_key("a", "b"): r}})
+        for p, r in enumerate((0.3, 0.31, 0.29))
+    ]
+    (whole,) = look_verdicts.verdicts(summaries, recs, confidence=0.995, margin=0.01, processes=8)
+    assert whole.speedup is not None and whole.processes == 8
+    (cut,) = look_verdicts.interrupted([whole], recs)
+    assert (cut.verdict, cut.speedup, cut.interval, cut.regimes) == ("no verdict", None, None, ())
+    assert cut.processes == 3 and cut.explanation == "partial: interrupted"
+    assert (cut.baseline, cut.kernel) == ("a", "b")

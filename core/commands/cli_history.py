@@ -3,7 +3,8 @@ table (and ``--plot``: the trend picture), each device model apart, each step
 judged as ``report BEFORE AFTER`` judges (:mod:`gemmreg.reporting.history`).
 
 Exit 1 when the newest run of any point is a regression against the run
-before it, or is partial (no verdict); 0 otherwise; 2 on a run that cannot be
+before it, is partial (no verdict), or has no timing of a kernel the run
+before it timed; 0 otherwise; 2 on a run that cannot be
 read, or an option that needs one run (``--margin``, ``--verdicts``,
 ``--regimes``)."""
 
@@ -62,5 +63,8 @@ def report_history(args: argparse.Namespace) -> int:
     newest = [t.points[-1].change for t in trends if t.points and t.points[-1].change]
     unjudged = [c for c in newest if c.verdict == "no verdict" and "partial" in c.explanation]
     if unjudged:
-        _progress(f"gemmreg: {len(unjudged)} point(s) are partial in the newest run: no verdict")
-    return EXIT_FAILURE if history.latest_regressions(trends) or unjudged else EXIT_OK
+        _progress(f"gemmreg: {len(unjudged)} point(s) are partial in their newest run: no verdict")
+    lost = regression.lost_timing(newest)
+    if lost:
+        _progress(f"gemmreg: timed before, no timing in their newest run: {'; '.join(lost)}")
+    return EXIT_FAILURE if history.latest_regressions(trends) or unjudged or lost else EXIT_OK

@@ -41,6 +41,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     for option, given in ((o, getattr(args, name)) for o, name in VIEWS):
         if given and len(args.runs) == 2 and not args.parts:  # a history refuses them itself
             raise UsageError(f"report {option} takes one run, not BEFORE AFTER")
+    if args.margin is not None and len(args.runs) == 2 and not args.parts:
+        raise UsageError("report --margin judges one run again; give one run")
     if len(args.runs) > 2 and not args.parts:
         from gemmreg.commands.cli_history import report_history
 
@@ -107,7 +109,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         pairing = device_pairing.pair_runs(
             before_manifest, before, after_manifest, after, threshold
         )
-    except device_pairing.NoSharedModel as error:
+    except device_pairing.NoSharedModel as error:  # NothingShared too
         raise UsageError(str(error)) from None
     changes = pairing.changes
     print(
@@ -121,4 +123,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     unjudged = [c for c in changes if c.verdict == "no verdict" and "partial" in c.explanation]
     if unjudged:
         _progress(f"gemmreg: {len(unjudged)} point(s) are partial in a run: no verdict on them")
-    return EXIT_FAILURE if any(c.regression for c in changes) or unjudged else EXIT_OK
+    lost = regression.lost_timing(changes)
+    if lost:
+        _progress(f"gemmreg: timed BEFORE, no timing AFTER: {'; '.join(lost)}")
+    return EXIT_FAILURE if any(c.regression for c in changes) or unjudged or lost else EXIT_OK

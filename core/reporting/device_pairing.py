@@ -10,7 +10,9 @@ by, :mod:`gemmreg.reporting.history`), and ``report BEFORE AFTER``
 (:func:`pair_runs`) pairs only within a model: two runs with no model in
 common are refused (:class:`NoSharedModel`), and where they share some
 (a ``--devices`` run over two models against a run on one), the points of
-the other models are listed as unpaired, each with its reason. Each change
+the other models are listed as unpaired, each with its reason, as are the
+points and plugins of a shared model that one run lacks; two runs that share
+nothing to pair are refused (:class:`NothingShared`). Each change
 carries the notes of :mod:`gemmreg.reporting.setup_changes` (another card,
 unlike software) where the two runs' setups differ.
 """
@@ -33,6 +35,11 @@ UNKNOWN = "unknown"
 
 class NoSharedModel(ValueError):
     """Two runs whose reports share no device model: nothing may be paired."""
+
+
+class NothingShared(NoSharedModel):
+    """Two runs of one model that share no (point, plugin): nothing was
+    compared, which a regression gate must not read as a pass."""
 
 
 @attrs.frozen(kw_only=True)
@@ -97,8 +104,48 @@ def pair_runs(
     unpaired = [
         *_unpaired("before", "AFTER", before_manifest, before, shared),
         *_unpaired("after", "BEFORE", after_manifest, after, shared),
+        *_absent("before", "AFTER", before_manifest, before, after_manifest, after, shared),
+        *_absent("after", "BEFORE", after_manifest, after, before_manifest, before, shared),
     ]
+    if before and after and not changes:
+        raise NothingShared(
+            "report: BEFORE and AFTER share no point timed with the same plugin "
+            "(another shape, dtype, layout or plugin set?): nothing to compare"
+        )
     return Pairing(changes=tuple(changes), unpaired=tuple(unpaired))
+
+
+def _absent(
+    run: str,
+    other: str,
+    manifest: Mapping[str, Any],
+    reports: Sequence[CompareReport],
+    other_manifest: Mapping[str, Any],
+    other_reports: Sequence[CompareReport],
+    shared: Sequence[str],
+) -> list[Unpaired]:
+    """The points of a shared model that ``run`` has and the other run lacks,
+    whole or in some plugin: left out of the comparison, so said (a sweep
+    whose AFTER run lost a shape or a plugin must not pass a gate unseen)."""
+    theirs: dict[tuple[str, str], set[str]] = {}
+    for r in other_reports:
+        key = (model_of(other_manifest, r), r.problem.label)
+        theirs.setdefault(key, set()).update(s.kernel for s in r.summaries)
+    out = []
+    for report in reports:
+        model = model_of(manifest, report)
+        if model not in shared:
+            continue
+        kernels = theirs.get((model, report.problem.label))
+        missing = [s.kernel for s in report.summaries if kernels is None or s.kernel not in kernels]
+        if kernels is None:
+            why = f"{other} did not time this point"
+        elif missing:
+            why = f"{other} did not time {', '.join(missing)} at this point"
+        else:
+            continue
+        out.append(Unpaired(run=run, problem=report.problem.label, device=model, reason=why))
+    return out
 
 
 def _unpaired(

@@ -28,7 +28,7 @@ from typing import Any
 
 import attrs
 from gemmreg.reporting.device_pairing import CPU_DEVICE, UNKNOWN, model_of
-from gemmreg.reporting.regression import Change, compare_runs
+from gemmreg.reporting.regression import Change, compare_runs, partial_figures
 from gemmreg.reporting.setup_changes import Setup, setup_notes, setup_of
 from gemmreg.timing.timing_records import CompareReport, KernelSummary
 
@@ -152,8 +152,8 @@ def trends(runs: Sequence[RunInfo], threshold_pct: float) -> list[Trend]:
                         change=change,
                     )
                     seen.setdefault(key, []).append(point)
-                    if summary.status == "timed":  # the next step is judged against figures
-                        last[key] = (report, run.setup)
+                    if summary.status == "timed" and not partial_figures(report, summary):
+                        last[key] = (report, run.setup)  # the next step's reference: whole figures
         out.extend(
             Trend(device=device, problem=problem, kernel=kernel, points=tuple(points))
             for (problem, kernel), points in seen.items()

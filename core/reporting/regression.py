@@ -159,7 +159,7 @@ def compare_runs(
             if key not in earlier:
                 continue
             old_report, old = earlier[key]
-            partial = _partial(old_report, old) or _partial(report, summary)
+            partial = partial_figures(old_report, old) or partial_figures(report, summary)
             word, span, change, why = judge_change(old, summary, threshold_pct, partial)
             changes.append(
                 Change(
@@ -178,8 +178,22 @@ def compare_runs(
     return changes
 
 
-def _partial(report: CompareReport, summary: KernelSummary) -> bool:
-    """Interrupted, or fewer processes timed than the run asked for."""
+def partial_figures(report: CompareReport, summary: KernelSummary) -> bool:
+    """Interrupted, or fewer processes timed than the run asked for: figures
+    no change is judged on."""
     return report.partial or (
         summary.status == "timed" and len(summary.process_medians_ms) < report.processes
     )
+
+
+def lost_timing(changes: Sequence[Change]) -> list[str]:
+    """One line per change whose kernel was timed before and has no timing
+    after (it failed its check, broke, or became unavailable): no slowdown
+    can be judged, and a gate that passed it would pass a kernel that
+    stopped working."""
+    return [
+        f"{c.kernel} at {c.problem}: {c.after.status}"
+        + (f" ({c.after.reason})" if c.after.reason else "")
+        for c in changes
+        if c.before.status == "timed" and c.after.status != "timed"
+    ]

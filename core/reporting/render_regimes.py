@@ -93,7 +93,7 @@ def regime_rows(reports: Sequence[CompareReport]) -> list[dict[str, Cell]]:
                         "estimate": i.estimate if i is not None else r.estimate,
                         "low": i.low if i is not None else None,
                         "high": i.high if i is not None else None,
-                        "confidence": v.confidence,
+                        "confidence": i.confidence if i is not None else v.confidence,
                         "settled": r.settled,
                         "reason": r.reason,
                         "partial": report.partial,

@@ -42,9 +42,9 @@ def join_parts(
     manifest, with ``parts`` naming each part, the commit it ran and the
     points it gave, and ``superseded`` naming each unfinished point that
     another part timed whole. Raises :class:`RunError` (one line) on a point
-    timed whole in two parts (or left unfinished in two) or parts of two
-    device models."""
-    owner: dict[tuple[str, tuple[str, ...]], tuple[str, int]] = {}
+    timed whole in two parts (or left unfinished in two, or timed with other
+    plugins in another part) or parts of two device models."""
+    owner: dict[str, tuple[str, int]] = {}
     model_owner: dict[str, str] = {}
     reports: list[CompareReport] = []
     dropped: set[int] = set()  # the unfinished points another part timed whole
@@ -52,17 +52,24 @@ def join_parts(
     for name, (manifest, part, _) in zip(names, loaded, strict=True):
         for report in part:
             _same_model(model_owner, model_of(manifest, report), name)
-            key = (report.problem.label, tuple(sorted(s.kernel for s in report.summaries)))
+            key = report.problem.label
             if key not in owner:
                 owner[key] = (name, len(reports))
                 reports.append(report)
                 continue
             first, at = owner[key]
             earlier = reports[at]
+            kernels = _kernels(report)
+            if _kernels(earlier) != kernels:
+                raise RunError(
+                    f"point {key} is timed in both {first} ({', '.join(_kernels(earlier))}) "
+                    f"and {name} ({', '.join(kernels)}): each point belongs to one part, "
+                    "or a pair in both would be judged, and counted in the mean, twice"
+                )
             if earlier.partial == report.partial:
                 how = "left unfinished" if report.partial else "timed whole"
                 raise RunError(
-                    f"point {report.problem.label} ({', '.join(key[1])}) is {how} in both "
+                    f"point {key} ({', '.join(kernels)}) is {how} in both "
                     f"{first} and {name}: each point belongs to one part"
                 )
             unfinished, whole = (first, name) if earlier.partial else (name, first)
@@ -85,6 +92,10 @@ def join_parts(
     if superseded:
         manifest["superseded"] = superseded
     return manifest, kept, any(partial for _, _, partial in loaded)
+
+
+def _kernels(report: CompareReport) -> tuple[str, ...]:
+    return tuple(sorted(s.kernel for s in report.summaries))
 
 
 def _same_model(model_owner: dict[str, str], model: str, name: str) -> None:

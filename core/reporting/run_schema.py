@@ -19,6 +19,9 @@ from typing import Any
 
 import attrs
 
+MAX_INT = 2**63 - 1
+"""The largest integer a run holds (counts, sizes, seeds): JSON has no bound,
+and a float conversion of a longer one overflows."""
 TIME_SUFFIXES = ("_ms", "_s")
 """Fields holding durations, which can never be negative."""
 NON_FINITE = ("nan", "inf", "infinity")
@@ -125,6 +128,8 @@ def _check_number(annotation: object, value: object, where: str, is_time: bool) 
         raise SchemaError(f"{where}: expected {expected}, got {_kind(value)}")
     if annotation is int and not isinstance(value, int):
         raise SchemaError(f"{where}: expected an integer, got {value!r}")
+    if isinstance(value, int) and abs(value) > MAX_INT:  # math.isfinite would overflow
+        raise SchemaError(f"{where}: {_show(value)} is out of range (a 64-bit integer)")
     if not math.isfinite(value):
         raise SchemaError(f"{where}: must be a finite number, got {value!r}")
     if is_time and value < 0:

@@ -34,7 +34,7 @@ from gemmreg.contract.serialization import (
     write_atomically,
 )
 from gemmreg.discovery import interrupts
-from gemmreg.reporting import checksums, run_schema, saved_files
+from gemmreg.reporting import checksums, run_consistency, run_schema, saved_files
 from gemmreg.reporting.not_saved import STORAGE_ERRNOS, RunNotSaved
 from gemmreg.reporting.schema_2 import upgrade
 from gemmreg.timing.timing_records import SCHEMA, CompareReport
@@ -139,6 +139,9 @@ def load_run(
         raise RunError(
             f"{path} is not a readable gemmreg run: {type(error).__name__}: {error}"
         ) from None
+    wrong = run_consistency.refusal(reports)
+    if wrong:
+        raise RunError(f"{path} is not a readable gemmreg run: {wrong}")
     for note in notes:
         if on_note is not None:
             on_note(note)
@@ -171,7 +174,10 @@ def _checked_seal(path: Path, data: object, verify: bool, note: Callable[[str], 
     if seal is checksums.Seal.MISMATCH:
         note(f"warning: {path}: content does not match its checksum; read anyway (--accept-edited)")
     elif seal is checksums.Seal.ABSENT:
-        note(f"note: {path} was saved before checksums: its content is not verified")
+        note(
+            f"note: {path} carries no checksum (saved before checksums, or written by "
+            "--format json): its content is not verified"
+        )
     return checksums.unsealed(data)
 
 

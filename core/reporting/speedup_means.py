@@ -17,6 +17,8 @@ def mean_lines(reports: Sequence[CompareReport]) -> list[str]:
     for mean in pair_means(reports):
         how = "weighted geometric-mean" if mean.weighted else "geometric-mean"
         over = f"{mean.points} points" + (f", weight {mean.weight:g}" if mean.weighted else "")
+        if mean.left_out:
+            over += f"; {mean.left_out} left out: INVALID or no verdict"
         lines.append(
             f"{how} speedup: {mean.kernel} vs {mean.baseline}: {mean.speedup:.4g}x ({over})"
         )

@@ -16,7 +16,7 @@ from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
 from gemmreg.timing import rounds
 from gemmreg.timing.device_processes import Profiles
-from gemmreg.timing.look_verdicts import undecided, verdicts
+from gemmreg.timing.look_verdicts import interrupted, undecided, verdicts
 from gemmreg.timing.summaries import summarize
 from gemmreg.timing.timing_options import DEFAULT_L2
 from gemmreg.timing.timing_records import (
@@ -149,11 +149,8 @@ def build_report(
     (none on partial data), at each of ``looks`` in a sequential run."""
     summaries = _summaries(asked, kernels, runs, colds, profiles, partial=partial)
     judged = _judged(asked, summaries, records, looks)
-    if partial:  # partial data is no basis for a claim
-        judged = tuple(
-            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
-            for v in judged
-        )
+    if partial:
+        judged = interrupted(judged, records)
     return CompareReport(
         problem=asked.problem,
         processes=looks[-1] if looks else asked.processes,

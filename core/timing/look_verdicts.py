@@ -71,6 +71,28 @@ def _decided(v: Verdict, look: int, processes: int) -> Verdict:
     return attrs.evolve(v, processes=processes, explanation=f"{v.explanation}; {how}")
 
 
+def interrupted(judged: Sequence[Verdict], records: Sequence[ProcessRecord]) -> tuple[Verdict, ...]:
+    """The verdicts of a comparison cut short: partial data is no basis for a
+    claim, nor for an estimate a summary would average (the weighted mean
+    counts only points with a speedup), so each pair keeps its name and notes
+    but no speedup, interval or regime figures, and names the processes that
+    finished, not those asked for."""
+    finished = len({r.process for r in records})
+    return tuple(
+        attrs.evolve(
+            v,
+            verdict="no verdict",
+            speedup=None,
+            interval=None,
+            explanation="partial: interrupted",
+            regimes=(),
+            notes=tuple(n for n in v.notes if not n.startswith("regimes disagree")),
+            processes=finished,
+        )
+        for v in judged
+    )
+
+
 def undecided(verdicts: Sequence[Verdict]) -> bool:
     """Whether some pair is still INCONCLUSIVE: another look would help it."""
     return any(not sequential.decided(v.verdict) for v in verdicts)

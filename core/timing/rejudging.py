@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 from gemmreg.instruments.gpu_trace import busy_reason
 from gemmreg.timing import stats
-from gemmreg.timing.look_verdicts import verdicts
+from gemmreg.timing.look_verdicts import interrupted, verdicts
 from gemmreg.timing.timing_records import CompareReport
 from gemmreg.timing.vetoes import revetted
 
@@ -54,8 +54,5 @@ def rejudge(report: CompareReport, margin: float) -> CompareReport:
         budget_s=report.budget_s,
     )
     if report.partial:
-        judged = tuple(
-            attrs.evolve(v, verdict="no verdict", explanation="partial: interrupted")
-            for v in judged
-        )
+        judged = interrupted(judged, report.records)
     return attrs.evolve(report, verdicts=judged, margin=margin)

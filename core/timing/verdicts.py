@@ -165,6 +165,12 @@ def judge(
     )
 
 
+def _claimable(baseline: KernelSummary, other: KernelSummary) -> bool:
+    """Whether the pair can be judged FASTER or SLOWER at all."""
+    timed = baseline.status == "timed" and other.status == "timed"
+    return timed and not _unlike_execution(baseline, other)
+
+
 def _unlike_execution(baseline: KernelSummary, other: KernelSummary) -> str:
     """The note that rules out a speed claim when one kernel of the pair ran
     under Triton's interpreter and the other natively, else ``""``."""
@@ -250,10 +256,13 @@ def all_verdicts(
 ) -> tuple[Verdict, ...]:
     """Every pair of kernels the problem was asked of (``KernelSummary.asked``),
     earlier-named first, with the family confidence corrected for the number
-    of pairs judged."""
+    of pairs judged: those that can carry a claim (both kernels timed, both
+    native or both interpreted). A pair with a failed kernel gets NO VERDICT
+    whatever the level, so counting it would only widen the others' intervals."""
     summaries = [s for s in summaries if s.asked]
     pairs = [(i, j) for i in range(len(summaries)) for j in range(i + 1, len(summaries))]
-    level = stats.family_confidence(confidence, len(pairs))
+    judged = [(i, j) for i, j in pairs if _claimable(summaries[i], summaries[j])]
+    level = stats.family_confidence(confidence, max(1, len(judged)))
     return tuple(
         judge(summaries[i], summaries[j], records, confidence=level, margin=margin)
         for i, j in pairs
