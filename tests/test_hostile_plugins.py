@@ -164,11 +164,15 @@ def test_a_plugin_that_hangs_while_loading_ends_gemmreg_with_one_line():
     assert done.stdout == ""
 
 
-@pytest.mark.parametrize("value", ["0", "-3", "nan", "soon"])
-def test_a_load_timeout_that_is_not_a_positive_number_is_refused(value):
-    with pytest.raises(UsageError, match="GEMMREG_LOAD_TIMEOUT_S must be a positive number"):
+@pytest.mark.parametrize("value", ["0", "-3", "nan", "soon", "1e10", "1_0", "\u0661\u0660"])
+def test_a_load_timeout_that_is_not_a_bounded_decimal_is_refused(value):
+    """Past a day it is a typo (and past ``threading.TIMEOUT_MAX`` the watchdog
+    thread would die on it, switching the watchdog off); ``1_0`` and Arabic-Indic
+    digits are numbers to Python's ``float``, not to a user."""
+    with pytest.raises(UsageError, match="GEMMREG_LOAD_TIMEOUT_S must be a number of seconds"):
         load_guard.load_timeout({"GEMMREG_LOAD_TIMEOUT_S": value})
     assert load_guard.load_timeout({}) == load_guard.LOAD_TIMEOUT_S
+    assert load_guard.load_timeout({"GEMMREG_LOAD_TIMEOUT_S": " 2.5 "}) == 2.5
 
 
 # ---------------------------------------------------------------------------

@@ -94,6 +94,20 @@ def _span(low: float, high: float, low_open: bool) -> str:
     return f"{'above' if low_open else 'from'} {low:g}{' up' if low_open else ''} to {high:g}"
 
 
+DECIMAL = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?:inf|infinity|nan)", re.I
+)
+"""A number as a user writes one: ASCII digits, a point, an exponent (and the
+names of the non-finite values, so that they are refused by name). Python's
+``float`` also takes ``1_0`` (10) and Unicode digits, which are typos here."""
+
+
+def decimal(text: str) -> float:
+    """``text`` as a float where it is written as :data:`DECIMAL` allows, else NaN."""
+    stripped = text.strip()
+    return float(stripped) if DECIMAL.fullmatch(stripped) else math.nan
+
+
 def number(
     option: str, low: float, high: float, *, low_open: bool = False
 ) -> Callable[[str], float]:
@@ -103,10 +117,7 @@ def number(
     where = _span(low, high, low_open)
 
     def parse(text: str) -> float:
-        try:
-            value = float(text) if text.isascii() else math.nan
-        except ValueError:
-            value = math.nan
+        value = decimal(text)
         if math.isnan(value) and text.strip().lower() not in ("nan", "+nan", "-nan"):
             raise argparse.ArgumentTypeError(f"expected a number {where}, got {text!r}")
         if not math.isfinite(value):

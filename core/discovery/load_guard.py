@@ -33,6 +33,9 @@ LOAD_TIMEOUT_S = 120.0
 may import torch and Triton on a loaded machine (a few seconds each); a
 plugin still loading after two minutes is hung, and waiting longer only
 hides it."""
+MAX_LOAD_TIMEOUT_S = 86_400.0
+"""The longest :data:`LOAD_TIMEOUT_ENV` may ask for: a day is a typo, and a
+watchdog thread's wait past ``threading.TIMEOUT_MAX`` would raise in it."""
 LOAD_TIMEOUT_ENV = "GEMMREG_LOAD_TIMEOUT_S"
 """Overrides :data:`LOAD_TIMEOUT_S` (seconds, a positive number): for tests."""
 EXIT_LOAD_HUNG = 2
@@ -50,16 +53,17 @@ class ExitCalled(BaseException):
 def load_timeout(env: Mapping[str, str]) -> float:
     """:data:`LOAD_TIMEOUT_S`, or the number in :data:`LOAD_TIMEOUT_ENV`."""
     from gemmreg.contract.bad_input import UsageError
+    from gemmreg.contract.options import decimal
 
     text = env.get(LOAD_TIMEOUT_ENV, "").strip()
     if not text:
         return LOAD_TIMEOUT_S
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise UsageError(f"{LOAD_TIMEOUT_ENV} must be a positive number of seconds, got {text!r}")
+    value = decimal(text)
+    if not (math.isfinite(value) and 0 < value <= MAX_LOAD_TIMEOUT_S):
+        raise UsageError(
+            f"{LOAD_TIMEOUT_ENV} must be a number of seconds above 0 up to "
+            f"{MAX_LOAD_TIMEOUT_S:g}, got {text[:40]!r}"
+        )
     return value
 
 
