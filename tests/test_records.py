@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import gemmreg
 import pytest
 from gemmreg import Capabilities, KernelSpec, Precision, Problem, SpecError, Tolerance
@@ -42,6 +44,11 @@ def test_a_valid_spec_builds_and_keeps_its_fields():
         ({"prepare": "not callable"}, "prepare", "callable"),
         ({"tolerances": {}}, "tolerances", "no tolerance for declared dtypes ['fp32']"),
         ({"tolerances": {"fp32": Tolerance(rtol=1e-2)}}, "tolerances", "say why"),
+        (
+            {"tolerances": {"fp32": Tolerance(rtol=3e-5, atol=1e30)}},
+            "tolerances",
+            "atol 1e+30 is loose (> 1e-05); say why",
+        ),
         ({"tolerances": {"fp32": 1e-5}}, "tolerances", "must be a Tolerance"),
         ({"capabilities": "fast"}, "capabilities", "must be a Capabilities"),
     ],
@@ -54,6 +61,24 @@ def test_a_bad_spec_names_the_kernel_and_the_field(overrides, field, words):
     assert words in message
     if field != "name":
         assert "KernelSpec 'k'" in message
+
+
+@pytest.mark.parametrize("field", ["rtol", "atol"])
+@pytest.mark.parametrize("bad", [math.inf, math.nan, -1.0])
+def test_a_tolerance_bound_must_be_finite_and_non_negative_even_with_a_reason(field, bad):
+    with pytest.raises(SpecError, match=f"field '{field}': must be a finite, non-negative"):
+        Tolerance(**{"rtol": 1e-5, field: bad}, why="says why")
+
+
+def test_a_loose_atol_with_a_reason_is_accepted_and_the_standard_ones_need_none():
+    from gemmreg.contract.tolerance_bounds import LOOSE_ATOL
+    from gemmreg.contract.tolerance_table import STANDARD_TOLERANCES
+
+    loose = Tolerance(rtol=3e-5, atol=1e-3, why="values near zero in this kernel's epilogue")
+    assert spec(tolerances={"fp32": loose}).tolerances["fp32"].atol == 1e-3
+    assert set(LOOSE_ATOL) == set(gemmreg.ALL_DTYPES)
+    for (dtype, _math), standard in STANDARD_TOLERANCES.items():
+        assert standard.atol <= LOOSE_ATOL[dtype]
 
 
 def test_a_loose_tolerance_with_a_reason_is_accepted():

@@ -6,6 +6,7 @@ the kernel and the field, so that nonsense fails inside the plugin's own hook.
 from __future__ import annotations
 
 import functools
+import math
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any
@@ -56,8 +57,15 @@ def _member_of(choices: tuple[str, ...]) -> Callable[..., None]:
 
 
 def _non_negative_float(instance: object, attribute: attrs.Attribute, value: float) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not value >= 0:
-        raise _fail(instance, attribute, f"must be a non-negative number, got {value!r}")
+    """A finite number, zero or more: an infinite bound (``atol=inf``) passes
+    every output, NaN included, so it is no tolerance at all."""
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not value >= 0
+        or not math.isfinite(value)
+    ):
+        raise _fail(instance, attribute, f"must be a finite, non-negative number, got {value!r}")
 
 
 def _capability_set(choices: tuple[str, ...], may_be_empty: bool = False) -> Callable[..., None]:

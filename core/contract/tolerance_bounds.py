@@ -34,6 +34,22 @@ products are exact in fp32, so its bound is fp32's; int8's sum in int32 is
 exact, so any tolerance at all says why). Every dtype has one, so a dtype
 with no bound here is unknown."""
 
+LOOSE_ATOL: Mapping[DType, float] = {
+    "fp32": 1e-5,
+    "fp16": 1e-2,
+    "bf16": 1e-1,
+    "fp8e4m3": 0.0,
+    "fp8e5m2": 0.0,
+    "int8": 0.0,
+}
+"""Above these bounds (in C's units) an absolute tolerance is loose for its
+dtype, and the declaration must say why: ten times the standard atol
+(:data:`gemmreg.contract.tolerance_table.STANDARD_TOLERANCES`: 1e-6 for fp32,
+1e-3 for fp16, 1e-2 for bf16). atol is added to every element's bound
+whatever its size, so an unbounded one passes any output (``atol=1e30``
+passed random numbers); the standards for fp8 and int8 have none (the core
+adds C's rounding itself), so any atol there says why."""
+
 
 @attrs.frozen(kw_only=True)
 class Tolerance:
@@ -54,12 +70,13 @@ class Tolerance:
     rtol: float = attrs.field(validator=_non_negative_float)
     atol: float = attrs.field(default=0.0, validator=_non_negative_float)
     why: str = ""
-    """Where the figure comes from. Required when ``rtol`` is loose for its dtype."""
+    """Where the figure comes from. Required when ``rtol`` or ``atol`` is loose
+    for its dtype (:data:`LOOSE_RTOL`, :data:`LOOSE_ATOL`). Both must be finite."""
 
 
 def check_tolerances(instance: KernelSpec, attribute: attrs.Attribute, value: dict) -> None:
     """The validator of ``KernelSpec.tolerances``: one :class:`Tolerance` per
-    declared dtype, and a ``why`` for every loose one. attrs validates the
+    declared dtype, and a ``why`` for every loose one (rtol or atol). attrs validates the
     fields in order, so ``capabilities`` was already refused unless it is a
     ``Capabilities``."""
     declared = getattr(instance.capabilities, "dtypes", None)
@@ -78,5 +95,12 @@ def check_tolerances(instance: KernelSpec, attribute: attrs.Attribute, value: di
                 instance,
                 attribute,
                 f"{dtype}: rtol {tolerance.rtol:g} is loose (> {LOOSE_RTOL[dtype]:g}); "
+                "say why in Tolerance(why=...)",
+            )
+        if tolerance.atol > LOOSE_ATOL[dtype] and not tolerance.why.strip():
+            raise _fail(
+                instance,
+                attribute,
+                f"{dtype}: atol {tolerance.atol:g} is loose (> {LOOSE_ATOL[dtype]:g}); "
                 "say why in Tolerance(why=...)",
             )
