@@ -106,6 +106,17 @@ def _may_time(tasks: list[dict[str, object]] | None) -> bool:
     return tasks is None or any(task.get(KIND_KEY) == ROUNDS for task in tasks)
 
 
+def _release_events(fd: int) -> None:
+    """In a process a kernel forks: the event pipe's end becomes /dev/null.
+    A child that outlives its task would otherwise hold the pipe open, and
+    the runner would wait for an end of file that never comes; nor may it
+    write events in the worker's name."""
+    with contextlib.suppress(OSError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+
+
 def main(argv: list[str]) -> int:
     from gemmreg.contract import backend
     from gemmreg.workers import lifeline
@@ -114,6 +125,7 @@ def main(argv: list[str]) -> int:
 
     lifeline.hold_on()
     events = os.fdopen(int(argv[1]), "w", buffering=1)
+    os.register_at_fork(after_in_child=lambda: _release_events(events.fileno()))
 
     def emit(**event: object) -> None:
         events.write(json.dumps(event) + "\n")

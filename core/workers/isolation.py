@@ -43,6 +43,12 @@ TASK_MARKER = "--- gemmreg worker: task {} starts ---"
 output of its own task, never what another plugin printed before it."""
 
 AFTER_TIMEOUT = "an earlier case timed out"
+EXIT_POLL_S = 0.5
+"""How often a worker that sends nothing is asked whether it still runs. A
+process a kernel forked inherits the event pipe and can hold it open after
+the worker is gone, so an end of file may never come: the worker's own exit
+is what ends the wait, and its process group (the forked children with it)
+is killed then."""
 
 
 def _describe_exit(returncode: int | None) -> str:
@@ -99,6 +105,17 @@ def _kill(proc: subprocess.Popen[bytes]) -> None:
     except (ProcessLookupError, PermissionError):
         proc.kill()
     proc.wait()
+
+
+def _end(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """Let the worker exit (a sanitizer prefix writes its report as it does),
+    then kill its process group: whatever a kernel forked and left running
+    dies with it, and holds no pipe or device open."""
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        pass
+    _kill(proc)
 
 
 def run_tasks(
@@ -212,9 +229,13 @@ def _run_one_worker(
         retired = False  # the worker asked to be replaced (its GPU context is unusable)
         deadline = time.monotonic() + startup_timeout
         try:
-            while True:
+            while len(settled) < len(remaining):
                 wait = deadline - time.monotonic()
-                if wait <= 0 or not selector.select(timeout=wait):
+                if wait > 0 and not selector.select(timeout=min(wait, EXIT_POLL_S)):
+                    if proc.poll() is None or selector.select(timeout=0):
+                        continue  # still running, or its last words arrived just now
+                    break  # gone, while something it forked may hold the pipe open
+                if wait <= 0:
                     _kill(proc)
                     position = current if current is not None else len(settled)
                     if not ready:
@@ -263,7 +284,7 @@ def _run_one_worker(
             selector.close()
             os.close(read_fd)
 
-        proc.wait()
+        _end(proc, limit_at(len(remaining) - 1))
         if retired:
             return remaining[max(settled)] if settled else None
         if len(settled) == len(remaining):

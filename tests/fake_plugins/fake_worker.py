@@ -1,6 +1,7 @@
 """A stand-in for gemmreg.commands.worker that speaks the same protocol, to test the
 runner's handling of a worker that retires (as after a poisoned GPU context)
-or exits in the middle of a task (as after a segfault).
+or exits in the middle of a task (as after a segfault), or whose kernel
+forks a process that keeps running (``fork``; its pid is the reason).
 
 Its tasks are values tasks whose ``kernel`` names the action (conftest's
 ``fake_worker_task``); a task that completes passes, with the worker's pid as
@@ -33,7 +34,14 @@ def main():
             os._exit(3)
         if action == "hang":
             time.sleep(3600)
-        result = {"passed": True, "reason": str(os.getpid())}
+        reason = str(os.getpid())
+        if action == "fork":  # a child that outlives the task, holding the event pipe
+            child = os.fork()
+            if child == 0:
+                time.sleep(60)
+                os._exit(0)
+            reason = str(child)
+        result = {"passed": True, "reason": reason}
         done = {"event": "done", "task": position, "status": "ok", "result": result}
         events.write(json.dumps(done) + "\n")
 
