@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 from gemmreg.checking import non_finite_notes
+from gemmreg.checking.guarded_inputs import InputStorages
 from gemmreg.checking.guarded_output import GuardedOutput, sentinel_count
 from gemmreg.checking.operands import make_operands as make_operands  # its home was here
 from gemmreg.checking.operands import scale_shapes as scale_shapes
@@ -185,24 +186,26 @@ def run_and_compare(
 ) -> Comparison:
     """One launch on fresh inputs into a guarded, poisoned output, then every check."""
     operands = make_operands(spec, problem, seed, device, values)
-    before = tuple(x.clone() for x in operands)
+    inputs = InputStorages.take(operands)
     guarded = GuardedOutput.allocate(problem, device)
     a, b, *scales = operands
     launch(a, b, guarded.out, *scales)
     backend.synchronize()
-    return verify(spec, problem, before, operands, guarded)
+    return verify(spec, problem, inputs.before, inputs, guarded)
 
 
 def verify(
     spec: KernelSpec,
     problem: Problem,
     before: tuple[torch.Tensor, ...],
-    operands: tuple[torch.Tensor, ...],
+    inputs: InputStorages,
     guarded: GuardedOutput,
 ) -> Comparison:
-    """Every check of one output: values against the reference, inputs untouched,
-    guards intact. ``before`` holds copies of A and B (and the scales) taken
-    before the launch."""
+    """Every check of one output: C where it was handed over, values against
+    the reference, inputs untouched (every byte of their storages), guards
+    intact. ``before`` holds the values A and B (and the scales) should hold
+    now, taken before the launch; C is read through the core's own alias
+    (:attr:`GuardedOutput.c`), never through the tensor the kernel was handed."""
     # The reference comes from the copies: a kernel that writes into A must not
     # move the reference along with it.
     padded = problem.layout == "padded"  # NaN in the padding (inputs.apply_layout)
@@ -211,21 +214,20 @@ def verify(
     if problem.groups:  # the third is the members' offsets: checked below, as A and B are
         scales = []
     tolerance = spec.tolerance_for(problem.dtype)
-    result = compare(a, b, guarded.out, tolerance, padded, tuple(scales), rounding, problem.groups)
-    if not all(_same(x, x_before) for x, x_before in zip(operands, before, strict=True)):
+    result = compare(a, b, guarded.c, tolerance, padded, tuple(scales), rounding, problem.groups)
+    replaced = guarded.moved()
+    if replaced:
+        return attrs.evolve(result, passed=False, reason=replaced)
+    names = ("A", "B", "the offsets") if problem.groups else ("A", "B", "scale_a", "scale_b")
+    written = inputs.written(before, names[: len(before)])
+    if written:
         what = "A, B or the offsets" if problem.groups else "A or B"
-        return attrs.evolve(result, passed=False, reason=f"wrote into its inputs {what}")
+        if written == "wrote into its inputs":
+            written += f" {what}"
+        return attrs.evolve(result, passed=False, reason=written)
     if not guarded.guards_intact():
         return attrs.evolve(result, passed=False, reason="wrote outside C (guard region changed)")
     return result
-
-
-def _same(x: torch.Tensor, y: torch.Tensor) -> bool:
-    import torch
-
-    if x.element_size() == 1:  # fp8 has no nan_to_num; bits compare NaN padding alike
-        return bool(torch.equal(x.view(torch.uint8), y.view(torch.uint8)))
-    return bool(torch.equal(x.nan_to_num(), y.nan_to_num()))
 
 
 def check_case(

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 import attrs
+from gemmreg.checking.guarded_inputs import InputStorages
 from gemmreg.checking.guarded_output import GuardedOutput
 from gemmreg.checking.output_check import make_operands, verify
 from gemmreg.contract import backend
@@ -36,6 +37,10 @@ class TimedKernel:
     result: KernelTiming = attrs.Factory(KernelTiming)
     operands: Operands | None = None
     before: Operands | None = None
+    inputs: InputStorages | None = None
+    """The prechecked operands, watched whole (their storages copied)."""
+    watched: list[InputStorages] = attrs.Factory(list)
+    """Where each placement's operands were made, in ``sets``' order."""
     guarded: GuardedOutput | None = None
     launch: Launch | None = None
     sets: list[tuple[Operands, GuardedOutput]] = attrs.Factory(list)
@@ -98,11 +103,12 @@ class TimedKernel:
             self.result.reason = f"postcheck of a graph replay: {check.reason}"
 
     def verify(self, problem: Problem) -> Comparison:
-        assert self.before and self.operands and self.guarded
+        assert self.before and self.operands and self.guarded and self.inputs
         before = self.before
         if self.moved:  # the values the current placement holds now
             before = fresh_values.rotated(before, self.moved[self.current])
-        return verify(self.spec, problem, before, self.operands, self.guarded)
+        inputs = self.watched[self.current] if self.watched else self.inputs
+        return verify(self.spec, problem, before, inputs, self.guarded)
 
     def verify_every_placement(self, problem: Problem) -> Comparison | None:
         """The postcheck of every placement's C; the first that fails, else the last."""
@@ -125,7 +131,8 @@ def prepare(kernel: TimedKernel, problem: Problem, seed: int, device: str) -> bo
     kernel.tf32 = torch_state.allows_tf32(kernel.spec, problem)
     expected = kernel.pin()
     operands = make_operands(kernel.spec, problem, seed, device)
-    kernel.operands, kernel.before = operands, tuple(x.clone() for x in operands)
+    kernel.inputs = InputStorages.take(operands)
+    kernel.operands, kernel.before = operands, kernel.inputs.before
     kernel.guarded = GuardedOutput.allocate(problem, device)
     start = time.perf_counter()
     kernel.launch = kernel.spec.prepare(problem)

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
+from gemmreg.checking.guarded_inputs import InputStorages
 from gemmreg.contract import backend
 from gemmreg.contract.records import KernelSpec, Problem
 from gemmreg.discovery import state_changes, torch_state
@@ -137,6 +138,8 @@ def measure_group(
         except Exception:  # no room for copies: time in the one placement (placements: 1)
             extra = []
         kernel.sets = [first, *extra]
+        assert kernel.inputs is not None  # taken with the first placement, at the precheck
+        kernel.watched = [kernel.inputs, *(InputStorages.watch(ops) for ops, _ in extra)]
         kernel.moved = [fresh_values.Shifts()] * len(kernel.sets)  # one draw: the same values
         kernel.result.placements = len(kernel.sets)
     monitor, result.monitor = _open_monitor()

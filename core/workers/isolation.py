@@ -14,6 +14,7 @@ time). Workers die with gemmreg (:mod:`gemmreg.workers.lifeline`).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import selectors
@@ -111,10 +112,8 @@ def _end(proc: subprocess.Popen[bytes], grace: float) -> None:
     """Let the worker exit (a sanitizer prefix writes its report as it does),
     then kill its process group: whatever a kernel forked and left running
     dies with it, and holds no pipe or device open."""
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
     _kill(proc)
 
 
