@@ -22,6 +22,7 @@ from gemmreg.contract import backend
 from gemmreg.contract.grouping import row_ranges
 from gemmreg.contract.low_precision import FACTS, FormatFacts, is_low_precision
 from gemmreg.contract.records import KernelSpec, Launch, Problem, Tolerance
+from gemmreg.discovery import judge_state
 from gemmreg.workers.task_results import Comparison as Comparison  # re-exported: was defined here
 from gemmreg.workers.task_results import ValuesResult
 
@@ -129,17 +130,18 @@ def reference(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Ten
     if a.dim() == 3:  # batched: each item on its own, stacked
         items = [reference(a_item, b_item) for a_item, b_item in zip(a, b, strict=True)]
         return torch.stack([r for r, _ in items]), torch.stack([s for _, s in items])
+    ops = judge_state.ops()  # captured before any plugin ran (judge_state says why)
     (m, k), n = a.shape, b.shape[1]
     step = max(1, REFERENCE_SLICE_BYTES // (8 * max(m, n)))
     if step >= k:
         a64, b64 = a.double(), b.double()
-        return a64 @ b64, a64.abs() @ b64.abs()
+        return ops.mm(a64, b64), ops.mm(a64.abs(), b64.abs())
     ref = torch.zeros(m, n, dtype=torch.float64, device=a.device)
     scale = torch.zeros_like(ref)
     for start in range(0, k, step):
         a64, b64 = a[:, start : start + step].double(), b[start : start + step].double()
-        ref.addmm_(a64, b64)
-        scale.addmm_(a64.abs(), b64.abs())
+        ops.addmm_(ref, a64, b64)
+        ops.addmm_(scale, a64.abs(), b64.abs())
     return ref, scale
 
 
@@ -206,6 +208,20 @@ def verify(
     intact. ``before`` holds the values A and B (and the scales) should hold
     now, taken before the launch; C is read through the core's own alias
     (:attr:`GuardedOutput.c`), never through the tensor the kernel was handed."""
+    from gemmreg.discovery.state_changes import replaced_judge
+
+    tampered = replaced_judge()  # before the reference: it is computed with what they replace
+    if tampered:
+        reason = f"plugin changed global state: {'; '.join(tampered)}"
+        total = guarded.c.numel()
+        return Comparison(
+            passed=False,
+            max_error=math.inf,
+            max_abs_error=math.inf,
+            bad_count=total,
+            total=total,
+            reason=reason,
+        )
     # The reference comes from the copies: a kernel that writes into A must not
     # move the reference along with it.
     padded = problem.layout == "padded"  # NaN in the padding (inputs.apply_layout)
@@ -250,6 +266,7 @@ def check_case(
     """
     from gemmreg.discovery import state_changes, torch_state
 
+    judge_state.baseline()  # read now if not yet (the worker reads it before plugins load)
     expected = torch_state.pin_for(spec, problem)
     try:
         return _check_case(spec, problem, seed, values, before_launch, expected)

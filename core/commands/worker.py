@@ -132,11 +132,12 @@ def main(argv: list[str]) -> int:
         events.flush()
 
     job = json.loads(sys.stdin.readline() or "{}")
+    from gemmreg.discovery import judge_state, torch_state
     from gemmreg.discovery import registry as registry_module
-    from gemmreg.discovery import torch_state
     from gemmreg.discovery.loading import describe
     from gemmreg.workers.task_wire import encode, read_task
 
+    judge_state.baseline()  # what judges kernels, read before any plugin's import
     registry = registry_module.discover(watchdog=False)  # STARTUP_TIMEOUT_S guards it
     torch_state.pin()
     backend.initialize_device()

@@ -22,7 +22,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pluggy
 from gemmreg.contract.records import KernelSpec, SpecError
-from gemmreg.discovery import capture, interrupts, load_guard, state_changes, torch_state
+from gemmreg.discovery import (
+    capture,
+    interrupts,
+    judge_state,
+    load_guard,
+    state_changes,
+    torch_state,
+)
 from gemmreg.discovery.registry_records import (
     BLOCK_ENV,
     Origin,
@@ -135,13 +142,16 @@ def load_contained(
     ``os._exit`` contained (a watchdog ends gemmreg after ``timeout_s``, see
     :mod:`gemmreg.discovery.load_guard`): its claims to kernel names, for :func:`settle_names`."""
     before = torch_state.current()
+    judge_before = judge_state.read()
     with load_guard.guarded(origin.plugin, timeout_s), capture.captured_output() as output:
         specs = _load_one(pm, registry, origin, load)
     if output.text:
         registry.output[origin.plugin] = output.text
     changed = state_changes.differences(torch_state.current(), before)
+    changed += judge_state.differences(judge_state.read(), judge_before)
     if changed:
         torch_state.restore(before)
+        judge_state.restore(judge_before)
         reason = (
             f"changed torch's global state while loading: {'; '.join(changed)} "
             "(put back; no kernel from this plugin was registered)"

@@ -57,10 +57,22 @@ class StateChanged(Exception):
 
 
 def raise_on_changes(expected: TorchState) -> None:
-    """Raise :class:`StateChanged` if anything differs from ``expected``."""
-    found = changes(expected)
+    """Raise :class:`StateChanged` if anything differs from ``expected``, or
+    if plugin code replaced what judges it (:mod:`gemmreg.discovery.judge_state`,
+    put back before raising, so the next plugin is judged as before)."""
+    found = changes(expected) + replaced_judge()
     if found:
         raise StateChanged(found)
+
+
+def replaced_judge() -> list[str]:
+    """What plugin code replaced of what judges it, put back where it can be."""
+    from gemmreg.discovery import judge_state
+
+    found = judge_state.changes()
+    if found:
+        judge_state.restore()
+    return found
 
 
 def checked(launch: _Launch, expected: TorchState) -> _Launch:

@@ -17,7 +17,7 @@ from gemmreg.checking.output_check import make_operands, verify
 from gemmreg.contract import backend
 from gemmreg.contract.launch_variant import launch_variant
 from gemmreg.contract.records import KernelSpec, Launch, Problem
-from gemmreg.discovery import state_changes, torch_state
+from gemmreg.discovery import judge_state, state_changes, torch_state
 from gemmreg.timing import fresh_values
 from gemmreg.timing.fresh_values import Operands
 from gemmreg.workers.task_results import Comparison, KernelTiming
@@ -128,6 +128,7 @@ def prepare(kernel: TimedKernel, problem: Problem, seed: int, device: str) -> bo
     """Operands, prepare, first call, precheck; False when the kernel drops out.
     Raises state_changes.StateChanged when its prepare or first call changed
     torch's global state (the caller blames it and restores the state)."""
+    judge_state.baseline()  # read now if not yet (the worker reads it before plugins load)
     kernel.tf32 = torch_state.allows_tf32(kernel.spec, problem)
     expected = kernel.pin()
     operands = make_operands(kernel.spec, problem, seed, device)
