@@ -327,3 +327,18 @@ def test_a_run_whose_records_disagree_is_refused_in_one_line(cli_offline, saved_
     refused = cli_offline("report", str(saved_run))
     refused.assert_refused()
     assert said in refused.err and refused.out == ""
+
+
+def test_a_refusal_after_a_run_without_checksum_is_still_one_line(cli_offline, saved_run):
+    """The note that a run is unverified is said once every run reads: a
+    refusal of the next run is the only line, as in every refusal."""
+    old = shutil.copytree(saved_run, saved_run.with_name("old"))
+    data = json.loads((old / "run.json").read_text())
+    del data[checksums.CHECKSUM_KEY]
+    (old / "run.json").write_text(json.dumps(data))
+    broken = shutil.copytree(saved_run, saved_run.with_name("broken"))
+    (broken / "run.json").write_text("{")
+    for runs_given in ([old, broken], [old, saved_run, broken]):
+        refused = cli_offline("report", *map(str, runs_given))
+        refused.assert_refused()
+        assert "broken" in refused.err

@@ -36,12 +36,15 @@ def report_history(args: argparse.Namespace) -> int:
     if len(set(args.runs)) != len(args.runs):
         raise UsageError("report names a run twice")
     loaded = []
+    notes: list[str] = []  # said once every run reads: a refusal stays one line
     for path in args.runs:
         try:
-            manifest, reports, partial = runs.load_run(path, not args.accept_edited, _progress)
+            manifest, reports, partial = runs.load_run(path, not args.accept_edited, notes.append)
         except runs.RunError as error:
             raise UsageError(str(error)) from None
         loaded.append(history.run_info(str(path), manifest, reports, partial))
+    for note in notes:
+        _progress(note)
     if args.plot is not None:
         import importlib.util
 

@@ -47,13 +47,17 @@ def cmd_report(args: argparse.Namespace) -> int:
         from gemmreg.commands.cli_history import report_history
 
         return report_history(args)
+    notes: list[str] = []  # said once every run reads: a refusal stays one line
     try:
-        loaded = [runs.load_run(path, not args.accept_edited, _progress) for path in args.runs]
+        loaded = [runs.load_run(path, not args.accept_edited, notes.append) for path in args.runs]
         if args.parts:
             loaded = [run_parts.join_parts([str(p) for p in args.runs], loaded)]
-            _progress(run_parts.parts_line(loaded[0][0]))
     except runs.RunError as error:
         raise UsageError(str(error)) from None
+    for note in notes:
+        _progress(note)
+    if args.parts:
+        _progress(run_parts.parts_line(loaded[0][0]))
     if args.plot is not None:
         import importlib.util
 
@@ -67,7 +71,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         except plots_speedup.NoSuchBaseline as error:
             raise UsageError(str(error)) from None
         written += plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
-        _progress(f"plots written: {', '.join(str(p) for p in written)}")
+        of = " (of AFTER: BEFORE is in the table only)" if len(loaded) == 2 else ""
+        _progress(f"plots written{of}: {', '.join(str(p) for p in written)}")
     if args.margin is not None:
         if len(loaded) != 1:
             raise UsageError("report --margin judges one run again; give one run")
