@@ -67,6 +67,22 @@ def test_every_standard_passes_the_loose_tolerance_rule_and_says_where_it_comes_
             spec(capabilities=gemmreg.Capabilities(precision=declared), tolerances=unexplained)
 
 
+def test_no_plugin_can_loosen_the_standard_table_for_the_plugins_after_it():
+    """A plugin's import shares gemmreg with every other plugin's: writing
+    into the public table (or into a copy taken from it) changes nothing."""
+    ieee = ("fp32", "ieee_fp32")
+    old = gemmreg.STANDARD_TOLERANCES[ieee]
+    loose = gemmreg.Tolerance(rtol=0.5, atol=0.5, why=old.why)
+    with pytest.raises(TypeError):
+        gemmreg.STANDARD_TOLERANCES[ieee] = loose  # type: ignore[index]
+    with pytest.raises(TypeError):
+        del gemmreg.STANDARD_TOLERANCES[ieee]  # type: ignore[attr-defined]
+    dict(gemmreg.STANDARD_TOLERANCES)[ieee] = loose
+    declared = gemmreg.standard_tolerances(precision(fp32="ieee_fp32"))["fp32"]
+    assert (declared.rtol, declared.atol) == (3e-5, 1e-6)
+    assert gemmreg.STANDARD_TOLERANCES[ieee] is old
+
+
 def test_math_with_no_standard_is_refused_with_the_way_out():
     with pytest.raises(gemmreg.SpecError, match=r"no standard for fp16 with fp16_acc16.*Tolerance"):
         gemmreg.standard_tolerances(precision(fp32="ieee_fp32", fp16="fp16_acc16"))

@@ -18,12 +18,13 @@ your own, with its ``why`` where it is loose (:mod:`gemmreg.contract.tolerance_b
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 from gemmreg.contract.declaration_checks import SpecError
 from gemmreg.contract.records import DType, MathMode, Precision, Tolerance
 
-STANDARD_TOLERANCES: Mapping[tuple[DType, MathMode], Tolerance] = {
+_STANDARD: dict[tuple[DType, MathMode], Tolerance] = {
     ("fp32", "ieee_fp32"): Tolerance(
         rtol=3e-5,
         atol=1e-6,
@@ -63,12 +64,18 @@ STANDARD_TOLERANCES: Mapping[tuple[DType, MathMode], Tolerance] = {
         rtol=0.0, why="gemmreg's standard for int8 with int32 accumulation: exact"
     ),
 }
+"""What :func:`standard_tolerances` reads. Private, and never handed out: the
+public table below is a read-only copy, so no plugin's import can loosen the
+standard every later plugin declares."""
+
+STANDARD_TOLERANCES: Mapping[tuple[DType, MathMode], Tolerance] = MappingProxyType(dict(_STANDARD))
 """The standard tolerance for each (dtype, declared math) pair that has one.
 The figures are the ones gemmreg's own IEEE, TF32, fp16 and bf16 kernels hold
 to; all but TF32's and fp8's sit under
 :data:`gemmreg.contract.tolerance_bounds.LOOSE_RTOL`, and those say why they are loose.
 ``fp8_fast_accum`` has none: summed without promotion, cuBLASLt's error grew
-with K to 0.3 of |A|@|B| at K = 65536, so a kernel that runs it declares its own."""
+with K to 0.3 of |A|@|B| at K = 65536, so a kernel that runs it declares its own.
+Read-only (a ``MappingProxyType``): assigning to it raises ``TypeError``."""
 
 
 def standard_tolerances(precision: Mapping[Any, Precision]) -> dict[DType, Tolerance]:
@@ -85,9 +92,9 @@ def standard_tolerances(precision: Mapping[Any, Precision]) -> dict[DType, Toler
             raise SpecError(
                 f"standard_tolerances: {dtype}: {declared!r} is not a gemmreg.Precision"
             )
-        standard = STANDARD_TOLERANCES.get((dtype, declared.math))
+        standard = _STANDARD.get((dtype, declared.math))
         if standard is None:
-            known = ", ".join(f"{d} with {m}" for d, m in STANDARD_TOLERANCES)
+            known = ", ".join(f"{d} with {m}" for d, m in _STANDARD)
             raise SpecError(
                 f"standard_tolerances: no standard for {dtype} with {declared.math} math (there "
                 f"is one for {known}); declare a gemmreg.Tolerance for it, with its why"
