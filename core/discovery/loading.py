@@ -2,7 +2,9 @@
 
 :func:`gemmreg.discovery.registry.discover` decides which plugins to load; this module
 loads each one with its output captured (:mod:`gemmreg.discovery.capture`), torch's
-global state watched (:mod:`gemmreg.discovery.torch_state`), and every exception its
+global state and the process's environment, working directory, ``sys.path`` and
+signal handlers watched (:mod:`gemmreg.discovery.torch_state`,
+:mod:`gemmreg.discovery.process_state`), and every exception its
 code raises, ``SystemExit`` and a plugin's own ``KeyboardInterrupt``
 included, turned into a :class:`~gemmreg.discovery.registry.PluginIssue`, as is a call
 of ``os._exit``; a hang ends gemmreg with one line (:mod:`gemmreg.discovery.load_guard`).
@@ -27,6 +29,7 @@ from gemmreg.discovery import (
     interrupts,
     judge_state,
     load_guard,
+    process_state,
     state_changes,
     torch_state,
 )
@@ -109,6 +112,20 @@ def _already_registered(pm: pluggy.PluginManager, plugin: object, origin: Origin
     )
 
 
+def _unique_name(pm: pluggy.PluginManager, origin: Origin) -> str:
+    """The name the plugin is registered under in pluggy, which refuses a name
+    twice: the entry-point name (what trace lines show), else
+    :attr:`Origin.key` (an extra plugin's module path may equal an entry-point
+    name), numbered where that is taken too (two plugin objects of one class)."""
+    for name in (origin.plugin, origin.key):
+        if not pm.has_plugin(name):
+            return name
+    number = 2
+    while pm.has_plugin(f"{origin.key}#{number}"):
+        number += 1
+    return f"{origin.key}#{number}"
+
+
 def trace(pm: pluggy.PluginManager, lines: list[str]) -> None:
     """Trace lines are kept and printed after each plugin's output capture ends."""
 
@@ -138,10 +155,11 @@ def load_contained(
     load: Callable[[], object],
     timeout_s: float | None = None,
 ) -> list[tuple[Origin, KernelSpec]]:
-    """Load one plugin with its output captured, torch's state watched and
+    """Load one plugin with its output captured, torch's state and the
+    process's own (:mod:`gemmreg.discovery.process_state`) watched and
     ``os._exit`` contained (a watchdog ends gemmreg after ``timeout_s``, see
     :mod:`gemmreg.discovery.load_guard`): its claims to kernel names, for :func:`settle_names`."""
-    before = torch_state.current()
+    before, outside = torch_state.current(), process_state.current()
     judge_before = judge_state.read()
     with load_guard.guarded(origin.plugin, timeout_s), capture.captured_output() as output:
         specs = _load_one(pm, registry, origin, load)
@@ -152,8 +170,14 @@ def load_contained(
     if changed:
         torch_state.restore(before)
         judge_state.restore(judge_before)
+    moved = process_state.differences(process_state.current(), outside)
+    if moved:
+        process_state.restore(outside)
+    if changed or moved:
+        what = {(True, False): "torch's global state", (False, True): "gemmreg's process state"}
+        what_changed = what.get((bool(changed), bool(moved)), "global state")
         reason = (
-            f"changed torch's global state while loading: {'; '.join(changed)} "
+            f"changed {what_changed} while loading: {'; '.join(changed + moved)} "
             "(put back; no kernel from this plugin was registered)"
         )
         registry.issues.append(PluginIssue(origin=origin, stage="state", reason=reason))
@@ -182,7 +206,7 @@ def _load_one(
         refuse("hook", _already_registered(pm, plugin, origin))
         return []
     try:
-        pm.register(plugin, name=origin.plugin)
+        pm.register(plugin, name=_unique_name(pm, origin))
     except BaseException as error:  # a bad hook signature, or an object's attribute raising
         if interrupts.from_signal(error):
             raise
@@ -229,7 +253,7 @@ def settle_names(registry: Registry, claims: Sequence[tuple[Origin, KernelSpec]]
         by_name.setdefault(spec.name, []).append((origin, spec))
     for name, claimants in sorted(by_name.items()):
         claimants.sort(key=lambda claim: claim[0].plugin)
-        built_in = [c for c in claimants if c[0].distribution == PROJECT_NAME]
+        built_in = [c for c in claimants if c[0].built_in]
         if len(claimants) == 1 or len(built_in) == 1:
             origin, spec = claimants[0] if len(claimants) == 1 else built_in[0]
             registry.kernels[name] = RegisteredKernel(spec=spec, origin=origin)

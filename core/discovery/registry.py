@@ -13,7 +13,9 @@ put back (:mod:`gemmreg.discovery.torch_state`).
 
 A kernel name claimed by two plugins is never settled by load order: a
 built-in's name cannot be taken, and two other packages claiming one name
-are both refused, with the way to pick one (:data:`BLOCK_ENV`). The records
+are both refused, with the way to pick one (:data:`BLOCK_ENV`). The same
+holds for entry-point names, settled before anything is imported
+(:mod:`gemmreg.discovery.plugin_names`). The records
 of a discovery (:class:`Registry` and its rows) are
 :mod:`gemmreg.discovery.registry_records`.
 """
@@ -29,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 import pluggy
 from gemmreg import hookspecs
 from gemmreg.contract.records import KernelSpec
-from gemmreg.discovery import interrupts
+from gemmreg.discovery import interrupts, plugin_names
 
 # What discovery fills in (loading fills it in too), named here as before:
 from gemmreg.discovery.registry_records import BLOCK_ENV as BLOCK_ENV
@@ -112,18 +114,20 @@ def discover(
 
     candidates: list[tuple[Origin, Callable[..., object]]] = []  # (origin, loader)
     if entry_points is None:
-        entry_points = importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+        entry_points = plugin_names.installed(ENTRY_POINT_GROUP)
     seen: set[str] = set()
-    for ep in sorted(entry_points, key=lambda ep: ep.name):
+    for ep in sorted(entry_points, key=lambda ep: ep.name):  # stable: path order within a name
         dist, version = _distribution_of(ep)
         origin = Origin(plugin=ep.name, module=ep.value, distribution=dist, version=version)
         seen.add(ep.name)
-        if ep.name in blocked:
+        if plugin_names.blocked(origin, blocked):
             registry.issues.append(PluginIssue(origin=origin, stage="blocked", reason=BLOCK_ENV))
             continue
         if only and ep.name not in only:
             continue
         candidates.append((origin, ep.load))
+    candidates, refused = plugin_names.settle(candidates)
+    registry.issues += refused
 
     for extra in [*_split(env.get(EXTRA_ENV)), *extra_plugins]:
         if isinstance(extra, str):

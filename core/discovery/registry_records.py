@@ -14,7 +14,12 @@ from gemmreg.contract.bad_input import UsageError, did_you_mean
 from gemmreg.contract.records import KernelSpec
 
 BLOCK_ENV = "GEMMREG_BLOCK_PLUGINS"
-"""Comma-separated plugin (entry-point) names never to load."""
+"""Comma-separated plugin (entry-point) names never to load; ``package:name``
+blocks one package's entry point of a name two packages claim."""
+BUILT_IN_DISTRIBUTION = "gemmreg"
+"""The distribution the built-in plugins come with."""
+BUILT_IN_PACKAGE = "gemmreg_plugins"
+"""The package the built-in plugins' modules are in."""
 
 
 @attrs.frozen(kw_only=True)
@@ -34,6 +39,24 @@ class Origin:
     def describe(self) -> str:
         where = self.package or f"module {self.module}"
         return f"plugin {self.plugin!r} ({where})"
+
+    @property
+    def built_in(self) -> bool:
+        """One of gemmreg's own plugins: gemmreg's distribution *and* a module in
+        :data:`BUILT_IN_PACKAGE`. A distribution name is only what a METADATA
+        file says; any package can write ``Name: gemmreg`` in its own."""
+        from gemmreg.discovery.plugin_names import normalized
+
+        module = self.module.partition(":")[0].strip()
+        return normalized(self.distribution) == BUILT_IN_DISTRIBUTION and (
+            module == BUILT_IN_PACKAGE or module.startswith(f"{BUILT_IN_PACKAGE}.")
+        )
+
+    @property
+    def key(self) -> str:
+        """Unique among the plugins of one discovery (an entry-point name alone
+        is not: two packages may use one), so it names the plugin to pluggy."""
+        return f"{self.distribution}:{self.plugin}" if self.distribution else self.plugin
 
 
 @attrs.frozen(kw_only=True)
@@ -63,7 +86,8 @@ class PluginIssue:
 
     origin: Origin
     stage: str
-    """``import``, ``hook``, ``register``, ``duplicate``, ``state``, ``blocked`` or ``missing``."""
+    """``import``, ``hook``, ``register``, ``duplicate`` (a kernel name, or with no
+    :attr:`kernel` an entry-point name, claimed twice), ``state``, ``blocked`` or ``missing``."""
     reason: str
     kernel: str = ""
     """The kernel name refused, where the issue is about one name."""
@@ -126,7 +150,8 @@ class Registry:
         """Why ``name`` (a kernel or a plugin) did not load, if it was seen at all."""
         for matches in (
             lambda i: i.kernel == name,
-            lambda i: i.origin.plugin == name and i.stage != "duplicate",
+            # a kernel refused as a duplicate leaves its plugin's other kernels loaded
+            lambda i: i.origin.plugin == name and (i.stage != "duplicate" or not i.kernel),
         ):
             found = [issue for issue in self.issues if matches(issue)]
             if found:
@@ -140,5 +165,6 @@ class Registry:
         return [self.get(name) for name in names]
 
 
-FAILED_STAGES = ("import", "hook", "register", "state")
-"""Issue stages after which a plugin's kernel names are unknown."""
+FAILED_STAGES = ("import", "hook", "register", "state", "duplicate")
+"""Issue stages after which a plugin's kernel names are unknown (for
+``duplicate``, a plugin-wide one: an entry-point name refused, never loaded)."""
