@@ -2,26 +2,26 @@
 every "no" here comes with the reason that is shown to the user.
 
 Both questions run plugin code in gemmreg's own process, so both are
-contained: what it prints is dropped, and whatever it raises (``sys.exit``
-included) is the answer's reason."""
+contained (:mod:`gemmreg.discovery.plugin_calls`): what it prints is dropped,
+and whatever it raises (``sys.exit`` and ``KeyboardInterrupt`` included), a
+call of ``os._exit``, or a call that does not return within the load timeout
+is the answer's reason."""
 
 from __future__ import annotations
 
 from gemmreg.contract import backend, known_limits
 from gemmreg.contract.records import KernelSpec, Problem
-from gemmreg.discovery import capture, interrupts
+from gemmreg.discovery import plugin_calls
 
 
 def unavailable_reason(spec: KernelSpec) -> str | None:
-    """Why ``spec`` cannot run on this machine, or None. Never raises."""
+    """Why ``spec`` cannot run on this machine, or None. Never raises (but
+    lets a real Ctrl-C through)."""
     info = backend.current()
     try:
-        with capture.captured_output():  # plugin code: its prints stay off our stdout
-            reason = spec.available()
-    except BaseException as error:  # sys.exit in plugin code must not end gemmreg
-        if interrupts.from_signal(error):
-            raise
-        return f"its availability check raised {type(error).__name__}: {error}"
+        reason = plugin_calls.call(spec.name, "its availability check", spec.available)
+    except plugin_calls.Misbehaved as error:
+        return error.reason
     if reason:
         return str(reason)
     if spec.capabilities.triton:
@@ -35,11 +35,13 @@ def unavailable_reason(spec: KernelSpec) -> str | None:
 
 
 def unsupported_reason(spec: KernelSpec, problem: Problem) -> str | None:
-    """Why ``problem`` is outside what ``spec`` declares, or None. Never raises."""
+    """Why ``problem`` is outside what ``spec`` declares, or None. Never raises
+    (but lets a real Ctrl-C through)."""
     try:
-        with capture.captured_output():
-            return spec.capabilities.unsupported(problem)
-    except BaseException as error:
-        if interrupts.from_signal(error):
-            raise
-        return f"its capability constraint raised {type(error).__name__}: {error}"
+        return plugin_calls.call(
+            spec.name,
+            "its capability constraint",
+            lambda: spec.capabilities.unsupported(problem),
+        )
+    except plugin_calls.Misbehaved as error:
+        return error.reason

@@ -43,11 +43,31 @@ EXIT_LOAD_HUNG = 2
 
 
 class ExitCalled(BaseException):
-    """Raised in place of ``os._exit`` while a plugin loads."""
+    """Raised in place of ``os._exit`` while a plugin loads (or while other
+    plugin code runs in gemmreg's process: ``doing`` says what it was doing)."""
 
-    def __init__(self, plugin: str, code: object):
+    def __init__(self, plugin: str, code: object, doing: str = "loading"):
         self.plugin, self.code = plugin, code
-        super().__init__(f"plugin {plugin!r} called os._exit({code!r}) while loading")
+        super().__init__(f"plugin {plugin!r} called os._exit({code!r}) while {doing}")
+
+
+@contextlib.contextmanager
+def exit_raises(plugin: str, doing: str = "loading") -> Iterator[None]:
+    """While the block runs, ``os._exit`` raises :class:`ExitCalled` (the
+    real one is put back however the block ends). Two threads inside at once
+    could leave the stand-in in place: plugin code runs under it one plugin at
+    a time (discovery loads in turn; :mod:`gemmreg.discovery.plugin_calls`
+    holds the output capture's turn)."""
+    real_exit = os._exit
+
+    def stand_in(code: int) -> NoReturn:
+        raise ExitCalled(plugin, code, doing)
+
+    os._exit = stand_in  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = real_exit
 
 
 def load_timeout(env: Mapping[str, str]) -> float:
@@ -79,9 +99,6 @@ def guarded(plugin: str, timeout_s: float | None) -> Iterator[None]:
     finished = threading.Lock()  # held by whichever of the block and the watchdog ends first
     timer: threading.Timer | None = None
 
-    def stand_in(code: int) -> NoReturn:
-        raise ExitCalled(plugin, code)
-
     def give_up() -> None:
         if not finished.acquire(blocking=False):
             return  # the plugin finished loading just now
@@ -94,11 +111,10 @@ def guarded(plugin: str, timeout_s: float | None) -> Iterator[None]:
         timer = threading.Timer(timeout_s, give_up)
         timer.daemon = True
         timer.start()
-    os._exit = stand_in  # type: ignore[assignment]
     try:
-        yield
+        with exit_raises(plugin):
+            yield
     finally:
-        os._exit = real_exit
         if timer is not None:
             timer.cancel()
         if finished.acquire(blocking=False):  # else the watchdog is ending the process
