@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from gemmreg.commands import (
     cli_device,
     cli_plot_options,
+    document_output,
 )
 from gemmreg.commands.cli_check import cmd_check, cmd_list
 from gemmreg.commands.cli_common import (
@@ -68,8 +69,11 @@ COMMANDS = {
 
 def run() -> None:
     """The ``gemmreg`` command: :func:`main`, then a quick exit
-    (:mod:`gemmreg.workers.quick_exit`) once every result is written."""
-    quick_exit.leave(main())
+    (:mod:`gemmreg.workers.quick_exit`) once every result is written. stdout
+    stays kept apart until the process ends: a plugin's thread may still be
+    writing while the exit handlers run."""
+    with document_output.kept_apart():
+        quick_exit.leave(main())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -77,14 +81,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     interrupts.install_termination_handlers()
     try:
-        args = build_parser().parse_args(argv)
+        with document_output.on_stdout():  # --help
+            args = build_parser().parse_args(argv)
         cli_device.choose(args)  # before torch is imported, here or in a worker
         cli_plot_options.apply(args)
         if args.command in ("check", "compare", "bench"):
             from gemmreg.workers import temp_folders
 
             temp_folders.sweep_orphans()  # what killed runs left in the temporary directory
-        code = COMMANDS[args.command](args)
+        with document_output.kept_apart():  # stdout: gemmreg's tables alone, whoever else writes
+            code = COMMANDS[args.command](args)
         terminated = interrupts.termination_signal()  # a command that kept partial results
         if terminated:
             print(f"gemmreg: {interrupts.Terminated(terminated)}; workers killed", file=sys.stderr)

@@ -8,7 +8,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gemmreg.commands import cli_device
+from gemmreg.commands import cli_device, document_output
 from gemmreg.commands.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -51,7 +51,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     from gemmreg.reporting import render_list
 
     found = registry.discover()
-    print(render_list.list_table(found, args.format))
+    document_output.emit(render_list.list_table(found, args.format))
     if args.strict:
         unavailable = {k.name: k.unavailable for k in found.select([]) if k.unavailable}
         return _fail_strict(_strict_failures(unavailable, found.issues))
@@ -100,9 +100,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         verbose=args.verbose,
     )
     result = check_command.check(request, _progress, launch)
-    print(result.table(args.format, every_case=args.verbose))
+    document_output.emit(result.table(args.format, every_case=args.verbose))
     if request.sanitize and not formats.get(args.format).document_only:  # one document
-        print("\n" + render.sanitize_summary(result.cases, args.format))
+        document_output.emit("\n" + render.sanitize_summary(result.cases, args.format))
     check_command.save(result, _progress)
     for issue in result.issues:
         if issue.stage != "blocked":

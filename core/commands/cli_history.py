@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from gemmreg.commands import document_output
 from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 from gemmreg.contract import options as opt
 from gemmreg.contract.options import UsageError
@@ -59,7 +60,7 @@ def report_history(args: argparse.Namespace) -> int:
         f"history of {len(loaded)} runs on {len(devices)} device model(s): "
         + "; ".join(f"{d}: {len(r)} run(s)" for d, r in devices.items())
     )
-    print(render_history.history_table(trends, args.format, threshold))
+    document_output.emit(render_history.history_table(trends, args.format, threshold))
     if args.plot is not None:
         written = plots_history.write_history_plots(args.plot, trends)
         _progress(f"plots written: {', '.join(str(p) for p in written)}")

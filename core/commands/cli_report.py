@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import math
 
+from gemmreg.commands import document_output
 from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 from gemmreg.contract import options as opt
 from gemmreg.contract.options import UsageError
@@ -93,16 +94,16 @@ def cmd_report(args: argparse.Namespace) -> int:
                     "gemmreg: no call in this run was profiled (a CPU run, no profiler on "
                     "the GPU, or saved before names were kept): no device kernels to list"
                 )
-            print(render_kernels.kernel_table(reports, args.format))
+            document_output.emit(render_kernels.kernel_table(reports, args.format))
         elif args.regimes:
-            print(render_regimes.regime_table(reports, args.format))
+            document_output.emit(render_regimes.regime_table(reports, args.format))
         elif args.verdicts:
-            print(render_compare.verdict_table(reports, args.format))
+            document_output.emit(render_compare.verdict_table(reports, args.format))
         else:
-            print(render_compare.run_output(manifest, reports, partial, args.format))
+            document_output.emit(render_compare.run_output(manifest, reports, partial, args.format))
         means = [] if args.regimes or args.kernels else speedup_means.mean_lines(reports)
         if means and not formats.get(args.format).document_only:
-            print("\n" + "\n".join(means))
+            document_output.emit("\n" + "\n".join(means))
         elif means:  # csv and json keep stdout to the document
             _progress("\n".join(means))
         return EXIT_OK
@@ -117,7 +118,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     except device_pairing.NoSharedModel as error:  # NothingShared too
         raise UsageError(str(error)) from None
     changes = pairing.changes
-    print(
+    document_output.emit(
         render_changes.changes_table(
             changes, args.format, before_manifest, after_manifest, threshold, pairing.unpaired
         )

@@ -13,7 +13,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from gemmreg.commands import cli_device, cli_points, cli_profiler
+from gemmreg.commands import cli_device, cli_points, cli_profiler, document_output
 from gemmreg.commands.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -66,7 +66,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     with kept if kept is not None else contextlib.nullcontext():
         more = {} if kept is None else {"keep_cache": Path(kept.name), "after": profile}
         result = compare_command.compare(request, _progress, _launch(args, profilers, **more))
-    print(result.table(args.format))
+    document_output.emit(result.table(args.format))
     if result.nothing_timed:
         _error("nothing was timed: " + result.nothing_timed)
     compare_command.save(result, _progress)
@@ -96,7 +96,7 @@ def _not_saved(done: Any, out: Path, fmt: str) -> int:
 
     if formats.get(fmt).writes == "records":  # a sweep's records are its run: not saved
         fmt = formats.default()
-    print(render_sweep.sweep_table(done.reports, fmt))
+    document_output.emit(render_sweep.sweep_table(done.reports, fmt))
     kept = f"{out}/ keeps the run as last saved{' (partial)' if done.partial else ''}"
     _error(f"{done.not_saved}; {kept}; every point's figures are printed above")
     return EXIT_NOT_SAVED
@@ -120,12 +120,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from gemmreg.reporting import runs
 
         manifest, reports, partial = runs.load_run(out)
-        print(render_compare.run_output(manifest, reports, partial, args.format))
+        document_output.emit(render_compare.run_output(manifest, reports, partial, args.format))
     else:
-        print(result.table(args.format))
+        document_output.emit(result.table(args.format))
     means = speedup_means.mean_lines(result.reports)
     if means and not formatter.document_only:
-        print("\n" + "\n".join(means))
+        document_output.emit("\n" + "\n".join(means))
     elif means:  # csv and json keep stdout to the document
         _progress("\n".join(means))
     _progress(f"run saved to {out}/")
