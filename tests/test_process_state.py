@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 
+import attrs
 import pytest
 from conftest import run_gemmreg
 from gemmreg.discovery import process_state
@@ -83,3 +84,22 @@ def test_a_plugin_blocking_another_at_import_does_not_block_it_in_the_workers():
     assert cases and not [c for c in cases if c["status"] == "error"]
     (warning,) = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert "environment variable GEMMREG_BLOCK_PLUGINS set (put back" in warning
+
+
+def test_torch_setting_cuda_module_loading_on_first_cuda_use_is_not_a_change():
+    """torch sets CUDA_MODULE_LOADING=LAZY, when unset, as it first initialises
+    CUDA: a plugin whose import is the first to touch the GPU must not be
+    refused for it. Changing a value it already had still is a change."""
+    before = process_state.current()
+    without = {k: v for k, v in before.environ.items() if k != "CUDA_MODULE_LOADING"}
+    unset = attrs.evolve(before, environ=without)
+    lazy = attrs.evolve(before, environ={**without, "CUDA_MODULE_LOADING": "LAZY"})
+    eager = attrs.evolve(before, environ={**without, "CUDA_MODULE_LOADING": "EAGER"})
+    assert process_state.differences(lazy, unset) == []
+    assert process_state.differences(eager, lazy) == [
+        "environment variable CUDA_MODULE_LOADING changed"
+    ]
+    other = {**without, "GEMMREG_NOT_A_TORCH_VARIABLE": "1"}
+    assert process_state.differences(attrs.evolve(before, environ=other), unset) == [
+        "environment variable GEMMREG_NOT_A_TORCH_VARIABLE set"
+    ]

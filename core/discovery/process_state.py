@@ -30,6 +30,12 @@ import threading
 
 import attrs
 
+SET_BY_TORCH = frozenset({"CUDA_MODULE_LOADING"})
+"""Variables torch sets itself, when unset, as it first initialises CUDA
+(``torch.cuda._lazy_init``: ``LAZY``): a plugin whose import is the first to
+touch the GPU sets it without meaning anything by it, and it chooses no
+kernel. Only its first setting is let pass; a change of its value is not."""
+
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 """The signals that end gemmreg, each with the handler gemmreg gave it."""
 
@@ -75,7 +81,8 @@ def differences(now: ProcessState, before: ProcessState) -> list[str]:
     found = []
     for name in sorted(set(now.environ) | set(before.environ)):
         if name not in before.environ:
-            found.append(f"environment variable {name} set")
+            if name not in SET_BY_TORCH:
+                found.append(f"environment variable {name} set")
         elif name not in now.environ:
             found.append(f"environment variable {name} removed")
         elif now.environ[name] != before.environ[name]:
