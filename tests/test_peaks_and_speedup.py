@@ -119,13 +119,14 @@ def verdict_report(n: int, speedup: float, interval: tuple[float, float]) -> Com
         interval=interval,
         explanation="",
     )
+    (timed,) = point(n, 1.0).summaries  # a saved run's verdicts name kernels it timed
     return CompareReport(
         problem=Problem(m=n, n=n, k=n),
         processes=3,
         seed=1,
         clock="test",
         device_name="NVIDIA H200",
-        summaries=(),
+        summaries=(attrs.evolve(timed, kernel="base"), attrs.evolve(timed, kernel="fast")),
         verdicts=(judged,),
         runs=(),
     )

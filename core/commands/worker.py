@@ -134,7 +134,7 @@ def main(argv: list[str]) -> int:
     job = json.loads(sys.stdin.readline() or "{}")
     from gemmreg.discovery import judge_state, torch_state
     from gemmreg.discovery import registry as registry_module
-    from gemmreg.discovery.loading import describe
+    from gemmreg.discovery.plugin_errors import describe
     from gemmreg.workers.task_wire import encode, read_task
 
     judge_state.baseline()  # what judges kernels, read before any plugin's import

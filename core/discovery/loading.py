@@ -33,6 +33,9 @@ from gemmreg.discovery import (
     state_changes,
     torch_state,
 )
+from gemmreg.discovery.plugin_errors import CONTAINED as CONTAINED
+from gemmreg.discovery.plugin_errors import REASON_CHARS as REASON_CHARS
+from gemmreg.discovery.plugin_errors import describe as describe
 from gemmreg.discovery.registry_records import (
     BLOCK_ENV,
     Origin,
@@ -43,31 +46,6 @@ from gemmreg.discovery.registry_records import (
 from gemmreg.hookspecs import PROJECT_NAME
 
 _hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
-
-REASON_CHARS = 400
-"""A failure reason is one line in a table: long messages are cut to this."""
-
-
-CONTAINED = {
-    SystemExit: "plugin code called sys.exit",
-    KeyboardInterrupt: "raised by plugin code, not a Ctrl-C",
-    GeneratorExit: "raised by plugin code",
-}
-"""Exceptions that are not errors elsewhere, and what they mean coming from a plugin."""
-
-
-def describe(error: BaseException) -> str:
-    if isinstance(error, load_guard.ExitCalled):
-        return str(error)  # the whole story already: who called os._exit, with what
-    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
-    text = "; ".join(lines)
-    if len(text) > REASON_CHARS:
-        text = text[: REASON_CHARS - 3] + "..."
-    name = type(error).__name__
-    meaning = next((m for kind, m in CONTAINED.items() if isinstance(error, kind)), "")
-    if meaning:
-        return f"{name}({text}): {meaning}" if text else f"{name}: {meaning}"
-    return f"{name}: {text}" if text else name
 
 
 class SpecPlugin:

@@ -73,7 +73,7 @@ def call(plugin: str, what: str, function: Callable[[], _T]) -> _T:
 
 def _run_here(plugin: str, what: str, function: Callable[[], _T]) -> _T:
     """``function()`` in this thread, whatever it raises made a :class:`Misbehaved`."""
-    from gemmreg.discovery.loading import describe
+    from gemmreg.discovery.plugin_errors import describe
 
     try:
         return function()

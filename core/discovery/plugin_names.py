@@ -19,18 +19,12 @@ blocked by ``package:name`` in ``GEMMREG_BLOCK_PLUGINS``.
 from __future__ import annotations
 
 import importlib.metadata
-import re
 from collections.abc import Callable, Sequence
 
-from gemmreg.discovery.registry_records import BLOCK_ENV, Origin, PluginIssue
+from gemmreg.discovery.registry_records import BLOCK_ENV, Origin, PluginIssue, normalized
 
 Candidate = tuple[Origin, Callable[..., object]]
 """A plugin to load: where it came from, and how to load it."""
-
-
-def normalized(name: str) -> str:
-    """A distribution name as pip compares them (``Gemm_Reg`` is ``gemm-reg``)."""
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def installed(group: str) -> list[importlib.metadata.EntryPoint]:

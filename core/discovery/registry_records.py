@@ -7,19 +7,24 @@ in (with :mod:`gemmreg.discovery.loading`); both import them from here.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable, Sequence
 
 import attrs
 from gemmreg.contract.bad_input import UsageError, did_you_mean
 from gemmreg.contract.records import KernelSpec
 
+
+def normalized(name: str) -> str:
+    """A distribution name as pip compares them (``Gemm_Reg`` is ``gemm-reg``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
 BLOCK_ENV = "GEMMREG_BLOCK_PLUGINS"
 """Comma-separated plugin (entry-point) names never to load; ``package:name``
 blocks one package's entry point of a name two packages claim."""
 BUILT_IN_DISTRIBUTION = "gemmreg"
 """The distribution the built-in plugins come with."""
-BUILT_IN_PACKAGE = "gemmreg_plugins"
-"""The package the built-in plugins' modules are in."""
 
 
 @attrs.frozen(kw_only=True)
@@ -42,15 +47,12 @@ class Origin:
 
     @property
     def built_in(self) -> bool:
-        """One of gemmreg's own plugins: gemmreg's distribution *and* a module in
-        :data:`BUILT_IN_PACKAGE`. A distribution name is only what a METADATA
-        file says; any package can write ``Name: gemmreg`` in its own."""
-        from gemmreg.discovery.plugin_names import normalized
-
+        """One of gemmreg's own plugins: gemmreg's distribution *and* a module
+        installed beside gemmreg itself (:func:`_beside_gemmreg`). A
+        distribution name is only what a METADATA file says; any package can
+        write ``Name: gemmreg`` in its own."""
         module = self.module.partition(":")[0].strip()
-        return normalized(self.distribution) == BUILT_IN_DISTRIBUTION and (
-            module == BUILT_IN_PACKAGE or module.startswith(f"{BUILT_IN_PACKAGE}.")
-        )
+        return normalized(self.distribution) == BUILT_IN_DISTRIBUTION and _beside_gemmreg(module)
 
     @property
     def key(self) -> str:
@@ -168,3 +170,28 @@ class Registry:
 FAILED_STAGES = ("import", "hook", "register", "state", "duplicate")
 """Issue stages after which a plugin's kernel names are unknown (for
 ``duplicate``, a plugin-wide one: an entry-point name refused, never loaded)."""
+
+
+@functools.cache
+def _beside_gemmreg(module: str) -> bool:
+    """Whether ``module``'s top-level package lies in the folder that holds
+    gemmreg's own package (site-packages, or the checkout of an editable
+    install): where gemmreg's wheel puts its built-in plugins, and where a
+    package that merely calls itself gemmreg cannot put its module without
+    being installed as gemmreg. Found without importing it."""
+    import importlib.util
+    from pathlib import Path
+
+    top = module.split(".", 1)[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return False
+    where = spec.origin if spec is not None else None
+    if not where:
+        return False
+    package = Path(where).resolve().parent
+    home = Path(__file__).resolve().parents[2]  # gemmreg/discovery/this file
+    return (
+        package.parent if spec is not None and spec.submodule_search_locations else package
+    ) == home
