@@ -222,7 +222,7 @@ def test_a_special_file_as_the_run_is_refused_unread(tmp_path, make, kind, name)
 
 
 def test_a_run_larger_than_any_saved_file_is_refused_unread(tmp_path, monkeypatch):
-    from gemmreg.reporting import saved_files
+    from gemmreg.contract import saved_files
 
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "run.json").write_text("{}" + " " * 100)

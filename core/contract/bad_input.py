@@ -32,3 +32,20 @@ def did_you_mean(word: str, known: Iterable[str]) -> str:
     if not close:
         return ""
     return "; did you mean " + " or ".join(repr(name) for name in close) + "?"
+
+
+SHOWN_CHARS = 40
+"""How much of a refused value a line quotes: enough to find it in the input."""
+
+
+def shown(value: object, width: int = SHOWN_CHARS) -> str:
+    """``value``'s repr, cut to ``width`` characters, built bounded: a value
+    read from a file may be a list nested a thousand deep or a megabyte of
+    text, and ``f"{value!r:.40}"`` builds the whole repr before cutting it."""
+    import reprlib
+
+    bounded = reprlib.Repr()
+    bounded.maxlevel, bounded.maxstring, bounded.maxother = 3, width + 2, width + 2
+    bounded.maxlist = bounded.maxtuple = bounded.maxdict = bounded.maxset = 6
+    text = bounded.repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."

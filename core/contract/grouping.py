@@ -26,6 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from gemmreg.contract.bad_input import shown
 from gemmreg.contract.declaration_checks import SpecError
 from gemmreg.contract.serialization import OMITTED_WHEN
 from gemmreg.contract.vocabulary import DTYPES
@@ -50,7 +51,7 @@ def sizes(value: object) -> tuple[int, ...]:
     (its members checked as the problem settles)."""
     if isinstance(value, (list, tuple)):
         return tuple(value)
-    raise SpecError(f"Problem: groups must be a list of member sizes (m), got {value!r:.40}")
+    raise SpecError(f"Problem: groups must be a list of member sizes (m), got {shown(value)}")
 
 
 def settle(problem: Problem) -> None:
@@ -65,7 +66,7 @@ def settle(problem: Problem) -> None:
     bad = [g for g in groups if isinstance(g, bool) or not isinstance(g, int) or g < 0]
     if bad:
         raise SpecError(
-            f"Problem: each group's size is a row count (m) from 0, got {bad[0]!r:.40}; {ONE_SHAPE}"
+            f"Problem: each group's size is a row count (m) from 0, got {shown(bad[0])}; {ONE_SHAPE}"
         )
     if problem.m != sum(groups):
         raise SpecError(
@@ -156,17 +157,17 @@ def parse_sizes(value: object, where: str) -> tuple[int, ...]:
     items = value.split(",") if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not items:
         raise UsageError(
-            f"{where}: expected member sizes (m), e.g. 0,1,512,4096; got {value!r:.40}"
+            f"{where}: expected member sizes (m), e.g. 0,1,512,4096; got {shown(value)}"
         )
     found: list[int] = []
     for item in items:
         text = item.strip() if isinstance(item, str) else item
         if isinstance(text, str) and re.fullmatch(r"\d+(x\d+)+", text):
-            raise UsageError(f"{where}: {text!r:.40} is a shape: {ONE_SHAPE}")
+            raise UsageError(f"{where}: {shown(text)} is a shape: {ONE_SHAPE}")
         if isinstance(text, str) and text.isascii() and text.isdigit() and len(text) <= MAX_DIGITS:
             text = int(text)
         if isinstance(text, bool) or not isinstance(text, int) or not 0 <= text < 10**MAX_DIGITS:
-            raise UsageError(f"{where}: a member's size is a row count from 0, got {item!r:.40}")
+            raise UsageError(f"{where}: a member's size is a row count from 0, got {shown(item)}")
         found.append(text)
     if len(found) > MAX_GROUPS:
         raise UsageError(f"{where}: at most {MAX_GROUPS} groups, got {len(found)}")

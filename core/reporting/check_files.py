@@ -19,6 +19,7 @@ from pathlib import Path
 
 from gemmreg.checking import check_kinds
 from gemmreg.checking.check_runner import CaseResult
+from gemmreg.contract import saved_files
 from gemmreg.contract.serialization import (
     NON_FINITE_TEXT,
     dumps,
@@ -29,7 +30,7 @@ from gemmreg.contract.serialization import (
 )
 from gemmreg.contract.task_kinds import VALUES
 from gemmreg.discovery import interrupts
-from gemmreg.reporting import checksums, run_schema, saved_files
+from gemmreg.reporting import checksums, run_schema
 from gemmreg.reporting.not_saved import STORAGE_ERRNOS, RunNotSaved
 
 CHECK_FILE = "check.json"

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gemmreg.contract import saved_files
 from gemmreg.contract.serialization import (
     JSON,
     document,
@@ -34,7 +35,7 @@ from gemmreg.contract.serialization import (
     write_atomically,
 )
 from gemmreg.discovery import interrupts
-from gemmreg.reporting import checksums, run_consistency, run_schema, saved_files
+from gemmreg.reporting import checksums, run_consistency, run_schema
 from gemmreg.reporting.not_saved import STORAGE_ERRNOS, RunNotSaved
 from gemmreg.reporting.schema_2 import upgrade
 from gemmreg.timing.timing_records import SCHEMA, CompareReport
@@ -185,7 +186,7 @@ def _read_json(directory: Path, path: Path) -> tuple[Path, JSON]:
     """The path read and the parsed ``run.json`` (or ``run.json.gz``, as
     committed evidence keeps it), or a RunError saying why there is none.
     No special file (a FIFO, a device) is opened for reading, and no more is
-    read than a saved file may hold (:func:`gemmreg.reporting.saved_files.read_saved`)."""
+    read than a saved file may hold (:func:`gemmreg.contract.saved_files.read_saved`)."""
     try:
         mode = os.stat(directory).st_mode
     except FileNotFoundError:

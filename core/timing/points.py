@@ -44,14 +44,20 @@ def points(
         for layout in layouts
         for m, n, k in shapes
     ]
+    origins: list[ShapeRow | None] = [None] * len(chosen)
     for row in rows:
         own = (row.out_dtype or out_dtype, row.scaling or scaling)
         batched = (row.batch or batch[0], row.batch_layout or batch[1])
-        chosen += [
-            Point(_problem(row.shape, dtype, layout, own, batched, row.groups), row.weight)
+        row_points = [
+            Point(
+                _problem(row.shape, dtype, layout, own, batched, row.groups, row.where),
+                row.weight,
+            )
             for dtype in ([row.dtype] if row.dtype else dtypes)
             for layout in ([row.layout] if row.layout else layouts)
         ]
+        chosen += row_points
+        origins += [row] * len(row_points)
     if len(chosen) > MAX_SWEEP_POINTS:
         made = (
             f"{len(shapes)} shapes x {len(dtypes)} dtypes x {len(layouts)} layouts"
@@ -61,7 +67,30 @@ def points(
         raise UsageError(
             f"{made} make {len(chosen)} points; bench takes at most {MAX_SWEEP_POINTS}"
         )
+    _refuse_twice(chosen, origins)
     return chosen
+
+
+def _refuse_twice(chosen: Sequence[Point], origins: Sequence[ShapeRow | None]) -> None:
+    """Refuse two points of one label: they are one problem (a row without a
+    dtype beside one naming it, ``16`` beside ``16x16x16``, a batch layout
+    beside a batch of 1, which has none), which would be timed twice and
+    saved as a run that ``report`` refuses."""
+    seen: dict[str, int] = {}
+    for index, point in enumerate(chosen):
+        label = point.problem.label
+        first = seen.setdefault(label, index)
+        if first == index:
+            continue
+        before, row = origins[first], origins[index]
+        if row is None or before is None:
+            raise UsageError(f"the shapes make the point {label} twice: name each shape once")
+        rows = (
+            f"row {row.number} makes the point {label} twice"
+            if row.number == before.number
+            else f"rows {before.number} and {row.number} make the same point {label}"
+        )
+        raise UsageError(f"{row.source}: {rows}: keep one, with their weights added")
 
 
 def _problem(
@@ -71,10 +100,12 @@ def _problem(
     fp8: tuple[OutDType | None, Scaling | None],
     batch: tuple[int, BatchLayout] = (1, "packed"),
     groups: tuple[int, ...] = (),
+    where: str = "",
 ) -> Problem:
     """The point's problem: an fp8 dtype takes ``fp8``'s output dtype and
     scaling (each None: its default); every other dtype has its own. A
-    batched or grouped problem that cannot be (fp8, int8) is refused in one line."""
+    batched or grouped problem that cannot be (fp8, int8) is refused in one
+    line, beginning with ``where`` (a shapes file's row) where given."""
     m, n, k = shape
     out_dtype, scaling = fp8
     size, batch_layout = batch
@@ -103,4 +134,4 @@ def _problem(
             groups=groups,
         )
     except SpecError as error:
-        raise UsageError(str(error)) from None
+        raise UsageError(f"{where}: {error}" if where else str(error)) from None

@@ -15,25 +15,27 @@ Rows are mappings with the keys of :data:`COLUMNS`. A JSON or YAML file is a
 list of them, or a mapping whose ``shapes`` key holds the list. A CSV file has
 a header naming its columns; lines starting with ``#`` are comments, and an
 empty cell is an absent value. Two rows with the same shape, dtype and layout
-are refused: time it once, with their weights added.
+are refused: time it once, with their weights added. How the file is read
+(a regular file of a few MB; JSON and YAML strictly, decimal numbers only,
+no YAML aliases, no key twice) is :mod:`gemmreg.timing.shape_documents`.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gemmreg.contract.bad_input import shown
 from gemmreg.contract.options import MAX_SWEEP_POINTS, UsageError
+from gemmreg.timing import shape_documents
 from gemmreg.timing.shape_rows import COLUMNS, ShapeRow, checked_row
 
 __all__ = ["COLUMNS", "ShapeRow", "read_shapes"]
 
 SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".csv": "csv"}
-YAML_MISSING = "reading YAML needs PyYAML: pip install pyyaml (or give the shapes as JSON or CSV)"
 
 
 def read_shapes(path: Path) -> list[ShapeRow]:
@@ -44,11 +46,7 @@ def read_shapes(path: Path) -> list[ShapeRow]:
             f"--shapes {str(path)!r}: unknown file type {path.suffix or '(none)'!r}: "
             "name a .yaml, .yml, .json or .csv file"
         )
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError, ValueError) as error:
-        reason = getattr(error, "strerror", None) or str(error)
-        raise UsageError(f"--shapes {str(path)!r}: cannot read it: {reason}") from None
+    text = shape_documents.read_text(path)
     raw = _csv_rows(path, text) if kind == "csv" else _document_rows(path, text, kind)
     if not raw:
         raise UsageError(f"--shapes {str(path)!r}: no shapes in it")
@@ -82,22 +80,11 @@ def read_shapes(path: Path) -> list[ShapeRow]:
 
 def _document_rows(path: Path, text: str, kind: str) -> list[Any]:
     if kind == "json":
-        try:
-            data = json.loads(text)
-        except ValueError as error:  # JSONDecodeError, and RecursionError's kin
-            raise UsageError(f"--shapes {str(path)!r}: not valid JSON: {error}") from None
-        except RecursionError:
-            raise UsageError(f"--shapes {str(path)!r}: not valid JSON: nested too deep") from None
+        data = shape_documents.load_json(path, text)
     else:
-        try:
-            import yaml
-        except ImportError:
-            raise UsageError(f"--shapes {str(path)!r}: {YAML_MISSING}") from None
-        try:
-            data = yaml.safe_load(text)
-        except (yaml.YAMLError, RecursionError, ValueError) as error:
-            first = " ".join(str(error).split())
-            raise UsageError(f"--shapes {str(path)!r}: not valid YAML: {first}") from None
+        data = shape_documents.load_yaml(path, text)
+    if isinstance(data, shape_documents.RepeatedKeys):
+        raise UsageError(f"--shapes {str(path)!r}: names {shown(data.repeated)} twice")
     if isinstance(data, Mapping) and set(data) == {"shapes"}:
         data = data["shapes"]
     if data is None:

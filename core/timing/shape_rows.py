@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-from gemmreg.contract.bad_input import did_you_mean
+from gemmreg.contract.bad_input import did_you_mean, shown
 from gemmreg.contract.low_precision import FP8_DTYPES, FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import MAX_DIGITS, UsageError
 from gemmreg.contract.records import (
@@ -44,8 +44,13 @@ COLUMNS = (
 where ``groups`` names the members' m)."""
 MAX_WEIGHT = 1e12
 """A weight is a relative count: above this it is a typo, not a frequency."""
+MAX_NAME_CHARS = 200
+"""A name is a label for people (``q_proj, o_proj``), printed beside a point."""
 
 _DIGITS = re.compile(r"[ \t]*[0-9]+[ \t]*")
+_DECIMAL = re.compile(r"[ \t]*[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[ \t]*")
+"""A weight written as text: decimal digits, ASCII only (``float`` itself
+also takes ``1_0``, ``infinity`` and other scripts' digits)."""
 
 
 @attrs.frozen
@@ -71,6 +76,16 @@ class ShapeRow:
     """A batched row's batch layout; None: the command's ``--batch-layout``, else packed."""
     groups: tuple[int, ...] = ()
     """A grouped row's member sizes (``m`` their sum); (): not grouped."""
+    source: str = attrs.field(default="", eq=False)
+    """Where the row was read, ``--shapes 'FILE'``: a refusal of the points
+    it makes (:mod:`gemmreg.timing.points`) names the file and :attr:`number`."""
+    number: int = attrs.field(default=0, eq=False)
+    """The row's number in its file, from 1."""
+
+    @property
+    def where(self) -> str:
+        """``--shapes 'FILE': row N``, as every refusal of the row begins."""
+        return f"{self.source}: row {self.number}"
 
     @property
     def shape(self) -> tuple[int, int, int]:
@@ -85,13 +100,16 @@ def checked_row(path: Path, number: int, item: Any) -> ShapeRow:
     """Row ``number`` of ``path`` (from 1), checked; UsageError (one line) on its first problem."""
     where = f"--shapes {str(path)!r}: row {number}"
     if not isinstance(item, Mapping):
-        raise UsageError(f"{where}: expected a mapping of {', '.join(COLUMNS)}, got {item!r:.40}")
+        raise UsageError(f"{where}: expected a mapping of {', '.join(COLUMNS)}, got {shown(item)}")
     if "\0extra" in item:
         raise UsageError(f"{where}: more cells than the header has columns")
-    unknown = [str(key) for key in item if key not in COLUMNS]
+    repeated = getattr(item, "repeated", None)
+    if repeated is not None:
+        raise UsageError(f"{where}: names {shown(repeated)} twice: keep one")
+    unknown = [key for key in item if key not in COLUMNS]
     if unknown:
         raise UsageError(
-            f"{where}: unknown column {unknown[0]!r:.40} (columns: {', '.join(COLUMNS)})"
+            f"{where}: unknown column {shown(unknown[0])} (columns: {', '.join(COLUMNS)})"
         )
     groups = _groups(where, item)
     missing = [key for key in ("m", "n", "k")[bool(groups) :] if key not in item]
@@ -106,7 +124,9 @@ def checked_row(path: Path, number: int, item: Any) -> ShapeRow:
         )
     fp8_only = [key for key in ("out_dtype", "scaling") if item.get(key) is not None]
     if fp8_only and item.get("dtype") not in (None, *FP8_DTYPES):
-        raise UsageError(f"{where}: {fp8_only[0]} is for fp8 dtypes, not {item.get('dtype')!r:.40}")
+        raise UsageError(
+            f"{where}: {fp8_only[0]} is for fp8 dtypes, not {shown(item.get('dtype'))}"
+        )
     return ShapeRow(
         m=m,
         n=n,
@@ -114,12 +134,14 @@ def checked_row(path: Path, number: int, item: Any) -> ShapeRow:
         dtype=_member(where, "dtype", item.get("dtype"), ALL_DTYPES),
         layout=_member(where, "layout", item.get("layout"), LAYOUTS),
         weight=_weight(where, item.get("weight", 1.0)),
-        name=str(item.get("name") or ""),
+        name=_name(where, item.get("name")),
         out_dtype=_member(where, "out_dtype", item.get("out_dtype"), FP8_OUT_DTYPES),
         scaling=_member(where, "scaling", item.get("scaling"), FP8_SCALINGS),
         batch=_batch(where, item.get("batch")),
         batch_layout=_member(where, "batch_layout", item.get("batch_layout"), BATCH_LAYOUTS),
         groups=groups,
+        source=f"--shapes {str(path)!r}",
+        number=number,
     )
 
 
@@ -145,32 +167,39 @@ def _dimension(where: str, key: str, value: Any) -> int:
     if isinstance(value, str) and _DIGITS.fullmatch(value) and len(value.strip()) <= MAX_DIGITS:
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value < 10**MAX_DIGITS:
-        raise UsageError(f"{where}: {key} must be a positive integer, got {value!r:.40}")
+        raise UsageError(f"{where}: {key} must be a positive integer, got {shown(value)}")
+    return value
+
+
+def _name(where: str, value: Any) -> str:
+    if value is None:
+        return ""
+    if not isinstance(value, str) or len(value) > MAX_NAME_CHARS:
+        raise UsageError(
+            f"{where}: name must be text of at most {MAX_NAME_CHARS} characters, got {shown(value)}"
+        )
     return value
 
 
 def _member(where: str, key: str, value: Any, allowed: Sequence[Any]) -> Any:
     if value is None:
         return None
-    if value not in allowed:
+    if not isinstance(value, str) or value not in allowed:
         raise UsageError(
-            f"{where}: unknown {key} {value!r:.40}: choose from {', '.join(allowed)}"
-            + did_you_mean(value, allowed)
+            f"{where}: unknown {key} {shown(value)}: choose from {', '.join(allowed)}"
+            + (did_you_mean(value, allowed) if isinstance(value, str) else "")
         )
     return value
 
 
 def _weight(where: str, value: Any) -> float:
     number: float | None = None
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
+    if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
+        number = float(value) if abs(value) <= MAX_WEIGHT else math.inf  # no OverflowError
+    elif isinstance(value, str) and _DECIMAL.fullmatch(value):
         number = float(value)
-    elif isinstance(value, str) and value.isascii():
-        try:
-            number = float(value)
-        except ValueError:
-            number = None
     if number is None or not math.isfinite(number) or not 0 < number <= MAX_WEIGHT:
         raise UsageError(
-            f"{where}: weight must be a number above 0 up to {MAX_WEIGHT:g}, got {value!r:.40}"
+            f"{where}: weight must be a number above 0 up to {MAX_WEIGHT:g}, got {shown(value)}"
         )
     return number

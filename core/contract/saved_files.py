@@ -1,6 +1,7 @@
-"""Reading a saved file whose path may name anything.
+"""Reading a file whose path the user named and may name anything.
 
-A saved run is input like any other, and its path may name what no run is: a
+A saved run (and a ``--shapes`` file, :mod:`gemmreg.timing.shape_documents`)
+is input like any other, and its path may name what no run is: a
 FIFO (``open`` waits for a writer that never comes), a device (``/dev/zero``
 never ends; reading it whole ends in MemoryError), a socket, a symlink loop,
 a folder or file the user may not read, or a file far larger than any run
