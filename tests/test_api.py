@@ -117,7 +117,9 @@ PAIR = ["torch_ref", "triton_grouped"]
         (lambda: gemmreg.compare(PAIR, processes="3"), "processes: expected an integer"),
         (lambda: gemmreg.compare(PAIR, processes=3, budget=30), "processes and budget: one or"),
         (lambda: gemmreg.compare(PAIR, margin=float("nan")), "margin: must be a finite number"),
-        (lambda: gemmreg.compare(PAIR, timeout=-1), "timeout must be a positive number"),
+        (lambda: gemmreg.compare(PAIR, timeout=-1), "timeout: must be above 0 up to 86400"),
+        (lambda: gemmreg.compare(PAIR, timeout=3e6), "timeout: must be above 0 up to 86400"),
+        (lambda: gemmreg.check(timeout=float("inf")), "timeout: must be a finite number"),
         (lambda: gemmreg.compare(PAIR, dtype="fp8"), "unknown dtype 'fp8'"),
         (lambda: gemmreg.compare(PAIR, dtype="fp32,fp16"), "compare takes one dtype"),
         (

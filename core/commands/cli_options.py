@@ -104,9 +104,14 @@ def strict_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 TIMEOUT_HELP = (
     "seconds one worker task (a case, or one process's timing of a plugin) may take "
-    "before it is called hung and its worker killed (default: scaled to the problem's "
-    "2*M*N*K; see gemmreg.workers.timeouts)"
+    f"before it is called hung and its worker killed, above 0 up to {opt.MAX_TIMEOUT_S:g} "
+    "(default: scaled to the problem's 2*M*N*K; see gemmreg.workers.timeouts)"
 )
+
+
+def timeout_type() -> Callable[[str], float]:
+    """``--timeout``'s parser: a finite ASCII number of seconds, bounded."""
+    return opt.number("--timeout", 0.0, opt.MAX_TIMEOUT_S, low_open=True)
 
 
 def percent(fraction: float) -> str:
@@ -121,7 +126,7 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
     from gemmreg.timing import timing_options as defaults
 
     gpu = defaults.GPU_POLICY
-    parser.add_argument("--timeout", type=float, default=None, help=TIMEOUT_HELP)
+    parser.add_argument("--timeout", type=timeout_type(), default=None, help=TIMEOUT_HELP)
     parser.add_argument(
         "--fail-on",
         type=gates.parse,

@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.seed_option(check)
     check.add_argument(
         "--timeout",
-        type=float,
+        type=cli_options.timeout_type(),
         default=None,
         help=cli_options.TIMEOUT_HELP.replace(
             "(a case, or one process's timing of a plugin)", "(a case)"

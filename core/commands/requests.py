@@ -81,12 +81,9 @@ def check_number(value: object, low: float, high: float, low_open: bool, shown: 
 
 
 def check_timeout(value: object, shown: str) -> None:
-    """A worker task's limit: None (scaled to the problem) or positive seconds."""
-    if value is None:
-        return
-    number = value if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
-    if not (math.isfinite(number) and number > 0):
-        raise UsageError(f"{shown} must be a positive number of seconds, got {value}")
+    """A worker task's limit: None (scaled to the problem) or seconds above 0
+    up to :data:`~gemmreg.contract.options.MAX_TIMEOUT_S`, as ``--timeout``."""
+    check_number(value, 0.0, opt.MAX_TIMEOUT_S, True, shown)
 
 
 def check_batches(batches: Sequence[int], shown: str) -> None:

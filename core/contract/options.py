@@ -35,6 +35,10 @@ MAX_WARMUP = 100_000
 """Fixed warmup calls per process."""
 MAX_TIME_S = 3600.0
 """Sampling cap per plugin and process, in seconds."""
+MAX_TIMEOUT_S = 86_400.0
+"""The longest ``--timeout`` a worker task may be given: a task that runs a
+day is hung. Beyond about 2.1e6 s the limit no longer fits the millisecond
+count the waits pass to the system (``OverflowError`` once timing began)."""
 MAX_THRESHOLD_PCT = 1000.0
 """A regression threshold, in percent slowdown (1000%: 11x slower)."""
 MAX_MARGIN_PCT = 50.0
