@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_gemmreg
+from gemmreg.contract.options import UsageError
 from gemmreg.fanout import ray_cluster
 from gemmreg.workers import devices
 
@@ -59,6 +60,18 @@ def test_ray_missing_or_with_devices_is_one_clear_line(monkeypatch):
     monkeypatch.setattr("importlib.util.find_spec", lambda name: None)
     with pytest.raises(Exception, match="pip install 'gemmreg\\[ray\\]'"):
         ray_cluster.require()
+
+
+def test_an_empty_ray_address_is_refused_not_read_as_no_ray(monkeypatch):
+    monkeypatch.setenv(ray_cluster.RAY_ADDRESS_ENV, "local")
+    for empty in ("", "  "):
+        with pytest.raises(UsageError, match="--ray: is empty: name a Ray address"):
+            ray_cluster.address(empty)
+    assert ray_cluster.address(None) == "local"
+    assert ray_cluster.address("10.0.0.1:6379") == "10.0.0.1:6379"
+    done = run_gemmreg("compare", "torch_ref", "minimal_triton", "--ray", "")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "--ray: is empty" in done.stderr
 
 
 @pytest.mark.slow

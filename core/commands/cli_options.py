@@ -63,6 +63,17 @@ def shapes_option(group: Any, what: str) -> None:
     )
 
 
+def ray_address(text: str) -> str:
+    """``--ray``'s address, never empty: ``--ray ''`` (an unset variable
+    in a script) would otherwise mean no Ray, or $GEMMREG_RAY_ADDRESS's."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("is empty: name a Ray address ('local' starts one here)")
+    return text
+
+
+ray_address.__name__ = "--ray"
+
+
 def devices_option(parser: argparse.ArgumentParser, unit: str, ray: bool = False) -> None:
     """``--devices`` and its shorthand ``--device N`` (one GPU; both given are
     refused: :mod:`gemmreg.workers.device_choice`), and ``--ray`` where the
@@ -72,6 +83,7 @@ def devices_option(parser: argparse.ArgumentParser, unit: str, ray: bool = False
     if ray:
         parser.add_argument(
             "--ray",
+            type=ray_address,
             metavar="ADDRESS",
             help="run on a Ray cluster, a GPU per task ('local': start one here; "
             "default: $GEMMREG_RAY_ADDRESS; docs/multi-gpu.md)",

@@ -77,8 +77,14 @@ BatchResult = tuple[list[TaskOutcome], NodeRecord]
 
 
 def address(given: str | None) -> str | None:
-    """``--ray``'s address, else :data:`RAY_ADDRESS_ENV`'s, else None (no Ray)."""
-    return given or os.environ.get(RAY_ADDRESS_ENV) or None
+    """``--ray``'s address, else :data:`RAY_ADDRESS_ENV`'s, else None (no
+    Ray). An empty ``given`` is refused (an unset variable in a script
+    must not fall back to the environment's cluster, or to none)."""
+    if given is not None:
+        if not given.strip():
+            raise UsageError("--ray: is empty: name a Ray address ('local' starts one here)")
+        return given
+    return os.environ.get(RAY_ADDRESS_ENV) or None
 
 
 def require() -> None:
