@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from gemmreg.commands import (
     cli_device,
     cli_plot_options,
+    closed_streams,
     document_output,
 )
 from gemmreg.commands.cli_check import cmd_check, cmd_list
@@ -77,6 +78,14 @@ def run() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command's exit code; a reader of stdout or stderr that went away
+    drops what is written after, and changes neither the work nor the code
+    (:mod:`gemmreg.commands.closed_streams`)."""
+    with closed_streams.kept_going():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from gemmreg.discovery import interrupts
 
     interrupts.install_termination_handlers()
@@ -106,8 +115,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 128 + error.signum
         print("gemmreg: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        return EXIT_OK
     except RunNotSaved as error:  # a save past the sweep's own (compare --out, profilers)
         print(f"gemmreg: {error}; the run on disk is its last save", file=sys.stderr)
         return EXIT_NOT_SAVED

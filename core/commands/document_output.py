@@ -18,7 +18,9 @@ import sys
 from collections.abc import Iterator
 from typing import TextIO
 
-_document: list[TextIO] = []
+from gemmreg.commands.closed_streams import DroppedWhenClosed
+
+_document: list[TextIO | DroppedWhenClosed] = []
 """Where :func:`emit` writes, while :func:`kept_apart` holds (innermost last)."""
 
 
@@ -73,7 +75,7 @@ def kept_apart() -> Iterator[None]:
             )
             document = private
         os.dup2(2, 1)
-    _document.append(document)
+    _document.append(DroppedWhenClosed(document))  # a reader gone: the rest is dropped
     sys.stdout = sys.stderr
     try:
         yield
