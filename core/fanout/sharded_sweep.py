@@ -11,7 +11,10 @@ figures are compared only within one model, so a host with two models gives
 two full sweeps, one per model, each sharded over that model's GPUs. The
 reports come back in one run, ordered by group and then by point as asked,
 each naming its device; the run is saved again after every point (partial
-until the last), so an interruption keeps every point that finished. A save
+until the last), so an interruption keeps every point that finished, and
+says it was interrupted (``manifest["stopped"]``, as on one GPU); what the
+device threads raise once their workers were killed under them is the
+interruption seen from inside, dropped, not an error of the sweep. A save
 the storage refuses stops the sweep as on one GPU: no point starts after
 it, the points in flight finish and print their figures (they are measured,
 not saved), and the sweep returns them all with the refusal
@@ -29,7 +32,7 @@ from gemmreg.contract.batching import shown_shape
 from gemmreg.fanout import ahead_pinned
 from gemmreg.fanout.jobs import SweepJob
 from gemmreg.fanout.sweep_saves import Saves
-from gemmreg.fanout.sweeping import Sweep, flag_shared, time_point
+from gemmreg.fanout.sweeping import INTERRUPTED_NOTE, Sweep, flag_shared, time_point
 from gemmreg.instruments import environment
 from gemmreg.reporting import render_points
 from gemmreg.timing import worker_pool
@@ -79,6 +82,10 @@ def sweep_on_devices(job: SweepJob, chosen: Sequence[devices.Device]) -> Sweep:
             progress(line)
 
     stop = threading.Event()
+    interrupted = threading.Event()
+    """Set before the workers are killed: what a device thread raises after
+    it is that kill seen from inside (a closed pipe, a dead session), not an
+    error of its own, and must not turn Ctrl-C or SIGTERM into exit 3."""
     done: dict[Slot, CompareReport] = {}
     errors: list[BaseException] = []
     names = ", ".join(kernel.name for kernel in kernels)
@@ -124,7 +131,8 @@ def sweep_on_devices(job: SweepJob, chosen: Sequence[devices.Device]) -> Sweep:
                     if not saves.save(finished(), len(done) < len(order)) or report.partial:
                         stop.set()
         except BaseException as error:  # re-raised in the main thread
-            errors.append(error)
+            if not interrupted.is_set():
+                errors.append(error)
             stop.set()
 
     threads = [
@@ -141,8 +149,10 @@ def sweep_on_devices(job: SweepJob, chosen: Sequence[devices.Device]) -> Sweep:
         devices.run_threads(threads)
     except KeyboardInterrupt:
         partial = True
+        interrupted.set()
         with lock:
             stop.set()
+            manifest["stopped"] = INTERRUPTED_NOTE
         for pool in pools.values():
             for session in pool.everyone():
                 session.kill()
