@@ -134,7 +134,10 @@ def test_the_oldest_check_layout_loads_with_its_counts():
     [
         ('{"schema": 3, "cases": []}', "schema 3 is not one this gemmreg reads"),
         ('{"cases": [{"kernel": "k"}]}', "cases[0]: missing field 'case'"),
-        (json.dumps({"cases": [BAD_TOLERANCE]}), "field 'rtol': must be a finite, non-negative number"),
+        (
+            json.dumps({"cases": [BAD_TOLERANCE]}),
+            "field 'rtol': must be a finite, non-negative number",
+        ),
         ("{", "not JSON"),
     ],
 )

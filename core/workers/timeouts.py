@@ -20,6 +20,7 @@ too short calls a slow but correct plugin hung:
 
 from __future__ import annotations
 
+from gemmreg.contract.options import MAX_TIMEOUT_S
 from gemmreg.contract.records import Problem
 
 CPU_BASE_S = 60.0
@@ -35,8 +36,13 @@ GPU_SECONDS_PER_FLOP = 1e-10
 
 
 def task_timeout_s(problem: Problem, gpu: bool) -> float:
-    """The default limit, in seconds, for one task on ``problem``."""
+    """The default limit, in seconds, for one task on ``problem``: at most
+    :data:`~gemmreg.contract.options.MAX_TIMEOUT_S`, the bound ``--timeout``
+    has (8192^3 interpreted on the CPU scales to four months, past what a
+    wait can even be given: the selector's limit is about 24 days)."""
     flops = float(problem.flops)
     if gpu:
-        return GPU_BASE_S + GPU_SECONDS_PER_FLOP * flops
-    return CPU_BASE_S + CPU_SECONDS_PER_FLOP * flops
+        scaled = GPU_BASE_S + GPU_SECONDS_PER_FLOP * flops
+    else:
+        scaled = CPU_BASE_S + CPU_SECONDS_PER_FLOP * flops
+    return min(scaled, MAX_TIMEOUT_S)
