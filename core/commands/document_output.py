@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from gemmreg.commands.closed_streams import DroppedWhenClosed
+from gemmreg.discovery.capture import writes_to
 
 _document: list[TextIO | DroppedWhenClosed] = []
 """Where :func:`emit` writes, while :func:`kept_apart` holds (innermost last)."""
@@ -28,13 +29,6 @@ def emit(text: str) -> None:
     """Print ``text`` (a table or a document) on gemmreg's stdout."""
     stream = _document[-1] if _document else sys.stdout
     print(text, file=stream, flush=True)
-
-
-def _writes_to(stream: object, fd: int) -> bool:
-    try:
-        return stream.fileno() == fd  # type: ignore[attr-defined]
-    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
-        return False
 
 
 @contextlib.contextmanager
@@ -66,7 +60,7 @@ def kept_apart() -> Iterator[None]:
             os.close(saved_fd1)
         saved_fd1 = None
     if saved_fd1 is not None:
-        if _writes_to(given, 1):
+        if writes_to(given, 1):
             private = open(  # noqa: SIM115 (closed below)
                 os.dup(1),
                 "w",

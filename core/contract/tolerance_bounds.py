@@ -90,17 +90,13 @@ def check_tolerances(instance: KernelSpec, attribute: attrs.Attribute, value: di
             raise _fail(instance, attribute, f"unknown dtype {dtype!r}")
         if not isinstance(tolerance, Tolerance):
             raise _fail(instance, attribute, f"{dtype}: must be a Tolerance")
-        if tolerance.rtol > LOOSE_RTOL[dtype] and not tolerance.why.strip():
-            raise _fail(
-                instance,
-                attribute,
-                f"{dtype}: rtol {tolerance.rtol:g} is loose (> {LOOSE_RTOL[dtype]:g}); "
-                "say why in Tolerance(why=...)",
-            )
-        if tolerance.atol > LOOSE_ATOL[dtype] and not tolerance.why.strip():
-            raise _fail(
-                instance,
-                attribute,
-                f"{dtype}: atol {tolerance.atol:g} is loose (> {LOOSE_ATOL[dtype]:g}); "
-                "say why in Tolerance(why=...)",
-            )
+        for name, figure, bound in (
+            ("rtol", tolerance.rtol, LOOSE_RTOL[dtype]),
+            ("atol", tolerance.atol, LOOSE_ATOL[dtype]),
+        ):
+            if figure > bound and not tolerance.why.strip():
+                raise _fail(
+                    instance,
+                    attribute,
+                    f"{dtype}: {name} {figure:g} is loose (> {bound:g}); say why in Tolerance(why=...)",
+                )

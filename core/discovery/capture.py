@@ -60,7 +60,8 @@ def _flush_python_streams() -> None:
             stream.flush()
 
 
-def _writes_to(stream: object, fd: int) -> bool:
+def writes_to(stream: object, fd: int) -> bool:
+    """Whether ``stream`` writes to descriptor ``fd`` (False for a stand-in without one)."""
     try:
         return stream.fileno() == fd  # type: ignore[attr-defined]
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
@@ -94,9 +95,9 @@ def _captured_alone() -> Iterator[Captured]:
         # The process's own streams write to fds 1 and 2, now the sink: they stay,
         # so a library that keeps a reference to one (a logging handler made at
         # import) keeps a working stream. Only stand-ins (pytest's capsys) are swapped.
-        if not _writes_to(sys.stdout, 1):
+        if not writes_to(sys.stdout, 1):
             sys.stdout = stream
-        if not _writes_to(sys.stderr, 2):
+        if not writes_to(sys.stderr, 2):
             sys.stderr = stream
         try:
             yield captured
