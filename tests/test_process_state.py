@@ -47,10 +47,11 @@ def test_a_plugin_changing_the_process_at_import_is_refused_and_the_change_put_b
 
 
 def test_differences_name_each_change_without_the_environment_s_values(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "path", [*sys.path, str(tmp_path / "only-here")])
     before = process_state.current()
     monkeypatch.setenv("FAKE_SECRET", "hunter2")
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "path", sys.path[1:])
+    monkeypatch.setattr(sys, "path", sys.path[:-1])  # an entry sys.path holds once, gone
     found = process_state.differences(process_state.current(), before)
     assert found == [
         "environment variable FAKE_SECRET set",
