@@ -16,7 +16,8 @@ import torch
 from fake_plugins.grouped_cheats import SPECS
 from gemmreg.checking import matrix
 from gemmreg.checking.operands import make_operands
-from gemmreg.checking.output_check import check_case, grouped_reference
+from gemmreg.checking.output_check import check_case
+from gemmreg.checking.reference_product import grouped_reference
 from gemmreg.contract.grouped_problems import grouped_problem
 from gemmreg.contract.serialization import from_jsonable, to_jsonable
 from gemmreg.contract.traffic import footprint_bytes, ideal_bytes

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from gemmreg.checking import output_check
+from gemmreg.checking import output_check, reference_product
 from gemmreg.contract.records import Tolerance
 
 M, N, K = 37, 29, 1000
@@ -17,7 +17,7 @@ STEP = 7
 
 @pytest.fixture
 def sliced(monkeypatch):
-    monkeypatch.setattr(output_check, "REFERENCE_SLICE_BYTES", 8 * max(M, N) * STEP)
+    monkeypatch.setattr(reference_product, "REFERENCE_SLICE_BYTES", 8 * max(M, N) * STEP)
 
 
 @pytest.fixture
@@ -30,14 +30,14 @@ def operands():
 
 def test_small_operands_take_one_slice(operands):
     a, b = operands
-    ref, scale = output_check.reference(a, b)
+    ref, scale = reference_product.reference(a, b)
     assert torch.equal(ref, a.double() @ b.double())
     assert torch.equal(scale, a.double().abs() @ b.double().abs())
 
 
 def test_the_sliced_sum_is_the_whole_sum_to_float64_rounding(sliced, operands):
     a, b = operands
-    ref, scale = output_check.reference(a, b)
+    ref, scale = reference_product.reference(a, b)
     whole = a.double() @ b.double()
     whole_scale = a.double().abs() @ b.double().abs()
     assert not torch.equal(scale, whole_scale), "the sum was not sliced: this test proves nothing"

@@ -40,6 +40,7 @@ import attrs
 
 JUDGE_MODULES = (
     "gemmreg.checking.output_check",
+    "gemmreg.checking.reference_product",
     "gemmreg.checking.guarded_output",
     "gemmreg.checking.guarded_inputs",
     "gemmreg.checking.operands",
