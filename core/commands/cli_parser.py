@@ -13,6 +13,7 @@ from gemmreg.commands import (
     argparse_guesses,
     cli_options,
     cli_plot_options,
+    cli_problem_options,
     cli_profiler,
 )
 from gemmreg.contract import options as opt
@@ -80,9 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fp8e4m3, fp8e5m2 and int8 run when named",
     )
     check.add_argument("--layout", help="comma-separated layouts (default: all)")
-    cli_options.fp8_options(check, many=True)
-    cli_options.batch_options(check, many=True)
-    cli_options.group_options(check, many=True)
+    cli_problem_options.problem_form_options(check, many=True)
     cli_options.seed_option(check)
     check.add_argument(
         "--timeout",
@@ -126,9 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated dtypes: the pairs judged at each in turn, a verdict per dtype",
     )
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
-    cli_options.fp8_options(compare, many=False)
-    cli_options.batch_options(compare, many=False)
-    cli_options.group_options(compare, many=False)
+    cli_problem_options.problem_form_options(compare, many=False)
     cli_options.add_timing_options(compare)
     cli_options.devices_option(compare, "its processes spread over GPUs of one model", ray=True)
     cli_options.format_option(compare)
@@ -148,9 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.shapes_option(bench_shape, "the shapes, one row each, with weights")
     bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
-    cli_options.fp8_options(bench, many=False)
-    cli_options.batch_options(bench, many=False)
-    cli_options.group_options(bench, many=False)
+    cli_problem_options.problem_form_options(bench, many=False)
     cli_options.add_timing_options(bench)
     cli_options.devices_option(
         bench, "each point on one of them, every point on each model", ray=True
