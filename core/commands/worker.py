@@ -90,7 +90,7 @@ _RUNNERS: dict[TaskKind, Callable[[Registry, Any, Note], TaskResult]] = {
 
 def _mark_log(position: int) -> None:
     """Separate this task's output from the previous one's in the worker's log."""
-    from gemmreg.workers.isolation import TASK_MARKER
+    from gemmreg.workers.worker_processes import TASK_MARKER
 
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):  # a plugin may have replaced or closed it

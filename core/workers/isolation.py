@@ -14,35 +14,30 @@ time). Workers die with gemmreg (:mod:`gemmreg.workers.lifeline`).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import selectors
-import signal
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from typing import IO
 
-from gemmreg.workers import lifeline
 from gemmreg.workers.task_wire import encode, read_outcome
 from gemmreg.workers.tasks import Status as Status
 from gemmreg.workers.tasks import Task
 from gemmreg.workers.tasks import TaskOutcome as TaskOutcome  # re-exported: its home was here
+from gemmreg.workers.worker_processes import (
+    WORKER_MODULE,
+    describe_exit,
+    end,
+    kill,
+    log_tail,
+    spawn_worker,
+)
 
 STARTUP_TIMEOUT_S = 300.0
 """Time a worker may take to import torch and discover plugins before its first task."""
 DEFAULT_TASK_TIMEOUT_S = 600.0
 """Time one task may take before its worker is killed and the task called hung."""
-LOG_TAIL_CHARS = 1500
-"""How much of a dead worker's output is kept as evidence."""
-WORKER_MODULE = "gemmreg.commands.worker"
-TASK_MARKER = "--- gemmreg worker: task {} starts ---"
-"""Written to the worker's log as each task starts: a crash quotes only the
-output of its own task, never what another plugin printed before it."""
-
 AFTER_TIMEOUT = "an earlier case timed out"
 EXIT_POLL_S = 0.5
 """How often a worker that sends nothing is asked whether it still runs. A
@@ -50,71 +45,6 @@ process a kernel forked inherits the event pipe and can hold it open after
 the worker is gone, so an end of file may never come: the worker's own exit
 is what ends the wait, and its process group (the forked children with it)
 is killed then."""
-
-
-def _describe_exit(returncode: int | None) -> str:
-    if returncode is None:
-        return "worker did not exit"
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return f"worker killed by {name}"
-    return f"worker exited with code {returncode}"
-
-
-def _tail(log: IO[bytes]) -> str:
-    """The end of the worker's output since the last task started."""
-    log.seek(0)
-    text = log.read().decode(errors="replace")
-    marker = TASK_MARKER.split("{}")[0]
-    start = text.rfind(marker)
-    if start >= 0:
-        text = text[text.find("\n", start) + 1 :] if "\n" in text[start:] else ""
-    return text[-LOG_TAIL_CHARS:].strip()
-
-
-def spawn_worker(
-    prefix: Sequence[str],
-    worker_module: str,
-    write_fd: int,
-    log: IO[bytes],
-    env: dict[str, str] | None,
-) -> subprocess.Popen[bytes]:
-    """Start ``python -m worker_module FD`` with its events on ``write_fd``
-    (closed here once handed on), its output in ``log``, in a session of its
-    own (so a kill reaches its children too), tied to this process's lifeline."""
-    lifeline_fd = lifeline.read_end()
-    worker_env = {**(os.environ if env is None else env), lifeline.LIFELINE_ENV: str(lifeline_fd)}
-    proc = subprocess.Popen(
-        [*prefix, sys.executable, "-m", worker_module, str(write_fd)],
-        stdin=subprocess.PIPE,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        pass_fds=(write_fd, lifeline_fd),
-        start_new_session=True,
-        env=worker_env,
-    )
-    os.close(write_fd)
-    return proc
-
-
-def _kill(proc: subprocess.Popen[bytes]) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
-
-
-def _end(proc: subprocess.Popen[bytes], grace: float) -> None:
-    """Let the worker exit (a sanitizer prefix writes its report as it does),
-    then kill its process group: whatever a kernel forked and left running
-    dies with it, and holds no pipe or device open."""
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        proc.wait(timeout=grace)
-    _kill(proc)
 
 
 def run_tasks(
@@ -235,7 +165,7 @@ def _run_one_worker(
                         continue  # still running, or its last words arrived just now
                     break  # gone, while something it forked may hold the pipe open
                 if wait <= 0:
-                    _kill(proc)
+                    kill(proc)
                     position = current if current is not None else len(settled)
                     if not ready:
                         limit, stage = startup_timeout, " (before its first task)"
@@ -277,13 +207,13 @@ def _run_one_worker(
                     settle(index, read_outcome(tasks[index], event))
                     deadline = time.monotonic() + limit_at(position + 1)
         except BaseException:
-            _kill(proc)
+            kill(proc)
             raise
         finally:
             selector.close()
             os.close(read_fd)
 
-        _end(proc, limit_at(len(remaining) - 1))
+        end(proc, limit_at(len(remaining) - 1))
         if retired:
             return remaining[max(settled)] if settled else None
         if len(settled) == len(remaining):
@@ -291,15 +221,15 @@ def _run_one_worker(
         if not ready:
             # The worker never came up (broken install, bad environment): no
             # new worker would fare better, so every remaining task gets the reason.
-            reason = f"{_describe_exit(proc.returncode)} during start-up\n{_tail(log)}".strip()
+            reason = f"{describe_exit(proc.returncode)} during start-up\n{log_tail(log)}".strip()
             for index in remaining:
                 settle(index, TaskOutcome(status="crashed", error=reason))
             return None
         position = current if current is not None else len(settled)
-        reason = _describe_exit(proc.returncode)
+        reason = describe_exit(proc.returncode)
         if current is None:
             reason += " before starting this task"
-        tail = _tail(log)
+        tail = log_tail(log)
         settle(
             remaining[position],
             TaskOutcome(status="crashed", error=f"{reason}\n{tail}" if tail else reason),

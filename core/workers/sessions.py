@@ -23,18 +23,17 @@ import time
 from collections.abc import Callable
 from typing import Required, TypedDict
 
-from gemmreg.workers.isolation import (
-    STARTUP_TIMEOUT_S,
-    WORKER_MODULE,
-    TaskOutcome,
-    _describe_exit,
-    _kill,
-    _tail,
-    spawn_worker,
-)
+from gemmreg.workers.isolation import STARTUP_TIMEOUT_S, TaskOutcome
 from gemmreg.workers.task_wire import encode, read_outcome
 from gemmreg.workers.tasks import Task
 from gemmreg.workers.tracing import trace
+from gemmreg.workers.worker_processes import (
+    WORKER_MODULE,
+    describe_exit,
+    kill,
+    log_tail,
+    spawn_worker,
+)
 
 
 class WorkerEvent(TypedDict, total=False):
@@ -106,8 +105,8 @@ class Session:
         return json.loads(line)
 
     def _die(self, reason: str) -> str:
-        _kill(self.proc)
-        tail = _tail(self.log)
+        kill(self.proc)
+        tail = log_tail(self.log)
         self.dead = f"{reason}\n{tail}".strip() if tail else reason
         return self.dead
 
@@ -121,7 +120,7 @@ class Session:
                 return self._die(f"no answer within {self.startup_timeout:g} s of start-up")
             if event is None:
                 self.proc.wait()
-                return self._die(f"{_describe_exit(self.proc.returncode)} during start-up")
+                return self._die(f"{describe_exit(self.proc.returncode)} during start-up")
             self.ready = event["event"] == "ready"
             if self.ready:
                 trace(f"worker {self.proc.pid}: ready")
@@ -148,7 +147,7 @@ class Session:
             if event is None:
                 self.proc.wait()
                 while_ = f" while {doing}" if doing else ""
-                self._die(f"{_describe_exit(self.proc.returncode)}{while_}")
+                self._die(f"{describe_exit(self.proc.returncode)}{while_}")
                 return TaskOutcome(status="crashed", error=self.dead)
             kind = event["event"]
             if kind == "note":
@@ -172,7 +171,7 @@ class Session:
         """End the worker now, whatever it is doing (a command that failed
         before its workers were needed), and close the session."""
         if not self.closed and self.proc.poll() is None:
-            _kill(self.proc)
+            kill(self.proc)
         self.close()
 
     def close(self) -> None:
@@ -187,7 +186,7 @@ class Session:
                     self.proc.stdin.close()
                 self.proc.wait(timeout=10)
             except (subprocess.TimeoutExpired, BrokenPipeError, OSError):
-                _kill(self.proc)
+                kill(self.proc)
         trace(f"worker {self.proc.pid}: closed")
         self.selector.close()
         os.close(self.read_fd)
