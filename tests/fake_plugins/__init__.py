@@ -4,6 +4,7 @@ with this folder's parent on PYTHONPATH) or through fake entry points."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -28,3 +29,13 @@ def fp32_spec(
     }
     fields.update(overrides)
     return gemmreg.KernelSpec(**fields)
+
+
+def claimed_once(marker: str) -> bool:
+    """Whether this call made the file ``marker``, atomically: of every worker
+    racing to, exactly one does, so a misbehaviour keyed on it happens once."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return False
+    return True

@@ -12,25 +12,16 @@ import signal
 import gemmreg
 import torch
 
-from fake_plugins import fp32_spec
+from fake_plugins import claimed_once, fp32_spec
 
 KILL_MARKER_ENV = "GEMMREG_TEST_KILL_MARKER"
 KILL_AT_M_ENV = "GEMMREG_TEST_KILL_AT_M"
 
 
-def _claimed(marker):
-    """Whether this call made the marker (two workers racing: only one does)."""
-    try:
-        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        return False
-    return True
-
-
 def launch(a, b, out):
     marker = os.environ.get(KILL_MARKER_ENV)
     at_m = os.environ.get(KILL_AT_M_ENV)
-    kill = str(a.shape[0]) == at_m if at_m else bool(marker) and _claimed(marker)
+    kill = str(a.shape[0]) == at_m if at_m else bool(marker) and claimed_once(marker)
     if kill:
         if marker:
             with open(marker, "a") as note:
