@@ -107,8 +107,9 @@ names of the non-finite values, so that they are refused by name). Python's
 
 
 def decimal(text: str) -> float:
-    """``text`` as a float where it is written as :data:`DECIMAL` allows, else NaN."""
-    stripped = text.strip()
+    """``text`` as a float where it is written as :data:`DECIMAL` allows
+    (spaces and tabs around it), else NaN."""
+    stripped = text.strip(" \t")
     return float(stripped) if DECIMAL.fullmatch(stripped) else math.nan
 
 

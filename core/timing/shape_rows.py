@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 from gemmreg.contract.bad_input import did_you_mean, shown
 from gemmreg.contract.low_precision import FP8_DTYPES, FP8_OUT_DTYPES, FP8_SCALINGS
-from gemmreg.contract.options import MAX_DIGITS, UsageError
+from gemmreg.contract.options import MAX_DIGITS, UsageError, decimal
 from gemmreg.contract.records import (
     ALL_DTYPES,
     BATCH_LAYOUTS,
@@ -48,9 +48,9 @@ MAX_NAME_CHARS = 200
 """A name is a label for people (``q_proj, o_proj``), printed beside a point."""
 
 _DIGITS = re.compile(r"[ \t]*[0-9]+[ \t]*")
-_DECIMAL = re.compile(r"[ \t]*[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?[ \t]*")
-"""A weight written as text: decimal digits, ASCII only (``float`` itself
-also takes ``1_0``, ``infinity`` and other scripts' digits)."""
+"""A size written as text (a CSV cell): ASCII digits only (``int`` itself also
+takes ``1_0`` and other scripts' digits); a weight as text is read by
+:func:`gemmreg.contract.options.decimal`."""
 
 
 @attrs.frozen
@@ -196,8 +196,8 @@ def _weight(where: str, value: Any) -> float:
     number: float | None = None
     if isinstance(value, float) or (isinstance(value, int) and not isinstance(value, bool)):
         number = float(value) if abs(value) <= MAX_WEIGHT else math.inf  # no OverflowError
-    elif isinstance(value, str) and _DECIMAL.fullmatch(value):
-        number = float(value)
+    elif isinstance(value, str):
+        number = decimal(value)  # NaN unless written as a user writes a number
     if number is None or not math.isfinite(number) or not 0 < number <= MAX_WEIGHT:
         raise UsageError(
             f"{where}: weight must be a number above 0 up to {MAX_WEIGHT:g}, got {shown(value)}"
