@@ -31,6 +31,7 @@ word. So:
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -141,16 +142,11 @@ def _finite_float(text: str) -> float:
     return value
 
 
-_LOADER: Any = None
-
-
+@functools.cache
 def _strict_loader() -> Any:
     """PyYAML's SafeLoader, with decimal numbers only, no anchors or aliases,
     and repeated keys marked (made once, on the first YAML file: PyYAML is
     optional)."""
-    global _LOADER
-    if _LOADER is not None:
-        return _LOADER
     import yaml
     from yaml.composer import ComposerError
     from yaml.constructor import ConstructorError
@@ -204,8 +200,7 @@ def _strict_loader() -> Any:
     StrictLoader.add_constructor(INT_TAG, StrictLoader.construct_decimal)
     StrictLoader.add_constructor(FLOAT_TAG, StrictLoader.construct_decimal)
     StrictLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
-    _LOADER = StrictLoader
-    return _LOADER
+    return StrictLoader
 
 
 def _construct_map(loader: Any, node: Any) -> Any:
