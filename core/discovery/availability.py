@@ -10,7 +10,7 @@ is the answer's reason."""
 from __future__ import annotations
 
 from gemmreg.contract import backend, known_limits
-from gemmreg.contract.records import KernelSpec, Problem
+from gemmreg.contract.records import Capabilities, KernelSpec, Problem
 from gemmreg.discovery import plugin_calls
 
 
@@ -37,11 +37,12 @@ def unavailable_reason(spec: KernelSpec) -> str | None:
 def unsupported_reason(spec: KernelSpec, problem: Problem) -> str | None:
     """Why ``problem`` is outside what ``spec`` declares, or None. Never raises
     (but lets a real Ctrl-C through)."""
+    capabilities = spec.capabilities
+    if type(capabilities) is Capabilities and capabilities.constraint is None:
+        return capabilities.unsupported(problem)  # gemmreg's own code: nothing to contain
     try:
         return plugin_calls.call(
-            spec.name,
-            "its capability constraint",
-            lambda: spec.capabilities.unsupported(problem),
+            spec.name, "its capability constraint", lambda: capabilities.unsupported(problem)
         )
     except plugin_calls.Misbehaved as error:
         return error.reason
