@@ -6,9 +6,9 @@ importlib's ``entry_points()`` keeps one distribution per name, the first on
 gemmreg, hid gemmreg's own entry points and was taken for the built-ins. So
 every distribution's entry points are read here (:func:`installed`; the same
 entry point found twice, an egg-info beside an editable install, counts once),
-and built-in status takes both gemmreg's distribution name and a module inside
-the package gemmreg ships its plugins in (:attr:`Origin.built_in`): a name in
-a METADATA file alone claims nothing.
+and built-in status takes both gemmreg's distribution name and a module
+installed beside gemmreg's own package (:attr:`Origin.built_in`): a name in a
+METADATA file alone claims nothing.
 
 An entry-point name is also the name a plugin is blocked and selected by, so
 it follows the kernel-name rule: a built-in's cannot be taken, and one two
