@@ -59,19 +59,20 @@ class GuardedOutput:
     ``out`` is what the kernel is handed, and a kernel can re-point it
     (``out.set_(...)``, ``out.data = ...``) at a result it made elsewhere,
     leaving the buffer unwritten. So the checks read C and the guards through
-    tensors of the core's own (:attr:`result`, made with the buffer), and
+    tensors of the core's own (:attr:`c`, made with the buffer), and
     :meth:`moved` says whether ``out`` still is where it was handed over."""
 
     buffer: torch.Tensor
     out: torch.Tensor
+    c: torch.Tensor
+    """C as the checks read it: the core's own alias of its memory, never
+    handed to a kernel."""
+    guards: torch.Tensor
+    """The whole buffer, guards included, as :meth:`guards_intact` reads it."""
+    handed: Geometry
+    """Where ``out`` was when handed over (:func:`guarded_inputs.geometry`)."""
     poison_alias: torch.Tensor | None = None
     """C's memory under a version counter of its own, for :meth:`poison`."""
-    result: torch.Tensor | None = None
-    """C's memory as the checks read it: never handed to a kernel."""
-    guards: torch.Tensor | None = None
-    """The whole buffer, guards included, as :meth:`guards_intact` reads it."""
-    handed: Geometry | None = None
-    """Where ``out`` was when handed over (:func:`guarded_inputs.geometry`)."""
 
     @classmethod
     def allocate(cls, problem: Problem, device: str) -> GuardedOutput:
@@ -92,23 +93,16 @@ class GuardedOutput:
         return cls(
             buffer=buffer,
             out=out,
-            poison_alias=_alias(out),
-            result=_alias(out),
+            c=_alias(out),
             guards=_alias(buffer),
             handed=geometry(out),
+            poison_alias=_alias(out),
         )
-
-    @property
-    def c(self) -> torch.Tensor:
-        """C as the checks read it: the core's own alias of its memory."""
-        return self.result if self.result is not None else self.out
 
     def moved(self) -> str:
         """``""`` while ``out`` is where it was handed over; else one line: a
         kernel that re-points C at memory of its own never wrote the C the
         checks and the timing read."""
-        if self.handed is None:
-            return ""
         changed = moved(self.out, self.handed)
         return f"replaced C instead of writing it ({changed} changed)" if changed else ""
 
@@ -120,9 +114,8 @@ class GuardedOutput:
         fill_sentinel(self.poison_alias if self.poison_alias is not None else _alias(self.out))
 
     def guards_intact(self) -> bool:
-        buffer = self.guards if self.guards is not None else self.buffer
-        head = buffer[:GUARD_ELEMENTS]
-        tail = buffer[-GUARD_ELEMENTS:]
+        head = self.guards[:GUARD_ELEMENTS]
+        tail = self.guards[-GUARD_ELEMENTS:]
         return bool((head == GUARD_SENTINEL).all() and (tail == GUARD_SENTINEL).all())
 
 
