@@ -109,3 +109,23 @@ def test_a_device_index_out_of_bounds_is_refused(monkeypatch, capsys, clean_devi
     assert "--devices 2: CUDA_VISIBLE_DEVICES='4,5' leaves 2 device(s) visible" in outcome.err
     outcome = run_main(["compare", "torch_ref", "triton_grouped", "--device", "-1"], capsys)
     outcome.assert_refused()
+
+
+@pytest.mark.parametrize("value", ["cpuu", "gpu", "cuda:1", "0"])
+def test_a_forced_device_other_than_cpu_is_refused_before_any_work(value, monkeypatch, capsys):
+    """A typo in GEMMREG_DEVICE would have timed the GPU the user meant to keep out."""
+    forbid_work(monkeypatch)
+    monkeypatch.setenv("GEMMREG_DEVICE", value)
+    for argv in (["list"], ["check", "torch_ref"], ["bench", "torch_ref", "--shape", "8"]):
+        outcome = run_main(argv, capsys)
+        outcome.assert_refused()
+        assert f"GEMMREG_DEVICE must be 'cpu' or unset, got {value!r}" in outcome.err
+
+
+@pytest.mark.parametrize("value", ["cpu", " CPU ", ""])
+def test_cpu_and_nothing_are_the_forced_device_values(value, monkeypatch):
+    from gemmreg.contract import backend
+
+    backend.check_force_env({"GEMMREG_DEVICE": value})
+    assert backend.forced_cpu({"GEMMREG_DEVICE": value}) is (value != "")
+    assert backend.gpu_likely({"GEMMREG_DEVICE": value}) is (value == "" and backend.gpu_likely({}))

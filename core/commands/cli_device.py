@@ -20,7 +20,11 @@ if TYPE_CHECKING:
 def choose(args: argparse.Namespace) -> None:
     """Pin this process's environment (inherited by every worker) to the one
     GPU ``--device N`` or ``--devices N`` names, before torch is imported.
-    Several GPUs are left to the command: each of its workers is pinned."""
+    Several GPUs are left to the command: each of its workers is pinned.
+    A ``GEMMREG_DEVICE`` other than ``cpu`` is refused here, first."""
+    from gemmreg.contract import backend
+
+    backend.check_force_env(os.environ)
     given = device_choice.chosen(getattr(args, "device", None), getattr(args, "devices", None))
     if given is None:
         return

@@ -28,6 +28,22 @@ FORCE_ENV = "GEMMREG_DEVICE"
 """Set to ``cpu`` to run on the CPU (Triton interpreter) even where a GPU exists."""
 
 
+def forced_cpu(env: Mapping[str, str] | None = None) -> bool:
+    """Whether :data:`FORCE_ENV` asks for the CPU. Any other value than ``cpu``
+    (or nothing) is a typo that would time the GPU a user meant to keep out:
+    the command line refuses it (:func:`check_force_env`) before any work."""
+    return (os.environ if env is None else env).get(FORCE_ENV, "").strip().lower() == "cpu"
+
+
+def check_force_env(env: Mapping[str, str]) -> None:
+    """Refuse a :data:`FORCE_ENV` that is neither unset, empty nor ``cpu``."""
+    from gemmreg.contract.bad_input import UsageError
+
+    value = env.get(FORCE_ENV, "")
+    if value.strip().lower() not in ("", "cpu"):
+        raise UsageError(f"{FORCE_ENV} must be 'cpu' or unset, got {value[:40]!r}")
+
+
 @attrs.frozen(kw_only=True)
 class BackendInfo:
     kind: Backend
@@ -69,8 +85,7 @@ def current() -> BackendInfo:
     """Detect the backend and, with no GPU, turn on Triton's interpreter."""
     import torch
 
-    forced_cpu = os.environ.get(FORCE_ENV, "").lower() == "cpu"
-    if torch.cuda.is_available() and not forced_cpu:
+    if torch.cuda.is_available() and not forced_cpu():
         kind: Backend = "rocm" if getattr(torch.version, "hip", None) else "cuda"
         note = ""
         if _interpreter_guessed and os.environ.get("TRITON_INTERPRET") == "1":
@@ -106,7 +121,7 @@ def gpu_likely(env: Mapping[str, str] | None = None) -> bool:
     """Whether a GPU is likely here, without importing torch (seconds): a
     guess for work that may start before :func:`current` can answer.
     ``env``: the environment of the process asked about (default this one's)."""
-    if (os.environ if env is None else env).get(FORCE_ENV, "").lower() == "cpu":
+    if forced_cpu(env):
         return False
     return any(os.path.exists(node) for node in GPU_DEVICE_NODES)
 
