@@ -74,6 +74,28 @@ def test_an_empty_ray_address_is_refused_not_read_as_no_ray(monkeypatch):
     assert done.stderr.count("\n") == 1 and "--ray: is empty" in done.stderr
 
 
+def test_an_address_with_no_cluster_behind_it_is_one_line_before_any_work(tmp_path, monkeypatch):
+    """Ray's own ValueError (no such address) or ConnectionError (nobody
+    answered) used to end gemmreg as an internal error, exit 3."""
+    monkeypatch.setenv(ray_cluster.RAY_ADDRESS_ENV, "not-an-address")
+    done = run_gemmreg("bench", "torch_ref", "--shape", "8", "--out", str(tmp_path / "run"))
+    assert done.returncode == 2, done.stderr
+    assert (
+        "gemmreg: error: no Ray cluster to join at not-an-address: Invalid address" in done.stderr
+    )
+    assert "internal error" not in done.stderr and not any((tmp_path / "run").glob("*"))
+
+    def refuse(**_: object) -> None:
+        raise ConnectionError("Failed to connect to Ray cluster at 10.0.0.1:6379")
+
+    import ray
+
+    monkeypatch.setattr(ray, "init", refuse)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    with pytest.raises(UsageError, match=r"no Ray cluster to join at 10\.0\.0\.1:6379: Failed"):
+        ray_cluster.connect("10.0.0.1:6379")
+
+
 @pytest.mark.slow
 def test_a_sweep_on_ray_saves_every_point_with_its_node(tmp_path, fake_plugins):
     pytest.importorskip("ray", reason="Ray is optional (pip install 'gemmreg[ray]')")

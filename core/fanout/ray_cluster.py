@@ -107,7 +107,11 @@ def connect(where: str) -> ModuleType:
             resources = {FAKE_GPU_RESOURCE: float(len(fake))} if fake else None
             ray.init(resources=resources, include_dashboard=False, log_to_driver=False)
         else:
-            ray.init(address=where, log_to_driver=False)
+            try:
+                ray.init(address=where, log_to_driver=False)
+            except (ConnectionError, ValueError) as error:  # no cluster there, or no address
+                first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                raise UsageError(f"no Ray cluster to join at {where}: {first[:200]}") from None
     return ray
 
 
