@@ -209,6 +209,27 @@ def test_a_plugin_that_changes_global_state_fails_its_own_row_and_spares_the_oth
     assert runs["torch_ref"].status == "timed"
 
 
+def test_a_plugin_that_sets_torch_cpu_threads_is_blamed_and_the_next_task_gets_them_back(
+    fake_plugins,
+):
+    """torch.set_num_threads(1) in one plugin's prepare would slow every later
+    CPU figure in that worker: it is blamed on that plugin and pinned back."""
+    import torch
+    from gemmreg.discovery import torch_state
+
+    fake_plugins("state_changers")
+    runs = runs_of_one_process(["fake_sets_one_thread", "torch_ref"], 2)
+    assert runs["fake_sets_one_thread"].status == "failed"
+    assert "intra-op CPU threads" in runs["fake_sets_one_thread"].reason
+    assert runs["torch_ref"].status == "timed"
+    started = torch.get_num_threads()
+    try:
+        torch.set_num_threads(max(1, started - 1) if started > 1 else 2)
+        assert torch_state.pin().num_threads == started == torch.get_num_threads()
+    finally:
+        torch.set_num_threads(started)
+
+
 def test_a_launch_that_changes_state_during_the_rounds_voids_its_process(fake_plugins):
     """Caught after the slot it happened in, blamed on that kernel; the
     process's rounds count for no one, since the others ran under it."""

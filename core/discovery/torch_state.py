@@ -2,8 +2,10 @@
 
 Plugins share worker processes, and torch keeps global state that changes what
 a kernel computes: the default dtype, TF32 and reduced-precision switches,
-``float32_matmul_precision``, deterministic mode, the default device, and on a
-GPU the current device and stream. A plugin that flips one in ``prepare``
+``float32_matmul_precision``, deterministic mode, the default device, the
+number of CPU threads an operator may use (``torch.set_num_threads``: one
+plugin setting 1 would make every later CPU figure in that worker slower), and
+on a GPU the current device and stream. A plugin that flips one in ``prepare``
 would otherwise change the next plugin's result (a reference kernel failing
 its precheck after another plugin turned TF32 on). So every worker task starts from
 :func:`pin`, and the core calls :func:`gemmreg.discovery.state_changes.changes`
@@ -25,6 +27,7 @@ a plugin that flips a switch itself is still blamed.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -55,6 +58,9 @@ class TorchState:
     fp32_precision: Reading
     """The newer TF32 switches (global, matmul, cudnn) as one text; None before torch 2.9."""
     deterministic_algorithms: Reading
+    num_threads: Reading = None
+    """``torch.get_num_threads()``; pinned to the process's own first reading
+    (:func:`_threads_at_start`)."""
     device: int | None = None
     """The current CUDA device; None while CUDA is not initialized in this process."""
     stream: int | None = None
@@ -72,6 +78,7 @@ LABELS = {
     "float32_matmul_precision": "float32_matmul_precision",
     "fp32_precision": "fp32_precision (global/matmul/cudnn)",
     "deterministic_algorithms": "deterministic algorithms",
+    "num_threads": "intra-op CPU threads (torch.get_num_threads)",
     "device": "current CUDA device",
     "stream": "current CUDA stream id",
 }
@@ -87,9 +94,22 @@ def _read(getter: Callable[[], object]) -> Reading:
     return str(value) if not isinstance(value, bool | int | type(None)) else value
 
 
+@functools.cache
+def _threads_at_start() -> int:
+    """The CPU threads torch had at this process's first reading: the first
+    reading comes before any plugin is imported (discovery reads the state
+    before and after each import), so it is torch's own choice (the cores,
+    or ``OMP_NUM_THREADS``) and the value every task is pinned back to."""
+    import torch
+
+    return torch.get_num_threads()
+
+
 def current() -> TorchState:
     """Read torch's global switches now (without initializing CUDA)."""
     import torch
+
+    _threads_at_start()
 
     matmul = torch.backends.cuda.matmul
     new_api = hasattr(torch.backends, "fp32_precision")
@@ -119,6 +139,7 @@ def current() -> TorchState:
         if new_api
         else None,
         deterministic_algorithms=_read(torch.are_deterministic_algorithms_enabled),
+        num_threads=_read(torch.get_num_threads),
         device=device,
         stream=stream,
     )
@@ -176,7 +197,8 @@ def pin(tf32: bool = False) -> TorchState:
 
     Pinned: float32 default dtype on the CPU device, IEEE fp32 (TF32 off,
     ``float32_matmul_precision`` "highest"), no reduced-precision reductions
-    or fp16 accumulation, deterministic mode off, and where CUDA is initialized
+    or fp16 accumulation, deterministic mode off, the CPU threads torch chose
+    at the process's start, and where CUDA is initialized
     device 0 and its default stream. With ``tf32``, TF32 matmuls are allowed
     instead (``allow_tf32`` True, ``float32_matmul_precision`` "high", which on
     torch >= 2.9 also sets the newer matmul switch to "tf32"); cuDNN's TF32
@@ -207,6 +229,8 @@ def pin(tf32: bool = False) -> TorchState:
     if hasattr(matmul, "allow_fp16_accumulation"):
         _set(lambda: setattr(matmul, "allow_fp16_accumulation", False))
     _set(lambda: _use_deterministic_algorithms(False))
+    if torch.get_num_threads() != _threads_at_start():
+        _set(lambda: torch.set_num_threads(_threads_at_start()))
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         _set(lambda: torch.cuda.set_device(PINNED_DEVICE))
         _set(lambda: torch.cuda.set_stream(torch.cuda.default_stream(PINNED_DEVICE)))
@@ -234,6 +258,7 @@ def restore(state: TorchState) -> None:
         ),
         "fp16_accumulation": lambda v: setattr(matmul, "allow_fp16_accumulation", v),
         "deterministic_algorithms": _use_deterministic_algorithms,
+        "num_threads": torch.set_num_threads,
     }
     # The precision string last but one: it sets matmul.allow_tf32 as a side effect.
     precision = state.float32_matmul_precision  # a string as read (else nothing to put back)

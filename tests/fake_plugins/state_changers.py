@@ -37,6 +37,11 @@ def sets_medium():
     torch.set_float32_matmul_precision("medium")
 
 
+def sets_one_thread():
+    """Not a precision: on the CPU every later figure in the worker gets slower."""
+    torch.set_num_threads(1)
+
+
 def changes_in_launch(a, b, out):
     torch.mm(a, b, out=out)
     torch.use_deterministic_algorithms(True)
@@ -79,6 +84,7 @@ def gemmreg_register_kernels(register):
     register(fp32_spec("fake_sets_float64", mm, prepare=setting(sets_float64)))
     register(fp32_spec("fake_sets_tf32", mm, prepare=setting(sets_tf32)))
     register(fp32_spec("fake_sets_medium", mm, prepare=setting(sets_medium)))
+    register(fp32_spec("fake_sets_one_thread", mm, prepare=setting(sets_one_thread)))
     register(fp32_spec("fake_changes_in_launch", changes_in_launch))
     register(fp32_spec("fake_state_probe", probe))
     register(fp32_spec("fake_changes_later", changes_on_third_call))
