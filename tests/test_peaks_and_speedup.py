@@ -167,6 +167,39 @@ def test_the_speedup_picture_has_each_points_interval_and_the_line_at_one():
     assert lows == pytest.approx([1 / 1.3, 1 / 1.6, 1 / 2.1])
 
 
+def test_each_form_of_point_is_its_own_series_and_shared_sizes_are_not_joined():
+    """A row-major and a transposed point of one size used to be one line
+    zigzagging between them; a model's shapes of one size (1x14336x4096 and
+    1x4096x14336) were joined by a line that drew a trend not there."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from gemmreg.reporting import plots_speedup
+
+    transposed = [
+        attrs.evolve(r, problem=attrs.evolve(r.problem, layout="transposedB"))
+        for r in verdict_report_series(((64, 0.8), (128, 0.9), (256, 1.1)))
+    ]
+    fig = plots_speedup.figure(plt, "fp32", SWEEP + transposed, "base")
+    bars = {c.get_label(): c for c in fig.axes[0].containers}
+    rowmajor, transposed_b = "fast (ieee_fp32) fp32-rowmajor", "fast (ieee_fp32) fp32-transposedB"
+    assert set(bars) == {rowmajor, transposed_b}
+    assert list(bars[transposed_b].lines[0].get_ydata()) == [0.8, 0.9, 1.1]
+    assert bars[rowmajor].lines[0].get_linestyle() == "-"
+    wide, deep = (
+        attrs.evolve(verdict_report(1, s, (s - 0.1, s + 0.1)), problem=Problem(m=1, n=n, k=k))
+        for s, n, k in ((1.2, 14336, 4096), (0.7, 4096, 14336))
+    )
+    model = plots_speedup.figure(plt, "fp32", [wide, deep], "base")
+    (shared,) = model.axes[0].containers
+    assert sorted(shared.lines[0].get_ydata()) == [0.7, 1.2]
+    assert shared.lines[0].get_linestyle() == "None"
+
+
+def verdict_report_series(points):
+    return [verdict_report(n, s, (s - 0.1, s + 0.1)) for n, s in points]
+
+
 def test_report_plot_writes_the_speedup_picture_and_refuses_an_unknown_baseline(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     runs.write_run(tmp_path / "run", {"device_name": "NVIDIA H200"}, SWEEP, False)

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from gemmreg.contract import batching
 from gemmreg.reporting.plots import SIZE_TICK_BASE, _plain_log_axis, _pyplot
 from gemmreg.timing.timing_records import CompareReport, Verdict
 
@@ -72,23 +73,52 @@ def write_speedup_plots(
     return written
 
 
+def form_of(report: CompareReport) -> str:
+    """What the point is besides its size: number format, layout, batch or
+    groups (``bf16-transposedB``). Points of two forms are two series: one
+    line through a row-major and a transposed point of one size would read
+    as one kernel's speedup moving with size."""
+    problem = report.problem
+    return batching.labelled(problem, f"{problem.number_format}-{problem.layout}")
+
+
+Series = dict[tuple[str, str], list[tuple[float, float, tuple[float, float] | None]]]
+"""(kernel, form) -> (size, speedup, interval) of each point."""
+
+
 def figure(plt: ModuleType, dtype: str, reports: Sequence[CompareReport], baseline: str) -> Figure:
+    """Each (kernel, form) is a series; its points are joined by a line only
+    where no two share a size (a sweep of squares): the shapes of a model
+    (1x14336x4096 beside 1x4096x14336) share a size, and a line through
+    them would draw a trend that is not there."""
     fig, axes = plt.subplots(figsize=(8, 5))
-    series: dict[str, list[tuple[float, float, tuple[float, float] | None]]] = {}
+    series: Series = {}
     for report in reports:
         size = (report.problem.m * report.problem.n * report.problem.k) ** (1 / 3)
         for verdict in report.verdicts:
             found = speedup_of(verdict, baseline)
             if found is not None:
-                series.setdefault(found[0], []).append((size, found[1], found[2]))
-    for kernel, points in sorted(series.items()):
+                key = (found[0], form_of(report))
+                series.setdefault(key, []).append((size, found[1], found[2]))
+    forms = {form for _, form in series}
+    for (kernel, form), points in sorted(series.items()):
         points.sort(key=lambda p: p[0])
         x, y = [p[0] for p in points], [p[1] for p in points]
         below = [s - (p[2][0] if p[2] else s) for p, s in zip(points, y, strict=True)]
         above = [(p[2][1] if p[2] else s) - s for p, s in zip(points, y, strict=True)]
         maths = sorted({s.math for r in reports for s in r.summaries if s.kernel == kernel})
         label = f"{kernel} ({', '.join(maths)})" if maths else kernel  # unlike math, seen
-        axes.errorbar(x, y, yerr=[below, above], marker="o", capsize=3, label=label)
+        label += f" {form}" if len(forms) > 1 else ""
+        joined = len(set(x)) == len(x)
+        axes.errorbar(
+            x,
+            y,
+            yerr=[below, above],
+            marker="o",
+            capsize=3,
+            label=label,
+            linestyle="-" if joined else "none",
+        )
     axes.axhline(1.0, color="black", linewidth=1, label=f"{baseline} (1.0)")
     axes.set(
         xscale="log",
