@@ -98,3 +98,51 @@ def test_the_timing_precheck_holds_kernels_to_the_same_rules(launch, problem, re
     kernel = timed_kernel.TimedKernel(name="k", spec=fp32_spec("k", launch))
     assert not timed_kernel.prepare(kernel, problem, seed=3, device="cpu")
     assert kernel.result.reason.startswith(reason)
+
+
+def writes_a_padding_after_its_first_a(a, b, out):
+    """Honest on the A it was prechecked with; writes past the rows of any other."""
+    torch.mm(a, b, out=out)
+    seen = writes_a_padding_after_its_first_a.__dict__.setdefault("first", a.data_ptr())
+    if a.data_ptr() != seen:
+        m, k = a.shape
+        torch.as_strided(a, (m, a.stride(0) - k), a.stride(), a.storage_offset() + k).fill_(7.0)
+
+
+def test_a_further_placement_s_padding_is_watched_with_the_prechecked_copy():
+    """Timing rotates copies of the operands; their padding used to go unwatched."""
+    from gemmreg.timing.placements import more_placements
+
+    writes_a_padding_after_its_first_a.__dict__.pop("first", None)
+    spec = fp32_spec("k", writes_a_padding_after_its_first_a)
+    kernel = timed_kernel.TimedKernel(name="k", spec=spec)
+    assert timed_kernel.prepare(kernel, PADDED, seed=3, device="cpu")
+    kernel.place(more_placements(spec, PADDED, 3, "cpu", 2))
+    assert [w.copies is kernel.inputs.copies for w in kernel.watched] == [True, True, True]
+    for index in range(3):
+        kernel.use_placement(index)
+        kernel.call()
+    check = kernel.verify_every_placement(PADDED)
+    assert check is not None and not check.passed
+    assert check.reason.startswith("placement 2 of 3")
+    assert "wrote into its inputs A or B" in check.reason
+
+
+def test_a_generator_that_leaves_its_padding_unset_keeps_view_watching():
+    """A further placement whose bytes differ from the prechecked one (padding
+    never written by the plugin's generator) cannot share its copy."""
+    from gemmreg.checking.guarded_inputs import InputStorages
+
+    def unset_padding(problem, seed, device):
+        a = torch.empty(problem.m, problem.k + 4).normal_(
+            generator=torch.Generator().manual_seed(seed)
+        )
+        b = torch.randn(problem.k, problem.n, generator=torch.Generator().manual_seed(seed))
+        return a[:, : problem.k], b
+
+    taken = InputStorages.take(unset_padding(ROWMAJOR, 3, "cpu"))
+    other = unset_padding(ROWMAJOR, 3, "cpu")
+    storage = other[0].untyped_storage()
+    storage[storage.nbytes() - 1] = 1  # the padding differs; the view holds the same values
+    assert InputStorages.watch(other, like=taken).copies is None
+    assert InputStorages.watch(unset_padding(ROWMAJOR, 3, "cpu"), like=taken).copies is taken.copies

@@ -72,7 +72,9 @@ class InputStorages:
     storages: tuple[torch.UntypedStorage, ...]
     """The storages the core made: judged even if the kernel re-points a tensor."""
     copies: tuple[torch.Tensor, ...] | None
-    """Each storage's bytes when taken; None: only the views are watched."""
+    """Each storage's bytes when taken (for a further placement, the
+    prechecked placement's, where its bytes were the same: :meth:`watch`);
+    None: only the views are watched."""
 
     @classmethod
     def take(cls, operands: tuple[torch.Tensor, ...]) -> InputStorages:
@@ -84,16 +86,38 @@ class InputStorages:
         return watched
 
     @classmethod
-    def watch(cls, operands: tuple[torch.Tensor, ...]) -> InputStorages:
-        """Watch where ``operands`` are, without a copy: a further placement
-        of the same values (timing), whose views are checked against the
-        prechecked copies and whose storage must stay where it is."""
-        return cls(
+    def watch(
+        cls, operands: tuple[torch.Tensor, ...], like: InputStorages | None = None
+    ) -> InputStorages:
+        """Watch where ``operands`` are, without a copy of their own: a further
+        placement of the same values (timing), whose views are checked against
+        the prechecked copies and whose storage must stay where it is.
+
+        Where each storage holds, byte for byte, what ``like``'s copy holds
+        (the same generator drawn with the same seed: padding included) and
+        the views sit at the same offsets, ``like``'s copies watch this
+        placement's padding too, at no memory cost; otherwise (a generator
+        that leaves its padding unset) only the views are watched."""
+        import torch
+
+        watched = cls(
             handed=tuple(operands),
             geometries=tuple(geometry(x) for x in operands),
             storages=tuple(x.untyped_storage() for x in operands),
             copies=None,
         )
+        if like is not None and like.copies is not None and len(like.copies) == len(operands):
+            same = all(
+                g[1:] == h[1:] and copy.numel() == storage.nbytes()
+                and torch.equal(_bytes(storage, x.device), copy)
+                for x, g, h, storage, copy in zip(
+                    operands, watched.geometries, like.geometries, watched.storages,
+                    like.copies, strict=True,
+                )
+            )  # fmt: skip
+            if same:
+                watched.copies = like.copies
+        return watched
 
     @property
     def before(self) -> tuple[torch.Tensor, ...]:

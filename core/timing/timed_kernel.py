@@ -68,6 +68,21 @@ class TimedKernel:
         a, b, *scales = self.operands
         self.launch(a, b, self.guarded.out, *scales)
 
+    def place(self, extra: list[tuple[Operands, GuardedOutput]]) -> None:
+        """Add further placements of the prechecked operands (the same values,
+        :func:`gemmreg.timing.placements.more_placements`), each watched with
+        the prechecked copies where its bytes are theirs, padding included
+        (:meth:`InputStorages.watch`)."""
+        assert self.operands is not None and self.guarded is not None
+        assert self.inputs is not None  # taken with the first placement, at the precheck
+        self.sets = [(self.operands, self.guarded), *extra]
+        self.watched = [
+            self.inputs,
+            *(InputStorages.watch(ops, like=self.inputs) for ops, _ in extra),
+        ]
+        self.moved = [fresh_values.Shifts()] * len(self.sets)  # one draw: the same values
+        self.result.placements = len(self.sets)
+
     def use_placement(self, index: int) -> None:
         """Rounds rotate the placements: round ``index`` uses this one."""
         if self.sets:

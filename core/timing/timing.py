@@ -37,11 +37,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
-from gemmreg.checking.guarded_inputs import InputStorages
 from gemmreg.contract import backend
 from gemmreg.contract.records import KernelSpec, Problem
 from gemmreg.discovery import state_changes, torch_state
-from gemmreg.timing import fresh_values, regimes, round_loops, rounds, work_recording
+from gemmreg.timing import regimes, round_loops, rounds, work_recording
 from gemmreg.timing.clocks import CpuClock, GpuClock
 from gemmreg.timing.device_memory import device_bytes
 from gemmreg.timing.placements import more_placements, placement_count
@@ -131,17 +130,11 @@ def measure_group(
         return result
     count = placement_count(problem, device_bytes(info)[0] if info.is_gpu else None)
     for kernel in ready:  # the first placement is the prechecked one
-        assert kernel.operands is not None and kernel.guarded is not None
-        first = (kernel.operands, kernel.guarded)
         try:
             extra = more_placements(kernel.spec, problem, seed, info.device, count - 1)
         except Exception:  # no room for copies: time in the one placement (placements: 1)
             extra = []
-        kernel.sets = [first, *extra]
-        assert kernel.inputs is not None  # taken with the first placement, at the precheck
-        kernel.watched = [kernel.inputs, *(InputStorages.watch(ops) for ops, _ in extra)]
-        kernel.moved = [fresh_values.Shifts()] * len(kernel.sets)  # one draw: the same values
-        kernel.result.placements = len(kernel.sets)
+        kernel.place(extra)
     monitor, result.monitor = _open_monitor()
     # every kernel prepared and called first: CUPTI is set up only now (work_recording)
     recorder = work_recording.begin(clock, info.is_gpu)
