@@ -31,6 +31,7 @@ import functools
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 from gemmreg.contract.records import KernelSpec, Problem
@@ -246,7 +247,7 @@ def restore(state: TorchState) -> None:
 
     matmul = torch.backends.cuda.matmul
     pin()  # a known, readable starting point, then the recorded values
-    setters = {
+    setters: dict[str, Callable[[Any], object]] = {
         "default_dtype": lambda v: torch.set_default_dtype(getattr(torch, v.split(".")[-1])),
         "matmul_allow_tf32": lambda v: setattr(matmul, "allow_tf32", v),
         "cudnn_allow_tf32": lambda v: setattr(torch.backends.cudnn, "allow_tf32", v),
@@ -258,7 +259,7 @@ def restore(state: TorchState) -> None:
         ),
         "fp16_accumulation": lambda v: setattr(matmul, "allow_fp16_accumulation", v),
         "deterministic_algorithms": _use_deterministic_algorithms,
-        "num_threads": torch.set_num_threads,
+        "num_threads": lambda v: torch.set_num_threads(int(v)),
     }
     # The precision string last but one: it sets matmul.allow_tf32 as a side effect.
     precision = state.float32_matmul_precision  # a string as read (else nothing to put back)
