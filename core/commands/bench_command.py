@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gemmreg.commands import option_effects
 from gemmreg.commands.launching import (
     LOCAL,
     Launch,
@@ -46,7 +47,9 @@ def bench(
     from gemmreg.workers import devices
 
     check_names("bench", request.kernels, 1)
-    request.timing.check(launch.spell)  # on Ray too: each actor's pool adds processes
+    # On Ray too: each actor's pool adds processes.
+    request.timing.check(launch.spell, pairs=len(request.kernels) > 1)
+    option_effects.refuse_force_without_out(request.out, request.force, launch.spell, True)
     names = list(request.kernels)
     problems = [point.problem for point in request.points]
     # On Ray each actor starts its pool on its node; with --devices, one pool per GPU.
@@ -55,6 +58,7 @@ def bench(
         info = backend.current()
         if launch.on_backend is not None:
             launch.on_backend(info)
+        request.timing.check_backend(info.is_gpu, launch.spell)
         executor = executor_for(launch, info)
         ahead = ahead_pinned.unless_other_gpus(ahead, launch.devices, executor.gpus)
         preflight.refuse_unfit(problems, info)

@@ -121,8 +121,9 @@ def build_parser() -> argparse.ArgumentParser:
     cli_options.shapes_option(compare_shape, "a file of one shape (compare times one)")
     compare.add_argument(
         "--dtype",
-        default="fp32",
-        help="comma-separated dtypes: the pairs judged at each in turn, a verdict per dtype",
+        default=None,
+        help="comma-separated dtypes: the pairs judged at each in turn, a verdict per dtype "
+        "(default: fp32)",
     )
     compare.add_argument("--layout", default=None, help="one layout (default: rowmajor)")
     cli_problem_options.problem_form_options(compare, many=False)
@@ -143,7 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         "cartesian product, e.g. 256:1024:256,2048 or 1024:4096:1024x4096x512:8192:*2",
     )
     cli_options.shapes_option(bench_shape, "the shapes, one row each, with weights")
-    bench.add_argument("--dtype", default="fp32", help="comma-separated dtypes")
+    bench.add_argument("--dtype", default=None, help="comma-separated dtypes (default: fp32)")
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
     cli_problem_options.problem_form_options(bench, many=False)
     cli_options.add_timing_options(bench)

@@ -14,7 +14,8 @@ from gemmreg.contract.low_precision import FP8_DTYPES
 from gemmreg.contract.options import UsageError
 
 if TYPE_CHECKING:
-    from gemmreg.contract.records import BatchLayout, Layout, OutDType, Scaling
+    from gemmreg.contract.records import BatchLayout, DType, Layout, OutDType, Scaling
+from gemmreg.commands import option_effects
 from gemmreg.commands.cli_common import _batch_layouts, _dtypes, _one_out_dtype, _one_scaling
 from gemmreg.commands.requests import BenchRequest, CompareRequest, TimingAsked
 from gemmreg.timing.points import Point, points
@@ -53,16 +54,32 @@ def timing_asked(args: argparse.Namespace) -> TimingAsked:
     )
 
 
+DEFAULT_DTYPE = "fp32"
+"""``compare`` and ``bench`` time fp32 unless ``--dtype`` says (the option's
+own default is None, so that a ``--dtype`` no point takes can be refused)."""
+
+
+def dtypes(value: str | None) -> list[DType]:
+    return _dtypes(DEFAULT_DTYPE if value is None else value)
+
+
 def sweep_points(args: argparse.Namespace) -> list[Point]:
     """``bench``'s points: from ``--shape`` or the rows of ``--shapes``."""
+    made = _sweep_points(args)
+    option_effects.refuse_unused_point_options(args, _sweep_points)
+    return made
+
+
+def _sweep_points(args: argparse.Namespace) -> list[Point]:
     from gemmreg.timing import shape_files
 
-    dtypes, chosen = _dtypes(args.dtype), layouts(args.layout)
+    dtypes_, chosen = dtypes(args.dtype), layouts(args.layout)
     fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if args.shapes is not None:
         _no_groups_with_shapes(args)
-        return points([], shape_files.read_shapes(args.shapes), dtypes, chosen, *fp8, batch(args))
-    return points(_shapes(args), [], dtypes, chosen, *fp8, batch(args), args.groups or ())
+        rows = shape_files.read_shapes(args.shapes)
+        return points([], rows, dtypes_, chosen, *fp8, batch(args))
+    return points(_shapes(args), [], dtypes_, chosen, *fp8, batch(args), args.groups or ())
 
 
 def _shapes(args: argparse.Namespace) -> list[tuple[int, int, int]]:
@@ -96,16 +113,32 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
     """``compare``'s points: one shape and layout, at each dtype (a
     ``--shapes`` row's own dtype where it names one); None when no shape was
     given (the backend's default is filled in once the backend is known)."""
+    made = _compare_points(args)
+    option_effects.refuse_unused_point_options(args, _any_shape)
+    return made
+
+
+def _any_shape(args: argparse.Namespace) -> list[Point]:
+    """``compare``'s points, at a stand-in shape where none was given:
+    whether an option is used does not depend on the shape."""
+    if args.shapes is None and args.shape is None:
+        args = argparse.Namespace(**{**vars(args), "shape": "1x1" if args.groups else "1x1x1"})
+    made = _compare_points(args)
+    assert made is not None
+    return made
+
+
+def _compare_points(args: argparse.Namespace) -> list[Point] | None:
     from gemmreg.timing import shape_files
 
-    dtypes, layout = _dtypes(args.dtype), layouts(args.layout)
+    dtypes_, layout = dtypes(args.dtype), layouts(args.layout)
     fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if len(layout) != 1:
         raise UsageError("compare takes one --layout")
     if args.shapes is not None:
         _no_groups_with_shapes(args)
         rows = shape_files.read_shapes(args.shapes)
-        chosen = points([], rows, dtypes, layout, *fp8, batch(args))
+        chosen = points([], rows, dtypes_, layout, *fp8, batch(args))
         shapes = {(p.problem.mnk, p.problem.layout, *_batched(p), p.problem.groups) for p in chosen}
         if len(shapes) != 1:
             raise UsageError(
@@ -122,7 +155,7 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
         shape = (sum(args.groups), n, k)
     else:
         shape = opt.parse_shape(args.shape)
-    return points([shape], [], dtypes, layout, *fp8, batch(args), args.groups or ())
+    return points([shape], [], dtypes_, layout, *fp8, batch(args), args.groups or ())
 
 
 def _batched(point: Point) -> tuple[int, BatchLayout]:
@@ -150,20 +183,20 @@ def compare_request(args: argparse.Namespace) -> CompareRequest:
     from_file = args.shapes is not None
     if given is None:
         shape = None
-        dtypes, layout = _dtypes(args.dtype), layouts(args.layout)[0]
+        chosen, layout = dtypes(args.dtype), layouts(args.layout)[0]
         fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
         batched = batch(args)
         groups = args.groups or ()
     else:
         shape = given[0].problem.mnk
-        dtypes, layout = [p.problem.dtype for p in given], given[0].problem.layout
+        chosen, layout = [p.problem.dtype for p in given], given[0].problem.layout
         fp8 = _fp8_choice(given)
         batched = _batched(given[0])
         groups = given[0].problem.groups
     return CompareRequest(
         kernels=tuple(args.names),
         shape=shape,
-        dtypes=tuple(dtypes),
+        dtypes=tuple(chosen),
         layout=layout,
         out_dtype=fp8[0],
         scaling=fp8[1],

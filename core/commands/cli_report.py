@@ -44,6 +44,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise UsageError(f"report {option} takes one run, not BEFORE AFTER")
     if args.margin is not None and len(args.runs) == 2 and not args.parts:
         raise UsageError("report --margin judges one run again; give one run")
+    _refuse_unread(args)
     if len(args.runs) > 2 and not args.parts:
         from gemmreg.commands.cli_history import report_history
 
@@ -133,3 +134,29 @@ def cmd_report(args: argparse.Namespace) -> int:
     if lost:
         _progress(f"gemmreg: timed BEFORE, no timing AFTER: {'; '.join(lost)}")
     return EXIT_FAILURE if any(c.regression for c in changes) or unjudged or lost else EXIT_OK
+
+
+def _refuse_unread(args: argparse.Namespace) -> None:
+    """The options this report would not read: ``--threshold`` compares two
+    runs or more (one run, or parts joined into one, has nothing to compare);
+    ``--baseline`` is the speedup picture's and ``--peaks`` the roofline's
+    and ``--margin``'s (its vetoes judge a call against the peaks); a
+    history's trend picture draws neither."""
+    one = len(args.runs) == 1 or args.parts
+    if args.threshold is not None and one:
+        joined = "parts joined into one run" if args.parts else "one run"
+        raise UsageError(
+            f"report --threshold compares runs (BEFORE AFTER, or a history): {joined} has "
+            "nothing to compare; drop it"
+        )
+    history = len(args.runs) > 2 and not args.parts
+    if args.baseline is not None and (args.plot is None or history):
+        raise UsageError(
+            "report --baseline is the speedup picture's, which a single run or BEFORE AFTER "
+            "with --plot DIR draws; drop it"
+        )
+    if args.peaks is not None and (args.plot is None or history) and args.margin is None:
+        raise UsageError(
+            "report --peaks is read by --plot's roofline (of a single run or BEFORE AFTER) and "
+            "--margin's vetoes; with neither here, drop it"
+        )

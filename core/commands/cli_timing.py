@@ -24,6 +24,7 @@ from gemmreg.commands.cli_common import (
 )
 from gemmreg.commands.launching import Launch
 from gemmreg.commands.requests import option_spelling
+from gemmreg.contract.options import UsageError
 from gemmreg.workers import temp_folders
 
 
@@ -106,6 +107,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from gemmreg.commands import bench_command
     from gemmreg.reporting import formats, render_compare, speedup_means
 
+    if args.fail_on and len(args.names) < 2:  # it gates pairs: one kernel makes none
+        raise UsageError(
+            f"--fail-on {','.join(args.fail_on)} gates pairs: one kernel makes no pair; "
+            "name a baseline first"
+        )
     request = cli_points.bench_request(args)
     profilers = cli_profiler.chosen(args)
     result = bench_command.bench(request, _progress, _launch(args, profilers))

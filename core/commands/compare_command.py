@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import attrs
+from gemmreg.commands import option_effects
 from gemmreg.commands.launching import (
     LOCAL,
     Launch,
@@ -62,12 +63,14 @@ def compare(
     check_names("compare", request.kernels, 2)
     on_ray = launch.ray is not None
     request.timing.check(launch.spell, ray=on_ray)
+    option_effects.refuse_force_without_out(request.out, request.force, launch.spell, False)
     names = list(request.kernels)
     ahead = start_ahead(names, request.timing, True, launch)
     with killed_on_error(ahead):
         info = backend.current()
         if launch.on_backend is not None:
             launch.on_backend(info)
+        request.timing.check_backend(info.is_gpu, launch.spell)
         executor = executor_for(launch, info)
         devices.one_model(executor.gpus, "compare")
         ahead = ahead_pinned.unless_other_gpus(ahead, launch.devices, executor.gpus)

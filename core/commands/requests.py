@@ -33,9 +33,19 @@ Spell = Callable[[str], str]
 """How the user wrote an option, from its field's name."""
 
 
+_SINGULAR = {
+    "dtypes": "dtype",
+    "layouts": "layout",
+    "out_dtypes": "out_dtype",
+    "scalings": "scaling",
+}
+_SINGULAR.update(batches="batch", batch_layouts="batch_layout")
+""":class:`CheckRequest`'s fields that hold several values, each an option of one name."""
+
+
 def option_spelling(field: str) -> str:
-    """The command line's: ``max_time`` -> ``--max-time``."""
-    return "--" + field.replace("_", "-")
+    """The command line's: ``max_time`` -> ``--max-time``, ``batches`` -> ``--batch``."""
+    return "--" + _SINGULAR.get(field, field).replace("_", "-")
 
 
 def keyword_spelling(field: str) -> str:
@@ -130,9 +140,10 @@ class TimingAsked:
     l2: str | None = None
     device_processes: int | None = None
 
-    def check(self, spell: Spell, ray: bool = False) -> None:
+    def check(self, spell: Spell, ray: bool = False, pairs: bool = True) -> None:
         """Refuse what no run can take, in one line; ``ray``: a comparison
-        on a Ray cluster, which times a fixed count."""
+        on a Ray cluster, which times a fixed count; not ``pairs``: a sweep
+        of one kernel, which judges no pair."""
         for name, (first, last) in _INTEGERS.items():
             check_integer(getattr(self, name), first, last, spell(name))
         for name, (low, high, low_open) in _NUMBERS.items():
@@ -153,6 +164,15 @@ class TimingAsked:
             raise UsageError(
                 f"{budget} and --ray: compare on Ray times a fixed count ({processes})"
             )
+        from gemmreg.commands import option_effects
+
+        option_effects.refuse_unused_timing_options(self, spell, pairs)
+
+    def check_backend(self, gpu: bool, spell: Spell) -> None:
+        """Refuse, once the backend is known, the options that only a GPU's timing reads."""
+        from gemmreg.commands import option_effects
+
+        option_effects.refuse_gpu_timing_options(self, gpu, spell)
 
     def options(self, gpu: bool, sweep: bool = False, fixed: bool = False) -> TimingOptions:
         """With the backend's defaults filled in; ``fixed``: a run that cannot
@@ -271,7 +291,11 @@ class CheckRequest:
     """The sanitizer tools of a pass after the matrix (``--sanitize``)."""
 
     def check(self, spell: Spell) -> None:
+        from gemmreg.commands import option_effects
+
         check_names("check", self.plugins, 0)
-        check_batches(self.batches, spell("batch"))
+        check_batches(self.batches, spell("batches"))
         check_integer(self.seed, 0, opt.MAX_SEED, spell("seed"))
         check_timeout(self.timeout, spell("timeout"))
+        option_effects.refuse_force_without_out(self.out, self.force, spell, new_folder=False)
+        option_effects.refuse_unused_check_options(self, spell)
