@@ -40,7 +40,7 @@ def bench(
     from gemmreg.discovery import registry
     from gemmreg.fanout import ahead_pinned
     from gemmreg.fanout.executors import SweepJob
-    from gemmreg.reporting import run_folder
+    from gemmreg.reporting import run_folder, run_plan
     from gemmreg.reporting.progress import Meter
     from gemmreg.timing import preflight
     from gemmreg.workers import devices
@@ -89,6 +89,9 @@ def bench(
         layouts=list(dict.fromkeys(p.layout for p in problems)),
     )
     fields.update(request.manifest)  # the manifest's fields besides the environment's
+    # What it was asked to time, saved from the first point on: what an
+    # interrupted run lacks is then known (bench --resume, report --parts).
+    fields[run_plan.PLAN_KEY] = run_plan.recorded(names, request.points, request.weighted)
     job = SweepJob(
         kernels=kernels,
         problems=problems,
