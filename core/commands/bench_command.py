@@ -68,6 +68,8 @@ def bench(
             if request.out is None:
                 out.rmdir()  # the new, empty folder made for it
             raise
+    if launch.on_start is not None:
+        launch.on_start()
     estimate = warn_if_long("bench", kernels, problems, timing, info.is_gpu, progress)
     models = len(devices.groups(executor.gpus)) or 1  # every point on each model
     meter = (

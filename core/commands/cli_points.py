@@ -21,6 +21,9 @@ from gemmreg.timing.points import Point, points
 
 DEFAULT_LAYOUT = "rowmajor"
 """``compare`` and ``bench`` time row-major operands unless ``--layout`` says."""
+DEFAULT_BENCH_DTYPE = "fp32"
+"""``bench`` times fp32 unless ``--dtype`` says (given or not is known: ``--resume``
+refuses it)."""
 
 
 def layouts(value: str | None) -> list[Layout]:
@@ -57,7 +60,8 @@ def sweep_points(args: argparse.Namespace) -> list[Point]:
     """``bench``'s points: from ``--shape`` or the rows of ``--shapes``."""
     from gemmreg.timing import shape_files
 
-    dtypes, chosen = _dtypes(args.dtype), layouts(args.layout)
+    given = DEFAULT_BENCH_DTYPE if args.dtype is None else args.dtype
+    dtypes, chosen = _dtypes(given), layouts(args.layout)
     fp8 = _one_out_dtype(args.out_dtype), _one_scaling(args.scaling)
     if args.shapes is not None:
         _no_groups_with_shapes(args)
