@@ -134,7 +134,8 @@ def test_a_resumption_cut_short_is_resumed_in_turn(cut, tmp_path, capsys):
     joined = run_main(["report", "--parts", str(cut), str(second)], capsys)
     assert joined.code == 0, joined.err
     assert "PARTIAL run" in joined.err
-    assert f"1 planned point timed whole in no part: {P24} (planned by {cut})" in joined.err
+    # Named with the part to resume: cut's plan holds 16, which second has whole.
+    assert f"1 planned point timed whole in no part: {P24} (planned by {second})" in joined.err
     done = bench("--resume", str(second), "--out", str(third), *TIMING)
     assert done.returncode == 0, done.stderr[-3000:]
     assert labels(third) == planned(third) == [P24]

@@ -81,7 +81,7 @@ def test_a_join_still_lacking_planned_points_is_partial_and_names_them(tmp_path,
     (line,) = [x for x in joined.err.splitlines() if "timed whole in no part" in x]
     missing = labels([9, 10, 11])
     assert f"3 planned points timed whole in no part: {', '.join(missing)}" in line
-    assert f"(planned by {cut})" in line and "--resume" in line
+    assert f"(planned by {short})" in line and "--resume" in line
     assert "[PARTIAL]" in joined.out  # point 10's verdict: unfinished, no other part has it
     data = json.loads(
         run_main(["report", "--parts", str(cut), str(short), "--format", "json"], capsys).out

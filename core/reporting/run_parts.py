@@ -113,9 +113,10 @@ def join_parts(
 def _missing(
     names: Sequence[str], loaded: Sequence[LoadedRun], kept: Sequence[CompareReport]
 ) -> tuple[list[dict[str, str]], list[str]]:
-    """The planned points no part timed whole (each with the first part that
-    planned it), and the interrupted parts without a plan (what they missed
-    is unknown)."""
+    """The planned points no part timed whole, each with the last part that
+    planned it (the one to resume: an earlier one's plan holds points a later
+    part has timed since), and the interrupted parts without a plan (what
+    they missed is unknown)."""
     done = run_plan.whole(kept)
     missing: dict[str, str] = {}
     unplanned = []
@@ -127,7 +128,7 @@ def _missing(
             continue
         for label in plan.labels:
             if label not in done:
-                missing.setdefault(label, name)
+                missing[label] = name
     return [{"point": p, "planned_by": run} for p, run in missing.items()], unplanned
 
 
@@ -167,9 +168,11 @@ def missing_line(manifest: Mapping[str, Any]) -> str | None:
     by_part: dict[str, list[str]] = {}
     for m in missing:
         by_part.setdefault(m["planned_by"], []).append(m["point"])
-    named = "; ".join(f"{', '.join(points)} (planned by {run})" for run, points in by_part.items())
+    named = "; ".join(
+        f"{run_plan.listed(points)} (planned by {run})" for run, points in by_part.items()
+    )
     count = f"{len(missing)} planned point{'' if len(missing) == 1 else 's'}"
     return (
         f"gemmreg: the sweep is partial: {count} timed whole in no part: {named}; "
-        "bench --resume PART times what a part lacks"
+        "bench --resume PART times what it lacks"
     )
