@@ -209,7 +209,7 @@ def test_malformed_yaml_is_one_line(tmp_path):
         (["bench", "torch_ref", "--shapes", "MISSING"], "cannot read it"),
         (["bench", "torch_ref", "--shapes", ""], "--shapes: is empty: name a file"),
         (["bench", "torch_ref", "--shape", "8", "--shapes", "GOOD"], "not allowed with"),
-        (["bench", "torch_ref"], "one of the arguments --shape --shapes is required"),
+        (["bench", "torch_ref"], "one of the arguments --shape --shapes --resume is required"),
         (["bench", "torch_ref", "--shape", "8", "--layout", "colmajor"], "unknown layout"),
         (["bench", "torch_ref", "--shape", "8", "--layout", "padded,padded"], "twice"),
         (["compare", "torch_ref", "triton_grouped", "--shapes", "GOOD"], "makes 2 points"),

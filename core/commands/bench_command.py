@@ -41,7 +41,7 @@ def bench(
     from gemmreg.discovery import registry
     from gemmreg.fanout import ahead_pinned
     from gemmreg.fanout.executors import SweepJob
-    from gemmreg.reporting import run_folder
+    from gemmreg.reporting import run_folder, run_plan
     from gemmreg.reporting.progress import Meter
     from gemmreg.timing import preflight
     from gemmreg.workers import devices
@@ -72,6 +72,8 @@ def bench(
             if request.out is None:
                 out.rmdir()  # the new, empty folder made for it
             raise
+    if launch.on_start is not None:
+        launch.on_start()
     estimate = warn_if_long("bench", kernels, problems, timing, info.is_gpu, progress)
     models = len(devices.groups(executor.gpus)) or 1  # every point on each model
     meter = (
@@ -93,6 +95,9 @@ def bench(
         layouts=list(dict.fromkeys(p.layout for p in problems)),
     )
     fields.update(request.manifest)  # the manifest's fields besides the environment's
+    # What it was asked to time, saved from the first point on: what an
+    # interrupted run lacks is then known (bench --resume, report --parts).
+    fields[run_plan.PLAN_KEY] = run_plan.recorded(names, request.points, request.weighted)
     job = SweepJob(
         kernels=kernels,
         problems=problems,

@@ -144,6 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
         "cartesian product, e.g. 256:1024:256,2048 or 1024:4096:1024x4096x512:8192:*2",
     )
     cli_options.shapes_option(bench_shape, "the shapes, one row each, with weights")
+    bench_shape.add_argument(
+        "--resume",
+        type=opt.path("--resume", "a saved bench run"),
+        metavar="RUN",
+        help="time the points the saved sweep RUN planned and lacks whole (never started, or "
+        "left partial), with RUN's plugins, as a new run (--out); then report --parts RUN OUT",
+    )
     bench.add_argument("--dtype", default=None, help="comma-separated dtypes (default: fp32)")
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
     cli_problem_options.problem_form_options(bench, many=False)

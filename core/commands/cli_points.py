@@ -56,7 +56,8 @@ def timing_asked(args: argparse.Namespace) -> TimingAsked:
 
 DEFAULT_DTYPE = "fp32"
 """``compare`` and ``bench`` time fp32 unless ``--dtype`` says (the option's
-own default is None, so that a ``--dtype`` no point takes can be refused)."""
+own default is None, so that a ``--dtype`` no point takes, or one beside
+``bench --resume``, can be refused)."""
 
 
 def dtypes(value: str | None) -> list[DType]:

@@ -27,6 +27,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         render_kernels,
         render_regimes,
         run_parts,
+        run_plan,
         runs,
         speedup_means,
     )
@@ -60,6 +61,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         _progress(note)
     if args.parts:
         _progress(run_parts.parts_line(loaded[0][0]))
+        missing = run_parts.missing_line(loaded[0][0])
+        if missing:
+            _progress(missing)
     if args.plot is not None:
         import importlib.util
 
@@ -89,6 +93,11 @@ def cmd_report(args: argparse.Namespace) -> int:
         if partial:
             why = manifest.get("stopped") or "interrupted, killed, or its storage failed"
             _progress(f"gemmreg: PARTIAL run: it stopped before its last point: {why}")
+            lacking = (
+                "" if args.parts else run_plan.lacking_line(manifest, reports, str(args.runs[0]))
+            )
+            if lacking:
+                _progress(lacking)
         if args.kernels:
             if not render_kernels.profiled(reports):
                 _progress(

@@ -13,7 +13,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from gemmreg.commands import cli_device, cli_points, cli_profiler, document_output
+from gemmreg.commands import cli_device, cli_points, cli_profiler, cli_resume, document_output
 from gemmreg.commands.cli_common import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
@@ -112,9 +112,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
             f"--fail-on {','.join(args.fail_on)} gates pairs: one kernel makes no pair; "
             "name a baseline first"
         )
-    request = cli_points.bench_request(args)
+    resumed: list[str] = []  # what a resumed sweep times, said once it starts
+    if args.resume is not None:
+        request, resumed = cli_resume.bench_request(args)
+    else:
+        request = cli_points.bench_request(args)
     profilers = cli_profiler.chosen(args)
-    result = bench_command.bench(request, _progress, _launch(args, profilers))
+
+    def on_start() -> None:
+        for line in resumed:
+            _progress(line)
+
+    result = bench_command.bench(request, _progress, _launch(args, profilers, on_start=on_start))
     out = result.out
     assert out is not None  # a sweep is always saved
     if result.not_saved:

@@ -56,6 +56,10 @@ class Launch:
     on_backend: Callable[[BackendInfo], None] | None = None
     """Checks once the backend is known, before the plugins are read (a GPU
     that ``--device`` pinned is still one, a profiler runs on it)."""
+    on_start: Callable[[], None] | None = None
+    """``bench``: called once every refusal has passed and the run's folder
+    is held, before the first point (the command line says there what a
+    resumed sweep times: a refusal stays one line)."""
     keep_cache: Path | None = None
     """``compare``: where the timed processes' caches are kept (a profiler run after)."""
     after: Callable[[Sequence[CompareReport], dict[str, object], Sequence[Device]], None] | None = (

@@ -15,6 +15,14 @@ part timed whole. The unfinished timing was cut short of the protocol, so
 there is no choice to make: the whole one stands and the join says so. Two
 whole timings of one point are still refused: taking the one a reader likes
 better would be choosing a verdict, not joining a sweep.
+
+Whether the joined sweep is whole comes from what each part was asked to
+time (its plan: :mod:`gemmreg.reporting.run_plan`). Where every part has a
+plan, the join is whole when every point any part planned is timed whole in
+some part (an interrupted run finished by ``bench --resume``), and partial
+otherwise, naming the points still missing. A part saved before plans has
+none: it says what it timed, never what it missed, so an interrupted one
+leaves the join partial, as every interrupted part once did.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gemmreg.reporting import run_plan
 from gemmreg.reporting.device_pairing import model_of
 from gemmreg.reporting.runs import RunError
 from gemmreg.timing.timing_records import CompareReport
@@ -91,7 +100,36 @@ def join_parts(
     ]
     if superseded:
         manifest["superseded"] = superseded
-    return manifest, kept, any(partial for _, _, partial in loaded)
+    missing, unplanned = _missing(names, loaded, kept)
+    partial = bool(missing) or bool(unplanned) or any(r.partial for r in kept)
+    manifest.pop(run_plan.PLAN_KEY, None)  # the first part's: the join's are each part's
+    if missing:
+        manifest["missing"] = missing
+    if not partial:
+        manifest.pop("stopped", None)  # a part stopped; the sweep did not
+    return manifest, kept, partial
+
+
+def _missing(
+    names: Sequence[str], loaded: Sequence[LoadedRun], kept: Sequence[CompareReport]
+) -> tuple[list[dict[str, str]], list[str]]:
+    """The planned points no part timed whole, each with the last part that
+    planned it (the one to resume: an earlier one's plan holds points a later
+    part has timed since), and the interrupted parts without a plan (what
+    they missed is unknown)."""
+    done = run_plan.whole(kept)
+    missing: dict[str, str] = {}
+    unplanned = []
+    for name, (manifest, _, partial) in zip(names, loaded, strict=True):
+        plan = run_plan.plan_of(manifest)  # checked as the run was read
+        if plan is None:
+            if partial:
+                unplanned.append(name)
+            continue
+        for label in plan.labels:
+            if label not in done:
+                missing[label] = name
+    return [{"point": p, "planned_by": run} for p, run in missing.items()], unplanned
 
 
 def _kernels(report: CompareReport) -> tuple[str, ...]:
@@ -119,3 +157,22 @@ def parts_line(manifest: Mapping[str, Any]) -> str:
     for s in manifest.get("superseded") or []:
         line += f"; {s['point']}: unfinished in {s['unfinished']}, taken whole from {s['whole']}"
     return line
+
+
+def missing_line(manifest: Mapping[str, Any]) -> str | None:
+    """The planned points no part timed whole, for stderr beside
+    :func:`parts_line`; None when there are none."""
+    missing = manifest.get("missing") or []
+    if not missing:
+        return None
+    by_part: dict[str, list[str]] = {}
+    for m in missing:
+        by_part.setdefault(m["planned_by"], []).append(m["point"])
+    named = "; ".join(
+        f"{run_plan.listed(points)} (planned by {run})" for run, points in by_part.items()
+    )
+    count = f"{len(missing)} planned point{'' if len(missing) == 1 else 's'}"
+    return (
+        f"gemmreg: the sweep is partial: {count} timed whole in no part: {named}; "
+        "bench --resume PART times what it lacks"
+    )

@@ -35,7 +35,7 @@ from gemmreg.contract.serialization import (
     write_atomically,
 )
 from gemmreg.discovery import interrupts
-from gemmreg.reporting import checksums, run_consistency, run_schema
+from gemmreg.reporting import checksums, run_consistency, run_plan, run_schema
 from gemmreg.reporting.not_saved import STORAGE_ERRNOS, RunNotSaved
 from gemmreg.reporting.schema_2 import upgrade
 from gemmreg.timing.timing_records import SCHEMA, CompareReport
@@ -128,6 +128,8 @@ def load_run(
         if isinstance(data, dict) and isinstance(data.get("reports"), list):
             data["reports"] = [upgrade(report) for report in data["reports"]]
         run_schema.check_run(data, CompareReport)
+        assert isinstance(data, dict)  # check_run refused anything else
+        plan = run_plan.plan_of(data.get("manifest", {}))
     except RunError:
         raise
     except ValueError as error:  # SchemaError, NewerSchemaError, or no version number
@@ -140,13 +142,12 @@ def load_run(
         raise RunError(
             f"{path} is not a readable gemmreg run: {type(error).__name__}: {error}"
         ) from None
-    wrong = run_consistency.refusal(reports)
+    wrong = run_consistency.refusal(reports) or run_plan.refusal(plan, reports)
     if wrong:
         raise RunError(f"{path} is not a readable gemmreg run: {wrong}")
     for note in notes:
         if on_note is not None:
             on_note(note)
-    assert isinstance(data, dict)  # check_run refused anything else
     return data.get("manifest", {}), reports, bool(data.get("partial"))
 
 

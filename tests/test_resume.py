@@ -1,0 +1,200 @@
+"""``bench --resume RUN --out NEW``: a sweep cut short is finished by a second
+command that times only what RUN planned and lacks whole, and ``report
+--parts RUN NEW`` is then the whole sweep.
+
+The sweeps are real (twin_a and twin_b on the CPU, tiny points, fixed
+processes); the cut is made at a known point, never by a signal racing a
+timer: the Nth point's record comes back partial, as a point Ctrl-C cut
+short does, and the sweep stops there and saves what it has, as it does on
+Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import REPO, TESTS
+from gemmreg.reporting import run_plan, runs
+from offline_cli import run_main
+
+TWINS = ("twin_a", "twin_b")
+SHAPE = ("--shape", "8,16,24")
+TIMING = ("--processes", "2", "--repeats", "3")
+"""The cheapest sweep with a pair to judge: two processes of three rounds."""
+ENV = {
+    "PYTHONPATH": os.pathsep.join(filter(None, [str(TESTS), os.environ.get("PYTHONPATH")])),
+    "GEMMREG_EXTRA_PLUGINS": "timing_plugins.twins",
+    "GEMMREG_PLUGINS": "none",
+}
+CUT_CLI = textwrap.dedent(
+    """
+    import sys
+    import attrs
+    from gemmreg import cli
+    from gemmreg.fanout import sweeping
+
+    cut_at, timed = int(sys.argv[1]), []
+    real = sweeping.time_point
+
+    def time_point(*args, **kwargs):  # point N comes back cut short, as Ctrl-C leaves one
+        report = real(*args, **kwargs)
+        timed.append(report)
+        return attrs.evolve(report, partial=True) if len(timed) == cut_at else report
+
+    sweeping.time_point = time_point
+    sys.argv = ["gemmreg", *sys.argv[2:]]
+    cli.run()
+    """
+)
+
+
+def bench(*args: str, cut_at: int = 0) -> subprocess.CompletedProcess[str]:
+    """The real command line; ``cut_at``: the point left partial (0: none)."""
+    return subprocess.run(
+        [sys.executable, "-c", CUT_CLI, str(cut_at), "bench", *TWINS, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **ENV},
+        cwd=REPO,
+    )
+
+
+def labels(run: Path) -> list[str]:
+    return [r.problem.label for r in runs.load_run(run)[1]]
+
+
+def planned(run: Path) -> list[str]:
+    plan = run_plan.plan_of(runs.load_run(run)[0])
+    assert plan is not None and plan.plugins == TWINS
+    return plan.labels
+
+
+P8, P16, P24 = (f"fp32-rowmajor-{n}x{n}x{n}" for n in (8, 16, 24))
+
+
+@pytest.fixture(scope="module")
+def cut(tmp_path_factory) -> Path:
+    """A sweep of three points cut short in its second: 8 whole, 16 partial,
+    24 never started."""
+    path = tmp_path_factory.mktemp("resume") / "cut"
+    done = bench(*SHAPE, *TIMING, "--out", str(path), cut_at=2)
+    assert done.returncode == 130, done.stderr[-3000:]
+    return path
+
+
+def test_an_interrupted_sweep_keeps_what_it_was_asked_to_time(cut):
+    assert planned(cut) == [P8, P16, P24]
+    manifest, reports, partial = runs.load_run(cut)
+    assert partial and [(r.problem.label, r.partial) for r in reports] == [
+        (P8, False),
+        (P16, True),
+    ]
+    assert json.loads((cut / "manifest.json").read_text())["planned"] == manifest["planned"]
+
+
+def test_resume_times_what_the_run_lacks_and_the_parts_join_whole(cut, tmp_path, capsys):
+    new, before = tmp_path / "new", (cut / "run.json").read_bytes()
+    done = bench("--resume", str(cut), "--out", str(new), *TIMING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    err = done.stderr.splitlines()
+    assert (
+        f"gemmreg: --resume {cut}: timing 2 of its 3 planned points, those it lacks "
+        f"whole: {P16} (left partial), {P24}" in err
+    )
+    assert f"gemmreg: --resume {cut}: it has 1 point whole: {P8}" in err
+    assert "[1/2] 16x16x16 fp32" in done.stderr and "[3/" not in done.stderr
+    assert labels(new) == planned(new) == [P16, P24]
+    manifest, _, partial = runs.load_run(new)
+    assert not partial and manifest["resumed_from"] == str(cut)
+    assert (cut / "run.json").read_bytes() == before  # the run resumed is never written
+
+    joined = run_main(["report", "--parts", str(cut), str(new), "--verdicts"], capsys)
+    assert joined.code == 0, joined.err
+    assert "PARTIAL" not in joined.out and "PARTIAL" not in joined.err
+    assert [line.split()[0] for line in joined.out.splitlines()[2:5]] == [
+        "8x8x8",
+        "16x16x16",
+        "24x24x24",
+    ]
+    assert f"{P16}: unfinished in {cut}, taken whole from {new}" in joined.err
+
+
+def test_a_resumption_cut_short_is_resumed_in_turn(cut, tmp_path, capsys):
+    """The second command is interrupted too: the join says what is still
+    missing, and resuming the second run finishes the sweep."""
+    second, third = tmp_path / "second", tmp_path / "third"
+    done = bench("--resume", str(cut), "--out", str(second), *TIMING, cut_at=2)
+    assert done.returncode == 130, done.stderr[-3000:]
+    joined = run_main(["report", "--parts", str(cut), str(second)], capsys)
+    assert joined.code == 0, joined.err
+    assert "PARTIAL run" in joined.err
+    # Named with the part to resume: cut's plan holds 16, which second has whole.
+    assert f"1 planned point timed whole in no part: {P24} (planned by {second})" in joined.err
+    done = bench("--resume", str(second), "--out", str(third), *TIMING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert labels(third) == planned(third) == [P24]
+    joined = run_main(["report", "--parts", str(cut), str(second), str(third)], capsys)
+    assert joined.code == 0, joined.err
+    assert "PARTIAL" not in joined.out and "PARTIAL" not in joined.err
+
+
+def test_resume_refusals_are_one_line_before_any_work(cut, cli_offline, tmp_path):
+    whole = tmp_path / "whole"
+    manifest, reports, _ = runs.load_run(cut)
+    runs.write_run(
+        whole,
+        {
+            **manifest,
+            "planned": {**manifest["planned"], "points": [manifest["planned"]["points"][0]]},
+        },
+        reports[:1],
+        partial=False,
+    )
+    old = tmp_path / "old"
+    runs.write_run(old, {k: v for k, v in manifest.items() if k != "planned"}, reports, True)
+    resume = ("bench", *TWINS, "--resume")
+    cases = [
+        ((*resume, str(whole)), "nothing left: every one of its planned points (1) is timed whole"),
+        ((*resume, str(old)), "records no planned points"),
+        ((*resume, str(tmp_path / "none")), "no such run directory"),
+        (("bench", "twin_b", "twin_a", "--resume", str(cut)), "resume with the same plugins"),
+        (("bench", "twin_a", "--resume", str(cut)), "the plugins named are twin_a:"),
+        ((*resume, str(cut), "--shape", "8"), "--shape: not allowed with argument --resume"),
+        ((*resume, str(cut), "--shapes", "x.yaml"), "not allowed with argument --resume"),
+        ((*resume, str(cut), "--dtype", "fp32"), "--dtype is not taken with it"),
+        ((*resume, str(cut), "--layout", "padded"), "--layout is not taken with it"),
+        ((*resume, str(cut), "--batch", "2"), "--batch is not taken with it"),
+        ((*resume, str(cut), "--out", str(cut), "--force"), "is the run being resumed"),
+        (("bench", *TWINS), "one of the arguments --shape --shapes --resume is required"),
+    ]
+    malformed = tmp_path / "malformed"
+    bad = {**manifest["planned"], "points": [{**manifest["planned"]["points"][0], "weight": -1}]}
+    runs.write_run(malformed, {**manifest, "planned": bad}, reports[:1], partial=True)
+    cases.append(((*resume, str(malformed)), "manifest.planned.points[0].weight: must be above 0"))
+    for argv, said in cases:
+        refused = cli_offline(*argv)
+        refused.assert_refused()
+        assert said in refused.err, (argv, refused.err)
+    assert labels(cut) == [P8, P16]  # --force never reached it
+
+
+def test_a_weighted_sweep_is_resumed_with_its_weights(tmp_path, capsys):
+    shapes = tmp_path / "shapes.json"
+    rows = [{"m": 8, "n": 8, "k": 8, "weight": 3}, {"m": 16, "n": 16, "k": 16, "weight": 2}]
+    shapes.write_text(json.dumps(rows))
+    first, second = tmp_path / "first", tmp_path / "second"
+    done = bench("--shapes", str(shapes), *TIMING, "--out", str(first), cut_at=1)
+    assert done.returncode == 130, done.stderr[-3000:]
+    done = bench("--resume", str(first), "--out", str(second), *TIMING)
+    assert done.returncode == 0, done.stderr[-3000:]
+    manifest, reports, _ = runs.load_run(second)
+    assert [(r.problem.label, r.weight) for r in reports] == [(P8, 3.0), (P16, 2.0)]
+    assert manifest["shapes_file"] == str(shapes)
+    joined = run_main(["report", "--parts", str(first), str(second)], capsys)
+    assert joined.code == 0 and "PARTIAL" not in joined.err, joined.err
