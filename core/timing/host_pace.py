@@ -18,7 +18,7 @@ estimate it rests on, wherever the host paces either call.
 
 from __future__ import annotations
 
-from gemmreg.contract.numbers import significant
+from gemmreg.contract.numbers import ratio, significant
 from gemmreg.timing.timing_records import KernelSummary, Verdict
 
 DECIDED = ("faster", "slower")
@@ -50,7 +50,7 @@ def host_pace_note(v: Verdict, kernel: KernelSummary | None, baseline: KernelSum
         return ""
     assert kernel.host_ms is not None and baseline.host_ms is not None
     return (
-        f"HOST-PACED: back to back without a CUDA graph, {significant(eager, 3)}x: the host's "
+        f"HOST-PACED: back to back without a CUDA graph, {ratio(eager, digits=3)}x: the host's "
         f"launch path takes {significant(kernel.host_ms * 1e3, 3)} us a call for "
         f"{v.kernel}, {significant(baseline.host_ms * 1e3, 3)} us for {v.baseline} (the "
         "verdict is the GPU's time)"

@@ -82,7 +82,7 @@ def device_regime(
             reason=(
                 f"{len(paired)} interleaved rounds in one process (CUPTI), paired: one "
                 f"process's figure, not a verdict ({JUDGED_HOW}); its rounds alone span "
-                f"{numbers.span(low, high)}"
+                f"{numbers.ratio_span(low, high)}"
             ),
             settled=low > 1.0 or high < 1.0,
         )

@@ -146,7 +146,7 @@ def judge(
         notes.append(
             "regimes disagree: "
             + ", ".join(
-                f"{r.regime} {r.word.upper()} {numbers.significant(r.estimate)}x"
+                f"{r.regime} {r.word.upper()} {numbers.ratio(r.estimate)}x"
                 for r in judged
                 if r.estimate is not None
             )
@@ -210,15 +210,17 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
     if result.interval is None:
         return "inconclusive", result.reason
     i = result.interval
-    bounds = f"{numbers.span(i.low, i.high)} over {i.units} processes"
+    marks = (1.0, 1.0 + margin, 1.0 / (1.0 + margin))  # the word rests on these sides
+    bounds = f"{numbers.ratio_span(i.low, i.high, marks)} over {i.units} processes"
+    within = f"+-{margin_percent(margin)}"
     if result.word == "faster":
-        return "faster", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
+        return "faster", f"interval {bounds} excludes 1 and reaches past {within}"
     if result.word == "slower":
-        return "slower", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
+        return "slower", f"interval {bounds} excludes 1 and reaches past {within}"
     if result.word == "equivalent" and result.reason == TWO_ONE_SIDED:
         return "equivalent", (
-            f"interval {bounds} lies inside +-{margin:.1%} (two one-sided tests, each at "
-            f"{(1 - i.confidence) / 2:.2g}: the {100 * i.confidence:.4g}% interval)"
+            f"interval {bounds} lies inside {within} (two one-sided tests, each at "
+            f"{(1 - i.confidence) / 2:.2g}: the {numbers.level_percent(i.confidence)} interval)"
         )
     if result.word == "equivalent":
         real = i.low > 1.0 or i.high < 1.0
@@ -227,8 +229,20 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
             if real
             else ""
         )
-        return "equivalent", f"interval {bounds} lies inside +-{margin:.1%}{detail}"
-    return "inconclusive", f"interval {bounds} includes 1 and reaches past +-{margin:.1%}"
+        return "equivalent", f"interval {bounds} lies inside {within}{detail}"
+    return "inconclusive", f"interval {bounds} includes 1 and reaches past {within}"
+
+
+def margin_percent(margin: float) -> str:
+    """The margin in percent as the explanations always wrote it (``1.0%``),
+    with more digits where one decimal would misstate it (``--margin 0.04``
+    printed ``+-0.0%`` beside a claim that reaches past it)."""
+    text = f"{margin:.1%}"
+    return (
+        text
+        if float(text[:-1]) == round(100 * margin, 12)
+        else f"{numbers.significant(100 * margin)}%"
+    )
 
 
 def _suspicious(baseline: KernelSummary, other: KernelSummary) -> list[str]:
