@@ -55,30 +55,24 @@ def _regime(
 ) -> RegimeResult:
     if not ratios:
         return RegimeResult(regime=name, word="not measured", reason="no process measured it")
-    interval = stats.combine(ratios, confidence)
-    if interval is None:
+    judged = stats.judge_values(ratios, confidence, margin)
+    if judged is None:
         reason = (
             f"{len(ratios)} of {processes} processes measured it; "
             f"a verdict needs at least {stats.MIN_PROCESSES}"
         )
         return RegimeResult(regime=name, word="inconclusive", reason=reason)
-    word = stats.classify(interval, margin)
-    if word != "equivalent":
-        both_sides = stats.combine(ratios, stats.equivalence_confidence(confidence))
-        if both_sides is not None and stats.classify(both_sides, margin) == "equivalent":
-            return RegimeResult(
-                regime=name,
-                word="equivalent",
-                interval=both_sides,
-                estimate=both_sides.estimate,
-                reason=TWO_ONE_SIDED,
-            )
-    return RegimeResult(regime=name, word=word, interval=interval, estimate=interval.estimate)
+    word, interval, two_one_sided = judged
+    return RegimeResult(
+        regime=name,
+        word=word,
+        interval=interval,
+        estimate=interval.estimate,
+        reason=TWO_ONE_SIDED if two_one_sided else "",
+    )
 
 
-TWO_ONE_SIDED = "two one-sided tests"
-"""The reason of a regime found EQUIVALENT by :func:`gemmreg.timing.stats.equivalence_confidence`'s
-interval, which is narrower than the one speed claims are judged by."""
+TWO_ONE_SIDED = stats.TWO_ONE_SIDED
 
 
 def judge(
