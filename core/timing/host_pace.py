@@ -46,7 +46,9 @@ def host_pace_note(v: Verdict, kernel: KernelSummary | None, baseline: KernelSum
     if v.verdict not in DECIDED or kernel is None or baseline is None:
         return ""
     eager = host_paced_speedup(kernel, baseline)
-    if eager is None or (eager < 1) == (v.verdict == "slower"):
+    # a tie (equal launch paths pacing both) reads neither way: at 1 the SLOWER
+    # verdict got the note and its mirror FASTER did not
+    if eager is None or eager == 1 or (eager < 1) == (v.verdict == "slower"):
         return ""
     assert kernel.host_ms is not None and baseline.host_ms is not None
     return (
