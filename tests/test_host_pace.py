@@ -91,3 +91,18 @@ def test_the_compare_legend_states_the_rule():
     _, reports, _ = runs.load_run(DECODE)
     text = render_compare.compare_table(reports[1], "table")
     assert "HOST-PACED (notes): a FASTER or SLOWER verdict that reads the other way" in text
+
+
+def test_a_tie_in_the_eager_loop_reads_neither_way_whichever_kernel_is_named_first():
+    """Both launch paths 45 us, both pacing: back to back the calls cost the
+    same. The SLOWER verdict got a note that the loop reads the other way at
+    1x, its mirror FASTER verdict none."""
+    _, verdict, kernel, baseline = first_pair()
+    quick, slow = with_ms(kernel, 0.010, 0.045), with_ms(baseline, 0.012, 0.045)
+    assert host_pace.host_paced_speedup(quick, slow) == 1.0
+    faster = attrs.evolve(verdict, verdict="faster")
+    turned = attrs.evolve(
+        verdict, verdict="slower", kernel=verdict.baseline, baseline=verdict.kernel
+    )
+    assert not host_pace.host_pace_note(faster, quick, slow)
+    assert not host_pace.host_pace_note(turned, slow, quick)

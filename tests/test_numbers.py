@@ -83,3 +83,37 @@ def test_a_verdicts_explanation_writes_its_interval_as_a_range():
     word, why = verdicts._explain(result, 0.01)
     assert word == "slower"
     assert "interval 4.72e-05 to 7.34e-05 over 5 processes" in why
+
+
+positive = st.floats(min_value=1e-300, max_value=1e300, allow_nan=False, allow_infinity=False)
+
+
+@given(positive, st.floats(min_value=1e-6, max_value=1.0))
+def test_a_ratio_prints_on_its_own_side_of_1_and_of_the_margin(value, margin):
+    """A verdict's word rests on which side of 1 and of the margin each end
+    of its interval lies: 0.99997 printed as ``1`` beside SLOWER read as an
+    interval that reaches 1."""
+    marks = (1.0, 1.0 + margin, 1.0 / (1.0 + margin))
+    back = float(numbers.ratio(value, marks))
+    for mark in marks:
+        assert (back > mark) == (value > mark) and (back < mark) == (value < mark)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(0.99997, "0.99997"), (1.00003, "1.00003"), (1.0, "1"), (0.9583968, "0.9584"), (2.5, "2.5")],
+)
+def test_ratio_examples(value, text):
+    assert numbers.ratio(value) == text
+
+
+def test_a_ratio_span_never_rounds_an_end_onto_1():
+    assert numbers.ratio_span(0.98426, 0.99997) == "0.9843 to 0.99997"
+
+
+@given(st.floats(min_value=0.5, max_value=1.0, exclude_max=True))
+def test_a_confidence_below_one_never_prints_as_100_percent(level):
+    """Bonferroni over 15 pairs at a sequential run's 4th look asks for
+    99.9987%, which four digits wrote as ``100%``."""
+    assert numbers.level_percent(level) != "100%"
+    assert float(numbers.level_percent(level)[:-1]) < 100

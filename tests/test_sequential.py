@@ -386,3 +386,11 @@ def test_batches_spread_over_gpus_keep_each_process_on_its_gpu(monkeypatch, fake
     assert [(r.process, r.device_index) for r in report.records] == [
         (p, p % 2) for p in range(sequential.MAX_PROCESSES)
     ]
+
+
+def test_a_late_looks_level_over_many_pairs_is_not_printed_as_100_percent():
+    """Fifteen pairs at the fourth look are judged at 99.9987%; four digits
+    wrote "interval at that look's 100%"."""
+    level = stats.family_confidence(sequential.look_confidence(4, stats.CONFIDENCE), 15)
+    note = sequential.decided_note(4, 24, level)
+    assert "100%" not in note and note.endswith("interval at that look's 99.999%")

@@ -373,3 +373,32 @@ def test_an_interrupted_comparison_keeps_no_estimate_and_names_the_processes_tha
     assert (cut.verdict, cut.speedup, cut.interval, cut.regimes) == ("no verdict", None, None, ())
     assert cut.processes == 3 and cut.explanation == "partial: interrupted"
     assert (cut.baseline, cut.kernel) == ("a", "b")
+
+
+def hair_from_one(high: float) -> list[float]:
+    """Five processes' log-ratios whose 99.5% interval ends at ``high``,
+    reaching well past the -1% margin below it."""
+    spread = [0.004, -0.004, 0.002, -0.002, 0.0]
+    half = stats.mean_halfwidth(spread)
+    return [math.log(high) - half + d for d in spread]
+
+
+def test_an_interval_that_misses_1_by_a_hair_never_prints_an_end_as_1():
+    """Four digits printed SLOWER's interval 0.98426 to 0.99997 as ``0.9843
+    to 1``, and its explanation said that interval "excludes 1"."""
+    from gemmreg.reporting.render_verdicts import interval_text
+
+    slower = verdict(hair_from_one(0.99997))
+    assert slower.verdict == "slower" and slower.interval[1] == pytest.approx(0.99997)
+    assert "0.99997 over 5 processes excludes 1" in slower.explanation
+    assert interval_text(slower).endswith(" to 0.99997")
+    faster = verdict([-v for v in hair_from_one(0.99997)])
+    assert faster.verdict == "faster" and "interval 1.00003 to " in faster.explanation
+    assert interval_text(faster).startswith("1.00003 to ")
+
+
+def test_a_small_margin_is_printed_as_given():
+    """``--margin 0.001``: the explanation said "reaches past +-0.0%"."""
+    v = verdict([-0.00004 + d for d in (1e-6, -1e-6, 0.0, 2e-6, -2e-6)], margin=0.00001)
+    assert v.verdict == "slower" and v.explanation.endswith("reaches past +-0.001%")
+    assert "0.99996 to 0.99996" in v.explanation

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal, get_args
 
 from gemmreg.contract import options as opt
+from gemmreg.contract.numbers import ratio
 from gemmreg.timing.timing_records import CompareReport, Verdict
 
 Condition = Literal["slower", "not-faster", "invalid"]
@@ -58,7 +59,7 @@ def gate_line(reports: Iterable[CompareReport], conditions: Sequence[Condition])
         return ""
     named = [
         f"{v.kernel} vs {v.baseline} at {r.problem.label}: {v.verdict.upper()}"
-        + (f" {v.speedup:.4g}x" if v.speedup is not None else "")
+        + (f" {ratio(v.speedup)}x" if v.speedup is not None else "")
         for r, v in found[:SHOWN]
     ]
     more = f", and {len(found) - SHOWN} more" if len(found) > SHOWN else ""

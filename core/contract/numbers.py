@@ -56,3 +56,41 @@ def _trim(fixed: str) -> str:
     if "." not in fixed:
         return fixed
     return fixed.rstrip("0").rstrip(".")
+
+
+MOST_DIGITS = 17
+"""Enough digits to write any double exactly: where :func:`ratio` stops."""
+
+
+def ratio(value: float, marks: tuple[float, ...] = (1.0,), digits: int = SIGNIFICANT_DIGITS) -> str:
+    """A ratio (a speedup, an end of its interval) by :func:`significant`,
+    with more digits where ``digits`` would print it on or across one of
+    ``marks`` that it is not on: a verdict's word rests on which side of 1
+    (and of its margin) each end lies, so an upper end of 0.99997 beside
+    SLOWER must read ``0.99997``, never ``1``, which says the interval
+    reaches 1."""
+    text = significant(value, digits)
+    while digits < MOST_DIGITS and math.isfinite(value) and _crosses(value, float(text), marks):
+        digits += 1
+        text = significant(value, digits)
+    return text
+
+
+def ratio_span(
+    low: float, high: float, marks: tuple[float, ...] = (1.0,), digits: int = SIGNIFICANT_DIGITS
+) -> str:
+    """An interval of a ratio, ``LOW to HIGH``, each end by :func:`ratio`."""
+    return f"{ratio(low, marks, digits)}{RANGE_JOINER}{ratio(high, marks, digits)}"
+
+
+def _crosses(value: float, printed: float, marks: tuple[float, ...]) -> bool:
+    """Whether ``printed`` lies on another side of some mark than ``value``
+    (on it counts as a side of its own)."""
+    return any((value > m) - (value < m) != (printed > m) - (printed < m) for m in marks)
+
+
+def level_percent(level: float) -> str:
+    """A confidence level in percent (``99.5%``), with more digits where four
+    would round it up to ``100%``: Bonferroni over many pairs at a late
+    sequential look asks for 99.9987%, and no interval is a 100% one."""
+    return f"{ratio(100 * level, (100.0,))}%"

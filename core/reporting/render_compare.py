@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gemmreg.contract.batching import shown_shape
-from gemmreg.contract.numbers import significant, span
+from gemmreg.contract.numbers import level_percent, ratio, ratio_span, significant, span
 from gemmreg.contract.records import Tolerance
 from gemmreg.reporting import compare_legend, format_csv, formats
 from gemmreg.reporting.formats import Document, Row
@@ -96,7 +96,7 @@ def run_output(
 
 def _confidence(level: float | None) -> str:
     """A saved run of schema 1 has no level: its intervals were 95% bootstraps."""
-    return "95% bootstrap" if level is None else f"{100 * level:.4g}%"
+    return "95% bootstrap" if level is None else level_percent(level)
 
 
 def _start(s: KernelSummary) -> str:
@@ -178,7 +178,7 @@ def verdict_lines(report: CompareReport) -> list[str]:
         speed = ""
         if v.speedup is not None and v.interval is not None:
             speed = (
-                f" (speedup {significant(v.speedup)}x, {_confidence(v.confidence)} interval "
+                f" (speedup {ratio(v.speedup)}x, {_confidence(v.confidence)} interval "
                 f"{interval_text(v)}, {v.regime})"
             )
         lines.append(
@@ -188,10 +188,10 @@ def verdict_lines(report: CompareReport) -> list[str]:
             if r.interval is not None:
                 i = r.interval
                 lines.append(
-                    f"  {r.regime}: {r.word} {significant(i.estimate)}x ({span(i.low, i.high)})"
+                    f"  {r.regime}: {r.word} {ratio(i.estimate)}x ({ratio_span(i.low, i.high)})"
                 )
             elif r.estimate is not None:
-                lines.append(f"  {r.regime}: {significant(r.estimate)}x ({r.reason})")
+                lines.append(f"  {r.regime}: {ratio(r.estimate)}x ({r.reason})")
             elif r.word != "not measured":
                 lines.append(f"  {r.regime}: {r.word} ({r.reason})")
         ceiling = speedup_ceiling(report, v)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gemmreg.contract.batching import shown_shape
-from gemmreg.contract.numbers import significant, span
+from gemmreg.contract.numbers import ratio, ratio_span
 from gemmreg.reporting import formats
 from gemmreg.reporting.device_sections import sections_or_document
 from gemmreg.reporting.formats import Cell
@@ -69,9 +69,9 @@ def regime_cell(result: RegimeResult | None) -> str:
     word = result.word.upper()
     if result.interval is not None:
         i = result.interval
-        return f"{word} {significant(i.estimate)}x ({span(i.low, i.high)})"
+        return f"{word} {ratio(i.estimate)}x ({ratio_span(i.low, i.high)})"
     if result.estimate is not None:
-        return f"{word} {significant(result.estimate)}x"
+        return f"{word} {ratio(result.estimate)}x"
     return word
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from gemmreg.contract.batching import shown_shape
-from gemmreg.contract.numbers import significant, span
+from gemmreg.contract.numbers import ratio, ratio_span
 from gemmreg.reporting import formats
 from gemmreg.reporting.device_sections import sections_or_document
 from gemmreg.reporting.formats import Cell
@@ -63,7 +63,7 @@ VERDICT_HEADERS = (
 
 def interval_text(v: Verdict) -> str:
     """A verdict's interval, ``LOW to HIGH``, or ``-`` without one."""
-    return span(*v.interval) if v.interval else "-"
+    return ratio_span(*v.interval) if v.interval else "-"
 
 
 def verdict_notes(v: Verdict, by_name: Mapping[str, KernelSummary]) -> str:
@@ -146,7 +146,7 @@ def verdict_table(reports: Sequence[CompareReport], fmt: str) -> str:
                     f"{v.kernel} vs {v.baseline}",
                     _fmt(mine.center_ms if mine else None, 5),
                     _fmt(base.center_ms if base else None, 5),
-                    f"{significant(v.speedup)}x" if v.speedup is not None else "-",
+                    f"{ratio(v.speedup)}x" if v.speedup is not None else "-",
                     interval_text(v),
                     ceiling.text() if ceiling else "-",
                     "-" if v.processes is None else str(v.processes),

@@ -18,7 +18,7 @@ estimate it rests on, wherever the host paces either call.
 
 from __future__ import annotations
 
-from gemmreg.contract.numbers import significant
+from gemmreg.contract.numbers import ratio, significant
 from gemmreg.timing.timing_records import KernelSummary, Verdict
 
 DECIDED = ("faster", "slower")
@@ -46,11 +46,13 @@ def host_pace_note(v: Verdict, kernel: KernelSummary | None, baseline: KernelSum
     if v.verdict not in DECIDED or kernel is None or baseline is None:
         return ""
     eager = host_paced_speedup(kernel, baseline)
-    if eager is None or (eager < 1) == (v.verdict == "slower"):
+    # a tie (equal launch paths pacing both) reads neither way: at 1 the SLOWER
+    # verdict got the note and its mirror FASTER did not
+    if eager is None or eager == 1 or (eager < 1) == (v.verdict == "slower"):
         return ""
     assert kernel.host_ms is not None and baseline.host_ms is not None
     return (
-        f"HOST-PACED: back to back without a CUDA graph, {significant(eager, 3)}x: the host's "
+        f"HOST-PACED: back to back without a CUDA graph, {ratio(eager, digits=3)}x: the host's "
         f"launch path takes {significant(kernel.host_ms * 1e3, 3)} us a call for "
         f"{v.kernel}, {significant(baseline.host_ms * 1e3, 3)} us for {v.baseline} (the "
         "verdict is the GPU's time)"

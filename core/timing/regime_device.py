@@ -82,7 +82,7 @@ def device_regime(
             reason=(
                 f"{len(paired)} interleaved rounds in one process (CUPTI), paired: one "
                 f"process's figure, not a verdict ({JUDGED_HOW}); its rounds alone span "
-                f"{numbers.span(low, high)}"
+                f"{numbers.ratio_span(low, high)}"
             ),
             settled=low > 1.0 or high < 1.0,
         )
@@ -108,8 +108,8 @@ def _across_processes(
     estimates = [stats.trimmed_mean(ratios) for b, o in processes if (ratios := _log_ratios(b, o))]
     if not estimates:
         return None
-    interval = stats.combine(estimates, confidence)
-    if interval is None:
+    judged = stats.judge_values(estimates, confidence, margin)
+    if judged is None:
         return RegimeResult(
             regime=REGIME,
             word="inconclusive",
@@ -121,12 +121,14 @@ def _across_processes(
             ),
             settled=False,
         )
+    word, interval, two_one_sided = judged
+    how = f" ({stats.TWO_ONE_SIDED})" if two_one_sided else ""
     return RegimeResult(
         regime=REGIME,
-        word=stats.classify(interval, margin),
+        word=word,
         interval=interval,
         estimate=interval.estimate,
-        reason=f"across {len(estimates)} profiling processes (CUPTI)",
+        reason=f"across {len(estimates)} profiling processes (CUPTI){how}",
     )
 
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 
+from gemmreg.contract import numbers
 from gemmreg.timing import stats
 
 FIRST_BATCH = stats.MIN_PROCESSES
@@ -108,5 +109,5 @@ def decided_note(look: int, processes: int, confidence: float) -> str:
     """What a decided verdict of a sequential run adds to its explanation."""
     return (
         f"decided at look {look} of a sequential run ({processes} processes), "
-        f"interval at that look's {100 * confidence:.4g}%"
+        f"interval at that look's {numbers.level_percent(confidence)}"
     )

@@ -214,6 +214,32 @@ def classify(interval: Interval, margin: float = DEFAULT_MARGIN) -> Word:
     return "inconclusive"
 
 
+TWO_ONE_SIDED = "two one-sided tests"
+"""The reason of a word found EQUIVALENT by :func:`equivalence_confidence`'s
+interval, which is narrower than the one speed claims are judged by."""
+
+
+def judge_values(
+    log_ratios: Sequence[float], confidence: float, margin: float
+) -> tuple[Word, Interval, bool] | None:
+    """The word on processes' paired log-ratios, its interval, and whether
+    that interval is the two one-sided tests' (None with too few processes).
+    One rule for every regime judged across processes: the claim's interval
+    at ``confidence`` first, then, where it is no EQUIVALENT, the narrower one
+    of :func:`equivalence_confidence`, which may show equivalence at the
+    same error level. A regime judged without the second would say FASTER
+    beside another regime's EQUIVALENT on the very same values."""
+    interval = combine(log_ratios, confidence)
+    if interval is None:
+        return None
+    word = classify(interval, margin)
+    if word != "equivalent":
+        both_sides = combine(log_ratios, equivalence_confidence(confidence))
+        if both_sides is not None and classify(both_sides, margin) == "equivalent":
+            return "equivalent", both_sides, True
+    return word, interval, False
+
+
 def welch(
     before: Sequence[float], after: Sequence[float], confidence: float = CONFIDENCE
 ) -> Interval | None:

@@ -55,30 +55,24 @@ def _regime(
 ) -> RegimeResult:
     if not ratios:
         return RegimeResult(regime=name, word="not measured", reason="no process measured it")
-    interval = stats.combine(ratios, confidence)
-    if interval is None:
+    judged = stats.judge_values(ratios, confidence, margin)
+    if judged is None:
         reason = (
             f"{len(ratios)} of {processes} processes measured it; "
             f"a verdict needs at least {stats.MIN_PROCESSES}"
         )
         return RegimeResult(regime=name, word="inconclusive", reason=reason)
-    word = stats.classify(interval, margin)
-    if word != "equivalent":
-        both_sides = stats.combine(ratios, stats.equivalence_confidence(confidence))
-        if both_sides is not None and stats.classify(both_sides, margin) == "equivalent":
-            return RegimeResult(
-                regime=name,
-                word="equivalent",
-                interval=both_sides,
-                estimate=both_sides.estimate,
-                reason=TWO_ONE_SIDED,
-            )
-    return RegimeResult(regime=name, word=word, interval=interval, estimate=interval.estimate)
+    word, interval, two_one_sided = judged
+    return RegimeResult(
+        regime=name,
+        word=word,
+        interval=interval,
+        estimate=interval.estimate,
+        reason=TWO_ONE_SIDED if two_one_sided else "",
+    )
 
 
-TWO_ONE_SIDED = "two one-sided tests"
-"""The reason of a regime found EQUIVALENT by :func:`gemmreg.timing.stats.equivalence_confidence`'s
-interval, which is narrower than the one speed claims are judged by."""
+TWO_ONE_SIDED = stats.TWO_ONE_SIDED
 
 
 def judge(
@@ -146,7 +140,7 @@ def judge(
         notes.append(
             "regimes disagree: "
             + ", ".join(
-                f"{r.regime} {r.word.upper()} {numbers.significant(r.estimate)}x"
+                f"{r.regime} {r.word.upper()} {numbers.ratio(r.estimate)}x"
                 for r in judged
                 if r.estimate is not None
             )
@@ -210,15 +204,17 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
     if result.interval is None:
         return "inconclusive", result.reason
     i = result.interval
-    bounds = f"{numbers.span(i.low, i.high)} over {i.units} processes"
+    marks = (1.0, 1.0 + margin, 1.0 / (1.0 + margin))  # the word rests on these sides
+    bounds = f"{numbers.ratio_span(i.low, i.high, marks)} over {i.units} processes"
+    within = f"+-{margin_percent(margin)}"
     if result.word == "faster":
-        return "faster", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
+        return "faster", f"interval {bounds} excludes 1 and reaches past {within}"
     if result.word == "slower":
-        return "slower", f"interval {bounds} excludes 1 and reaches past +-{margin:.1%}"
+        return "slower", f"interval {bounds} excludes 1 and reaches past {within}"
     if result.word == "equivalent" and result.reason == TWO_ONE_SIDED:
         return "equivalent", (
-            f"interval {bounds} lies inside +-{margin:.1%} (two one-sided tests, each at "
-            f"{(1 - i.confidence) / 2:.2g}: the {100 * i.confidence:.4g}% interval)"
+            f"interval {bounds} lies inside {within} (two one-sided tests, each at "
+            f"{(1 - i.confidence) / 2:.2g}: the {numbers.level_percent(i.confidence)} interval)"
         )
     if result.word == "equivalent":
         real = i.low > 1.0 or i.high < 1.0
@@ -227,8 +223,20 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
             if real
             else ""
         )
-        return "equivalent", f"interval {bounds} lies inside +-{margin:.1%}{detail}"
-    return "inconclusive", f"interval {bounds} includes 1 and reaches past +-{margin:.1%}"
+        return "equivalent", f"interval {bounds} lies inside {within}{detail}"
+    return "inconclusive", f"interval {bounds} includes 1 and reaches past {within}"
+
+
+def margin_percent(margin: float) -> str:
+    """The margin in percent as the explanations always wrote it (``1.0%``),
+    with more digits where one decimal would misstate it (``--margin 0.04``
+    printed ``+-0.0%`` beside a claim that reaches past it)."""
+    text = f"{margin:.1%}"
+    return (
+        text
+        if float(text[:-1]) == round(100 * margin, 12)
+        else f"{numbers.significant(100 * margin)}%"
+    )
 
 
 def _suspicious(baseline: KernelSummary, other: KernelSummary) -> list[str]:
