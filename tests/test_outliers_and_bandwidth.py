@@ -215,3 +215,29 @@ def test_a_sweeps_table_and_each_points_summary_line_flag_it(outlier_run):
     (flagged,) = [line for line in lines if "triton_grouped:" in line and "result" in line]
     assert " GB/s ideal traffic; " + OUTLIER_NOTE in flagged
     assert not any("OUTLIER" in line for line in lines if "hip_tiled:" in line)
+
+
+def test_a_process_median_of_zero_is_an_invalid_outlier_not_a_crash():
+    """A clock that saw no work (events around a call that launched nothing)
+    gives 0 ms: it used to raise while the summary was built, losing the
+    run; now the kernel fails with the process named."""
+    from fake_plugins import fp32_spec
+    from gemmreg.discovery.registry import Origin, RegisteredKernel
+    from gemmreg.timing.process_outliers import outlier_note
+    from gemmreg.timing.summaries import summarize
+    from gemmreg.timing.timing_records import ProcessRun
+
+    assert outlier_medians((0.0159, 0.0, 0.01594)) == (0.0,)
+    assert outlier_medians((0.0, 0.0, 0.01594)) == ()
+    assert "no time the clock could see" in outlier_note((0.0,), 0.0159)
+    kernel = RegisteredKernel(
+        spec=fp32_spec("k", lambda a, b, out: None),
+        origin=Origin(plugin="k", module="k", distribution="d", version="1"),
+    )
+    runs = [
+        ProcessRun(kernel="k", process=p, status="timed", round_ms=(ms,))
+        for p, ms in enumerate((0.0159, 0.0, 0.01594))
+    ]
+    summary = summarize(kernel, Problem(m=16, n=16, k=16), runs, None, "cpu")
+    assert summary.status == "failed"
+    assert summary.reason == "NO TIME: process 1's median is 0 ms (the clock saw no work)"

@@ -36,7 +36,9 @@ def outlier_medians(medians: Sequence[float], factor: float = OUTLIER_FACTOR) ->
     if len(medians) < 2:
         return ()
     center = statistics.median(medians)
-    return tuple(m for m in medians if max(m / center, center / m) > factor)
+    if center <= 0:  # most processes saw no time at all: nothing to be an outlier from
+        return ()
+    return tuple(m for m in medians if m <= 0 or max(m / center, center / m) > factor)
 
 
 def outlier_note(outliers: Sequence[float], center_ms: float | None) -> str:
@@ -46,6 +48,9 @@ def outlier_note(outliers: Sequence[float], center_ms: float | None) -> str:
         return ""
     parts = []
     for ms in outliers:
+        if ms <= 0 or center_ms <= 0:
+            parts.append(f"{significant(ms, 4)} ms (no time the clock could see)")
+            continue
         above = ms > center_ms
         ratio = ms / center_ms if above else center_ms / ms
         where = "above" if above else "below"

@@ -112,6 +112,13 @@ def summarize(
     medians = tuple(run.median_ms for run in runs if run.median_ms is not None)
     if not medians:
         return KernelSummary(**base, status="error", reason="every round was dropped")
+    blind = [r.process for r in runs if r.median_ms is not None and r.median_ms <= 0]
+    if blind:  # events around a call that launched nothing: no speed can come of it
+        return KernelSummary(
+            **base,
+            status="failed",
+            reason=f"NO TIME: process {blind[0]}'s median is 0 ms (the clock saw no work)",
+        )
     center = statistics.median(medians)
     tflops = problem.flops / (center * 1e-3) / 1e12
     peak = peak_tflops(device_name, math_mode)
@@ -121,6 +128,8 @@ def summarize(
         for r in runs
         if r.escaped
     ]
+    if min(medians) <= 0:  # a clock that saw nothing: no speed can be claimed from it
+        invalid.append(f"NO TIME: a process median of {min(medians):g} ms (the clock saw no work)")
     # the profiles are evidence on the kernel too, whatever regimes are registered:
     # work that escaped a profiled call, and the work accounting's launch patterns
     device = (profile or {}).get("profile") or {}
