@@ -23,18 +23,25 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import attrs
-from gemmreg.commands import bench_command, check_command, compare_command, keywords
+from gemmreg.commands import (
+    bench_command,
+    check_command,
+    compare_command,
+    keywords,
+    option_effects,
+)
 from gemmreg.commands.keywords import Names, PathLike, Shape
 from gemmreg.commands.requests import (
     BenchRequest,
     CheckRequest,
     CompareRequest,
     TimingAsked,
+    keyword_spelling,
 )
 from gemmreg.commands.results import BenchResult, CheckResult, CompareResult, Run
 from gemmreg.contract.low_precision import FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import UsageError
-from gemmreg.contract.records import ALL_DTYPES, BATCH_LAYOUTS, DTYPES, LAYOUTS
+from gemmreg.contract.records import ALL_DTYPES, BATCH_LAYOUTS, DTYPES, LAYOUTS, Problem
 
 __all__ = [
     "BenchResult",
@@ -107,10 +114,16 @@ def compare(
     asked = dict(
         shape=shape, dtype=dtype, layout=layout, **fp8, **batched, **timing, out=out, force=force
     )
+    dtype_ = keywords.one(dtype, "dtype", ALL_DTYPES)
+    option_effects.refuse_unused_problem_keywords(
+        [Problem(m=1, n=1, k=1, dtype=dtype_, batch=keywords.batch(batch))],
+        _given(out_dtype, scaling, batch_layout),
+        keyword_spelling,
+    )
     request = CompareRequest(
         kernels=keywords.names("compare", kernels),
         shape=None if shape is None else keywords.shape(shape, keywords.groups(groups)),
-        dtypes=(keywords.one(dtype, "dtype", ALL_DTYPES),),
+        dtypes=(dtype_,),
         layout=keywords.one(layout, "layout", LAYOUTS),
         out_dtype=keywords.fp8_out(out_dtype),
         scaling=keywords.fp8_scaling(scaling),
@@ -183,6 +196,11 @@ def bench(
         keywords.fp8_scaling(scaling),
         (keywords.batch(batch), keywords.batch_layout(batch_layout)),
         keywords.groups(groups),
+    )
+    option_effects.refuse_unused_problem_keywords(
+        [point.problem for point in chosen],
+        _given(out_dtype, scaling, batch_layout),
+        keyword_spelling,
     )
     request = BenchRequest(
         kernels=keywords.names("bench", kernels),
@@ -257,6 +275,15 @@ def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:
     except runs.RunError as error:
         raise UsageError(str(error)) from None
     return Run(reports=tuple(reports), manifest=manifest, partial=partial, out=folder.absolute())
+
+
+def _given(out_dtype: str | None, scaling: str | None, batch_layout: str) -> dict[str, Any]:
+    """The problem keywords given a value other than their default."""
+    return {
+        "out_dtype": out_dtype,
+        "scaling": scaling,
+        "batch_layout": None if batch_layout == "packed" else batch_layout,
+    }
 
 
 def _answered(

@@ -124,3 +124,21 @@ def test_the_python_api_refuses_them_too_in_its_keywords():
         api.check(["torch_ref"], out_dtypes=["fp16"])
     with pytest.raises(UsageError, match=r"^force replaces the run in out; without out"):
         api.check(["torch_ref"], force=True)
+
+
+@pytest.mark.parametrize(
+    ("keywords", "message"),
+    [
+        ({"out_dtype": "fp16"}, "out_dtype 'fp16': no point is fp8"),
+        ({"scaling": "rowwise"}, "scaling 'rowwise': no point is fp8"),
+        ({"batch_layout": "strided"}, "batch_layout 'strided': no point is batched"),
+    ],
+)
+def test_the_python_api_s_compare_and_bench_refuse_unused_problem_keywords(
+    keywords, message, monkeypatch
+):
+    forbid_work(monkeypatch)
+    with pytest.raises(UsageError, match=f"^{message}; drop it"):
+        api.compare(["torch_ref", "triton_grouped"], "8", **keywords)
+    with pytest.raises(UsageError, match=f"^{message}; drop it"):
+        api.bench(["torch_ref"], "8,16", **keywords)

@@ -173,6 +173,22 @@ def refuse_unused_point_options(args: argparse.Namespace, build: Build) -> None:
         raise UsageError(f"{option} {shown}: {reason}; drop it")
 
 
+def refuse_unused_problem_keywords(
+    problems: Sequence[Problem], given: dict[str, Any], spell: Spell
+) -> None:
+    """The Python API's ``out_dtype``, ``scaling`` and ``batch_layout`` (the
+    ones ``given``: a value other than its default) where no problem of the
+    call is of their kind: refused, as on the command line."""
+    from gemmreg.contract.low_precision import FP8_DTYPES
+
+    fp8 = any(p.dtype in FP8_DTYPES for p in problems)
+    batched = any(p.batch > 1 for p in problems)
+    for field, used in (("out_dtype", fp8), ("scaling", fp8), ("batch_layout", batched)):
+        value = given.get(field)
+        if value is not None and not used:
+            raise UsageError(f"{spell(field)} {value!r}: {_WHY[field][1]}; drop it")
+
+
 def _problems(points: Sequence[Any]) -> list[Problem]:
     return [point.problem for point in points]
 
