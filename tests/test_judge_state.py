@@ -99,3 +99,27 @@ def test_a_plugin_that_replaces_the_judge_at_import_is_refused_and_it_is_put_bac
     assert "fake_judge_patcher" not in registry.kernels
     (issue,) = [i for i in registry.issues if i.origin.plugin == "fake_plugins.judge_patcher"]
     assert "replaced gemmreg.checking.output_check.compare" in issue.reason
+
+
+def test_a_worker_left_with_a_dispatcher_kernel_retires_and_the_next_plugin_is_judged_fresh():
+    """The kernel that registered for aten::mm fails, naming it; the worker
+    retires, so an honest torch.mm kernel's cases after it run in a fresh
+    worker and pass (they used to fail, blamed on that kernel)."""
+    from conftest import check_in_one_worker
+    from gemmreg.checking import matrix
+
+    with only_extra_plugins(["fake_plugins.dispatch_registrar"]):
+        kernels = discover().select(["fake_registers_mm", "fake_mm_after"])
+        cases = [
+            c
+            for c in matrix.build("quick", gpu=False, dtypes=["fp32"], layouts=["rowmajor"])
+            if c.problem.shape in ("64x64x64", "17x19x23")
+        ]
+        results = check_in_one_worker(kernels, cases)
+    registrar = [r for r in results if r.kernel == "fake_registers_mm"]
+    reference = [  # its values cases (a refusal case asks it to refuse fp16, which it cannot)
+        r for r in results if r.kernel == "fake_mm_after" and r.problem.dtype == "fp32"
+    ]
+    assert registrar and reference
+    assert "registered its own kernel for aten::mm" in registrar[0].reason
+    assert all(r.status == "pass" for r in reference), [r.reason for r in reference]

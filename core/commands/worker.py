@@ -174,10 +174,20 @@ def main(argv: list[str]) -> int:
                 # and let the runner start a fresh worker for the rest.
                 emit(event="retire", reason="GPU context unusable after the error")
                 return 0
-            continue
-        emit(event="done", task=position, status="ok", result=encode(result))
-        backend.release_memory()  # an idle session worker keeps no operands reserved
+        else:
+            emit(event="done", task=position, status="ok", result=encode(result))
+            backend.release_memory()  # an idle session worker keeps no operands reserved
+        if judge_state.changes():
+            # What judge_state cannot put back (a kernel registered in torch's
+            # dispatcher) was blamed on the task that left it; any later task
+            # here would fail for it too, blamed on an innocent plugin.
+            emit(event="retire", reason=RETIRED_JUDGE_CHANGED)
+            return 0
     return 0
+
+
+RETIRED_JUDGE_CHANGED = "a plugin left what judges kernels changed where it cannot be put back"
+"""Why a worker retires after a task that left torch's dispatcher changed."""
 
 
 def _exit_now(code: int) -> None:
