@@ -3,11 +3,12 @@
 Cases come from the core, never from the plugin, and each one targets a bug
 the seed write-ups name: shapes off the tile on each axis (a missing mask), K
 below the tile and K = 1 (a K loop that assumes a full tile), degenerate and
-skinny shapes, transposed and padded operands (strides, not shapes, decide
-addresses), value distributions that expose wrong strides and lost terms
-(never all-ones), several seeds, and on a GPU one case whose element offsets
-pass 2^31 (int32 index arithmetic). A case outside a plugin's declared
-capabilities is skipped with the reason, never failed.
+skinny shapes, a single row with K past a tile (a GEMV path), a deep K beside
+a small M and N (a split-K path), transposed and padded operands (strides,
+not shapes, decide addresses), value distributions that expose wrong strides
+and lost terms (never all-ones), several seeds, and on a GPU one case whose
+element offsets pass 2^31 (int32 index arithmetic). A case outside a plugin's
+declared capabilities is skipped with the reason, never failed.
 """
 
 from __future__ import annotations
@@ -68,6 +69,7 @@ TAIL_SHAPES: tuple[tuple[int, int, int], ...] = (
     (ALIGNED, ALIGNED, 7),  # K smaller than any tile
     (ALIGNED, ALIGNED, 1),  # K = 1
     (1, ALIGNED, 1),  # 1 x N x 1
+    (1, ALIGNED + 3, ALIGNED + 5),  # 1 x N x K: a decode GEMV path, with N and K tails
     (ALIGNED, 1, ALIGNED),  # M x 1 x K
     (130, 70, 65),  # seed 003's tail-waste example
 )
@@ -75,6 +77,11 @@ SKINNY_SHAPES: tuple[tuple[int, int, int], ...] = (
     (200, 8, 40),  # tall-skinny
     (8, 200, 40),  # short-wide
 )
+DEEP_K_SHAPE = (17, 19, 4133)
+"""M and N inside one tile, K past 4096: the problem a split-K path takes
+(too few output tiles to fill a GPU, a deep K), which no other shape here
+reaches; K is prime, so no split count divides it and a split that drops
+K's remainder loses columns. It costs the CPU about what the mid square does."""
 FULL_EXTRA_SHAPES: tuple[tuple[int, int, int], ...] = (
     (1000, 16, 64),
     (16, 1000, 64),
@@ -171,7 +178,7 @@ def build(
     default_layout: list[Layout] = ["rowmajor"] if "rowmajor" in layouts else []
     other_values: list[ValueKind] = [v for v in VALUE_KINDS if v != "normal"]
     mid = MID_SQUARE_GPU if gpu else MID_SQUARE_CPU
-    base_shapes = [*SEED_EDGE_SHAPES, *TAIL_SHAPES, *SKINNY_SHAPES, (mid, mid, mid)]
+    base_shapes = [*SEED_EDGE_SHAPES, *TAIL_SHAPES, *SKINNY_SHAPES, DEEP_K_SHAPE, (mid, mid, mid)]
     cases: list[Case] = []
     if level == "quick":
         cases += _cases(base_shapes, dtypes, default_layout)

@@ -1,5 +1,6 @@
 """The correctness matrix's low-precision cases: fp8 (every output dtype and
-scaling asked for) and int8.
+scaling asked for) and int8, whose exact sum also runs at a K deep enough
+for an inexact one to show.
 
 Built only for the dtypes a check names (``--dtype fp8e4m3``), so a check of
 fp32, fp16 and bf16 kernels is what it was. The shapes differ from the
@@ -42,6 +43,13 @@ VALUE_LAYOUTS: tuple[Layout, ...] = ("rowmajor", "transposedB")
 """Layouts the value kinds run in: row-major, and A row-major with B column-major
 (the one layout cuBLASLt's fp8 GEMM takes)."""
 OTHER_VALUES = ("uniform", "mixed", "smallint")
+EXACT_DEEP_K_SHAPE = (32, 32, 8192)
+"""int8's exact sum checked where an inexact one shows: with ``uniform``
+values (0 to 127, so C cannot cancel) a sum of 8192 products reaches about
+2^25, past the 2^24 up to which fp32 holds every integer, so a kernel that
+sums int8 products in fp32 (int8 through a float GEMM) rounds them; every
+smaller shape here sums below 2^24, where fp32 is exact. M above 16, N and
+K multiples of 8: what torch._int_mm takes on CUDA."""
 EXTRA_SEEDS = (1, 2)
 """Further seeds the full matrix runs the value shapes with (the 16-bit matrix's)."""
 
@@ -86,6 +94,8 @@ def cases(
     for number_format in formats(dtypes, outputs, scalings):
         made += _cases(number_format, shapes, layouts, ("normal",))
         made += _cases(number_format, VALUE_SHAPES, value_layouts, OTHER_VALUES)
+        if number_format[0] == "int8":
+            made += _cases(number_format, [EXACT_DEEP_K_SHAPE], value_layouts, ("uniform",))
         if level == "full":
             for seed in EXTRA_SEEDS:
                 made += _cases(
