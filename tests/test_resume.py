@@ -125,6 +125,22 @@ def test_resume_times_what_the_run_lacks_and_the_parts_join_whole(cut, tmp_path,
     assert f"{P16}: unfinished in {cut}, taken whole from {new}" in joined.err
 
 
+def test_with_no_timing_option_the_rest_is_timed_as_the_run_was_asked(cut, tmp_path):
+    """The cut run was asked for 2 processes of 3 rounds: so is its rest,
+    unless the resumption names timing options of its own."""
+    assert runs.load_run(cut)[0][run_plan.TIMING_KEY] == {"processes": 2, "repeats": 3}
+    new = tmp_path / "new"
+    done = bench("--resume", str(cut), "--out", str(new))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (
+        f"gemmreg: --resume {cut}: timing as it was asked: --processes 2 --repeats 3"
+        in done.stderr.splitlines()
+    )
+    manifest, reports, _ = runs.load_run(new)
+    assert manifest[run_plan.TIMING_KEY] == {"processes": 2, "repeats": 3}
+    assert [r.processes for r in reports] == [2, 2]
+
+
 def test_a_resumption_cut_short_is_resumed_in_turn(cut, tmp_path, capsys):
     """The second command is interrupted too: the join says what is still
     missing, and resuming the second run finishes the sweep."""

@@ -25,8 +25,9 @@ import argparse
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import attrs
 from gemmreg.commands import cli_points
-from gemmreg.commands.requests import BenchRequest
+from gemmreg.commands.requests import BenchRequest, TimingAsked
 from gemmreg.contract.options import UsageError
 from gemmreg.reporting import run_plan, runs
 from gemmreg.timing.points import Point
@@ -80,16 +81,39 @@ def bench_request(args: argparse.Namespace) -> tuple[BenchRequest, list[str]]:
             f"--resume {run}: nothing left: every one of its planned points "
             f"({len(plan.points)}) is timed whole"
         )
+    timing, inherited = _timing(args, manifest, run)
     request = BenchRequest(
         kernels=plan.plugins,
         points=tuple(Point(p.problem, 1.0 if p.weight is None else p.weight) for p in lacking),
-        timing=cli_points.timing_asked(args),
+        timing=timing,
         out=args.out,
         force=args.force,
         weighted=plan.weighted,
         manifest=_fields(manifest, run),
     )
-    return request, _lines(run, lacking, reports, plan)
+    return request, _lines(run, lacking, reports, plan) + inherited
+
+
+def _timing(
+    args: argparse.Namespace, manifest: Mapping[str, object], run: str
+) -> tuple[TimingAsked, list[str]]:
+    """The timing options given; with none given, those RUN was asked with
+    (its ``timing_asked``), so that the rest of the sweep is timed as its
+    start was: a line says which. Any option given replaces RUN's whole set
+    (``--budget`` beside RUN's ``--processes`` would be refused)."""
+    given = cli_points.timing_asked(args)
+    recorded = manifest.get(run_plan.TIMING_KEY)
+    if attrs.asdict(given, filter=lambda _, value: value is not None) or not recorded:
+        return given, []
+    names = {field.name for field in attrs.fields(TimingAsked)}
+    if not isinstance(recorded, Mapping) or not all(
+        name in names and isinstance(value, int | float | str) and not isinstance(value, bool)
+        for name, value in recorded.items()
+    ):
+        raise UsageError(f"--resume {run}: manifest.{run_plan.TIMING_KEY} is not timing options")
+    shown = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in recorded.items())
+    line = f"gemmreg: --resume {run}: timing as it was asked: {shown}"
+    return TimingAsked(**recorded), [line]
 
 
 def _fields(manifest: Mapping[str, object], run: str) -> dict[str, object]:

@@ -32,6 +32,10 @@ from gemmreg.timing.timing_records import CompareReport
 
 PLAN_KEY = "planned"
 """The manifest's field holding the plan."""
+TIMING_KEY = "timing_asked"
+"""The manifest's field holding the timing options the sweep was given
+(``--processes 5``: ``{"processes": 5}``; those left to their defaults are
+absent): ``bench --resume`` times the rest as the sweep was asked."""
 SHOWN_LABELS = 20
 """Points named on a stderr line before the rest are counted: a sweep may
 plan 1000."""
