@@ -141,6 +141,19 @@ def test_with_no_timing_option_the_rest_is_timed_as_the_run_was_asked(cut, tmp_p
     assert [r.processes for r in reports] == [2, 2]
 
 
+def test_a_join_of_parts_timed_with_other_options_says_so(cut, tmp_path, capsys):
+    new = tmp_path / "new"
+    done = bench("--resume", str(cut), "--out", str(new), "--processes", "3", "--repeats", "2")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "timing as it was asked" not in done.stderr
+    joined = run_main(["report", "--parts", str(cut), str(new)], capsys)
+    assert joined.code == 0, joined.err
+    assert (
+        f"; timed with other options: {cut} (--processes 2 --repeats 3), "
+        f"{new} (--processes 3 --repeats 2)" in joined.err
+    )
+
+
 def test_a_resumption_cut_short_is_resumed_in_turn(cut, tmp_path, capsys):
     """The second command is interrupted too: the join says what is still
     missing, and resuming the second run finishes the sweep."""

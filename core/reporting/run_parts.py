@@ -96,8 +96,14 @@ def join_parts(
     manifest = dict(loaded[0][0])
     manifest["parts"] = [
         {"run": name, "commit": _commit(m), "points": given[name]}
+        | (
+            {"timing": m[run_plan.TIMING_KEY]}
+            if isinstance(m.get(run_plan.TIMING_KEY), Mapping)
+            else {}
+        )
         for name, (m, _, _) in zip(names, loaded, strict=True)
     ]
+    manifest.pop(run_plan.TIMING_KEY, None)  # the first part's: each part's is in parts
     if superseded:
         manifest["superseded"] = superseded
     missing, unplanned = _missing(names, loaded, kept)
@@ -156,7 +162,18 @@ def parts_line(manifest: Mapping[str, Any]) -> str:
     line = f"{len(parts)} runs read as one sweep: {described}"
     for s in manifest.get("superseded") or []:
         line += f"; {s['point']}: unfinished in {s['unfinished']}, taken whole from {s['whole']}"
+    recorded = [p for p in parts if "timing" in p]  # parts saved before it was kept: unknown
+    if len({repr(sorted(p["timing"].items())) for p in recorded}) > 1:
+        line += "; timed with other options: " + ", ".join(
+            f"{p['run']} ({_options(p['timing'])})" for p in recorded
+        )
     return line
+
+
+def _options(timing: Mapping[str, Any]) -> str:
+    """``--processes 5 --repeats 3``, or ``defaults``."""
+    shown = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in timing.items())
+    return shown or "defaults"
 
 
 def missing_line(manifest: Mapping[str, Any]) -> str | None:
