@@ -36,12 +36,11 @@ from gemmreg.commands.requests import (
     CheckRequest,
     CompareRequest,
     TimingAsked,
-    keyword_spelling,
 )
 from gemmreg.commands.results import BenchResult, CheckResult, CompareResult, Run
 from gemmreg.contract.low_precision import FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import UsageError
-from gemmreg.contract.records import ALL_DTYPES, BATCH_LAYOUTS, DTYPES, LAYOUTS, Problem
+from gemmreg.contract.records import ALL_DTYPES, BATCH_LAYOUTS, DTYPES, LAYOUTS
 
 __all__ = [
     "BenchResult",
@@ -116,9 +115,7 @@ def compare(
     )
     dtype_ = keywords.one(dtype, "dtype", ALL_DTYPES)
     option_effects.refuse_unused_problem_keywords(
-        [Problem(m=1, n=1, k=1, dtype=dtype_, batch=keywords.batch(batch))],
-        _given(out_dtype, scaling, batch_layout),
-        keyword_spelling,
+        [dtype_], [keywords.batch(batch)], out_dtype, scaling, batch_layout
     )
     request = CompareRequest(
         kernels=keywords.names("compare", kernels),
@@ -197,10 +194,9 @@ def bench(
         (keywords.batch(batch), keywords.batch_layout(batch_layout)),
         keywords.groups(groups),
     )
+    problems = [point.problem for point in chosen]
     option_effects.refuse_unused_problem_keywords(
-        [point.problem for point in chosen],
-        _given(out_dtype, scaling, batch_layout),
-        keyword_spelling,
+        [p.dtype for p in problems], [p.batch for p in problems], out_dtype, scaling, batch_layout
     )
     request = BenchRequest(
         kernels=keywords.names("bench", kernels),
@@ -275,15 +271,6 @@ def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:
     except runs.RunError as error:
         raise UsageError(str(error)) from None
     return Run(reports=tuple(reports), manifest=manifest, partial=partial, out=folder.absolute())
-
-
-def _given(out_dtype: str | None, scaling: str | None, batch_layout: str) -> dict[str, Any]:
-    """The problem keywords given a value other than their default."""
-    return {
-        "out_dtype": out_dtype,
-        "scaling": scaling,
-        "batch_layout": None if batch_layout == "packed" else batch_layout,
-    }
 
 
 def _answered(

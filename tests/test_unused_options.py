@@ -142,3 +142,11 @@ def test_the_python_api_s_compare_and_bench_refuse_unused_problem_keywords(
         api.compare(["torch_ref", "triton_grouped"], "8", **keywords)
     with pytest.raises(UsageError, match=f"^{message}; drop it"):
         api.bench(["torch_ref"], "8,16", **keywords)
+
+
+def test_the_api_s_problem_keyword_check_builds_no_problem_of_its_own(monkeypatch):
+    """It reads the dtypes and batch sizes: a Problem built for it refused an
+    fp8 batch as a SpecError, ahead of the one-line UsageError the call owes."""
+    forbid_work(monkeypatch)
+    with pytest.raises(UsageError, match="a batched problem is fp32, fp16, bf16"):
+        api.compare(["torch_ref", "torch_ref_fp8"], "16x16x16", dtype="fp8e4m3", batch=2)

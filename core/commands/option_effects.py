@@ -14,7 +14,7 @@ changed: an option whose value changes no point is not used by any."""
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from gemmreg.contract.options import UsageError
@@ -174,19 +174,28 @@ def refuse_unused_point_options(args: argparse.Namespace, build: Build) -> None:
 
 
 def refuse_unused_problem_keywords(
-    problems: Sequence[Problem], given: dict[str, Any], spell: Spell
+    dtypes: Iterable[str],
+    batches: Iterable[int],
+    out_dtype: str | None,
+    scaling: str | None,
+    batch_layout: str,
 ) -> None:
-    """The Python API's ``out_dtype``, ``scaling`` and ``batch_layout`` (the
-    ones ``given``: a value other than its default) where no problem of the
-    call is of their kind: refused, as on the command line."""
+    """The Python API's ``out_dtype``, ``scaling`` and ``batch_layout`` (a
+    layout other than its default, ``packed``) where no problem of the call
+    (its ``dtypes`` and ``batches``) is of their kind: refused, as on the
+    command line."""
     from gemmreg.contract.low_precision import FP8_DTYPES
 
-    fp8 = any(p.dtype in FP8_DTYPES for p in problems)
-    batched = any(p.batch > 1 for p in problems)
-    for field, used in (("out_dtype", fp8), ("scaling", fp8), ("batch_layout", batched)):
-        value = given.get(field)
+    fp8 = any(dtype in FP8_DTYPES for dtype in dtypes)
+    batched = any(size > 1 for size in batches)
+    given = (
+        ("out_dtype", out_dtype, fp8),
+        ("scaling", scaling, fp8),
+        ("batch_layout", None if batch_layout == "packed" else batch_layout, batched),
+    )
+    for field, value, used in given:
         if value is not None and not used:
-            raise UsageError(f"{spell(field)} {value!r}: {_WHY[field][1]}; drop it")
+            raise UsageError(f"{field} {value!r}: {_WHY[field][1]}; drop it")
 
 
 def _problems(points: Sequence[Any]) -> list[Problem]:
