@@ -26,7 +26,8 @@ from gemmreg.commands.launching import (
     start_ahead,
     warn_if_long,
 )
-from gemmreg.commands.requests import BenchRequest, check_names
+from gemmreg.commands.request_values import check_names
+from gemmreg.commands.requests import BenchRequest
 from gemmreg.commands.results import BenchResult
 from gemmreg.contract.options import UsageError
 

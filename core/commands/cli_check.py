@@ -21,7 +21,8 @@ from gemmreg.commands.cli_common import (
     _progress,
     _scalings,
 )
-from gemmreg.commands.requests import CheckRequest, option_spelling
+from gemmreg.commands.request_values import option_spelling
+from gemmreg.commands.requests import CheckRequest
 from gemmreg.contract.options import UsageError
 
 

@@ -23,7 +23,7 @@ from gemmreg.commands.cli_common import (
     _progress,
 )
 from gemmreg.commands.launching import Launch
-from gemmreg.commands.requests import option_spelling
+from gemmreg.commands.request_values import option_spelling
 from gemmreg.contract.options import UsageError
 from gemmreg.workers import temp_folders
 

@@ -34,7 +34,8 @@ from gemmreg.commands.launching import (
     start_ahead,
     warn_if_long,
 )
-from gemmreg.commands.requests import CompareRequest, check_names
+from gemmreg.commands.request_values import check_names
+from gemmreg.commands.requests import CompareRequest
 from gemmreg.commands.results import CompareResult
 from gemmreg.contract.batching import shown_shape
 from gemmreg.workers.tracing import trace

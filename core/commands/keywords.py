@@ -126,7 +126,7 @@ def fp8_scaling(value: str | None) -> Scaling | None:
 
 def batch(value: int) -> int:
     """A batch size as ``--batch`` takes one."""
-    from gemmreg.commands.requests import check_integer
+    from gemmreg.commands.request_values import check_integer
     from gemmreg.contract.batching import MAX_BATCH
 
     check_integer(value, 1, MAX_BATCH, "batch")

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from gemmreg.commands.requests import Spell, TimingAsked, keyword_spelling
+from gemmreg.commands.request_values import Spell, keyword_spelling
+from gemmreg.commands.requests import TimingAsked
 from gemmreg.contract.backend import BackendInfo
 from gemmreg.workers.devices import Device
 from gemmreg.workers.tracing import trace

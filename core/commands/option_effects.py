@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 from gemmreg.contract.options import UsageError
 
 if TYPE_CHECKING:
-    from gemmreg.commands.requests import CheckRequest, Spell, TimingAsked
+    from gemmreg.commands.request_values import Spell
+    from gemmreg.commands.requests import CheckRequest, TimingAsked
     from gemmreg.contract.records import Problem
 
 

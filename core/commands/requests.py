@@ -7,51 +7,35 @@ drift apart: an option the API does not take is a field it leaves at its
 default.
 
 A field is named as its option (``max_time`` is ``--max-time``), so that a
-refusal names it as the user wrote it (:data:`Spell`). On the command line
-argparse has bounded the numbers already, with the same words
+refusal names it as the user wrote it
+(:data:`gemmreg.commands.request_values.Spell`). On the command line argparse
+has bounded the numbers already, with the same words
 (:func:`gemmreg.contract.options.integer_bounds`); a call's keywords are
-bounded here, and a value of the wrong type is refused in one line too,
-never left to fail deep in a worker.
+bounded here (by :mod:`gemmreg.commands.request_values`), and a value of the
+wrong type is refused in one line too, never left to fail deep in a worker.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import attrs
+from gemmreg.commands.request_values import (
+    Spell,
+    check_batches,
+    check_integer,
+    check_names,
+    check_number,
+    check_timeout,
+)
 from gemmreg.contract import options as opt
 from gemmreg.contract.bad_input import did_you_mean
 from gemmreg.contract.options import UsageError
 from gemmreg.contract.records import BatchLayout, DType, Layout, OutDType, Problem, Scaling
 from gemmreg.timing.points import Point
 from gemmreg.timing.timing_options import L2_STATES, TimingOptions
-
-Spell = Callable[[str], str]
-"""How the user wrote an option, from its field's name."""
-
-
-_SINGULAR = {
-    "dtypes": "dtype",
-    "layouts": "layout",
-    "out_dtypes": "out_dtype",
-    "scalings": "scaling",
-}
-_SINGULAR.update(batches="batch", batch_layouts="batch_layout")
-""":class:`CheckRequest`'s fields that hold several values, each an option of one name."""
-
-
-def option_spelling(field: str) -> str:
-    """The command line's: ``max_time`` -> ``--max-time``, ``batches`` -> ``--batch``."""
-    return "--" + _SINGULAR.get(field, field).replace("_", "-")
-
-
-def keyword_spelling(field: str) -> str:
-    """The Python API's: the keyword itself."""
-    return field
-
 
 _INTEGERS: dict[str, tuple[int, int]] = {
     "processes": (1, opt.MAX_PROCESSES),
@@ -66,57 +50,6 @@ _NUMBERS: dict[str, tuple[float, float, bool]] = {
     "margin": (0.0, opt.MAX_MARGIN_PCT, True),
 }
 """Each bounded number: (low, high, low_open), as argparse bounds the option."""
-
-
-def check_integer(value: object, low: int, high: int, shown: str) -> None:
-    """None, or an integer (not a bool) in ``[low, high]``."""
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise UsageError(f"{shown}: expected an integer from {low} to {high}, got {value!r}")
-    wrong = opt.integer_bounds(value, low, high)
-    if wrong:
-        raise UsageError(f"{shown}: {wrong}")
-
-
-def check_number(value: object, low: float, high: float, low_open: bool, shown: str) -> None:
-    """None, or a finite number (not a bool) within the bounds."""
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise UsageError(f"{shown}: must be a finite number, got {value!r}")
-    wrong = opt.number_bounds(value, low, high, low_open)
-    if wrong:
-        raise UsageError(f"{shown}: {wrong}")
-
-
-def check_timeout(value: object, shown: str) -> None:
-    """A worker task's limit: None (scaled to the problem) or seconds above 0
-    up to :data:`~gemmreg.contract.options.MAX_TIMEOUT_S`, as ``--timeout``."""
-    check_number(value, 0.0, opt.MAX_TIMEOUT_S, True, shown)
-
-
-def check_batches(batches: Sequence[int], shown: str) -> None:
-    """At least one batch size, each an integer from 1 to ``MAX_BATCH``, none twice."""
-    from gemmreg.contract.batching import MAX_BATCH
-
-    if not batches:
-        raise UsageError(f"{shown}: names no batch size")
-    for batch in batches:
-        check_integer(batch, 1, MAX_BATCH, shown)
-    if len(set(batches)) != len(batches):
-        raise UsageError(f"{shown}: names a batch size twice")
-
-
-def check_names(command: str, names: Sequence[str], minimum: int) -> None:
-    """Enough plugins, each named once (strings, not a lone string's letters)."""
-    if isinstance(names, str) or not all(isinstance(name, str) for name in names):
-        raise UsageError(f"{command} takes a list of plugin names, got {names!r}")
-    if len(names) < minimum:
-        need = "two plugins" if minimum == 2 else "one plugin"
-        raise UsageError(f"{command} needs at least {need}")
-    if len(set(names)) != len(names):
-        raise UsageError(f"{command} names a plugin twice")
 
 
 @attrs.frozen(kw_only=True)
