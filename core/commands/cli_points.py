@@ -67,7 +67,7 @@ def dtypes(value: str | None) -> list[DType]:
 def sweep_points(args: argparse.Namespace) -> list[Point]:
     """``bench``'s points: from ``--shape`` or the rows of ``--shapes``."""
     made = _sweep_points(args)
-    option_effects.refuse_unused_point_options(args, _sweep_points)
+    option_effects.refuse_unused_point_options(args, _sweep_points, made)
     return made
 
 
@@ -115,7 +115,7 @@ def compare_points(args: argparse.Namespace) -> list[Point] | None:
     ``--shapes`` row's own dtype where it names one); None when no shape was
     given (the backend's default is filled in once the backend is known)."""
     made = _compare_points(args)
-    option_effects.refuse_unused_point_options(args, _any_shape)
+    option_effects.refuse_unused_point_options(args, _any_shape, made)
     return made
 
 

@@ -146,12 +146,15 @@ and short), and the column of a ``--shapes`` file that gives a row its own
 value: there the row's wins over the option."""
 
 
-def refuse_unused_point_options(args: argparse.Namespace, build: Build) -> None:
+def refuse_unused_point_options(
+    args: argparse.Namespace, build: Build, made_already: Sequence[Any] | None = None
+) -> None:
     """Each problem option given to ``compare`` or ``bench`` whose value
-    changes none of the points ``build`` makes: refused. With ``--shapes``
-    a row's own column wins over the option (``--dtype`` beside rows that
-    each name their dtype)."""
-    made = _problems(build(args))
+    changes none of the points ``build`` makes (``made_already``: the
+    points it made from ``args``, where the caller has them): refused. With
+    ``--shapes`` a row's own column wins over the option (``--dtype`` beside
+    rows that each name their dtype)."""
+    made = _problems(build(args) if made_already is None else made_already)
     shapes = getattr(args, "shapes", None)
     for field, (why, short, column) in _WHY.items():
         value = getattr(args, field, None)
