@@ -111,8 +111,7 @@ def _timing(
         for name, value in recorded.items()
     ):
         raise UsageError(f"--resume {run}: manifest.{run_plan.TIMING_KEY} is not timing options")
-    shown = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in recorded.items())
-    line = f"gemmreg: --resume {run}: timing as it was asked: {shown}"
+    line = f"gemmreg: --resume {run}: timing as it was asked: {run_plan.timing_text(recorded)}"
     return TimingAsked(**recorded), [line]
 
 

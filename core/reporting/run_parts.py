@@ -165,15 +165,9 @@ def parts_line(manifest: Mapping[str, Any]) -> str:
     recorded = [p for p in parts if "timing" in p]  # parts saved before it was kept: unknown
     if len({repr(sorted(p["timing"].items())) for p in recorded}) > 1:
         line += "; timed with other options: " + ", ".join(
-            f"{p['run']} ({_options(p['timing'])})" for p in recorded
+            f"{p['run']} ({run_plan.timing_text(p['timing'])})" for p in recorded
         )
     return line
-
-
-def _options(timing: Mapping[str, Any]) -> str:
-    """``--processes 5 --repeats 3``, or ``defaults``."""
-    shown = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in timing.items())
-    return shown or "defaults"
 
 
 def missing_line(manifest: Mapping[str, Any]) -> str | None:

@@ -41,6 +41,13 @@ SHOWN_LABELS = 20
 plan 1000."""
 
 
+def timing_text(timing: Mapping[str, object]) -> str:
+    """A run's :data:`TIMING_KEY` as the command line wrote it
+    (``--processes 5 --repeats 3``), or ``defaults`` where it gave none."""
+    shown = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in timing.items())
+    return shown or "defaults"
+
+
 @attrs.frozen(kw_only=True)
 class PlannedPoint:
     """One point a sweep was asked to time."""
