@@ -161,7 +161,10 @@ def test_the_matrix_has_low_precision_cases_only_when_they_are_named():
     low = [c for c in named if c.problem.dtype == "fp8e4m3"]
     assert len(named) - len(low) == len(matrix.build("quick", False, ("fp16",)))
     assert {(c.problem.out_dtype, c.problem.scaling) for c in low} == {("fp32", "rowwise")}
-    assert {c.values for c in low} == {"normal", "uniform", "mixed", "smallint"}
+    assert {c.values for c in low} == {"normal", "uniform", "mixed", "smallint", "nan"}
+    int8 = matrix.build("quick", False, ("int8",))
+    assert "nan" not in {c.values for c in int8}
+    assert "nan" not in {c.values for c in default}
     assert low[0].id("k") == "k-fp8e4m3-fp32-rowwise-rowmajor-64x64x64"
 
 
@@ -209,7 +212,7 @@ def test_cheating_kernels_fail_in_process_and_the_reference_passes():
     sys.path.insert(0, str(REPO / "tests"))
     from fake_plugins.low_precision_cheats import SPECS
 
-    no_scales, row_as_column, int8_via_bf16 = SPECS
+    no_scales, row_as_column, int8_via_bf16, _ = SPECS
     rowwise = fp8(out_dtype="fp32", scaling="rowwise", layout="transposedB")
     tensor = fp8(out_dtype="fp32", scaling="tensor", layout="transposedB")
     int8 = gemmreg.Problem(m=48, n=80, k=32, dtype="int8")
@@ -224,6 +227,48 @@ def test_cheating_kernels_fail_in_process_and_the_reference_passes():
         assert check_case(torch_lowp.TORCH_REF_FP8, rowwise, 1, "mixed").passed
     else:  # torch 2.8's CPU _scaled_mm: per-tensor scales only, and the reference says so
         assert "rowwise scales" in refused and torch.__version__ in refused
+
+
+def test_a_kernel_reading_nan_as_a_number_fails_the_nan_cases_alone():
+    """NaN in one row of A and one column of B must reach C's row and column:
+    a kernel making e4m3's NaN a number is right on every other value kind,
+    and its failure says what it did; the reference keeps the NaN and passes."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from fake_plugins.low_precision_cheats import SPECS
+
+    nan_as_number = SPECS[3]
+    problem = fp8(out_dtype="bf16", scaling="tensor", layout="transposedB")
+    for values in ("normal", "uniform", "mixed", "smallint"):
+        assert check_case(nan_as_number, problem, 1, values).passed, values
+    failed = check_case(nan_as_number, problem, 1, "nan")
+    assert not failed.passed
+    assert failed.comparison.bad_count == problem.m + problem.n - 1, failed.reason
+    assert "the kernel read NaN as a number" in failed.reason
+    assert check_case(torch_lowp.TORCH_REF_FP8, problem, 1, "nan").passed
+
+
+def test_nan_where_the_reference_is_nan_must_be_computed_not_left_unwritten():
+    from gemmreg.checking.guarded_output import fill_sentinel
+
+    problem = fp8(scaling="tensor")
+    a, b, scale_a, scale_b = core_inputs(problem, 1, CPU, "nan")
+    exact = (a.double() * scale_a.double()) @ (b.double() * scale_b.double())
+    assert exact[problem.m // 2].isnan().all() and exact[:, -1].isnan().all()
+    tolerance = Tolerance(rtol=3e-3)
+    bf16 = FACTS["bf16"]
+    assert compare(
+        a, b, exact.bfloat16(), tolerance, scales=(scale_a, scale_b), rounding=bf16
+    ).passed
+    unwritten = exact.bfloat16()
+    fill_sentinel(unwritten[problem.m // 2])
+    result = compare(a, b, unwritten, tolerance, scales=(scale_a, scale_b), rounding=bf16)
+    assert not result.passed and result.bad_count == problem.n, result.reason
+    assert f"({problem.n} never written: still the sentinel NaN)" in result.reason
+
+
+def test_int8_has_no_nan_values():
+    with pytest.raises(ValueError, match="int8 has no NaN"):
+        core_inputs(gemmreg.Problem(m=32, n=32, k=64, dtype="int8"), 1, CPU, "nan")
 
 
 def rowwise_refusal() -> str | None:

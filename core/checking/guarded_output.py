@@ -41,14 +41,22 @@ def fill_sentinel(out: torch.Tensor) -> None:
     out.view(int_type).fill_(SENTINEL_NAN_BITS[dtype])
 
 
-def sentinel_count(out: torch.Tensor) -> int:
-    """How many elements of ``out`` still hold the sentinel: never written."""
+def sentinel_mask(out: torch.Tensor) -> torch.Tensor:
+    """Where ``out`` still holds the sentinel: never written (shaped as ``out``;
+    all False for a dtype C is never handed in, which has no sentinel)."""
     import torch
 
+    if out.dtype not in (torch.float32, torch.float16, torch.bfloat16, torch.int32):
+        return torch.zeros(out.shape, dtype=torch.bool, device=out.device)
     reference = torch.empty(1, dtype=out.dtype, device=out.device)
     fill_sentinel(reference)
     int_type = torch.int32 if out.element_size() == 4 else torch.int16
-    return int((out.contiguous().view(int_type) == reference.view(int_type)).sum())
+    return out.contiguous().view(int_type) == reference.view(int_type)
+
+
+def sentinel_count(out: torch.Tensor) -> int:
+    """How many elements of ``out`` still hold the sentinel: never written."""
+    return int(sentinel_mask(out).sum())
 
 
 @attrs.define

@@ -37,11 +37,12 @@ from gemmreg.contract.records import (
 Level = Literal["quick", "full"]
 LEVELS: tuple[Level, ...] = get_args(Level)
 
-ValueKind = Literal["normal", "uniform", "mixed", "smallint", "plugin"]
+ValueKind = Literal["normal", "uniform", "mixed", "smallint", "nan", "plugin"]
 """How a case's inputs are drawn: ``normal`` (signed, so C cancels), ``uniform``
 in [0, 1) (the seed's torch.rand), ``mixed`` magnitudes over several binades,
-``smallint`` (integers in [-3, 3], exact in every dtype), or ``plugin`` (the
-plugin's own generator)."""
+``smallint`` (integers in [-3, 3], exact in every dtype), ``nan`` (fp8 only:
+``normal`` with a NaN in one row of A and one column of B), or ``plugin``
+(the plugin's own generator)."""
 VALUE_KINDS: tuple[ValueKind, ...] = get_args(ValueKind)
 
 EXTRA_SEEDS = (1, 2)
@@ -176,7 +177,9 @@ def build(
     dtypes = [dtype for dtype in dtypes if not is_low_precision(dtype)]
     other_layouts: list[Layout] = [layout for layout in layouts if layout != "rowmajor"]
     default_layout: list[Layout] = ["rowmajor"] if "rowmajor" in layouts else []
-    other_values: list[ValueKind] = [v for v in VALUE_KINDS if v != "normal"]
+    # fp8's own (``nan``): a 16- or 32-bit float is read by the hardware's
+    # arithmetic, which keeps NaN, where fp8 is often decoded by hand
+    other_values = [v for v in VALUE_KINDS if v not in ("normal", *matrix_low_precision.NAN_VALUES)]
     mid = MID_SQUARE_GPU if gpu else MID_SQUARE_CPU
     base_shapes = [*SEED_EDGE_SHAPES, *TAIL_SHAPES, *SKINNY_SHAPES, DEEP_K_SHAPE, (mid, mid, mid)]
     cases: list[Case] = []

@@ -10,7 +10,9 @@ run them), with one tail shape on every axis for the kernels that do not.
 Every fp8 case has scales that are not powers of two, and every ``rowwise``
 case a different scale on each row of A and column of B
 (:mod:`gemmreg.contract.low_precision_inputs`): a kernel that ignores the
-scales, or applies A's row scale by column, fails every one of them.
+scales, or applies A's row scale by column, fails every one of them. fp8's
+``nan`` cases hold a NaN in one row of A and one column of B: a kernel that
+decodes e4m3 by hand and makes its NaN a number fails them.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ VALUE_LAYOUTS: tuple[Layout, ...] = ("rowmajor", "transposedB")
 """Layouts the value kinds run in: row-major, and A row-major with B column-major
 (the one layout cuBLASLt's fp8 GEMM takes)."""
 OTHER_VALUES = ("uniform", "mixed", "smallint")
+NAN_VALUES = ("nan",)
+"""What fp8 cases run beside :data:`OTHER_VALUES`: a NaN in one row of A and
+one column of B (:mod:`gemmreg.contract.low_precision_inputs`), which C's row
+and column must keep (e4m3 has no infinity; NaN is its one non-number)."""
 EXACT_DEEP_K_SHAPE = (32, 32, 8192)
 """int8's exact sum checked where an inexact one shows: with ``uniform``
 values (0 to 127, so C cannot cancel) a sum of 8192 products reaches about
@@ -96,6 +102,8 @@ def cases(
         made += _cases(number_format, VALUE_SHAPES, value_layouts, OTHER_VALUES)
         if number_format[0] == "int8":
             made += _cases(number_format, [EXACT_DEEP_K_SHAPE], value_layouts, ("uniform",))
+        else:
+            made += _cases(number_format, VALUE_SHAPES, value_layouts, NAN_VALUES)
         if level == "full":
             for seed in EXTRA_SEEDS:
                 made += _cases(

@@ -19,15 +19,30 @@ if TYPE_CHECKING:
 
 
 def note(
-    got: torch.Tensor, unwritten: int, padded: tuple[torch.Tensor, torch.Tensor] | None
+    got: torch.Tensor,
+    unwritten_at: torch.Tensor,
+    nan_expected: torch.Tensor,
+    padded: tuple[torch.Tensor, torch.Tensor] | None,
 ) -> str:
-    """`` (...)`` to append to a failure's reason, or ``""``. ``unwritten``:
-    the elements still holding the sentinel NaN (reported apart); ``padded``:
-    the operands the kernel read, given only when NaN filled their padding."""
+    """`` (...)`` to append to a failure's reason, or ``""``. ``unwritten_at``:
+    the elements still holding the sentinel NaN (reported apart);
+    ``nan_expected``: where the reference is NaN (an input's NaN), so C's NaN
+    there is right and a number there is not; ``padded``: the operands the
+    kernel read, given only when NaN filled their padding."""
     total = got.numel()
-    computed_nan = int(got.isnan().sum()) - unwritten
+    nan = got.isnan()
+    computed_nan = int((nan & ~unwritten_at & ~nan_expected).sum())
+    lost_nan = int((nan_expected & ~nan).sum())
+    if lost_nan:
+        return (
+            f" ({lost_nan} elements are numbers where A's row or B's column holds NaN:"
+            " the kernel read NaN as a number)"
+        )
     if computed_nan:
-        where = "in every element" if computed_nan == total else f"in {computed_nan} elements"
+        everywhere = computed_nan == total
+        where = "in every element" if everywhere else f"in {computed_nan} elements"
+        if nan_expected.any():
+            where += " where the reference is finite"
         said = f"NaN computed by the kernel {where}"
         if padded is not None and all(bool(x.isfinite().all()) for x in padded):
             said += (

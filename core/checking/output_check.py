@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import attrs
 from gemmreg.checking import non_finite_notes
 from gemmreg.checking.guarded_inputs import InputStorages
-from gemmreg.checking.guarded_output import GuardedOutput, sentinel_count
+from gemmreg.checking.guarded_output import GuardedOutput, sentinel_mask
 from gemmreg.checking.operands import make_operands as make_operands  # its home was here
 from gemmreg.checking.operands import scale_shapes as scale_shapes
 from gemmreg.checking.reference_product import grouped_reference, reference
@@ -54,14 +54,22 @@ def compare(
     ``scales``: fp8's (scale_a, scale_b), applied to A and B (dequantised)
     before the product. ``rounding``: C's dtype where the problem chose it
     (fp8, int8): its rounding is added to the declared bound. ``groups``: a
-    grouped problem's member sizes (A and C stacked, B one per member)."""
+    grouped problem's member sizes (A and C stacked, B one per member).
+
+    Where the reference is NaN (an input's NaN reaches every element of its
+    row or column of C: fp8's ``nan`` values), C must be NaN too, computed,
+    not the sentinel left unwritten; a finite number there is wrong whatever
+    its size, because the kernel read the NaN as a number."""
     if scales:
         a, b = a.double() * scales[0].double(), b.double() * scales[1].double()
     ref, scale = grouped_reference(a, b, groups) if groups else reference(a, b)
     got = out.double()
+    unwritten_at = sentinel_mask(out)
     items = out.shape[0] if out.dim() == 3 else 0
     if items:  # batched: rows count on through the items (item * m + row)
-        got, ref, scale = (x.reshape(-1, x.shape[-1]) for x in (got, ref, scale))
+        got, ref, scale, unwritten_at = (
+            x.reshape(-1, x.shape[-1]) for x in (got, ref, scale, unwritten_at)
+        )
     diff = (got - ref).abs()
     bound = tolerance.atol + tolerance.rtol * scale
     if rounding is not None:  # |C - sum| <= u |sum| <= u (|ref| + bound), + half a subnormal
@@ -70,7 +78,9 @@ def compare(
     finite_got = got.isfinite()
     finite_ref = ref.isfinite()
     nan_mismatch = int((finite_got != finite_ref).sum())
-    bad = ~(diff <= bound)  # NaN anywhere is bad
+    nan_expected = ref.isnan()
+    nan_agrees = nan_expected & got.isnan() & ~unwritten_at
+    bad = ~(diff <= bound) & ~nan_agrees  # any other NaN is bad
     bad_count = int(bad.sum())
     total = out.numel()
     finite_diff = diff[finite_got & finite_ref]
@@ -90,7 +100,7 @@ def compare(
     )
     reason = ""
     if bad_count:
-        unwritten = sentinel_count(out)
+        unwritten = int(unwritten_at.sum())
         reason = f"{bad_count}/{total} elements outside tolerance"
         if items:
             reason += _bad_items(bad, items)
@@ -98,7 +108,9 @@ def compare(
             reason += _bad_members(bad, groups)
         if unwritten:
             reason += f" ({unwritten} never written: still the sentinel NaN)"
-        reason += non_finite_notes.note(got, unwritten, (a, b) if nan_padding else None)
+        reason += non_finite_notes.note(
+            got, unwritten_at, nan_expected, (a, b) if nan_padding else None
+        )
     elif _is_constant(got) and not _is_constant(ref):
         reason = "output is constant while the reference is not"
     return Comparison(

@@ -9,6 +9,11 @@ cycling through every binade of the format, the subnormal ones and the one
 holding the largest value included (which rows and columns hold exactly
 plus and minus the largest value). A kernel that flushes subnormal inputs,
 or saturates large ones, is wrong in whole rows of C, not in the noise.
+``nan`` (fp8 only) is ``normal`` with one NaN in A, on the middle row at K's
+last element, and one in B, in the last column at K's middle: e4m3 has no
+infinity, so NaN is the one value outside its numbers, and a dequantiser
+that decodes it by bit tricks or a table (as fast fp8-to-16-bit conversions
+do) makes it a number. C's middle row and last column must be NaN.
 
 Scales are never powers of two (a power of two is exact in any order of
 multiplication, and would hide a scale applied twice or at the wrong point),
@@ -37,6 +42,8 @@ TENSOR_SCALE_RANGE = (0.55, 0.95)
 ROW_SCALE_RANGE = (0.3, 2.1)
 """Per-row (per-column) factors: wide, so rows' scales differ by up to 7x."""
 SMALLINT_RANGE = 3
+NAN_FORMATS = ("fp8e4m3", "fp8e5m2")
+"""The low-precision formats with a NaN (int8 has none)."""
 INT8_RANGE = (-128, 127)
 
 
@@ -49,8 +56,14 @@ def low_precision_inputs(
 
     generator = torch.Generator().manual_seed(seed)
     m, n, k = problem.mnk
-    a = _values(problem.dtype, (m, k), kind, generator, band_axis=0)
-    b = _values(problem.dtype, (k, n), kind, generator, band_axis=1)
+    if kind == "nan" and problem.dtype not in NAN_FORMATS:
+        raise ValueError(f"{problem.dtype} has no NaN: no {kind!r} values")
+    drawn = "normal" if kind == "nan" else kind
+    a = _values(problem.dtype, (m, k), drawn, generator, band_axis=0)
+    b = _values(problem.dtype, (k, n), drawn, generator, band_axis=1)
+    if kind == "nan":
+        a[m // 2, k - 1] = math.nan
+        b[k // 2, n - 1] = math.nan
     dtype = torch_dtype(problem.dtype)
     operands = [x.to(dtype=dtype).to(device=device) for x in (a, b)]
     if problem.scaling == "none":

@@ -7,6 +7,9 @@ must FAIL every one (tests/test_low_precision_check.py).
   column scale rightly): right for per-tensor scales, wrong for rowwise.
 - fake_int8_via_bf16: int8 through a bf16 GEMM: right for small values, off
   by the rounding of C to bf16 elsewhere, which int8's zero tolerance catches.
+- fake_fp8_nan_as_number: decodes e4m3's NaN as 0, as a hand-written
+  dequantiser can: right wherever the inputs hold no NaN, so only the
+  matrix's ``nan`` cases catch it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,10 @@ def row_as_column(a, b, out, scale_a, scale_b):
     n = out.shape[1]
     by_column = scale_a.reshape(-1)[torch.arange(n, device=out.device) % scale_a.numel()]
     out.copy_((a.float() @ b.float()) * by_column.view(1, n) * scale_b)
+
+
+def nan_as_number(a, b, out, scale_a, scale_b):
+    out.copy_((a.float().nan_to_num(0.0) * scale_a) @ (b.float().nan_to_num(0.0) * scale_b))
 
 
 def int8_via_bf16(a, b, out):
@@ -58,6 +65,7 @@ SPECS = (
     _spec("fake_fp8_no_scales", no_scales, FP8),
     _spec("fake_fp8_row_as_column", row_as_column, FP8),
     _spec("fake_int8_via_bf16", int8_via_bf16, INT8),
+    _spec("fake_fp8_nan_as_number", nan_as_number, FP8),
 )
 
 
