@@ -14,7 +14,7 @@ TOLERANCE = Tolerance(rtol=1e-4)
 SPEC = types.SimpleNamespace(name="k", make_inputs=None, tolerance_for=lambda dtype: TOLERANCE)
 """All that checking one output asks of a kernel's spec: inputs from the
 default generator, and its tolerance."""
-READ_PAST = "read past a row's end?"
+READ_OUTSIDE = "read before a row's start or past its end?"
 
 
 def _operands(m=6, n=5, k=4):
@@ -62,12 +62,27 @@ def test_a_kernel_that_reads_the_nan_padding_past_a_row_is_asked_about_it():
     result = _checked("padded", reads_past_the_last_row)
     assert result.reason == (
         "5/30 elements outside tolerance (NaN computed by the kernel in 5 elements; "
-        f"A and B are finite, the padding past their rows is NaN: {READ_PAST})"
+        f"A and B are finite, the padding around their rows is NaN: {READ_OUTSIDE})"
     )
     unpadded = _checked("rowmajor", lambda a, b, out: out.copy_(a @ b).__setitem__(-1, torch.nan))
     assert (
         unpadded.reason
         == "5/30 elements outside tolerance (NaN computed by the kernel in 5 elements)"
+    )
+
+
+def test_a_kernel_that_reads_the_nan_padding_before_a_row_is_asked_about_it():
+    """The padded layout's views start inside their buffers, after poison:
+    one element before A's first row reaches that row of C."""
+
+    def reads_before_the_first_row(a, b, out):
+        out.copy_(a @ b)
+        out[0] += 0 * torch.as_strided(a, (1,), (1,), a.storage_offset() - 1)
+
+    result = _checked("padded", reads_before_the_first_row)
+    assert result.reason == (
+        "5/30 elements outside tolerance (NaN computed by the kernel in 5 elements; "
+        f"A and B are finite, the padding around their rows is NaN: {READ_OUTSIDE})"
     )
 
 

@@ -1,7 +1,7 @@
 """What a kernel may not do to the tensors it is handed, caught in the check
 and in the timing's precheck alike: re-point C at a result of its own, write
-into the padding around A, or change an input's bits in a way that
-compares equal after ``nan_to_num``."""
+into the padding around A's rows (before their starts or past their ends),
+or change an input's bits in a way that compares equal after ``nan_to_num``."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 import torch
 from fake_plugins import fp32_spec
 from gemmreg.checking import output_check
+from gemmreg.contract.inputs import LEAD, PAD
 from gemmreg.contract.records import Problem
 from gemmreg.timing import timed_kernel
 
@@ -28,10 +29,22 @@ def assigns_c_data(a, b, out):
     out.data = torch.mm(a, b)
 
 
+def fill_a_padding(a):
+    """7 in the padding past the end of each of A's rows (the last's included)."""
+    m, k = a.shape
+    torch.as_strided(a, (m, PAD - LEAD), a.stride(), a.storage_offset() + k).fill_(7.0)
+
+
 def writes_a_padding(a, b, out):
     torch.mm(a, b, out=out)
-    m, k = a.shape
-    torch.as_strided(a, (m, a.stride(0) - k), a.stride(), a.storage_offset() + k).fill_(7.0)
+    fill_a_padding(a)
+
+
+def writes_before_a_s_rows(a, b, out):
+    """7 in the padding before each of A's rows (the view starts inside its buffer)."""
+    torch.mm(a, b, out=out)
+    m, _ = a.shape
+    torch.as_strided(a, (m, LEAD), a.stride(), a.storage_offset() - LEAD).fill_(7.0)
 
 
 def nan_over_a_zero(a, b, out):
@@ -65,8 +78,9 @@ def test_a_kernel_that_re_points_c_at_its_own_result_fails(launch):
     assert result.reason.startswith("replaced C instead of writing it (storage")
 
 
-def test_a_write_into_the_padding_beside_a_s_rows_fails():
-    result = check(writes_a_padding, PADDED)
+@pytest.mark.parametrize("launch", [writes_a_padding, writes_before_a_s_rows])
+def test_a_write_into_the_padding_beside_a_s_rows_fails(launch):
+    result = check(launch, PADDED)
     assert not result.passed
     assert result.reason == "wrote into its inputs A or B"
 
@@ -105,8 +119,7 @@ def writes_a_padding_after_its_first_a(a, b, out):
     torch.mm(a, b, out=out)
     seen = writes_a_padding_after_its_first_a.__dict__.setdefault("first", a.data_ptr())
     if a.data_ptr() != seen:
-        m, k = a.shape
-        torch.as_strided(a, (m, a.stride(0) - k), a.stride(), a.storage_offset() + k).fill_(7.0)
+        fill_a_padding(a)
 
 
 def test_a_further_placement_s_padding_is_watched_with_the_prechecked_copy():

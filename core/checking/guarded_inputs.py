@@ -1,16 +1,17 @@
 """A kernel's inputs as the checker watches them: every byte of each
 operand's storage, not just the view handed over.
 
-A view of A in the ``padded`` layout sits inside a wider buffer; a kernel
-that writes past a row's end writes memory no view comparison sees, and one
-that writes NaN over a 0 (or 0 over a NaN) is equal to the old value under
-``nan_to_num``. So the storage of each operand is copied whole, byte for
-byte, when the core makes it; after the launch the storage the core made
-(never the tensor the kernel may have re-pointed) must hold exactly that
-copy, with the view's elements replaced by the values they should hold now.
-The copy's view elements are also what the reference is computed from
-(:attr:`InputStorages.before`), so watching the padding costs only the
-padding's bytes beyond the copies the check kept before.
+A view of A in the ``padded`` layout sits inside a wider buffer, at a
+storage offset; a kernel that writes before a row's start or past its end
+writes memory no view comparison sees, and one that writes NaN over a 0 (or
+0 over a NaN) is equal to the old value under ``nan_to_num``. So the
+storage of each operand is copied whole, byte for byte, when the core makes
+it; after the launch the storage the core made (never the tensor the kernel
+may have re-pointed) must hold exactly that copy, with the view's elements
+replaced by the values they should hold now. The copy's view elements are
+also what the reference is computed from (:attr:`InputStorages.before`), so
+watching the padding costs only the padding's bytes beyond the copies the
+check kept before.
 """
 
 from __future__ import annotations

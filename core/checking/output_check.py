@@ -49,12 +49,13 @@ def compare(
     groups: tuple[int, ...] = (),
 ) -> Comparison:
     """``out`` against the float64 reference of ``a @ b``. ``nan_padding``: the
-    operands the kernel read sat beside padding that holds NaN (the ``padded``
-    layout), which is what lets a failure ask whether it read past a row.
-    ``scales``: fp8's (scale_a, scale_b), applied to A and B (dequantised)
-    before the product. ``rounding``: C's dtype where the problem chose it
-    (fp8, int8): its rounding is added to the declared bound. ``groups``: a
-    grouped problem's member sizes (A and C stacked, B one per member).
+    operands the kernel read sat between padding that holds NaN (the ``padded``
+    layout: before and after every row), which is what lets a failure ask
+    whether it read outside a row. ``scales``: fp8's (scale_a, scale_b),
+    applied to A and B (dequantised) before the product. ``rounding``: C's
+    dtype where the problem chose it (fp8, int8): its rounding is added to
+    the declared bound. ``groups``: a grouped problem's member sizes (A and C
+    stacked, B one per member).
 
     Where the reference is NaN (an input's NaN reaches every element of its
     row or column of C: fp8's ``nan`` values), C must be NaN too, computed,

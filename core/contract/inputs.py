@@ -134,19 +134,32 @@ def core_inputs(
     return draw(a_shape), draw(b_shape)
 
 
-# Extra columns of padding for the ``padded`` layout: odd, so that row starts
-# are not aligned to any power of two.
 PAD = 3
+"""Extra elements in every row of a ``padded`` operand's buffer, all poison
+(:func:`_poison`): odd, so that row starts are not aligned to any power of
+two. :data:`LEAD` of them come before the row's values, the rest after."""
+LEAD = 1
+"""Poison elements before each row's values in a ``padded`` buffer: the view
+starts ``LEAD`` elements into its storage (a non-zero storage offset), as a
+slice of a larger tensor does (Q, K and V cut from a fused projection's
+output). A kernel that reads from the storage's base instead of the tensor's
+own start (``untyped_storage().data_ptr()``, or ``as_strided`` at offset 0)
+reads poison there, and every other layout starts at offset 0, so only this
+one shows it. One element, so the first row is not 16-byte aligned either."""
 
 
 def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.Tensor, ...]:
     """Return A and B with the same values, laid out in memory as ``layout`` says.
 
     The core lays out every case's operands with it, so a plugin that builds
-    operands of its own (to tune on, say) gets exactly the strides it will be
-    handed, the NaN in the padding of ``padded`` included. A batched problem's
-    3-D operands get it item by item (their last two dimensions), packed; then
-    :func:`apply_batch_layout`."""
+    operands of its own (to tune on, say) gets exactly the strides and storage
+    offsets it will be handed, the NaN in the padding of ``padded`` included:
+    there each row of a wider buffer holds :data:`LEAD` poison elements, the
+    row's values, then the rest of :data:`PAD`, so the view starts at storage
+    offset ``LEAD``, its row stride is the row length plus ``PAD``, and poison
+    sits before every row's first element and after every row's last (the
+    last row's included). A batched problem's 3-D operands get it item by
+    item (their last two dimensions), packed; then :func:`apply_batch_layout`."""
     import torch
 
     def transposed(x: torch.Tensor) -> torch.Tensor:
@@ -155,9 +168,9 @@ def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.T
     def padded(x: torch.Tensor) -> torch.Tensor:
         cols = x.shape[-1]
         wide = torch.empty(*x.shape[:-1], cols + PAD, dtype=x.dtype, device=x.device)
-        wide[..., cols:] = _poison(x)
-        wide[..., :cols] = x
-        return wide[..., :cols]
+        wide[..., :LEAD] = wide[..., LEAD + cols :] = _poison(x)
+        wide[..., LEAD : LEAD + cols] = x
+        return wide[..., LEAD : LEAD + cols]
 
     if layout == "rowmajor":
         return a.contiguous(), b.contiguous()
@@ -196,11 +209,17 @@ def apply_batch_layout(
 
 
 def _spread(x: torch.Tensor) -> torch.Tensor:
+    """``x``'s items a gap apart, each laid out as in ``x``: the same strides
+    within an item, and the view at the same storage offset (a ``padded``
+    item's first row starts :data:`LEAD` elements into its block, poison
+    before it as in ``x``). Every element outside the view holds poison."""
     import torch
 
     item, rows, cols = x.stride()
     step = item + BATCH_GAP
-    buffer = torch.full((x.shape[0] * step,), _poison(x), dtype=x.dtype, device=x.device)
-    spread = buffer.as_strided(x.shape, (step, rows, cols))
+    start = x.storage_offset()
+    size = start + x.shape[0] * step
+    buffer = torch.full((size,), _poison(x), dtype=x.dtype, device=x.device)
+    spread = buffer.as_strided(x.shape, (step, rows, cols), start)
     spread.copy_(x)  # the padding inside an item, if any, keeps its poison
     return spread

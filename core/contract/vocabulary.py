@@ -67,8 +67,11 @@ problem's operands take in memory and move through it."""
 Layout = Literal["rowmajor", "transposedA", "transposedB", "padded"]
 """How A and B sit in memory. ``rowmajor``: both contiguous. ``transposedA`` /
 ``transposedB``: that operand is the transpose of a contiguous tensor (column
-major). ``padded``: both are row-major views into wider buffers, so the row
-stride exceeds the row length. C is always a fresh contiguous tensor."""
+major). ``padded``: both are row-major views that start inside wider
+buffers, at a non-zero storage offset, with poison before and after every
+row, so the row stride exceeds the row length
+(:func:`gemmreg.contract.inputs.apply_layout`). C is always a fresh
+contiguous tensor."""
 
 LAYOUTS: tuple[Layout, ...] = get_args(Layout)
 """Every :data:`Layout`, in the order the matrix and the tables use."""
