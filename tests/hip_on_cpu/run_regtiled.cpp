@@ -21,6 +21,9 @@
 // usage: run_regtiled M N K LDA_PAD LDB_PAD LDC_PAD MISALIGN [last]
 //   *_PAD: extra elements per row (row stride = row length + pad);
 //   MISALIGN: shift A, B and C by this many floats from a 64-byte boundary;
+//     those floats hold the sentinel NaN, as the core's padded views start
+//     after poison, so a read before A's or B's first element shows in C
+//     and a write before C's is caught;
 //   last: run only the last block of the grid and check only its tile
 //   (for the cases whose buffers are mapped, not filled: offsets past 2^31).
 // Prints "ok" and exits 0 when every check passes.
@@ -78,9 +81,9 @@ float value(std::uint64_t seed, std::uint64_t row, std::uint64_t col) {
 }
 
 // A buffer of `count` floats starting `misalign` floats past a 64-byte
-// boundary. Small buffers come from the allocator, sized exactly, so the
-// sanitizer flags any access past the end; huge ones are mapped lazily and
-// only the pages touched cost memory.
+// boundary, the sentinel NaN in those `misalign` floats. Small buffers come
+// from the allocator, sized exactly, so the sanitizer flags any access past
+// the end; huge ones are mapped lazily and only the pages touched cost memory.
 struct Buffer {
     float* base = nullptr;
     float* data = nullptr;
@@ -107,6 +110,7 @@ struct Buffer {
             base = static_cast<float*>(p);
         }
         data = base + misalign;
+        for (std::size_t i = 0; i < misalign; ++i) base[i] = sentinel();
     }
     ~Buffer() {
         if (mapped) {
@@ -201,6 +205,11 @@ int main(int argc, char** argv) {
                 std::printf("C's row padding [%lld][%lld] was written\n",
                             static_cast<long long>(i), static_cast<long long>(j));
             }
+        }
+    }
+    for (std::size_t i = 0; i < misalign; ++i) {
+        if (!is_sentinel(c.base[i]) && bad++ < 5) {
+            std::printf("C's memory %zu floats before its start was written\n", misalign - i);
         }
     }
     if (bad) {
