@@ -9,7 +9,7 @@ import pytest
 import torch
 from fake_plugins import fp32_spec
 from gemmreg.checking import output_check
-from gemmreg.contract.inputs import LEAD, PAD
+from gemmreg.contract.inputs import PAD
 from gemmreg.contract.records import Problem
 from gemmreg.timing import timed_kernel
 
@@ -32,7 +32,7 @@ def assigns_c_data(a, b, out):
 def fill_a_padding(a):
     """7 in the padding past the end of each of A's rows (the last's included)."""
     m, k = a.shape
-    torch.as_strided(a, (m, PAD - LEAD), a.stride(), a.storage_offset() + k).fill_(7.0)
+    torch.as_strided(a, (m, PAD), a.stride(), a.storage_offset() + k).fill_(7.0)
 
 
 def writes_a_padding(a, b, out):
@@ -41,10 +41,10 @@ def writes_a_padding(a, b, out):
 
 
 def writes_before_a_s_rows(a, b, out):
-    """7 in the padding before each of A's rows (the view starts inside its buffer)."""
+    """7 in the element before each of A's rows (the view starts inside its buffer)."""
     torch.mm(a, b, out=out)
     m, _ = a.shape
-    torch.as_strided(a, (m, LEAD), a.stride(), a.storage_offset() - LEAD).fill_(7.0)
+    torch.as_strided(a, (m, 1), a.stride(), a.storage_offset() - 1).fill_(7.0)
 
 
 def nan_over_a_zero(a, b, out):

@@ -13,7 +13,7 @@ from fake_plugins import fp32_spec
 from fake_plugins.storage_base import SPEC as FROM_STORAGE_BASE
 from gemmreg.checking.operands import make_operands
 from gemmreg.checking.output_check import check_case
-from gemmreg.contract.inputs import LEAD, PAD
+from gemmreg.contract.inputs import LEAD_BYTES, PAD
 from gemmreg_plugins import torch_ref
 
 HONEST = fp32_spec("honest", lambda a, b, out: torch.mm(a, b, out=out))
@@ -47,7 +47,7 @@ def _around_each_row(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 def test_padded_operands_start_inside_their_storage_with_poison_before_every_row(dtype):
     problem = gemmreg.Problem(m=5, n=7, k=9, dtype=dtype, layout="padded")
     for x in make_operands(HONEST, problem, 3, "cpu", "smallint"):
-        assert x.storage_offset() == LEAD > 0
+        assert x.storage_offset() * x.element_size() == LEAD_BYTES > 0
         assert x.stride() == (x.shape[1] + PAD, 1)
         before, after = _around_each_row(x)
         assert bool(_poisoned(before).all()) and bool(_poisoned(after).all())
@@ -62,7 +62,7 @@ def test_a_strided_batch_of_padded_items_keeps_each_item_s_offset_and_poison():
     for x, same in zip(make_operands(HONEST, problem, 3, "cpu", "normal"), packed, strict=True):
         assert torch.equal(x, same)
         for item in x:
-            assert item.storage_offset() % x.stride(0) == LEAD
+            assert item.storage_offset() % x.stride(0) * x.element_size() == LEAD_BYTES
             before, after = _around_each_row(item)
             assert bool(before.isnan().all()) and bool(after.isnan().all())
 

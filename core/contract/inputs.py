@@ -135,17 +135,19 @@ def core_inputs(
 
 
 PAD = 3
-"""Extra elements in every row of a ``padded`` operand's buffer, all poison
-(:func:`_poison`): odd, so that row starts are not aligned to any power of
-two. :data:`LEAD` of them come before the row's values, the rest after."""
-LEAD = 1
-"""Poison elements before each row's values in a ``padded`` buffer: the view
-starts ``LEAD`` elements into its storage (a non-zero storage offset), as a
-slice of a larger tensor does (Q, K and V cut from a fused projection's
-output). A kernel that reads from the storage's base instead of the tensor's
-own start (``untyped_storage().data_ptr()``, or ``as_strided`` at offset 0)
-reads poison there, and every other layout starts at offset 0, so only this
-one shows it. One element, so the first row is not 16-byte aligned either."""
+"""Poison elements (:func:`_poison`) after every row of a ``padded``
+operand: odd, so that row starts are not aligned to any power of two past
+the first row's."""
+LEAD_BYTES = 16
+"""Poison before a ``padded`` operand's first row: the view starts this many
+bytes into its storage (a non-zero storage offset), as a slice of a larger
+tensor does (Q, K and V cut from a fused projection's output). A kernel that
+reads from the storage's base instead of the tensor's own start
+(``untyped_storage().data_ptr()``, or ``as_strided`` at offset 0) reads
+poison there, and every other layout starts at offset 0, so only this one
+shows it. 16 bytes, so every row start keeps the alignment it had at offset
+0, and a kernel choosing vector loads or TMA by the base's alignment chooses
+as it did."""
 
 
 def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.Tensor, ...]:
@@ -154,11 +156,11 @@ def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.T
     The core lays out every case's operands with it, so a plugin that builds
     operands of its own (to tune on, say) gets exactly the strides and storage
     offsets it will be handed, the NaN in the padding of ``padded`` included:
-    there each row of a wider buffer holds :data:`LEAD` poison elements, the
-    row's values, then the rest of :data:`PAD`, so the view starts at storage
-    offset ``LEAD``, its row stride is the row length plus ``PAD``, and poison
-    sits before every row's first element and after every row's last (the
-    last row's included). A batched problem's 3-D operands get it item by
+    there the rows sit in a buffer that begins with :data:`LEAD_BYTES` of
+    poison and holds :data:`PAD` poison elements after every row, so the view
+    starts at a non-zero storage offset, its row stride is the row length
+    plus ``PAD``, and poison sits before every row's first element and after
+    every row's last (the last row's included). A batched problem's 3-D operands get it item by
     item (their last two dimensions), packed; then :func:`apply_batch_layout`."""
     import torch
 
@@ -166,11 +168,12 @@ def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.T
         return x.transpose(-1, -2).contiguous().transpose(-1, -2)
 
     def padded(x: torch.Tensor) -> torch.Tensor:
-        cols = x.shape[-1]
-        wide = torch.empty(*x.shape[:-1], cols + PAD, dtype=x.dtype, device=x.device)
-        wide[..., :LEAD] = wide[..., LEAD + cols :] = _poison(x)
-        wide[..., LEAD : LEAD + cols] = x
-        return wide[..., LEAD : LEAD + cols]
+        cols, lead = x.shape[-1], LEAD_BYTES // x.element_size()
+        rows = math.prod(x.shape[:-1])
+        flat = torch.full((lead + rows * (cols + PAD),), _poison(x), dtype=x.dtype, device=x.device)
+        wide = flat[lead:].view(*x.shape[:-1], cols + PAD)
+        wide[..., :cols] = x
+        return wide[..., :cols]
 
     if layout == "rowmajor":
         return a.contiguous(), b.contiguous()
@@ -211,7 +214,7 @@ def apply_batch_layout(
 def _spread(x: torch.Tensor) -> torch.Tensor:
     """``x``'s items a gap apart, each laid out as in ``x``: the same strides
     within an item, and the view at the same storage offset (a ``padded``
-    item's first row starts :data:`LEAD` elements into its block, poison
+    item's first row starts :data:`LEAD_BYTES` into its block, poison
     before it as in ``x``). Every element outside the view holds poison."""
     import torch
 
