@@ -16,7 +16,7 @@ import attrs
 import gemmreg
 import pytest
 import torch
-from gemmreg_plugins.triton_tuned import configs, launchers, paths_here, tuning_cache
+from gemmreg_plugins.triton_tuned import configs, dispatch, launchers, paths_here, tuning_cache
 from gemmreg_plugins.triton_tuned.configs import Config
 from gemmreg_plugins.triton_tuned.launch_config import SPLIT_PATHS
 from test_triton_tuned_split_k import H200_SMS, llm_points
@@ -106,11 +106,14 @@ def _where_tma_runs(monkeypatch, unmeasured: bool = True, **changes: object) -> 
 
 @pytest.mark.parametrize("m, n, k", llm_points(), ids=lambda v: str(v))
 def test_the_forms_no_gpu_has_run_are_offered_only_when_asked_for(monkeypatch, m, n, k):
-    """By default the tuner sees no Gluon kernel for a transposed-view B and no
-    128x128 Gluon tile; a row-major B keeps the 128x256 Gluon tiles it had."""
+    """By default the tuner sees the Gluon kernel on a transposed-view B only
+    where its 128x256 tiles fill the GPU (where it was timed), and no 128x128
+    Gluon tile; a row-major B keeps the 128x256 Gluon tiles it had."""
     where = _where_tma_runs(monkeypatch, unmeasured=False)
     weight = gemmreg.Problem(m=m, n=n, k=k, dtype="bf16", layout="transposedB")
-    assert not any(c.path == "gluon_ws" for c in paths_here.candidates_for(weight, where))
+    fills = dispatch.family(m, n, k, H200_SMS) == "tiles"
+    on_weight = [c for c in paths_here.candidates_for(weight, where) if c.path == "gluon_ws"]
+    assert on_weight == (GLUON if fills else [])
     row_major = paths_here.candidates_for(attrs.evolve(weight, layout="rowmajor"), where)
     gluon = [c for c in row_major if c.path == "gluon_ws"]
     assert gluon == (GLUON if m >= 128 else [])

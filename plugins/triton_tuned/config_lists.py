@@ -146,7 +146,8 @@ of cuBLAS at 4096^3, 2.7-3.0% at 8192^3, level (0.998-1.003x) at the two
 eight points (by 0.3-2.1%). 256x128 tiles ran 2-10% behind cuBLAS there and
 are left out, as is the ping-pong form (see :mod:`.gluon_ws`). That probe
 had B row-major; with B a transposed view (each stage's B one box of the
-weight, read K-major by ``wgmma``) these are unmeasured on a GPU so far."""
+weight, read K-major by ``wgmma``) they are offered where they fill the GPU
+(``paths_here.transposed_view_offered``: timed there on an H100 only)."""
 CUDA_GLUON_WS_128X128: tuple[Config, ...] = (
     _gluon(128, 128, 64, 4),
     _gluon(128, 128, 64, 6),

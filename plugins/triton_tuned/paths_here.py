@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import gemmreg
-from gemmreg_plugins.triton_tuned import configs, tma_rules, tuning_cache
+from gemmreg_plugins.triton_tuned import configs, dispatch, tma_rules, tuning_cache
 
 if TYPE_CHECKING:
     import torch
@@ -72,15 +72,29 @@ def gluon_supported(where: gemmreg.Environment) -> bool:
 def gluon_layouts(a: torch.Tensor, b: torch.Tensor) -> bool:
     """The layouts the Gluon kernels take: A row-major, B row-major or a
     transposed view of a row-major N x K weight (``B_TRANSPOSED``), and for
-    fp32 (:mod:`.gluon_tf32`) B row-major only, the one layout it is for. The
-    transposed view only where :func:`.tuning_cache.unmeasured_offered`: right
-    over the whole matrix on the H200, it has not been timed ahead of the forms
-    the tuner weighs there (``plugins/triton_tuned/README.md``)."""
+    fp32 (:mod:`.gluon_tf32`) B row-major only, the one layout it is for."""
     if tma_rules.is_transposed(a):
         return False
     if a.element_size() == 4:
         return not tma_rules.is_transposed(b)
-    return not tma_rules.is_transposed(b) or tuning_cache.unmeasured_offered()
+    return True
+
+
+def transposed_view_offered(problem: gemmreg.Problem, where: gemmreg.Environment) -> bool:
+    """Whether the tuner weighs the Gluon kernel on a transposed view of B for
+    ``problem``: where its 128x256 tiles fill the GPU (the ``tiles`` family
+    of :func:`.dispatch.family`), or anywhere under
+    :func:`.tuning_cache.unmeasured_offered`. Right over the whole matrix on
+    the H200; timed against the forms the tuner weighs, with the TMA kernel's
+    winners alone as the baseline, on an H100 (same session, 5 processes):
+    level with cuBLAS where the baseline was SLOWER at 8192x14336x4096 bf16
+    and 2048x4096x4096 fp16, and no gain where the wide tiles leave SMs idle
+    (``evidence/2026-12-06-h100-gluon-transposed-view``), as an H200 probe had
+    found there (``plugins/triton_tuned/README.md``)."""
+    if tuning_cache.unmeasured_offered():
+        return True
+    sms = where.multiprocessors
+    return sms is not None and dispatch.family(problem.m, problem.n, problem.k, sms) == "tiles"
 
 
 def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list[configs.Config]:
@@ -90,7 +104,10 @@ def candidates_for(problem: gemmreg.Problem, where: gemmreg.Environment) -> list
     operands = meta_operands(problem, dtype)
     tma = tma_supported(where) and tma_rules.tma_stride_refusal(*operands) is None
     # candidates() also needs tma for the Gluon configs (TMA-able strides)
-    gluon = gluon_supported(where) and gluon_layouts(*operands[:2])
+    a, b = operands[:2]
+    gluon = gluon_supported(where) and gluon_layouts(a, b)
+    if gluon and tma_rules.is_transposed(b):
+        gluon = transposed_view_offered(problem, where)
     found = configs.candidates(
         where.backend, problem.dtype, problem.m, problem.n, problem.k, tma, gluon,
         where.multiprocessors,
