@@ -150,7 +150,9 @@ gemmreg() {  # gemmreg NAME ARGS...: one command, its stamped console and wall t
   local name=$1
   shift
   local start=$SECONDS
-  { "$python" -m gemmreg "$@" 2>&1; echo "exit $?"; } | stamp >"$out/$name.console.txt"
+  # triton_tuned's tunings (why it chose what report --kernels shows), one file per command
+  { GEMMREG_TRITON_TUNED_RECORD=${GEMMREG_TRITON_TUNED_RECORD:-$out/$name.tuning.json} \
+    "$python" -m gemmreg "$@" 2>&1; echo "exit $?"; } | stamp >"$out/$name.console.txt"
   local rc
   rc=$(tail -n 1 "$out/$name.console.txt" | sed 's/.*exit //')
   echo "exit $rc, wall $((SECONDS - start)) s: gemmreg $*" | tee -a "$out/$name.console.txt"

@@ -322,6 +322,23 @@ def test_the_stored_entry_records_timings_and_skip_reasons(cache_file):
     assert "PassManager" in entry["skipped"][tiled(32, 32).name]
 
 
+def test_a_tuning_is_also_recorded_where_the_record_switch_says(cache_file, monkeypatch, tmp_path):
+    """The run's own copy of why the tuner chose: the same entry as the
+    cache's, written to the file the switch names; a cache hit adds nothing."""
+    record = tmp_path / "record" / "tuning.json"
+    monkeypatch.setenv(tuning_cache.RECORD_ENV, str(record))
+    trial = FakeTrial(TIMES, broken={tiled(32, 32).name})
+    tuner.choose(CANDIDATES, key(), lambda: trial, volume=BIG)
+    recorded = tuning_cache.lookup(key(), record)
+    assert recorded is not None and recorded == tuning_cache.lookup(key())
+    assert "PassManager" in recorded["skipped"][tiled(32, 32).name]
+    record.unlink()
+    tuner.choose(CANDIDATES, key(), lambda: FakeTrial(TIMES), volume=BIG)  # a hit
+    assert not record.exists()
+    monkeypatch.delenv(tuning_cache.RECORD_ENV)
+    assert tuning_cache.record_path() is None
+
+
 def test_small_problems_are_chosen_by_rule_without_operands(cache_file):
     def no_trial() -> tuner.Trial:
         raise AssertionError("a launch-bound problem is not tuned")

@@ -266,4 +266,7 @@ def choose(
     )
     if key is not None:
         tuning_cache.store(key, choice.entry(), cache_file)
+        record = tuning_cache.record_path()
+        if record is not None:
+            tuning_cache.store(key, choice.entry(), record)
     return choice

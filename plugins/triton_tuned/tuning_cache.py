@@ -52,6 +52,13 @@ UNMEASURED_ENV = "GEMMREG_TRITON_TUNED_UNMEASURED"
 transposed-view B, and its 128x128 tiles; the TMA tiles in pieces; the TF32
 Gluon kernel: :func:`.configs.unmeasured`, :func:`.paths_here.candidates_for`),
 so that a GPU machine can check and probe them before they reach users."""
+RECORD_ENV = "GEMMREG_TRITON_TUNED_RECORD"
+"""A file path: every tuning also stores its entry there (the choice, each
+candidate's screening and ranked times, why any was skipped), as in the
+cache. A timing command gives its processes caches of their own that go
+when it ends (``gemmreg compare``'s cold start), so this is how a run keeps
+why the tuner chose what ``report --kernels`` shows it ran. Processes
+tuning at once may lose one another's entries (the last write wins)."""
 FILE_NAME = "triton_tuned.json"
 FORMAT = "gemmreg-triton-tuned/1"
 """Written into the file; a file with any other format is ignored (and replaced)."""
@@ -63,6 +70,12 @@ def cache_dir() -> Path:
 
 def cache_path() -> Path:
     return cache_dir() / FILE_NAME
+
+
+def record_path() -> Path | None:
+    """Where :data:`RECORD_ENV` asks tunings to be recorded, or None."""
+    value = os.environ.get(RECORD_ENV, "").strip()
+    return Path(value) if value else None
 
 
 def retune_forced() -> bool:
