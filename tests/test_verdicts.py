@@ -76,6 +76,16 @@ def test_a_real_difference_inside_the_margin_is_equivalent_and_says_so():
     assert past.verdict == "faster" and "reaches past" in past.explanation
 
 
+def test_a_real_difference_just_inside_the_margin_never_prints_as_the_margin():
+    """0.996% rounded to two decimals is 1.00%, which the margin of 1.0% does
+    not hold: the explanation keeps the digits that show it inside."""
+    v = verdict([math.log(1.00996) + d for d in (1e-6, -1e-6, 0.0, 2e-6, -2e-6)])
+    assert v.verdict == "equivalent", v.explanation
+    assert "a difference of 0.996%, real but inside the margin" in v.explanation
+    plain = verdict([math.log(1.004) + d for d in (1e-6, -1e-6, 0.0, 2e-6, -2e-6)])
+    assert "a difference of 0.40%, real but inside the margin" in plain.explanation
+
+
 def test_escaped_work_and_above_peak_make_the_verdict_invalid():
     cheat = summary("new", ms=0.01, invalid=("process 0: work escaped its timed interval: x",))
     v = verdict([math.log(97.0)] * 5, new=cheat)
@@ -395,6 +405,17 @@ def test_an_interval_that_misses_1_by_a_hair_never_prints_an_end_as_1():
     faster = verdict([-v for v in hair_from_one(0.99997)])
     assert faster.verdict == "faster" and "interval 1.00003 to " in faster.explanation
     assert interval_text(faster).startswith("1.00003 to ")
+
+
+def test_the_compare_legend_prints_a_small_margin_as_given():
+    """The legend under compare's table said ``EQUIVALENT when inside +-0.0%``
+    for ``--margin 0.0004``, as the explanations once did."""
+    from gemmreg.reporting import compare_legend, runs
+    from test_host_pace import DECODE
+
+    _, reports, _ = runs.load_run(DECODE)
+    small = attrs.evolve(reports[1], margin=0.0004)
+    assert "EQUIVALENT when inside +-0.04% (even if it" in "\n".join(compare_legend.legend(small))
 
 
 def test_a_small_margin_is_printed_as_given():

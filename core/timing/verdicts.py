@@ -219,12 +219,23 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
     if result.word == "equivalent":
         real = i.low > 1.0 or i.high < 1.0
         detail = (
-            f"; it excludes 1: a difference of {abs(i.estimate - 1):.2%}, real but inside the margin"
+            f"; it excludes 1: a difference of {_inside(abs(i.estimate - 1), margin)}, "
+            "real but inside the margin"
             if real
             else ""
         )
         return "equivalent", f"interval {bounds} lies inside {within}{detail}"
     return "inconclusive", f"interval {bounds} includes 1 and reaches past {within}"
+
+
+def _inside(difference: float, margin: float) -> str:
+    """A difference inside the margin in percent (``0.67%``), with the
+    digits that keep it below the margin as printed: 0.996% beside a margin
+    of 1.0% would round to ``1.00%``, a difference the margin does not hold."""
+    shown = f"{difference:.2%}"
+    if float(shown[:-1]) < round(100 * margin, 12):
+        return shown
+    return f"{numbers.ratio(100 * difference, (round(100 * margin, 12),))}%"
 
 
 def margin_percent(margin: float) -> str:
