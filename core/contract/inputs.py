@@ -160,8 +160,9 @@ def apply_layout(a: torch.Tensor, b: torch.Tensor, layout: str) -> tuple[torch.T
     poison and holds :data:`PAD` poison elements after every row, so the view
     starts at a non-zero storage offset, its row stride is the row length
     plus ``PAD``, and poison sits before every row's first element and after
-    every row's last (the last row's included). A batched problem's 3-D operands get it item by
-    item (their last two dimensions), packed; then :func:`apply_batch_layout`."""
+    every row's last (the last row's included). A batched problem's 3-D
+    operands get it item by item (their last two dimensions), packed; then
+    :func:`apply_batch_layout`."""
     import torch
 
     def transposed(x: torch.Tensor) -> torch.Tensor:

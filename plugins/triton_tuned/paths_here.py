@@ -85,10 +85,10 @@ def transposed_view_offered(problem: gemmreg.Problem, where: gemmreg.Environment
     ``problem``: where its 128x256 tiles fill the GPU (the ``tiles`` family
     of :func:`.dispatch.family`), or anywhere under
     :func:`.tuning_cache.unmeasured_offered`. Right over the whole matrix on
-    the H200; timed against the forms the tuner weighs, with the TMA kernel's
-    winners alone as the baseline, on an H100 (same session, 5 processes):
-    level with cuBLAS where the baseline was SLOWER at 8192x14336x4096 bf16
-    and 2048x4096x4096 fp16, and no gain where the wide tiles leave SMs idle
+    the H200. On an H100, the same points benched with it offered and without
+    (one machine, one after the other, 5 processes each): level with cuBLAS
+    where the tuner's other forms were SLOWER, at 8192x14336x4096 bf16 and
+    2048x4096x4096 fp16, and no gain where the wide tiles leave SMs idle
     (``evidence/2026-12-06-h100-gluon-transposed-view``), as an H200 probe had
     found there (``plugins/triton_tuned/README.md``)."""
     if tuning_cache.unmeasured_offered():

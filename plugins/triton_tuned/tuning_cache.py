@@ -48,10 +48,11 @@ it): launch that config, untuned, at every problem where its path is offered
 over the whole matrix. Outranks ``PATH_ENV``; the fp8 and grouped paths keep
 their own rules."""
 UNMEASURED_ENV = "GEMMREG_TRITON_TUNED_UNMEASURED"
-"""``1``: offer the forms no GPU has run yet (the Gluon kernel with a
-transposed-view B, and its 128x128 tiles; the TMA tiles in pieces; the TF32
-Gluon kernel: :func:`.configs.unmeasured`, :func:`.paths_here.candidates_for`),
-so that a GPU machine can check and probe them before they reach users."""
+"""``1``: offer the forms no GPU has ranked yet (the Gluon kernel on a
+transposed-view B where its tiles leave SMs idle, and its 128x128 tiles; the
+TMA tiles in pieces: :func:`.configs.unmeasured`,
+:func:`.paths_here.transposed_view_offered`), so that a GPU machine can check
+and probe them before they reach users."""
 RECORD_ENV = "GEMMREG_TRITON_TUNED_RECORD"
 """A file path: every tuning also stores its entry there (the choice, each
 candidate's screening and ranked times, why any was skipped), as in the
