@@ -26,13 +26,7 @@ from gemmreg.timing.shape_files import read_shapes
 from gemmreg_plugins import torch_ref
 
 FIRST_ITEM, PACKED_STRIDE, SHARED_B, LOOP = SPECS
-TORCH_REF = gemmreg.KernelSpec(
-    name="torch_ref",
-    summary="torch.mm and torch.bmm",
-    prepare=torch_ref.prepare,
-    capabilities=torch_ref.CAPABILITIES,
-    tolerances=torch_ref.TOLERANCES,
-)
+TORCH_REF = torch_ref.TORCH_REF
 
 
 def batched(batch: int = 3, **fields) -> gemmreg.Problem:

@@ -30,13 +30,7 @@ from gemmreg_plugins import torch_ref
 
 OFFSETS_LATE, SKIPS_NEXT, WRITES_NEXT, FIRST_B, LOOP = SPECS
 CHEATS = (OFFSETS_LATE, SKIPS_NEXT, WRITES_NEXT, FIRST_B)
-TORCH_REF = gemmreg.KernelSpec(
-    name="torch_ref",
-    summary="torch.mm per member",
-    prepare=torch_ref.prepare,
-    capabilities=torch_ref.CAPABILITIES,
-    tolerances=torch_ref.TOLERANCES,
-)
+TORCH_REF = torch_ref.TORCH_REF
 GROUPS = (0, 1, 17, 0, 33)
 
 

@@ -18,13 +18,7 @@ from gemmreg_plugins import torch_ref
 
 HONEST = fp32_spec("honest", lambda a, b, out: torch.mm(a, b, out=out))
 """torch.mm on the tensors as handed."""
-TORCH_REF = gemmreg.KernelSpec(
-    name="torch_ref",
-    summary="torch.mm",
-    prepare=torch_ref.prepare,
-    capabilities=torch_ref.CAPABILITIES,
-    tolerances=torch_ref.TOLERANCES,
-)
+TORCH_REF = torch_ref.TORCH_REF
 
 
 def _poisoned(values: torch.Tensor) -> torch.Tensor:

@@ -150,15 +150,16 @@ TORCH_REF_TF32 = gemmreg.KernelSpec(
 so it can be selected or blocked apart from torch_ref."""
 
 
+TORCH_REF = gemmreg.KernelSpec(
+    name="torch_ref",
+    summary="torch.mm: the vendor library (cuBLAS / hipBLAS / CPU BLAS)",
+    prepare=prepare,
+    capabilities=CAPABILITIES,
+    tolerances=TOLERANCES,
+    vendor_library=True,
+)
+
+
 @gemmreg.hookimpl
 def gemmreg_register_kernels(register):
-    register(
-        gemmreg.KernelSpec(
-            name="torch_ref",
-            summary="torch.mm: the vendor library (cuBLAS / hipBLAS / CPU BLAS)",
-            prepare=prepare,
-            capabilities=CAPABILITIES,
-            tolerances=TOLERANCES,
-            vendor_library=True,
-        )
-    )
+    register(TORCH_REF)
