@@ -85,6 +85,10 @@ Rules the core relies on:
   device node but no GPU torch can use runs ``GEMMREG_DEVICE=cpu`` to import
   such a module itself, before discovery).
 - A plugin never times itself, prints pass/fail or chooses shapes.
+- A launch addresses A, B and C from each tensor's own start
+  (``x.data_ptr()``, which includes its storage offset) and its strides: the
+  ``padded`` layout hands views that start inside their buffers, as slices
+  of a fused projection's output do, with NaN before and after every row.
 - A plugin never sets torch's global switches (TF32, matmul precision,
   default dtype, stream): the core pins them per kernel from its declared
   precision. A kernel whose fp32 ``Precision.math`` is ``"tf32"`` runs its
