@@ -123,7 +123,6 @@ def _missing(
     planned it (the one to resume: an earlier one's plan holds points a later
     part has timed since), and the interrupted parts without a plan (what
     they missed is unknown)."""
-    done = run_plan.whole(kept)
     missing: dict[str, str] = {}
     unplanned = []
     for name, (manifest, _, partial) in zip(names, loaded, strict=True):
@@ -132,9 +131,8 @@ def _missing(
             if partial:
                 unplanned.append(name)
             continue
-        for label in plan.labels:
-            if label not in done:
-                missing[label] = name
+        for point in run_plan.lacking(plan, kept):  # lacking in every part, not just this one
+            missing[point.label] = name
     return [{"point": p, "planned_by": run} for p, run in missing.items()], unplanned
 
 
