@@ -94,3 +94,21 @@ def level_percent(level: float) -> str:
     would round it up to ``100%``: Bonferroni over many pairs at a late
     sequential look asks for 99.9987%, and no interval is a 100% one."""
     return f"{ratio(100 * level, (100.0,))}%"
+
+
+def percent_inside(difference: float, margin: float) -> str:
+    """A difference inside the margin in percent (``0.67%``), with the
+    digits that keep it below the margin as printed: 0.996% beside a margin
+    of 1.0% would round to ``1.00%``, a difference the margin does not hold."""
+    shown = f"{difference:.2%}"
+    if float(shown[:-1]) < round(100 * margin, 12):
+        return shown
+    return f"{ratio(100 * difference, (round(100 * margin, 12),))}%"
+
+
+def margin_percent(margin: float) -> str:
+    """The margin in percent as the explanations always wrote it (``1.0%``),
+    with more digits where one decimal would misstate it (``--margin 0.04``
+    printed ``+-0.0%`` beside a claim that reaches past it)."""
+    text = f"{margin:.1%}"
+    return text if float(text[:-1]) == round(100 * margin, 12) else f"{significant(100 * margin)}%"

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from gemmreg.contract import numbers
 from gemmreg.timing import host_pace, process_outliers, regimes, stats
 from gemmreg.timing.timing_records import CompareReport
-from gemmreg.timing.verdicts import margin_percent
 
 
 def legend(report: CompareReport) -> list[str]:
@@ -29,7 +29,7 @@ def legend(report: CompareReport) -> list[str]:
         process_outliers.legend_line(),
         *host_pace.legend_lines(),
         "verdicts: paired per-round log-ratios, averaged per process, Student-t interval across",
-        f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{margin_percent(margin)} (even if it",
+        f"processes (Bonferroni over pairs); EQUIVALENT when inside +-{numbers.margin_percent(margin)} (even if it",
         "excludes 1; or its two one-sided tests' narrower interval is), else FASTER/SLOWER",
         "when it excludes 1, else INCONCLUSIVE; INVALID when a",
         "kernel's work escaped its timed interval, a timed call launched less device work than",

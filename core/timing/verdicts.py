@@ -206,7 +206,7 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
     i = result.interval
     marks = (1.0, 1.0 + margin, 1.0 / (1.0 + margin))  # the word rests on these sides
     bounds = f"{numbers.ratio_span(i.low, i.high, marks)} over {i.units} processes"
-    within = f"+-{margin_percent(margin)}"
+    within = f"+-{numbers.margin_percent(margin)}"
     if result.word == "faster":
         return "faster", f"interval {bounds} excludes 1 and reaches past {within}"
     if result.word == "slower":
@@ -219,35 +219,13 @@ def _explain(result: RegimeResult, margin: float) -> tuple[VerdictWord, str]:
     if result.word == "equivalent":
         real = i.low > 1.0 or i.high < 1.0
         detail = (
-            f"; it excludes 1: a difference of {_inside(abs(i.estimate - 1), margin)}, "
+            f"; it excludes 1: a difference of {numbers.percent_inside(abs(i.estimate - 1), margin)}, "
             "real but inside the margin"
             if real
             else ""
         )
         return "equivalent", f"interval {bounds} lies inside {within}{detail}"
     return "inconclusive", f"interval {bounds} includes 1 and reaches past {within}"
-
-
-def _inside(difference: float, margin: float) -> str:
-    """A difference inside the margin in percent (``0.67%``), with the
-    digits that keep it below the margin as printed: 0.996% beside a margin
-    of 1.0% would round to ``1.00%``, a difference the margin does not hold."""
-    shown = f"{difference:.2%}"
-    if float(shown[:-1]) < round(100 * margin, 12):
-        return shown
-    return f"{numbers.ratio(100 * difference, (round(100 * margin, 12),))}%"
-
-
-def margin_percent(margin: float) -> str:
-    """The margin in percent as the explanations always wrote it (``1.0%``),
-    with more digits where one decimal would misstate it (``--margin 0.04``
-    printed ``+-0.0%`` beside a claim that reaches past it)."""
-    text = f"{margin:.1%}"
-    return (
-        text
-        if float(text[:-1]) == round(100 * margin, 12)
-        else f"{numbers.significant(100 * margin)}%"
-    )
 
 
 def _suspicious(baseline: KernelSummary, other: KernelSummary) -> list[str]:
