@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import attrs
 from gemmreg.commands import option_effects
 from gemmreg.commands.launching import (
     LOCAL,
@@ -100,9 +99,7 @@ def bench(
     # What it was asked to time, saved from the first point on: what an
     # interrupted run lacks is then known (bench --resume, report --parts).
     fields[run_plan.PLAN_KEY] = run_plan.recorded(names, request.points, request.weighted)
-    fields[run_plan.TIMING_KEY] = {  # what bench --resume times the rest with
-        name: value for name, value in attrs.asdict(request.timing).items() if value is not None
-    }
+    fields[run_plan.TIMING_KEY] = request.timing.given()  # what bench --resume times the rest with
     job = SweepJob(
         kernels=kernels,
         problems=problems,

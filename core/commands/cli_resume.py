@@ -101,10 +101,10 @@ def _timing(
     (its ``timing_asked``), so that the rest of the sweep is timed as its
     start was: a line says which. Any option given replaces RUN's whole set
     (``--budget`` beside RUN's ``--processes`` would be refused)."""
-    given = cli_points.timing_asked(args)
+    asked = cli_points.timing_asked(args)
     recorded = manifest.get(run_plan.TIMING_KEY)
-    if attrs.asdict(given, filter=lambda _, value: value is not None) or not recorded:
-        return given, []
+    if asked.given() or not recorded:
+        return asked, []
     names = {field.name for field in attrs.fields(TimingAsked)}
     if not isinstance(recorded, Mapping) or not all(
         name in names and isinstance(value, int | float | str) and not isinstance(value, bool)

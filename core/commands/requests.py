@@ -73,6 +73,11 @@ class TimingAsked:
     l2: str | None = None
     device_processes: int | None = None
 
+    def given(self) -> dict[str, object]:
+        """The options given, by field name (those left to the default are
+        absent): what a sweep's manifest keeps for ``bench --resume``."""
+        return attrs.asdict(self, filter=lambda _, value: value is not None)
+
     def check(self, spell: Spell, ray: bool = False, pairs: bool = True) -> None:
         """Refuse what no run can take, in one line; ``ray``: a comparison
         on a Ray cluster, which times a fixed count; not ``pairs``: a sweep
