@@ -429,9 +429,10 @@ PY
       # the tuner's choices (with the winner beside torch.mm), then a 5-process bench
       # ($TUNEDLLM_DTYPES, default "bf16 fp16"; $TUNEDLLM_POINTS, e.g. 1,16,128: those
       # token counts only, so that each half fits a 10-minute command; $TUNEDLLM_BUDGET=S:
-      # --budget S instead of 5 processes)
+      # --budget S instead of 5 processes); each dtype's tunings recorded beside its run
       for dtype in ${TUNEDLLM_DTYPES:-bf16 fp16}; do
-        "$python" scripts/tune_triton_tuned_llm.py --out "$out/tunedllm-$dtype" --dtype "$dtype" \
+        GEMMREG_TRITON_TUNED_RECORD=${GEMMREG_TRITON_TUNED_RECORD:-$out/tunedllm-$dtype.tuning.json} \
+          "$python" scripts/tune_triton_tuned_llm.py --out "$out/tunedllm-$dtype" --dtype "$dtype" \
           ${TUNEDLLM_POINTS:+--points "$TUNEDLLM_POINTS"} ${TUNEDLLM_BUDGET:+--budget "$TUNEDLLM_BUDGET"} \
           2>&1 | stamp >"$out/tunedllm-$dtype.console.txt"
         grep -h "geometric\|weighted" "$out/tunedllm-$dtype.console.txt"
