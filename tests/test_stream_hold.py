@@ -1,9 +1,13 @@
 """The stream hold (``gemmreg.instruments.stream_hold``): every batch of GPU
 samples is queued in full before the GPU runs it, in chunks the launch queue
-holds; a hold that gives up, or one that cannot be made, leaves the clock on
-the lead spin with the reason recorded, and the report says so."""
+holds, with Python's collector off while a chunk is queued; a batch whose
+hold gave up is taken again in shorter chunks; holds that keep giving up,
+or one that cannot be made, leave the clock on the lead spin with the
+reason recorded, and the report says so."""
 
 from __future__ import annotations
+
+import gc
 
 import attrs
 import pytest
@@ -18,10 +22,11 @@ from test_unlike_execution import unlike_report
 
 
 class FakeHold:
-    """Records where the holds and releases fall among the queued work."""
+    """Records where the holds and releases fall among the queued work; the
+    first ``give_ups`` batches give up (each :meth:`clear` ends one)."""
 
-    def __init__(self, log: list[tuple], gives_up: bool = False) -> None:
-        self.log, self.gives_up = log, gives_up
+    def __init__(self, log: list[tuple], give_ups: int = 0) -> None:
+        self.log, self.give_ups = log, give_ups
 
     def hold(self) -> None:
         self.log.append(("hold",))
@@ -30,7 +35,11 @@ class FakeHold:
         self.log.append(("release",))
 
     def timed_out(self) -> bool:
-        return self.gives_up
+        return self.give_ups > 0
+
+    def clear(self) -> None:
+        self.log.append(("clear",))
+        self.give_ups -= 1
 
 
 def kinds(torch: FakeTorch) -> list[str]:
@@ -70,14 +79,73 @@ def test_a_call_that_raises_still_releases_the_hold() -> None:
     assert kinds(torch)[-1] == "release"  # the GPU is not left waiting on the gate
 
 
-def test_a_hold_that_gave_up_leaves_the_spin_for_later_batches_and_says_why() -> None:
+def test_a_batch_whose_hold_gave_up_is_taken_again_in_half_chunks_and_kept_held() -> None:
     torch = FakeTorch()
-    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log, gives_up=True))
+
+    class Numbered(torch.cuda.Event):  # a sample's figure is its start event's number
+        def elapsed_time(self, end) -> float:
+            return float(self.id)
+
+    torch.cuda.Event = Numbered
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log, give_ups=1))
+    count = stream_hold.MAX_SAMPLES  # one chunk, then two of half its length
+    values = clock.samples(lambda: torch.log.append(("call",)), count)
+    log = kinds(torch)
+    cleared = log.index("clear")
+    first, retake = log[:cleared], log[cleared + 1 :]
+    assert first.count("hold") == 1 and first.count("call") == count
+    assert retake.count("hold") == retake.count("release") == 2 and retake.count("call") == count
+    assert retake[: retake.index("release")].count("call") == count // 2
+    # the retake's samples are what count: its start events, numbered after the first try's
+    assert values == [float(i) for i in range(2 * count + 1, 4 * count, 2)]
+    assert clock.retaken == 1 and clock.queued == "" and clock.hold is not None
+    torch.log.clear()
     clock.samples(lambda: None, 2)
-    assert clock.hold is None and "stream hold gave up" in clock.queued
+    assert kinds(torch)[0] == "hold"  # later batches are still held
+
+
+def test_holds_that_keep_giving_up_leave_the_spin_for_this_and_later_batches() -> None:
+    torch = FakeTorch()
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log, give_ups=10**6))
+    calls: list[int] = []
+    clock.samples(lambda: calls.append(1), 2)
+    tries = stream_hold.GIVE_UPS
+    assert len(calls) == 2 * (tries + 1)  # the held tries, then once behind the spin
+    log = kinds(torch)
+    assert log.count("hold") == tries and log.count("clear") == tries - 1
+    assert log[log.index("spin") :].count("hold") == 0
+    assert clock.hold is None and f"gave up {tries} times in a row" in clock.queued
+    assert clock.retaken == tries
     torch.log.clear()
     clock.samples(lambda: None, 2)
     assert kinds(torch)[0] == "spin"
+
+
+def test_the_collector_is_off_while_a_chunk_is_queued_and_back_on_after() -> None:
+    torch = FakeTorch()
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log))
+    seen: list[bool] = []
+    assert gc.isenabled()
+    clock.samples(lambda: seen.append(gc.isenabled()), 3)
+    assert seen == [False, False, False] and gc.isenabled()
+    gc.disable()
+    try:  # a caller that had it off keeps it off
+        clock.samples(lambda: None, 1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_collector_comes_back_on_when_a_call_raises() -> None:
+    torch = FakeTorch()
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log))
+
+    def broken() -> None:
+        raise RuntimeError("launch failed")
+
+    with pytest.raises(RuntimeError):
+        clock.samples(broken, 2)
+    assert gc.isenabled()
 
 
 def test_without_a_run_time_compiler_the_clock_spins_and_records_why() -> None:
@@ -127,6 +195,8 @@ def test_each_hold_waits_for_the_next_release_count() -> None:
     assert hold.gate.item() == 1 and not hold.timed_out()
     hold.gave_up.fill_(1)  # what the kernel writes when it gives up
     assert hold.timed_out()
+    hold.clear()  # before the batch is held again
+    assert not hold.timed_out()
 
 
 GPU = BackendInfo(kind="cuda", device="cuda", device_name="H200", triton_interpreter=False)
@@ -146,8 +216,21 @@ def test_the_clock_line_says_held_and_names_a_process_that_was_not() -> None:
         ProcessRecord(process=0, status="ok"),
         ProcessRecord(process=1, status="ok", queued="no stream hold (X)"),
     ]
-    assert compare_parts.unheld_note(records) == "; process 1: no stream hold (X)"
-    assert compare_parts.unheld_note(records[:1]) == ""
+    assert compare_parts.hold_note(records) == "; process 1: no stream hold (X)"
+    assert compare_parts.hold_note(records[:1]) == ""
+
+
+def test_the_clock_line_counts_the_batches_each_process_took_again() -> None:
+    records = [
+        ProcessRecord(process=0, status="ok", retaken=1),
+        ProcessRecord(process=1, status="ok"),
+        ProcessRecord(process=2, status="ok", retaken=3, queued="stream hold gave up 3 times"),
+    ]
+    note = compare_parts.hold_note(records)
+    assert note == (
+        "; process 2: stream hold gave up 3 times"
+        "; batches taken again after their hold gave up, in process 0 (1), 2 (3)"
+    )
 
 
 def test_runs_queued_differently_are_not_compared_silently() -> None:

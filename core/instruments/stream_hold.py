@@ -18,15 +18,27 @@ of one block spins on a word of pinned host memory (:data:`SOURCE`); the
 host queues the batch, then writes the word, and the GPU runs the batch
 with every launch of it already queued. The spin gives up after
 :data:`TIMEOUT_KCYCLES` and says so (a call that synchronises the host, or a
-batch too long for the launch queue, would otherwise wait on it), and the
-clock then falls back to the lead spin for the rest of the process, with
-the reason recorded. A batch is held in chunks of at most
-:data:`MAX_SAMPLES`, so that one chunk's launches fit the queue.
+batch too long for the launch queue, would otherwise wait on it). A batch is
+held in chunks of at most :data:`MAX_SAMPLES`, so that one chunk's launches
+fit the queue.
+
+A batch whose hold gave up is taken again, in chunks half as long: the host
+may only have stalled. On an H100 (December 2026, Llama 3 8B's projections
+at 2048 and 8192 tokens, bf16 and fp16, 5 processes a point) 5 processes of
+80 had a hold give up. Until then such a process went on behind the lead
+spin, where a Triton kernel whose launch path (136-332 us a call) outlasted
+its flush and work became host-bound: at fp16 2048x4096x4096 it took
+199.6 us in that process against 91.0-92.0 us in the other four, its speedup
+there read 0.47x against 0.996-0.999x, and the point was INCONCLUSIVE (0.37
+to 1.99) where the other processes agreed. Only after :data:`GIVE_UPS` in
+a row, the call evidently waiting on the GPU, does the clock fall back to
+the lead spin for the rest of the process, with the reason recorded.
 
 On ROCm the same source goes through hiprtc; it has not run on AMD
 hardware. Where pinned host memory is not coherent for the GPU there, a
-spin could miss the release: its hold gives up after the timeout (once; the
-clock then leads every later batch with a spin and records why).
+spin could miss the release: its holds give up after the timeout
+(:data:`GIVE_UPS` times; the clock then leads every later batch with a spin
+and records why).
 
 What this leaves out of an end-to-end sample is the host's own launch
 path: the figure is the GPU's time from the start event to the end event
@@ -74,6 +86,13 @@ before: at microsecond shapes a slot holds fewer samples than it did when
 led by a spin. Smaller chunks would overlap one chunk's queueing with the
 last one's run (each hold still outside every sample); not yet measured."""
 
+GIVE_UPS = 3
+"""Holds that give up in a row on one batch (its chunks halved each time,
+64 to 32 to 16 samples) before the clock stops holding: a stalled host
+queues the retaken batch in time, a chunk too long for the launch queue
+fits at a half or a quarter, and a call that waits on the GPU never does
+(it costs a timeout per chunk of the three tries, once per process)."""
+
 
 class StreamHold:
     """One pinned gate word (the count of released batches) and one give-up word."""
@@ -101,6 +120,11 @@ class StreamHold:
     def timed_out(self) -> bool:
         """Whether a hold gave up waiting (read after a synchronisation)."""
         return bool(int(self.gave_up.item()))
+
+    def clear(self) -> None:
+        """Forget a give-up (after the synchronisation that read it), before
+        the batch is held again."""
+        self.gave_up.fill_(0)
 
 
 def compile_ahead() -> None:

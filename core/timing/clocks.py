@@ -22,8 +22,10 @@ flush's 80), none of it timed; after it, the flush still leaves a clean, cold L2
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal
 
@@ -121,6 +123,10 @@ class GpuClock:
         elif hold is None:
             self.queued = "no stream hold (none asked for)"
         self.hold = hold
+        self.chunk = stream_hold.MAX_SAMPLES
+        """Samples queued behind one hold: halved for good each time a hold gives up."""
+        self.retaken = 0
+        """Batches taken again because their hold gave up (:meth:`samples`)."""
         self.marks: Recorder | None = None
         """While the timed calls' work is recorded, the recorder whose marker
         kernels bracket every call (:mod:`gemmreg.timing.work_recording`)."""
@@ -140,7 +146,35 @@ class GpuClock:
 
     def samples(self, call: Call, count: int, before: Call | None = None) -> list[float]:
         """``count`` samples of ``call``; ``before`` (the poison of C) is queued
-        before each one's flush, inside the held batch: per sample, not per batch."""
+        before each one's flush, inside the held batch: per sample, not per batch.
+
+        A batch whose hold gave up is taken again: the GPU ran some of it while
+        the host was still queueing, so its samples may have timed the host. It
+        is retaken in chunks half as long (a chunk the launch queue could not
+        take whole fits then); after ``stream_hold.GIVE_UPS`` give-ups in a
+        row the call must be waiting on the GPU itself, and the clock leads
+        this batch and every later one with a spin, saying why."""
+        give_ups = 0
+        while True:
+            values = self._batch(call, count, before)
+            hold = self.hold
+            if hold is None or not hold.timed_out():
+                return values
+            give_ups += 1
+            self.retaken += 1
+            if give_ups >= stream_hold.GIVE_UPS:
+                self.hold = None  # the host cannot queue a chunk while held: spin from now on
+                self.queued = (
+                    f"stream hold gave up {give_ups} times in a row (the host did not queue "
+                    "a held batch in time: a call that waits on the GPU?); later batches led by a spin"
+                )
+            else:
+                self.chunk = max(1, self.chunk // 2)
+                hold.clear()
+
+    def _batch(self, call: Call, count: int, before: Call | None) -> list[float]:
+        """One batch of ``count`` samples, queued behind the hold (or the lead
+        spin), read after one synchronisation."""
         torch = self.torch
         stream = torch.cuda.current_stream()
         pairs = [
@@ -148,7 +182,7 @@ class GpuClock:
             for _ in range(count)
         ]
         hold = self.hold
-        chunk = stream_hold_chunk(hold, count)
+        chunk = max(1, min(count, self.chunk)) if hold is not None else max(1, count)
         host = 0.0
         for first in range(0, count, chunk):
             if hold is not None:
@@ -156,39 +190,45 @@ class GpuClock:
             else:
                 gpu_spin(torch, BATCH_LEAD_CYCLES)  # the host gets ahead: BATCH_LEAD_CYCLES
             try:
-                for start, end in pairs[first : first + chunk]:
-                    if before is not None:
-                        before()  # outside the events, and before the flush evicts what it wrote
-                    if self.buffer is not None:
-                        self.flush_l2()  # outside the events
-                    if self.marks is not None:
-                        self.marks.open()  # outside the events, after the flush
-                    start.record(stream)
-                    began = time.perf_counter()
-                    call()
-                    host += time.perf_counter() - began
-                    end.record(stream)
-                    if self.marks is not None:
-                        self.marks.close(call)
+                with collector_paused():
+                    for start, end in pairs[first : first + chunk]:
+                        if before is not None:
+                            before()  # outside the events, and before the flush evicts what it wrote
+                        if self.buffer is not None:
+                            self.flush_l2()  # outside the events
+                        if self.marks is not None:
+                            self.marks.open()  # outside the events, after the flush
+                        start.record(stream)
+                        began = time.perf_counter()
+                        call()
+                        host += time.perf_counter() - began
+                        end.record(stream)
+                        if self.marks is not None:
+                            self.marks.close(call)
             finally:  # a call that raises must not leave the GPU waiting on the hold
                 if hold is not None:
                     hold.release()
         torch.cuda.synchronize()
         self.last_host_ms = host * 1e3 / max(1, count)
-        if hold is not None and hold.timed_out():
-            self.hold = None  # the host could not queue a chunk while held: spin from now on
-            self.queued = (
-                "stream hold gave up (the host did not queue a held batch in time: "
-                "a call that waits on the GPU?); later batches led by a spin"
-            )
         return [start.elapsed_time(end) for start, end in pairs]
 
 
-def stream_hold_chunk(hold: stream_hold.StreamHold | None, count: int) -> int:
-    """Samples queued behind one hold (all of them behind the lead spin)."""
-    if hold is None:
-        return max(1, count)
-    return max(1, min(count, stream_hold.MAX_SAMPLES))
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a chunk is queued.
+
+    Why: a held GPU waits on the host's queueing, and a full collection
+    landing there stalls it (about 40 ms in a worker holding torch and
+    Triton, measured on a loaded CPU machine); past the hold's timeout the
+    batch must be taken again. ``timeit`` turns the collector off around its
+    loop for the same reason. Garbage made meanwhile is collected after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 class CpuClock:
@@ -197,6 +237,8 @@ class CpuClock:
     """No separate host figure: on the CPU a sample is the host's own time."""
     queued = ""
     """Nothing is queued ahead on the CPU: its calls are synchronous."""
+    retaken = 0
+    """Nothing is held on the CPU, so nothing is taken again."""
 
     def samples(self, call: Call, count: int, before: Call | None = None) -> list[float]:
         """``count`` samples of ``call``, ``before`` (the poison of C) ahead of each, untimed."""

@@ -123,15 +123,21 @@ def from_outcome(
     return read_process(names, process, outcome.result)
 
 
-def unheld_note(records: Sequence[ProcessRecord]) -> str:
+def hold_note(records: Sequence[ProcessRecord]) -> str:
     """What the clock line adds where some process could not hold its stream
     (:mod:`gemmreg.instruments.stream_hold`): those batches were led by a spin, so
-    a slow host could show in their samples."""
+    a slow host could show in their samples; and where a hold gave up and its
+    batch was taken again (the retaken batches are all that count)."""
+    note = ""
     unheld = [r for r in records if r.queued]
-    if not unheld:
-        return ""
-    which = ", ".join(str(r.process) for r in unheld)
-    return f"; process {which}: {unheld[0].queued}"
+    if unheld:
+        which = ", ".join(str(r.process) for r in unheld)
+        note = f"; process {which}: {unheld[0].queued}"
+    retaken = [r for r in records if r.retaken]
+    if retaken:
+        which = ", ".join(f"{r.process} ({r.retaken})" for r in retaken)
+        note += f"; batches taken again after their hold gave up, in process {which}"
+    return note
 
 
 def build_report(
@@ -157,7 +163,7 @@ def build_report(
         repeats=asked.repeats,
         warmup=asked.warmup,
         seed=asked.seed,
-        clock=asked.clock + unheld_note(records),
+        clock=asked.clock + hold_note(records),
         device_name=asked.device_name,
         summaries=summaries,
         verdicts=judged,

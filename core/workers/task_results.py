@@ -151,6 +151,8 @@ class RoundsResult:
     queued: str = ""
     """Why some batches of samples were led by a spin instead of held until
     queued (:mod:`gemmreg.instruments.stream_hold`), or '' (and on the CPU)."""
+    retaken: int = 0
+    """Batches taken again because their hold gave up (the host fell behind it)."""
     soak: Soak | None = None
     stop_reason: str = ""
     accounting: str = ""
