@@ -5,7 +5,8 @@ Plugin authors need only what this module exports (``__all__``): the
 (:func:`where`), the run-time compiler for HIP/CUDA sources, the input
 helpers, and, for a plugin's own tuner, the order to time its candidates in
 (:func:`williams_rows`, the design of gemmreg's own rounds) and the clock to
-time them with (:func:`sample_ms`, the one gemmreg's verdicts use). Every other
+time them with (:func:`sample_ms`, the one gemmreg's verdicts use, and
+:func:`clock_note`, how it queued its samples). Every other
 module of the package is the core's own and may change; plugins import none
 of them (a test in gemmreg's own suite holds the built-ins and the split-K
 example to that). See :mod:`gemmreg.hookspecs` for the contract.
@@ -36,7 +37,7 @@ from gemmreg.contract.gpu_compile import CompiledKernel, compile_kernel
 from gemmreg.contract.gpu_compile import unavailable_reason as compile_unavailable
 from gemmreg.contract.grouped_problems import grouped_problem
 from gemmreg.contract.inputs import apply_layout, normal_inputs, torch_dtype
-from gemmreg.contract.judge_clock import sample_ms
+from gemmreg.contract.judge_clock import clock_note, sample_ms
 from gemmreg.contract.launch_variant import variant
 from gemmreg.contract.records import (
     Capabilities,
@@ -141,6 +142,7 @@ __all__ = [
     "apply_layout",
     "bench",
     "check",
+    "clock_note",
     "compare",
     "compile_kernel",
     "compile_unavailable",

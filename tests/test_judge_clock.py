@@ -1,10 +1,15 @@
 """``gemmreg.sample_ms``: the judge's clock lent to a plugin's tuner (on the CPU
-here: the host's time around each synchronous call)."""
+here: the host's time around each synchronous call), and ``gemmreg.clock_note``:
+how that clock queued its batches."""
 
 from __future__ import annotations
 
+import functools
+from types import SimpleNamespace
+
 import gemmreg
 import pytest
+from gemmreg.contract import judge_clock
 
 
 def test_the_clock_takes_one_sample_per_call_in_milliseconds():
@@ -25,3 +30,36 @@ def test_the_clock_is_the_protocols_own_and_made_once():
 def test_no_samples_is_refused():
     with pytest.raises(ValueError, match="at least one sample"):
         gemmreg.sample_ms(lambda: None, 0)
+
+
+def test_the_note_is_empty_before_any_clock_and_on_the_cpu(monkeypatch):
+    made = []
+    monkeypatch.setattr(judge_clock, "_clock", functools.cache(lambda: made.append(1)))
+    assert gemmreg.clock_note() == "" and made == []  # asking makes no clock
+    monkeypatch.undo()
+    gemmreg.sample_ms(lambda: None, 1)
+    assert gemmreg.clock_note() == ""  # the CPU clock holds nothing, retakes nothing
+
+
+@pytest.mark.parametrize(
+    ("retaken", "queued", "note"),
+    [
+        (0, "", ""),
+        (1, "", "1 batch taken again after their hold gave up"),
+        (2, "", "2 batches taken again after their hold gave up"),
+        (
+            3,
+            "stream hold gave up 3 times",
+            "3 batches taken again after their hold gave up; stream hold gave up 3 times",
+        ),
+        (0, "no stream hold (X)", "no stream hold (X)"),
+    ],
+)
+def test_the_note_says_what_the_gpu_clock_retook_and_why_it_spins(
+    monkeypatch, retaken, queued, note
+):
+    clock = SimpleNamespace(retaken=retaken, queued=queued)
+    cached = functools.cache(lambda: clock)
+    cached()
+    monkeypatch.setattr(judge_clock, "_clock", cached)
+    assert gemmreg.clock_note() == note

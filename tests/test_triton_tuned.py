@@ -320,6 +320,23 @@ def test_the_stored_entry_records_timings_and_skip_reasons(cache_file):
     assert set(entry["timings_ms"]) == {tiled(64, 64).name}  # the others screened out
     assert entry["same_binary"] == {}
     assert "PassManager" in entry["skipped"][tiled(32, 32).name]
+    assert entry["clock"] == ""  # a trial with no clock to describe
+
+
+def test_the_entry_keeps_what_the_trials_clock_says_of_its_batches(cache_file):
+    """A tuning whose clock's holds gave up ranked on figures a launch path can
+    be in: the entry says so, beside the pick it explains."""
+
+    class NotedTrial(FakeTrial):
+        def clock_note(self) -> str:
+            return f"1 batch taken again after their hold gave up ({len(self.benchmarked)} timed)"
+
+    trial = NotedTrial(TIMES)
+    choice = tuner.choose(CANDIDATES, key(), lambda: trial, volume=BIG)
+    timed = len(trial.benchmarked)
+    assert choice.clock == f"1 batch taken again after their hold gave up ({timed} timed)"
+    entry = tuning_cache.lookup(key())
+    assert entry is not None and entry["clock"] == choice.clock
 
 
 def test_a_tuning_is_also_recorded_where_the_record_switch_says(cache_file, monkeypatch, tmp_path):

@@ -15,7 +15,9 @@ the plugin that same clock.
 It is the clock only: no rounds, no processes, no verdict. A tuner that
 compares several candidates should still interleave them (each round times
 every candidate once, in the order :func:`gemmreg.williams_rows` gives),
-so that a clock that moves while it tunes moves them all alike.
+so that a clock that moves while it tunes moves them all alike, and keep
+:func:`clock_note` beside its figures: a clock whose holds gave up led its
+batches by a spin, where a long launch path shows in the figures.
 """
 
 from __future__ import annotations
@@ -51,3 +53,21 @@ def sample_ms(call: Callable[[], None], count: int) -> list[float]:
     if count < 1:
         raise ValueError(f"sample_ms needs at least one sample, got {count}")
     return list(_clock().samples(call, count))
+
+
+def clock_note() -> str:
+    """How :func:`sample_ms`'s clock has queued its batches in this process so
+    far: '' while every batch was held until queued and none had to be taken
+    again (and on the CPU, or before the first sample); else how many batches
+    were taken again after their hold gave up, and, where the holds kept
+    giving up, why every later batch is led by a spin
+    (:mod:`gemmreg.instruments.stream_hold`)."""
+    if _clock.cache_info().currsize == 0:
+        return ""
+    clock = _clock()
+    retaken = clock.retaken
+    batches = "batch" if retaken == 1 else "batches"
+    parts = [f"{retaken} {batches} taken again after their hold gave up"] if retaken else []
+    if clock.queued:
+        parts.append(clock.queued)
+    return "; ".join(parts)

@@ -111,6 +111,9 @@ class DeviceTrial:
     def benchmark(self, run: Run) -> float:
         return measure_ms(run)
 
+    def clock_note(self) -> str:
+        return gemmreg.clock_note()
+
 
 def measure_ms(run: Run) -> float:
     """Median milliseconds of ``run`` on gemmreg's clock, over as many samples

@@ -52,8 +52,10 @@ class Trial(Protocol):
 # A trial may also have ``binary(config) -> str | None``: a digest of the
 # binary ``config`` compiled to (after its first call), so that candidates
 # whose configs differ and whose code does not are timed once
-# (``device_trial.DeviceTrial.binary``). Read with ``getattr``: the fakes of
-# the tests and a trial that cannot tell need not have it.
+# (``device_trial.DeviceTrial.binary``), and ``clock_note() -> str``: how its
+# clock queued the samples (``gemmreg.clock_note``), kept in the entry. Read
+# with ``getattr``: the fakes of the tests and a trial that cannot tell need
+# not have them.
 
 
 class TuningFailed(RuntimeError):
@@ -73,6 +75,9 @@ class Choice:
     tune_s: float = 0.0
     screened_ms: dict[str, float] = attrs.field(factory=dict)
     same_binary: dict[str, str] = attrs.field(factory=dict)
+    clock: str = ""
+    """How the tuning's clock queued its samples: '' where every batch was
+    held (:attr:`Result.clock`)."""
 
     def entry(self) -> dict[str, Any]:
         """The cache entry: the choice, and the evidence it was made on."""
@@ -83,6 +88,7 @@ class Choice:
             "screened_ms": self.screened_ms,
             "same_binary": self.same_binary,
             "skipped": self.skipped,
+            "clock": self.clock,
             "tune_s": round(self.tune_s, 3),
             "tuned_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
@@ -109,6 +115,10 @@ class Result:
     """Every candidate's screening time (:func:`interleaving.screen`)."""
     same_binary: dict[str, str] = attrs.field(factory=dict)
     """Candidate -> the earlier candidate with its binary (timed once, as that one)."""
+    clock: str = ""
+    """The trial's ``clock_note()`` after the ranking: '' where every batch was
+    held; else the batches taken again or why they were led by a spin, where a
+    candidate's launch path can show in its figures (a pick to distrust)."""
 
 
 def tune(candidates: Sequence[Config], trial: Trial) -> Result:
@@ -158,8 +168,14 @@ def tune(candidates: Sequence[Config], trial: Trial) -> Result:
     if best is None:
         reasons = "; ".join(f"{name}: {why}" for name, why in skipped.items())
         raise TuningFailed(f"no candidate config ran: {reasons or 'no candidates'}")
+    note = getattr(trial, "clock_note", None)
     return Result(
-        best=best, timings_ms=timings, skipped=skipped, screened_ms=screened, same_binary=same
+        best=best,
+        timings_ms=timings,
+        skipped=skipped,
+        screened_ms=screened,
+        same_binary=same,
+        clock=note() if note is not None else "",
     )
 
 
@@ -263,6 +279,7 @@ def choose(
         tune_s=time.perf_counter() - start,
         screened_ms=result.screened_ms,
         same_binary=result.same_binary,
+        clock=result.clock,
     )
     if key is not None:
         tuning_cache.store(key, choice.entry(), cache_file)
