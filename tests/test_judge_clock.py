@@ -42,23 +42,23 @@ def test_the_note_is_empty_before_any_clock_and_on_the_cpu(monkeypatch):
 
 
 @pytest.mark.parametrize(
-    ("retaken", "queued", "note"),
+    ("retakes", "queued", "note"),
     [
-        (0, "", ""),
-        (1, "", "1 batch taken again after their hold gave up"),
-        (2, "", "2 batches taken again after their hold gave up"),
+        ((), "", ""),
+        (("x",), "", "1 batch taken again after their hold gave up (x)"),
+        (("x", "y"), "", "2 batches taken again after their hold gave up (y)"),
         (
-            3,
+            ("x", "y", "z"),
             "stream hold gave up 3 times",
-            "3 batches taken again after their hold gave up; stream hold gave up 3 times",
+            "3 batches taken again after their hold gave up (z); stream hold gave up 3 times",
         ),
-        (0, "no stream hold (X)", "no stream hold (X)"),
+        ((), "no stream hold (X)", "no stream hold (X)"),
     ],
 )
 def test_the_note_says_what_the_gpu_clock_retook_and_why_it_spins(
-    monkeypatch, retaken, queued, note
+    monkeypatch, retakes, queued, note
 ):
-    clock = SimpleNamespace(retaken=retaken, queued=queued)
+    clock = SimpleNamespace(retakes=retakes, queued=queued)
     cached = functools.cache(lambda: clock)
     cached()
     monkeypatch.setattr(judge_clock, "_clock", cached)

@@ -8,6 +8,7 @@ reason recorded, and the report says so."""
 from __future__ import annotations
 
 import gc
+import time
 
 import attrs
 import pytest
@@ -99,6 +100,7 @@ def test_a_batch_whose_hold_gave_up_is_taken_again_in_half_chunks_and_kept_held(
     # the retake's samples are what count: its start events, numbered after the first try's
     assert values == [float(i) for i in range(2 * count + 1, 4 * count, 2)]
     assert clock.retaken == 1 and clock.queued == "" and clock.hold is not None
+    assert clock.retakes[0].startswith(f"the host queued its slowest chunk ({count} samples) in ")
     torch.log.clear()
     clock.samples(lambda: None, 2)
     assert kinds(torch)[0] == "hold"  # later batches are still held
@@ -119,6 +121,24 @@ def test_holds_that_keep_giving_up_leave_the_spin_for_this_and_later_batches() -
     torch.log.clear()
     clock.samples(lambda: None, 2)
     assert kinds(torch)[0] == "spin"
+
+
+def test_a_retake_says_how_long_the_host_took_to_queue_the_slowest_chunk() -> None:
+    """Whether the host stalled past the hold's timeout (about 0.14 s) or the
+    give-up came from elsewhere (a full launch queue) shows in this figure."""
+    torch = FakeTorch()
+    clock = clocks.GpuClock(l2=None, torch=torch, hold=FakeHold(torch.log, give_ups=1))
+    stalled = []
+
+    def stall_once() -> None:
+        if not stalled:
+            stalled.append(1)
+            time.sleep(0.02)
+
+    clock.samples(stall_once, 3)
+    (line,) = clock.retakes
+    taken = float(line.split(" in ")[1].removesuffix(" ms"))
+    assert line.startswith("the host queued its slowest chunk (3 samples) in ") and taken >= 20.0
 
 
 def test_the_collector_is_off_while_a_chunk_is_queued_and_back_on_after() -> None:
@@ -222,14 +242,17 @@ def test_the_clock_line_says_held_and_names_a_process_that_was_not() -> None:
 
 def test_the_clock_line_counts_the_batches_each_process_took_again() -> None:
     records = [
-        ProcessRecord(process=0, status="ok", retaken=1),
+        ProcessRecord(process=0, status="ok", retakes=("queued in 150.0 ms",)),
         ProcessRecord(process=1, status="ok"),
-        ProcessRecord(process=2, status="ok", retaken=3, queued="stream hold gave up 3 times"),
+        ProcessRecord(
+            process=2, status="ok", retakes=("a", "b", "c"), queued="stream hold gave up 3 times"
+        ),
     ]
     note = compare_parts.hold_note(records)
     assert note == (
         "; process 2: stream hold gave up 3 times"
         "; batches taken again after their hold gave up, in process 0 (1), 2 (3)"
+        " (first: queued in 150.0 ms)"
     )
 
 

@@ -65,9 +65,13 @@ def clock_note() -> str:
     if _clock.cache_info().currsize == 0:
         return ""
     clock = _clock()
-    retaken = clock.retaken
-    batches = "batch" if retaken == 1 else "batches"
-    parts = [f"{retaken} {batches} taken again after their hold gave up"] if retaken else []
+    retakes = clock.retakes
+    batches = "batch" if len(retakes) == 1 else "batches"
+    parts = (
+        [f"{len(retakes)} {batches} taken again after their hold gave up ({retakes[-1]})"]
+        if retakes
+        else []
+    )
     if clock.queued:
         parts.append(clock.queued)
     return "; ".join(parts)

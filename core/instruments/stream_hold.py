@@ -50,6 +50,8 @@ cost the same way, without the flush.)
 from __future__ import annotations
 
 import contextlib
+import gc
+from collections.abc import Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -125,6 +127,24 @@ class StreamHold:
         """Forget a give-up (after the synchronisation that read it), before
         the batch is held again."""
         self.gave_up.fill_(0)
+
+
+@contextlib.contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off while a chunk is queued.
+
+    Why: a held GPU waits on the host's queueing, and a full collection
+    landing there stalls it (about 40 ms in a worker holding torch and
+    Triton, measured on a loaded CPU machine); past the hold's timeout the
+    batch must be taken again. ``timeit`` turns the collector off around its
+    loop for the same reason. Garbage made meanwhile is collected after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def compile_ahead() -> None:

@@ -22,10 +22,8 @@ flush's 80), none of it timed; after it, the flush still leaves a clean, cold L2
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal
 
@@ -125,8 +123,12 @@ class GpuClock:
         self.hold = hold
         self.chunk = stream_hold.MAX_SAMPLES
         """Samples queued behind one hold: halved for good each time a hold gives up."""
-        self.retaken = 0
-        """Batches taken again because their hold gave up (:meth:`samples`)."""
+        self.retakes: list[str] = []
+        """Why each batch taken again was (:meth:`samples`): how long the host took
+        to queue that batch's slowest chunk, against the hold's timeout of about
+        0.14 s. A short one points away from the host (a full launch queue)."""
+        self.slowest_chunk = (0.0, 0)
+        """The last batch's slowest chunk to queue: host seconds, samples."""
         self.marks: Recorder | None = None
         """While the timed calls' work is recorded, the recorder whose marker
         kernels bracket every call (:mod:`gemmreg.timing.work_recording`)."""
@@ -161,7 +163,10 @@ class GpuClock:
             if hold is None or not hold.timed_out():
                 return values
             give_ups += 1
-            self.retaken += 1
+            seconds, samples = self.slowest_chunk
+            self.retakes.append(
+                f"the host queued its slowest chunk ({samples} samples) in {seconds * 1e3:.1f} ms"
+            )
             if give_ups >= stream_hold.GIVE_UPS:
                 self.hold = None  # the host cannot queue a chunk while held: spin from now on
                 self.queued = (
@@ -171,6 +176,11 @@ class GpuClock:
             else:
                 self.chunk = max(1, self.chunk // 2)
                 hold.clear()
+
+    @property
+    def retaken(self) -> int:
+        """Batches taken again because their hold gave up."""
+        return len(self.retakes)
 
     def _batch(self, call: Call, count: int, before: Call | None) -> list[float]:
         """One batch of ``count`` samples, queued behind the hold (or the lead
@@ -184,13 +194,15 @@ class GpuClock:
         hold = self.hold
         chunk = max(1, min(count, self.chunk)) if hold is not None else max(1, count)
         host = 0.0
+        self.slowest_chunk = (0.0, 0)
         for first in range(0, count, chunk):
+            queueing = time.perf_counter()
             if hold is not None:
                 hold.hold()  # the GPU waits here until the chunk is queued
             else:
                 gpu_spin(torch, BATCH_LEAD_CYCLES)  # the host gets ahead: BATCH_LEAD_CYCLES
             try:
-                with collector_paused():
+                with stream_hold.collector_paused():
                     for start, end in pairs[first : first + chunk]:
                         if before is not None:
                             before()  # outside the events, and before the flush evicts what it wrote
@@ -208,27 +220,12 @@ class GpuClock:
             finally:  # a call that raises must not leave the GPU waiting on the hold
                 if hold is not None:
                     hold.release()
+            took = time.perf_counter() - queueing
+            if took > self.slowest_chunk[0]:
+                self.slowest_chunk = (took, len(pairs[first : first + chunk]))
         torch.cuda.synchronize()
         self.last_host_ms = host * 1e3 / max(1, count)
         return [start.elapsed_time(end) for start, end in pairs]
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while a chunk is queued.
-
-    Why: a held GPU waits on the host's queueing, and a full collection
-    landing there stalls it (about 40 ms in a worker holding torch and
-    Triton, measured on a loaded CPU machine); past the hold's timeout the
-    batch must be taken again. ``timeit`` turns the collector off around its
-    loop for the same reason. Garbage made meanwhile is collected after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class CpuClock:
@@ -237,7 +234,7 @@ class CpuClock:
     """No separate host figure: on the CPU a sample is the host's own time."""
     queued = ""
     """Nothing is queued ahead on the CPU: its calls are synchronous."""
-    retaken = 0
+    retakes: tuple[str, ...] = ()
     """Nothing is held on the CPU, so nothing is taken again."""
 
     def samples(self, call: Call, count: int, before: Call | None = None) -> list[float]:

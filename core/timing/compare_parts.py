@@ -133,10 +133,13 @@ def hold_note(records: Sequence[ProcessRecord]) -> str:
     if unheld:
         which = ", ".join(str(r.process) for r in unheld)
         note = f"; process {which}: {unheld[0].queued}"
-    retaken = [r for r in records if r.retaken]
+    retaken = [r for r in records if r.retakes]
     if retaken:
-        which = ", ".join(f"{r.process} ({r.retaken})" for r in retaken)
-        note += f"; batches taken again after their hold gave up, in process {which}"
+        which = ", ".join(f"{r.process} ({len(r.retakes)})" for r in retaken)
+        note += (
+            f"; batches taken again after their hold gave up, in process {which}"
+            f" (first: {retaken[0].retakes[0]})"
+        )
     return note
 
 

@@ -111,10 +111,11 @@ class ProcessRecord:
     instead of held until queued (:mod:`gemmreg.instruments.stream_hold`); ''
     where every batch was held, on the CPU, and in runs saved before batches were
     held (whose batches were all led by a spin: their clock line says so)."""
-    retaken: int = 0
-    """Batches of samples taken again because their hold gave up (the host fell
-    behind it, so the GPU may have timed the host); 0 in runs saved before
-    such batches were retaken, which kept them."""
+    retakes: tuple[str, ...] = attrs.field(default=(), converter=str_tuple)
+    """One line per batch of samples taken again because its hold gave up (the
+    GPU may have timed the host): how long the host took to queue the batch's
+    slowest chunk, against the hold's timeout of about 0.14 s; () in runs saved
+    before such batches were retaken, which kept them."""
     accounting: str = ""
     """Whether its timed calls' device work was recorded: ``on (...)`` with
     the cost, ``off: why``; '' in runs saved before it was."""

@@ -63,7 +63,7 @@ def read_process(
         soak_steady=soak.steady if soak is not None else None,
         monitor=result.monitor,
         queued=result.queued,
-        retaken=result.retaken,
+        retakes=result.retakes,
         accounting=result.accounting,
         clock_trace=_clock_trace(taken),
         log_ratios=verdicts.process_log_ratios(timed, {regimes.PRIMARY: taken, **beside}),

@@ -163,7 +163,7 @@ def measure_group(
         return result
     finally:  # read after the rounds: a hold that gave up during them says so here
         result.queued = clock.queued
-        result.retaken = clock.retaken
+        result.retakes = tuple(clock.retakes)
         work_recording.abandon(recorder)
     result.rounds = tuple(taken)
     for kernel in ready:

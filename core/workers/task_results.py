@@ -151,8 +151,9 @@ class RoundsResult:
     queued: str = ""
     """Why some batches of samples were led by a spin instead of held until
     queued (:mod:`gemmreg.instruments.stream_hold`), or '' (and on the CPU)."""
-    retaken: int = 0
-    """Batches taken again because their hold gave up (the host fell behind it)."""
+    retakes: tuple[str, ...] = ()
+    """Why each batch taken again because its hold gave up was (the host's
+    slowest chunk to queue), or () (and on the CPU)."""
     soak: Soak | None = None
     stop_reason: str = ""
     accounting: str = ""
