@@ -1,0 +1,230 @@
+"""The 16-bit Gluon kernel in clusters of two with A multicast
+(``f16_cluster_kernel.py``): right, and how fast against torch.mm (cuBLAS)
+at 2048 x 1024 x 4096 with B a transposed view, in interleaved rounds.
+
+The kernel was compiled for sm_90 on a machine without a GPU and has not
+yet run on one: ``check`` is the first thing to run. Needs Triton 3.9 (the
+kernel's docstring says what of it) on a Hopper GPU, gemmreg installed; a
+Triton the GPU machine lacks can travel there packed by ``triton_carry.py``::
+
+    python scripts/probes/f16_cluster.py check --out "$OUT/check.json"
+    python scripts/probes/f16_cluster.py time --rounds 60 --out "$OUT/time.json"
+
+``check``: every form, fp16 and bf16, B row-major and B = W.T (K-major),
+against float64 at the shapes of SHAPES; the error as a share of
+sum |a||b| next to torch.mm's, NaNs, and five repeated calls bit for bit.
+Shapes TMA cannot take (a row stride not a multiple of 16 bytes) are
+skipped and listed with the reason. ``time``: rounds in a Williams order
+(``gemmreg.williams_rows``) at ``--shape`` (default 2048x1024x4096), B a
+transposed view, each candidate's median of ``--calls`` samples on
+gemmreg's clock (``gemmreg.sample_ms``: L2 flushed, the batch queued
+first), and torch.mm's time over the candidate's in the same round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+FORMS = {"s4-vs": (4, True), "s5": (5, False), "s5-vs": (5, True), "s6": (6, False),
+         "s6-vs": (6, True)}  # fmt: skip
+"""Cluster forms: ring stages, and whether C goes out in 16-byte stores."""
+SHAPES = ((2048, 1024, 4096), (128, 14336, 4096), (300, 500, 200), (257, 132, 40),
+          (513, 1000, 4104), (1, 8, 8), (1000, 264, 1000), (128, 256, 64), (384, 4100, 512),
+          (100, 100, 100), (4096, 4096, 4096))  # fmt: skip
+"""(m, n, k): the shape cuBLAS wins, a one-row-of-tiles decode shape, tails
+in every dimension (half a cluster tile, a follower wholly past N), K under
+one ring, one cluster tile, K not a multiple of 8 (skipped), a square."""
+DTYPES = ("fp16", "bf16")
+ROUNDOFF = {"fp16": 2.0**-11, "bf16": 2.0**-8}
+"""Unit roundoff of C's dtype: C is rounded once to it after fp32 sums."""
+
+
+def _torch_dtype(name: str) -> Any:
+    import torch
+
+    return {"fp16": torch.float16, "bf16": torch.bfloat16}[name]
+
+
+def cannot_take(m: int, n: int, k: int, kmajor: bool) -> str | None:
+    """Why TMA cannot describe this problem's operands, or None: every row
+    stride must be a multiple of 16 bytes (8 elements of 16 bits)."""
+    if k % 8:
+        return f"K={k} not a multiple of 8 (A's row stride)"
+    if not kmajor and n % 8:
+        return f"N={n} not a multiple of 8 (row-major B's row stride)"
+    return None
+
+
+def cluster_launch(a: Any, b: Any, kmajor: bool, out: Any, form: str) -> Callable[[], None]:
+    """``call()`` running the cluster kernel in ``form``: out = a @ b, or
+    with ``kmajor`` out = a @ b.T (b then W, (N, K) row-major)."""
+    import triton
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import f16_cluster_kernel as kernel
+
+    stages, vector_store = FORMS[form]
+    m, k = a.shape
+    n = b.shape[0] if kmajor else b.shape[1]
+    a_desc, b_desc = kernel.descriptors(a, b, kmajor)
+    pairs = triton.cdiv(m, 128) * triton.cdiv(n, 256)
+
+    def launch(programs: int) -> Any:
+        return kernel.gemm_f16_cluster[(programs,)](
+            a_desc, b_desc, out, m, n, k, out.stride(0), GROUP_M=8, PROGRAMS=programs,
+            STAGES=stages, VECTOR_STORE=vector_store, num_warps=4, num_ctas=2,
+        )  # fmt: skip
+
+    programs = min(pairs, SLOTS.get(form, half_the_sms()))
+    compiled = launch(programs)
+    if form not in SLOTS:  # as many clusters as the driver says run at once
+        SLOTS[form] = triton.runtime.driver.active.utils.cuOccupancyMaxActiveClusters(
+            compiled.function, compiled.metadata.shared, 2
+        )
+        programs = min(pairs, SLOTS[form])
+    return lambda: launch(programs)
+
+
+SLOTS: dict[str, int] = {}
+"""Per form, the clusters of two that run at once (the driver's occupancy)."""
+
+
+def half_the_sms() -> int:
+    import torch
+
+    return torch.cuda.get_device_properties(0).multi_processor_count // 2
+
+
+def error_share(c: Any, a: Any, b: Any) -> float:
+    """max |c - A@B| / (|A|@|B|), A@B in float64."""
+    exact = a.double() @ b.double()
+    scale = a.double().abs() @ b.double().abs()
+    return float(((c.double() - exact).abs() / scale.clamp_min(1e-30)).max())
+
+
+def check(forms: Sequence[str]) -> dict[str, Any]:
+    """Each form, dtype and B layout at every SHAPES shape it can take."""
+    import torch
+
+    found: dict[str, Any] = {}
+    for (m, n, k), dtype, kmajor in (
+        (s, d, km) for s in SHAPES for d in DTYPES for km in (True, False)
+    ):
+        case = f"{m}x{n}x{k} {dtype} {'W.T' if kmajor else 'B'}"
+        if reason := cannot_take(m, n, k, kmajor):
+            found[case] = {"skipped": reason, "ok": True}
+            print(f"{case:32} skipped: {reason}", flush=True)
+            continue
+        a = torch.randn(m, k, device="cuda", dtype=_torch_dtype(dtype))
+        b = torch.randn(n, k, device="cuda", dtype=a.dtype)  # W; B = W.T
+        if not kmajor:
+            b = b.t().contiguous()
+        view = b.t() if kmajor else b
+        cublas = error_share(torch.mm(a, view), a, view)
+        for form in forms:
+            out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
+            call = cluster_launch(a, b, kmajor, out, form)
+            call()
+            first = out.clone()
+            same = True
+            for _ in range(5):
+                out.fill_(float("nan"))
+                call()
+                same = same and bool(torch.equal(out, first))
+            share = error_share(first, a, view)
+            ok = same and not bool(first.isnan().any()) and share < 2 * ROUNDOFF[dtype]
+            found[f"{case} {form}"] = {"error_share": share, "torch_share": cublas,
+                                       "repeats_equal": same, "ok": ok}  # fmt: skip
+            print(f"{case:32} {form:6} share {share:.3g} (torch.mm {cublas:.3g}) "
+                  f"repeats equal {same} {'ok' if ok else 'WRONG'}", flush=True)  # fmt: skip
+    return found
+
+
+def time_rounds(shape: tuple[int, int, int], dtype: str, rounds: int, calls: int,
+                forms: Sequence[str]) -> dict[str, Any]:  # fmt: skip
+    """Interleaved rounds, B = W.T a view: torch.mm's time over each's."""
+    import gemmreg
+    import torch
+
+    m, n, k = shape
+    a = torch.randn(m, k, device="cuda", dtype=_torch_dtype(dtype))
+    w = torch.randn(n, k, device="cuda", dtype=a.dtype)
+    candidates: dict[str, Callable[[], Any]] = {}
+    for name in ("torch", *forms):
+        out = torch.empty(m, n, device="cuda", dtype=a.dtype)
+        if name == "torch":
+            candidates[name] = functools.partial(torch.mm, a, w.t(), out=out)
+        else:
+            candidates[name] = cluster_launch(a, w, True, out, name)
+    for call in candidates.values():
+        call()
+        call()
+    torch.cuda.synchronize()
+    names = list(candidates)
+    order = gemmreg.williams_rows(len(names))
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        for i in order[r % len(order)]:
+            times[names[i]].append(
+                statistics.median(gemmreg.sample_ms(candidates[names[i]], calls))
+            )
+    ratios = {
+        name: [c / t for c, t in zip(times["torch"], times[name], strict=True)] for name in names
+    }
+    summary = {
+        name: {"median_ms": statistics.median(times[name]),
+               "speedup_median": statistics.median(ratios[name]),
+               "speedup_low": min(ratios[name]), "speedup_high": max(ratios[name])}
+        for name in names
+    }  # fmt: skip
+    for name, row in summary.items():
+        print(f"{m}x{n}x{k} {dtype} W.T {name:6} {row['median_ms'] * 1000:.2f} us  "
+              f"x{row['speedup_median']:.4f} ({row['speedup_low']:.4f}-"
+              f"{row['speedup_high']:.4f})", flush=True)  # fmt: skip
+    return {"shape": shape, "dtype": dtype, "rounds": rounds, "calls": calls,
+            "summary": summary, "ms": times}  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("what", choices=("check", "time"))
+    parser.add_argument("--shape", default="2048x1024x4096", help="MxNxK for time")
+    parser.add_argument("--dtypes", default=",".join(DTYPES), help="for time, comma-separated")
+    parser.add_argument("--rounds", type=int, default=12)
+    parser.add_argument("--calls", type=int, default=20)
+    parser.add_argument("--forms", default=",".join(FORMS), help="cluster forms, comma-separated")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+    forms = args.forms.split(",")
+    if unknown := sorted(set(forms) - set(FORMS)):
+        parser.error(f"unknown form(s) {', '.join(unknown)}; known: {', '.join(FORMS)}")
+    import gemmreg  # noqa: F401 (first: gemmreg decides the backend before triton is imported)
+    import torch
+    import triton
+
+    found: dict[str, Any] = {
+        "triton": triton.__version__, "torch": torch.__version__,
+        "gpu": torch.cuda.get_device_name(0),
+    }  # fmt: skip
+    if args.what == "check":
+        found["check"] = check(forms)
+    else:
+        shape = tuple(int(x) for x in args.shape.split("x"))
+        found["time"] = [time_rounds(shape, d, args.rounds, args.calls, forms)
+                         for d in args.dtypes.split(",")]  # fmt: skip
+    found["cluster_slots"] = SLOTS
+    print("clusters at once:", SLOTS)
+    if args.out:
+        args.out.write_text(json.dumps(found, indent=1))
+    return 0 if args.what == "time" or all(r["ok"] for r in found["check"].values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
