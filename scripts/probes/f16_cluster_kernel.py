@@ -51,6 +51,7 @@ after; ``[[0, 0]]``: both hold all of it).
 
 from typing import Any
 
+from cluster_parts import OWN, PER_CTA, pause, rank
 from gemmreg_plugins.triton_tuned import tile_parts
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -64,27 +65,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 CONSUMER_REGS = gl.constexpr(232)
 LOADER_REGS = gl.constexpr(40)
 SPLIT_COLS = gl.constexpr([[0, 1]])  # the follower holds the columns after the leader's
-PER_CTA = gl.constexpr(gl.SwizzledSharedLayout(1, 1, 1, [0], cga_layout=[[1]]))  # [r] in CTA r
-OWN = gl.constexpr(gl.SwizzledSharedLayout(1, 1, 1, [0], cga_layout=[[0]]))  # a CTA's own copy
-
-
-@gluon.jit
-def _rank():
-    """This CTA's rank in its cluster (0: the leader), a scalar."""
-    zero = gl.full([32], 0, gl.int32, gl.BlockedLayout([1], [32], [1], [0], cga_layout=[[0]]))
-    rank = gl.inline_asm_elementwise(
-        "mov.u32 $0, %cluster_ctarank;", "=r,r", [zero], dtype=gl.int32, is_pure=True, pack=1
-    )
-    return gl.max(rank, axis=0)
-
-
-@gluon.jit
-def _pause(x):
-    """x, after a short sleep; an asm with side effects, so that the shared
-    load before it is not hoisted out of the loop that polls."""
-    return gl.inline_asm_elementwise(
-        "nanosleep.u32 20;\n mov.b32 $0, $1;", "=r,r", [x], dtype=gl.int32, is_pure=False, pack=1
-    )
 
 
 @gluon.constexpr_function
@@ -114,9 +94,9 @@ def _wait_for_follower(own_first, own_second, seen_first, seen_second, needed):
     ``needed`` K steps (each counted on its own counter)."""
     one_warp: gl.constexpr = gl.BlockedLayout([1], [32], [1], [0], cga_layout=[[0]])
     while seen_first < needed:
-        seen_first = _pause(gl.max(own_first.load(one_warp), axis=0))
+        seen_first = pause(gl.max(own_first.load(one_warp), axis=0))
     while seen_second < needed:
-        seen_second = _pause(gl.max(own_second.load(one_warp), axis=0))
+        seen_second = pause(gl.max(own_second.load(one_warp), axis=0))
     return seen_first, seen_second
 
 
@@ -128,7 +108,7 @@ def _loader(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, released_first,
     STAGES: gl.constexpr = a_bufs.type.shape[0]
     num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, b_desc, m, n, k, GROUP_M)
     step_bytes: gl.constexpr = a_desc.nbytes_per_cta + b_desc.nbytes_per_cta
-    leader = _rank() == 0
+    leader = rank() == 0
     own_first = released_first.reinterpret(shape=[1], layout=OWN)  # this CTA's counts
     own_second = released_second.reinterpret(shape=[1], layout=OWN)
     seen_first = 0

@@ -35,6 +35,7 @@ A cluster tile is BLOCK_M x 2*PAIR_N; consumer ``ME`` takes B box ``ME``
 
 from typing import Any
 
+from cluster_parts import OWN, PER_CTA, pause, rank
 from gemmreg_plugins.triton_tuned import tile_parts
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -48,28 +49,6 @@ from triton.experimental.gluon.language.nvidia.hopper import (
 CONSUMER_REGS = gl.constexpr(232)
 LOADER_REGS = gl.constexpr(24)
 SPLIT_ROWS = gl.constexpr([[1, 0]])  # the follower holds the rows after the leader's
-PER_CTA = gl.constexpr(gl.SwizzledSharedLayout(1, 1, 1, [0], cga_layout=[[1]]))  # [r] in CTA r
-OWN = gl.constexpr(gl.SwizzledSharedLayout(1, 1, 1, [0], cga_layout=[[0]]))  # a CTA's own copy
-
-
-@gluon.jit
-def _rank():
-    """This CTA's rank in its cluster (0: the leader), a scalar."""
-    # a layout both CTAs hold whole: each reads its own rank into its copy
-    zero = gl.full([32], 0, gl.int32, gl.BlockedLayout([1], [32], [1], [0], cga_layout=[[0]]))
-    rank = gl.inline_asm_elementwise(
-        "mov.u32 $0, %cluster_ctarank;", "=r,r", [zero], dtype=gl.int32, is_pure=True, pack=1
-    )
-    return gl.max(rank, axis=0)
-
-
-@gluon.jit
-def _pause(x):
-    """x, after a short sleep; an asm with side effects, so that the shared
-    load before it is not hoisted out of the loop that polls."""
-    return gl.inline_asm_elementwise(
-        "nanosleep.u32 20;\n mov.b32 $0, $1;", "=r,r", [x], dtype=gl.int32, is_pure=False, pack=1
-    )
 
 
 @gluon.jit
@@ -88,7 +67,7 @@ def _loader(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, released_first,
     STAGES: gl.constexpr = a_bufs.type.shape[0]
     num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, b_desc, m, n, k, GROUP_M)
     step_bytes: gl.constexpr = a_desc.nbytes_per_cta + 2 * b_desc.nbytes_per_cta
-    leader = _rank() == 0
+    leader = rank() == 0
     one_warp: gl.constexpr = gl.BlockedLayout([1], [32], [1], [0], cga_layout=[[0]])
     own_first = released_first.reinterpret(shape=[1], layout=OWN)  # this CTA's counts
     own_second = released_second.reinterpret(shape=[1], layout=OWN)
@@ -105,9 +84,9 @@ def _loader(a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, released_first,
             mbarrier.wait(empty.index(s), phase)  # this CTA's consumers are done with it
             if leader:  # and the follower's, before A is multicast into its ring
                 while seen_first < i - STAGES + 1:
-                    seen_first = _pause(gl.max(own_first.load(one_warp), axis=0))
+                    seen_first = pause(gl.max(own_first.load(one_warp), axis=0))
                 while seen_second < i - STAGES + 1:
-                    seen_second = _pause(gl.max(own_second.load(one_warp), axis=0))
+                    seen_second = pause(gl.max(own_second.load(one_warp), axis=0))
             mbarrier.expect(ready.index(s), step_bytes)
             tma.async_load(a_desc, [off_m, kk * BLOCK_K], ready.index(s), a_bufs.index(s),
                            multicast=True)  # fmt: skip
