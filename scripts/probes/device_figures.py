@@ -13,14 +13,10 @@ import re
 import sys
 
 POINT = re.compile(r"^(\d+x\d+x\d+) (fp16|bf16) ")
-VERDICT = re.compile(
-    r"^verdict: (splitk(?:_atomic)?) vs torch_ref: (\S+(?: VERDICT)?) \(speedup ([\d.]+)x"
-)
+VERDICT = re.compile(r"^verdict: (splitk(?:_atomic)?) vs torch_ref: (\S+(?: VERDICT)?) \(speedup ([\d.]+)x")
 DEVICE = re.compile(r"^  device kernels: ([\d.]+)x .*span ([\d.]+ to [\d.]+)\)")
 
-print(
-    f"{'run':<28} {'point':<20} {'pair':<14} {'end-to-end':<22} device kernels (its rounds' span)"
-)
+print(f"{'run':<28} {'point':<20} {'pair':<14} {'end-to-end':<22} device kernels (its rounds' span)")
 for path in sys.argv[1:]:
     run = path.removesuffix("/report.txt")
     point = pending = None

@@ -26,9 +26,7 @@ for path in sys.argv[1:]:
             pending = (m[1], f"{m[2]} {m[3]}x")
         elif (m := DEVICE.match(line)) and pending:
             word = m[1].upper()
-            print(
-                f"{run:<24} {point:<20} {pending[0]:<14} {pending[1]:<20} {word} {m[2]}x ({m[3]})"
-            )
+            print(f"{run:<24} {point:<20} {pending[0]:<14} {pending[1]:<20} {word} {m[2]}x ({m[3]})")
             pending = None
         elif not line.startswith("  "):
             pending = None

@@ -102,11 +102,7 @@ def main(argv):
     if checking:
         v = variants[int(out)]
         for dt in dtypes:
-            for m, n, k in [
-                *shapes,
-                (1000, 1096, 328),
-                (200, 520, 4096),
-            ]:  # ragged edges (TMA strides: 16 bytes)
+            for m, n, k in [*shapes, (1000, 1096, 328), (200, 520, 4096)]:  # ragged edges (TMA strides: 16 bytes)
                 a, b = operands(dt, m, n, k)
                 c = torch.full((m, n), float("nan"), device="cuda", dtype=torch_dtype[dt])
                 for _ in range(3):
@@ -148,9 +144,7 @@ def main(argv):
             a, b = operands(dt, m, n, k)
             calls = {"cublas": lambda a=a, b=b: torch.mm(a, b)}
             fallback = _tiled(128, 256, 64, 3, 8)
-            builds = [
-                (base.name, launchers.launcher(base, m, n, k, "ieee", sms, fallback=fallback))
-            ]
+            builds = [(base.name, launchers.launcher(base, m, n, k, "ieee", sms, fallback=fallback))]
             builds += [(gluon_name(v), gluon_launch(v, m, n, k, sms)) for v in usable]
             for name, launch in builds:
                 c = torch.empty((m, n), device="cuda", dtype=torch_dtype[dt])

@@ -41,11 +41,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from host_gap_lean import lean_prepare  # noqa: E402
 
 lean = lean_prepare(problem)
-calls = {
-    "cublas": lambda: torch.mm(a, b, out=c),
-    "triton_tuned": lambda: launch(a, b, c),
-    "triton_tuned_lean": lambda: lean(a, b, c),
-}
+calls = {"cublas": lambda: torch.mm(a, b, out=c), "triton_tuned": lambda: launch(a, b, c),
+         "triton_tuned_lean": lambda: lean(a, b, c)}
 
 
 def do_flush(kind):
@@ -58,10 +55,7 @@ def do_flush(kind):
 def batches(call, kind, count):
     events = []
     for _ in range(count):
-        pairs = [
-            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            for _ in range(2)
-        ]
+        pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(2)]
         for e0, e1 in pairs:
             do_flush(kind)
             e0.record()
@@ -84,27 +78,18 @@ for kind in ("zero", "read"):
         prof.export_chrome_trace(path)
         trace = json.load(open(path))
         os.remove(path)
-        kernels = sorted(
-            (e for e in trace["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["ts"]
-        )
+        kernels = sorted((e for e in trace["traceEvents"] if e.get("cat") == "kernel"), key=lambda e: e["ts"])
         durations, gaps, names = [], [], set()
         for before, gemm in zip(kernels, kernels[1:]):
             is_flush = "fill" in before["name"].lower() or "reduce" in before["name"].lower()
-            if is_flush and not (
-                "fill" in gemm["name"].lower() or "reduce" in gemm["name"].lower()
-            ):
+            if is_flush and not ("fill" in gemm["name"].lower() or "reduce" in gemm["name"].lower()):
                 durations.append(gemm["dur"])
                 gaps.append(gemm["ts"] - (before["ts"] + before["dur"]))
                 names.add(gemm["name"][:60])
-        row = {
-            "kernels": sorted(names),
-            "samples": len(durations),
-            "kernel_us": statistics.median(durations),
-            "gap_us": statistics.median(gaps),
-            "gap_us_max": max(gaps),
-            "event_ms": statistics.median(event_ms),
-            "all_kernels_per_sample": len(kernels) / max(1, len(event_ms)),
-        }
+        row = {"kernels": sorted(names), "samples": len(durations),
+               "kernel_us": statistics.median(durations), "gap_us": statistics.median(gaps),
+               "gap_us_max": max(gaps), "event_ms": statistics.median(event_ms),
+               "all_kernels_per_sample": len(kernels) / max(1, len(event_ms))}
         if len(durations) == len(event_ms):  # the first and second sample of each batch apart
             for pos in (0, 1):
                 row[f"sample {pos + 1} of 2"] = {

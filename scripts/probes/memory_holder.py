@@ -21,10 +21,7 @@ LIMIT_S = 140
 log = sys.argv[1]
 free, total = torch.cuda.mem_get_info()
 held = torch.empty(free - HEADROOM_GIB * 2**30, dtype=torch.uint8, device="cuda")
-print(
-    f"holding {held.numel() / 2**30:.2f} GiB of {total / 2**30:.2f} GiB; {HEADROOM_GIB} GiB left free",
-    flush=True,
-)
+print(f"holding {held.numel() / 2**30:.2f} GiB of {total / 2**30:.2f} GiB; {HEADROOM_GIB} GiB left free", flush=True)
 open("/tmp/held", "w").close()
 start = time.monotonic()
 done = total_cases = 0
@@ -40,7 +37,4 @@ while time.monotonic() - start < LIMIT_S:
     time.sleep(0.2)
 del held
 torch.cuda.empty_cache()
-print(
-    f"released after {time.monotonic() - start:.1f} s at {done}/{total_cases} cases settled",
-    flush=True,
-)
+print(f"released after {time.monotonic() - start:.1f} s at {done}/{total_cases} cases settled", flush=True)

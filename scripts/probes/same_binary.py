@@ -53,7 +53,8 @@ for config in configs.CUDA_PERSISTENT_TMA:
     if not sk:
         constexprs.update(ws_ptr=None, count_ptr=None)
     signature = {
-        name: types.get(name, "constexpr" if name in constexprs else "i32") for name in fn.arg_names
+        name: types.get(name, "constexpr" if name in constexprs else "i32")
+        for name in fn.arg_names
     }
     aligned = {
         (i,): [["tt.divisibility", 16]]
@@ -67,9 +68,7 @@ for config in configs.CUDA_PERSISTENT_TMA:
     )
     digest = hashlib.sha256(compiled.asm["cubin"]).hexdigest()[:16]
     groups.setdefault(digest, []).append(config.name)
-print(
-    f"Triton {triton.__version__}, sm_90, fp16 {M}x{N}x{K}: "
-    f"{len(configs.CUDA_PERSISTENT_TMA)} candidates, {len(groups)} binaries"
-)
+print(f"Triton {triton.__version__}, sm_90, fp16 {M}x{N}x{K}: "
+      f"{len(configs.CUDA_PERSISTENT_TMA)} candidates, {len(groups)} binaries")
 for digest, names in groups.items():
     print(f"  {digest}  {', '.join(names)}")

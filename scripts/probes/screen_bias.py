@@ -25,13 +25,13 @@ for key, entry in entries.items():
     rest = statistics.median(r for n, r in ratios.items() if n != first)
     fastest = min(screened.values())
     dropped = sorted(
-        (round(screened[n] / fastest, 3), n.split(":")[1]) for n in persistent if n not in scored
+        (round(screened[n] / fastest, 3), n.split(":")[1])
+        for n in persistent
+        if n not in scored
     )
     shape, dtype = key.split("|")[:2]
     line = f"{shape:16s} {dtype}  first {ratios.get(first, float('nan')):.3f}  others (median) {rest:.3f}"
     print(f"{line}  first/others {ratios.get(first, float('nan')) / rest:.3f}")
-    print(
-        f"    ranked best: {min(scored, key=scored.__getitem__).split(':')[1]}; "
-        f"first's place in the ranking: {sorted(scored, key=scored.__getitem__).index(first) + 1} of {len(scored)}"
-    )
+    print(f"    ranked best: {min(scored, key=scored.__getitem__).split(':')[1]}; "
+          f"first's place in the ranking: {sorted(scored, key=scored.__getitem__).index(first) + 1} of {len(scored)}")
     print(f"    persistent candidates not ranked (screening time over the fastest's): {dropped}")

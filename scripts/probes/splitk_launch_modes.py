@@ -80,16 +80,8 @@ def cfg(m, n, k, **over):
 
 CASES = [
     ((64, 4096, 16384), "current", None),
-    (
-        (64, 4096, 16384),
-        "s4-serial",
-        dict(bm=64, bn=64, bk=128, split=2, num_warps=4, num_stages=4),
-    ),
-    (
-        (64, 4096, 16384),
-        "s4-tma-serial",
-        dict(bm=64, bn=64, bk=128, split=2, num_warps=4, num_stages=4, tma=True),
-    ),
+    ((64, 4096, 16384), "s4-serial", dict(bm=64, bn=64, bk=128, split=2, num_warps=4, num_stages=4)),
+    ((64, 4096, 16384), "s4-tma-serial", dict(bm=64, bn=64, bk=128, split=2, num_warps=4, num_stages=4, tma=True)),
     ((128, 128, 32768), "current", None),
     ((32, 8192, 8192), "current", None),
 ]
@@ -123,12 +115,8 @@ for (m, n, k), name, over in CASES:
             for f in order:
                 samples, queue_ms, wall_ms = batch(forms[f])
                 got[f].append(
-                    {
-                        "median_ms": statistics.median(samples),
-                        "gpu_ms": sum(samples),
-                        "queue_ms": queue_ms,
-                        "wall_ms": wall_ms,
-                    }
+                    {"median_ms": statistics.median(samples), "gpu_ms": sum(samples),
+                     "queue_ms": queue_ms, "wall_ms": wall_ms}
                 )
         key = f"{m}x{n}x{k} {dtype} {name}"
         report[key] = got

@@ -6,7 +6,6 @@ Chunked: the copy of B's column chunk j+1 runs on a side stream while the GEMM o
 chunk j runs; the GEMM of chunk j waits on chunk j's copy only. Also prints the
 kernels' registers and shared memory (can a copy CTA sit beside a GEMM CTA?).
 """
-
 import json, os, sys
 import torch, triton, triton.testing
 from gemmreg_plugins.triton_tuned import launchers, configs, transpose
@@ -28,37 +27,28 @@ def chunked(cfg, m, n, k, parts, prio):
     def run(a, b, c):
         copy = torch.empty((n, triton.cdiv(k, 4) * 4), dtype=b.dtype, device=b.device)
         main = torch.cuda.current_stream()
-        start = torch.cuda.Event()
-        start.record(main)
+        start = torch.cuda.Event(); start.record(main)
         side.wait_event(start)
         evs = []
         with torch.cuda.stream(side):
             for j in range(parts):
-                src = b[:, j * nc : (j + 1) * nc]
-                dst = copy[j * nc : (j + 1) * nc]
-                kern[(triton.cdiv(k, 64), triton.cdiv(nc, 64))](
-                    src, dst, k, nc, src.stride(0), dst.stride(0), TILE=64
-                )
-                e = torch.cuda.Event()
-                e.record(side)
-                evs.append(e)
+                src = b[:, j * nc:(j + 1) * nc]
+                dst = copy[j * nc:(j + 1) * nc]
+                kern[(triton.cdiv(k, 64), triton.cdiv(nc, 64))](src, dst, k, nc, src.stride(0), dst.stride(0), TILE=64)
+                e = torch.cuda.Event(); e.record(side); evs.append(e)
         g = high or main
         for j in range(parts):
             g.wait_event(evs[j])
             with torch.cuda.stream(g):
-                launch(a, copy[j * nc : (j + 1) * nc, :k].T, c[:, j * nc : (j + 1) * nc])
+                launch(a, copy[j * nc:(j + 1) * nc, :k].T, c[:, j * nc:(j + 1) * nc])
         if high is not None:
-            done = torch.cuda.Event()
-            done.record(high)
-            main.wait_event(done)
-
+            done = torch.cuda.Event(); done.record(high); main.wait_event(done)
     return run
 
 
 rows = []
-for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336)]:
-    a = torch.randn(m, k, device="cuda")
-    b = torch.randn(k, n, device="cuda")
+for (m, n, k) in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336)]:
+    a = torch.randn(m, k, device="cuda"); b = torch.randn(k, n, device="cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
     exact = torch.mm(a, b)
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -69,14 +59,10 @@ for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 14336, 4096), (81
     for cfg in tb[:2]:
         for parts in (2, 4, 8):
             for prio in (False, True):
-                cands[f"{cfg.name}-chunks{parts}{'-prio' if prio else ''}"] = chunked(
-                    cfg, m, n, k, parts, prio
-                )
+                cands[f"{cfg.name}-chunks{parts}{'-prio' if prio else ''}"] = chunked(cfg, m, n, k, parts, prio)
     errs = {}
     for name, fn in cands.items():
-        c.fill_(float("nan"))
-        fn(a, b, c)
-        torch.cuda.synchronize()
+        c.fill_(float("nan")); fn(a, b, c); torch.cuda.synchronize()
         errs[name] = ((c - exact).abs().max() / exact.abs().max()).item()
     for rep in range(3):
         for name, fn in cands.items():
@@ -88,34 +74,14 @@ for m, n, k in [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 14336, 4096), (81
             base[r["name"]].append(r["ms"])
     cb = sorted(base["cublas"])[1]
     for name, v in base.items():
-        print(
-            f"{tag} {m}x{n}x{k} {name}: median {sorted(v)[1] * 1000:.1f} us = {cb / sorted(v)[1]:.4f}x cuBLAS  err {errs[name]:.1e}",
-            flush=True,
-        )
+        print(f"{tag} {m}x{n}x{k} {name}: median {sorted(v)[1]*1000:.1f} us = {cb/sorted(v)[1]:.4f}x cuBLAS  err {errs[name]:.1e}", flush=True)
 k0 = launchers.persistent_tma_kernel() if hasattr(launchers, "persistent_tma_kernel") else None
 try:
     from gemmreg_plugins.triton_tuned import kernels
-
     for key, ck in list(kernels.persistent_tma_kernel().device_caches[0][0].items())[:4]:
-        print(
-            "gemm kernel regs",
-            ck.n_regs,
-            "spills",
-            ck.n_spills,
-            "shared",
-            ck.metadata.shared,
-            flush=True,
-        )
+        print("gemm kernel regs", ck.n_regs, "spills", ck.n_spills, "shared", ck.metadata.shared, flush=True)
     for key, ck in list(transpose.transpose_kernel().device_caches[0][0].items())[:2]:
-        print(
-            "copy kernel regs",
-            ck.n_regs,
-            "shared",
-            ck.metadata.shared,
-            "warps",
-            ck.metadata.num_warps,
-            flush=True,
-        )
+        print("copy kernel regs", ck.n_regs, "shared", ck.metadata.shared, "warps", ck.metadata.num_warps, flush=True)
 except Exception as ex:
     print("resource report failed", type(ex).__name__, ex)
 json.dump(rows, open(os.path.join(out, f"overlap-{tag}.json"), "w"), indent=1)

@@ -2,7 +2,6 @@
 
 Faster K-major copies of B for triton_tuned's TF32 route.
 """
-
 import json, os, sys
 import torch, triton, triton.language as tl, triton.testing
 from triton.tools.tensor_descriptor import TensorDescriptor
@@ -14,63 +13,35 @@ sms = torch.cuda.get_device_properties(0).multi_processor_count
 
 
 @triton.jit
-def tr_ptr(
-    src,
-    dst,
-    rows,
-    cols,
-    stride_src,
-    stride_dst,
-    TR: tl.constexpr,
-    TC: tl.constexpr,
-    EVICT: tl.constexpr,
-    COLS_FIRST: tl.constexpr,
-):
+def tr_ptr(src, dst, rows, cols, stride_src, stride_dst, TR: tl.constexpr, TC: tl.constexpr,
+           EVICT: tl.constexpr, COLS_FIRST: tl.constexpr):
     if COLS_FIRST:
-        pr = tl.program_id(1)
-        pc = tl.program_id(0)
+        pr = tl.program_id(1); pc = tl.program_id(0)
     else:
-        pr = tl.program_id(0)
-        pc = tl.program_id(1)
+        pr = tl.program_id(0); pc = tl.program_id(1)
     offs_r = (pr * TR + tl.arange(0, TR)).to(tl.int64)
     offs_c = (pc * TC + tl.arange(0, TC)).to(tl.int64)
     mask = (offs_r[:, None] < rows) & (offs_c[None, :] < cols)
     if EVICT:
-        tile = tl.load(
-            src + offs_r[:, None] * stride_src + offs_c[None, :],
-            mask=mask,
-            eviction_policy="evict_first",
-        )
+        tile = tl.load(src + offs_r[:, None] * stride_src + offs_c[None, :], mask=mask, eviction_policy="evict_first")
     else:
         tile = tl.load(src + offs_r[:, None] * stride_src + offs_c[None, :], mask=mask)
-    tl.store(
-        dst + offs_c[:, None] * stride_dst + offs_r[None, :], tl.trans(tile), mask=tl.trans(mask)
-    )
+    tl.store(dst + offs_c[:, None] * stride_dst + offs_r[None, :], tl.trans(tile), mask=tl.trans(mask))
 
 
 @triton.jit
 def tr_tma(src_desc, dst_desc, TR: tl.constexpr, TC: tl.constexpr, COLS_FIRST: tl.constexpr):
     if COLS_FIRST:
-        pr = tl.program_id(1)
-        pc = tl.program_id(0)
+        pr = tl.program_id(1); pc = tl.program_id(0)
     else:
-        pr = tl.program_id(0)
-        pc = tl.program_id(1)
+        pr = tl.program_id(0); pc = tl.program_id(1)
     tile = src_desc.load([pr * TR, pc * TC])
     dst_desc.store([pc * TC, pr * TR], tl.trans(tile))
 
 
 @triton.jit
-def tr_tma_persist(
-    src_desc,
-    dst_desc,
-    tiles_r,
-    tiles_c,
-    TR: tl.constexpr,
-    TC: tl.constexpr,
-    NPROG: tl.constexpr,
-    STAGES: tl.constexpr,
-):
+def tr_tma_persist(src_desc, dst_desc, tiles_r, tiles_c, TR: tl.constexpr, TC: tl.constexpr,
+                   NPROG: tl.constexpr, STAGES: tl.constexpr):
     pid = tl.program_id(0)
     for t in tl.range(pid, tiles_r * tiles_c, NPROG, num_stages=STAGES):
         r = t % tiles_r
@@ -91,21 +62,8 @@ def ptr_variant(tr, tc, warps, evict=False, cols_first=False):
         g = (triton.cdiv(k, tr), triton.cdiv(n, tc))
         if cols_first:
             g = (g[1], g[0])
-        tr_ptr[g](
-            b,
-            copy,
-            k,
-            n,
-            b.stride(0),
-            copy.stride(0),
-            TR=tr,
-            TC=tc,
-            EVICT=evict,
-            COLS_FIRST=cols_first,
-            num_warps=warps,
-        )
+        tr_ptr[g](b, copy, k, n, b.stride(0), copy.stride(0), TR=tr, TC=tc, EVICT=evict, COLS_FIRST=cols_first, num_warps=warps)
         return copy[:, :k].T
-
     return run
 
 
@@ -120,7 +78,6 @@ def tma_variant(tr, tc, warps, cols_first=False):
             g = (g[1], g[0])
         tr_tma[g](sd, dd, TR=tr, TC=tc, COLS_FIRST=cols_first, num_warps=warps)
         return copy[:, :k].T
-
     return run
 
 
@@ -132,11 +89,8 @@ def tma_persist_variant(tr, tc, warps, per_sm, stages):
         dd = TensorDescriptor.from_tensor(copy[:, :k], [tc, tr])
         tiles_r, tiles_c = triton.cdiv(k, tr), triton.cdiv(n, tc)
         nprog = min(sms * per_sm, tiles_r * tiles_c)
-        tr_tma_persist[(nprog,)](
-            sd, dd, tiles_r, tiles_c, TR=tr, TC=tc, NPROG=nprog, STAGES=stages, num_warps=warps
-        )
+        tr_tma_persist[(nprog,)](sd, dd, tiles_r, tiles_c, TR=tr, TC=tc, NPROG=nprog, STAGES=stages, num_warps=warps)
         return copy[:, :k].T
-
     return run
 
 
@@ -155,7 +109,7 @@ for per_sm, stages in [(1, 2), (2, 2), (2, 3), (4, 2)]:
 
 rows = []
 shapes = [(4096, 4096, 4096), (8192, 8192, 8192), (8192, 14336, 4096), (8192, 4096, 14336)]
-for m, n, k in shapes:
+for (m, n, k) in shapes:
     b = torch.randn(k, n, device="cuda")
     for name, fn in variants.items():
         try:
@@ -163,32 +117,26 @@ for m, n, k in shapes:
             ok = torch.equal(got, b)
             ms = triton.testing.do_bench(lambda: fn(b), warmup=25, rep=200)
             tbs = 2 * k * n * 4 / ms / 1e9
-            print(f"{m}x{n}x{k} {name}: {ms * 1000:.1f} us {tbs:.2f} TB/s ok={ok}", flush=True)
+            print(f"{m}x{n}x{k} {name}: {ms*1000:.1f} us {tbs:.2f} TB/s ok={ok}", flush=True)
             rows.append(dict(shape=[m, n, k], variant=name, ms=ms, tbs=tbs, ok=ok))
         except Exception as ex:
             print(f"{m}x{n}x{k} {name}: FAILED {type(ex).__name__}: {str(ex)[:200]}", flush=True)
-            rows.append(
-                dict(shape=[m, n, k], variant=name, error=f"{type(ex).__name__}: {str(ex)[:300]}")
-            )
+            rows.append(dict(shape=[m, n, k], variant=name, error=f"{type(ex).__name__}: {str(ex)[:300]}"))
 json.dump(rows, open(os.path.join(out, "copy-variants.json"), "w"), indent=1)
 
 # whole fp32 calls: the shipped -tb configs with the best copies, against cuBLAS TF32
 best = {}
 for r in rows:
     if r.get("ok"):
-        best.setdefault(r["variant"], []).append(
-            r["ms"]
-            / [x for x in rows if x["shape"] == r["shape"] and x["variant"] == "current"][0]["ms"]
-        )
+        best.setdefault(r["variant"], []).append(r["ms"] / [x for x in rows if x["shape"] == r["shape"] and x["variant"] == "current"][0]["ms"])
 score = sorted(best, key=lambda v: sum(best[v]) / len(best[v]) if len(best[v]) == 4 else 9)
 pick = ["current"] + [v for v in score if v != "current"][:3]
 print("picked", pick, flush=True)
 fallback = _tiled(128, 256, 32, 3, 8)
 calls = []
 orig = transpose.k_major
-for m, n, k in shapes:
-    a = torch.randn(m, k, device="cuda")
-    b = torch.randn(k, n, device="cuda")
+for (m, n, k) in shapes:
+    a = torch.randn(m, k, device="cuda"); b = torch.randn(k, n, device="cuda")
     torch.backends.cuda.matmul.allow_tf32 = False
     exact = torch.mm(a, b)
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -202,25 +150,10 @@ for m, n, k in shapes:
                 if not cfg.transpose_b:
                     continue
                 launch = launchers.launcher(cfg, m, n, k, "tf32", sms, fallback=fallback)
-                c.fill_(float("nan"))
-                launch(a, b, c)
+                c.fill_(float("nan")); launch(a, b, c)
                 err = ((c - exact).abs().max() / exact.abs().max()).item()
                 ms = triton.testing.do_bench(lambda: launch(a, b, c), warmup=25, rep=300)
-                print(
-                    f"{m}x{n}x{k} rep{rep} {v} {cfg.name}: {t_ref / ms:.4f}x of cuBLAS ({ms * 1000:.1f} vs {t_ref * 1000:.1f} us) err {err:.1e}",
-                    flush=True,
-                )
-                calls.append(
-                    dict(
-                        shape=[m, n, k],
-                        copy=v,
-                        cfg=cfg.name,
-                        rep=rep,
-                        ms=ms,
-                        cublas_ms=t_ref,
-                        ratio=t_ref / ms,
-                        err=err,
-                    )
-                )
+                print(f"{m}x{n}x{k} rep{rep} {v} {cfg.name}: {t_ref/ms:.4f}x of cuBLAS ({ms*1000:.1f} vs {t_ref*1000:.1f} us) err {err:.1e}", flush=True)
+                calls.append(dict(shape=[m, n, k], copy=v, cfg=cfg.name, rep=rep, ms=ms, cublas_ms=t_ref, ratio=t_ref / ms, err=err))
             transpose.k_major = orig
 json.dump(calls, open(os.path.join(out, "fp32-calls.json"), "w"), indent=1)

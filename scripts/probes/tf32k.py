@@ -3,30 +3,15 @@
 Probe kernel: TF32 GEMM as C^T = B^T A^T, B^T in registers, A in SUB_M row blocks
 (each its own wgmma with the same register operand).
 """
-
 import triton
 import triton.language as tl
 
 
 @triton.jit
-def gemm_tf32_swapped(
-    a_desc,
-    b_desc,
-    c_desc,
-    m,
-    n,
-    k,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    NUM_SMS: tl.constexpr,
-    SUB_M: tl.constexpr,
-    PERSISTENT: tl.constexpr,
-    EPILOGUE_PARTS: tl.constexpr,
-    MASK: tl.constexpr,
-    BARRIER: tl.constexpr,
-):
+def gemm_tf32_swapped(a_desc, b_desc, c_desc, m, n, k,
+                      BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+                      GROUP_M: tl.constexpr, NUM_SMS: tl.constexpr, SUB_M: tl.constexpr,
+                      PERSISTENT: tl.constexpr, EPILOGUE_PARTS: tl.constexpr, MASK: tl.constexpr, BARRIER: tl.constexpr):
     pid = tl.program_id(axis=0)
     tiles_m = tl.cdiv(m, BLOCK_M)
     tiles_n = tl.cdiv(n, BLOCK_N)
@@ -49,9 +34,7 @@ def gemm_tf32_swapped(
             if MASK:
                 b = (b.to(tl.uint32, bitcast=True) & 0xFFFFE000).to(tl.float32, bitcast=True)
             else:
-                b = tl.inline_asm_elementwise(
-                    "cvt.rna.tf32.f32 $0, $1;", "=r,r", [b], dtype=tl.float32, is_pure=True, pack=1
-                )
+                b = tl.inline_asm_elementwise("cvt.rna.tf32.f32 $0, $1;", "=r,r", [b], dtype=tl.float32, is_pure=True, pack=1)
             bt = b.T
             if BARRIER:
                 tl.debug_barrier()
@@ -77,25 +60,8 @@ def _store(c_desc, acc, off_m, off_n, BLOCK_N: tl.constexpr, PARTS: tl.constexpr
         c_desc.store([off_m, off_n + half], right)
 
 
-def launch(
-    a,
-    b,
-    c,
-    bm,
-    bn,
-    bk,
-    sub_m,
-    stages,
-    warps,
-    persistent=True,
-    parts=1,
-    mask=True,
-    group_m=8,
-    sms=132,
-    barrier=False,
-):
+def launch(a, b, c, bm, bn, bk, sub_m, stages, warps, persistent=True, parts=1, mask=True, group_m=8, sms=132, barrier=False):
     from triton.tools.tensor_descriptor import TensorDescriptor
-
     m, k = a.shape
     n = b.shape[1]
     sub = bm // sub_m
@@ -104,23 +70,6 @@ def launch(
     c_desc = TensorDescriptor.from_tensor(c, [sub, bn // parts])
     tiles = triton.cdiv(m, bm) * triton.cdiv(n, bn)
     grid = (min(sms, tiles) if persistent else tiles,)
-    gemm_tf32_swapped[grid](
-        a_desc,
-        b_desc,
-        c_desc,
-        m,
-        n,
-        k,
-        BLOCK_M=bm,
-        BLOCK_N=bn,
-        BLOCK_K=bk,
-        GROUP_M=group_m,
-        NUM_SMS=sms,
-        SUB_M=sub_m,
-        PERSISTENT=persistent,
-        EPILOGUE_PARTS=parts,
-        MASK=mask,
-        BARRIER=barrier,
-        num_warps=warps,
-        num_stages=stages,
-    )
+    gemm_tf32_swapped[grid](a_desc, b_desc, c_desc, m, n, k, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=group_m,
+                            NUM_SMS=sms, SUB_M=sub_m, PERSISTENT=persistent, EPILOGUE_PARTS=parts, MASK=mask, BARRIER=barrier,
+                            num_warps=warps, num_stages=stages)

@@ -62,9 +62,7 @@ for dt in dtypes:
         variants = [(c, shipped_programs, "") for c in tf32_list + tf32_extra]
         variants += [(c, one_per_sm, "@132") for c in tf32_list]
     else:
-        variants = [
-            (c, shipped_programs, "") for c in configs.CUDA_PERSISTENT_TMA + tuple(half_extra)
-        ]
+        variants = [(c, shipped_programs, "") for c in configs.CUDA_PERSISTENT_TMA + tuple(half_extra)]
         variants += [(c, one_per_sm, "@132") for c in half_at_132]
     for m, n, k in shapes:
         g = torch.Generator(device="cuda").manual_seed(0)
@@ -97,12 +95,9 @@ for dt in dtypes:
                 f()
         torch.cuda.synchronize()
         times = {nm: [] for nm in names}
-        events = [
-            (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-            for _ in names
-        ]
+        events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in names]
         for r in range(rounds):
-            order = names[r % len(names) :] + names[: r % len(names)]
+            order = names[r % len(names):] + names[: r % len(names)]
             for nm, (e0, e1) in zip(order, events):
                 flush.zero_()
                 e0.record()
@@ -117,15 +112,7 @@ for dt in dtypes:
         for nm in names[1:]:
             ratios = sorted(x / y for x, y in zip(base, times[nm]))
             q = len(ratios) // 4
-            table.append(
-                (
-                    statistics.median(ratios),
-                    ratios[q],
-                    ratios[-q - 1],
-                    nm,
-                    statistics.median(times[nm]),
-                )
-            )
+            table.append((statistics.median(ratios), ratios[q], ratios[-q - 1], nm, statistics.median(times[nm])))
         for med, lo, hi, nm, ms in sorted(table, reverse=True):
             print(f"  {med:.4f}x (IQR {lo:.4f}-{hi:.4f}) {ms:.4f} ms  {nm}", flush=True)
         for nm, why in errors.items():
@@ -133,7 +120,5 @@ for dt in dtypes:
         rows.append(dict(dtype=dt, shape=[m, n, k], times=times, errors=errors))
         del a, b, ref, calls
         torch.cuda.empty_cache()
-json.dump(
-    dict(device=torch.cuda.get_device_name(), sms=sms, rounds=rounds, rows=rows),
-    open(os.path.join(out, "interleave.json"), "w"),
-)
+json.dump(dict(device=torch.cuda.get_device_name(), sms=sms, rounds=rounds, rows=rows),
+          open(os.path.join(out, "interleave.json"), "w"))

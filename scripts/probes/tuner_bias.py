@@ -44,20 +44,12 @@ for path in sorted(glob.glob("evidence/*/**/cache/triton_tuned.json", recursive=
                 gap = timings[second] / timings[first] - 1
                 gaps[(first, second)].append(gap)
                 twin.append(f"{second.split(':')[1]} {gap:+.2%}")
-        if (
-            configs.TUNE_MIN_VOLUME <= m * n * k
-            and dtype != "fp32"
-            and timed[0].startswith("persistent")
-        ):
+        if configs.TUNE_MIN_VOLUME <= m * n * k and dtype != "fp32" and timed[0].startswith("persistent"):
             positions.append(place)
-        print(
-            f"{path.split('/')[1]}/{path.split('/')[2]} | {shape} {dtype} | {best} ({place} of {len(timed)}) | {'; '.join(twin)}"
-        )
+        print(f"{path.split('/')[1]}/{path.split('/')[2]} | {shape} {dtype} | {best} ({place} of {len(timed)}) | {'; '.join(twin)}")
 print()
-print(
-    f"16-bit tunings whose list starts with the persistent candidates: {len(positions)}; "
-    f"won by the first candidate: {positions.count(1)}"
-)
+print(f"16-bit tunings whose list starts with the persistent candidates: {len(positions)}; "
+      f"won by the first candidate: {positions.count(1)}")
 for (first, second), found in gaps.items():
     where = [
         configs.CUDA_PERSISTENT_TMA.index(c) + 1
