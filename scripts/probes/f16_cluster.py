@@ -29,11 +29,13 @@ import argparse
 import functools
 import json
 import os
-import statistics
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))  # the kernel and the shared runner parts beside it
+from cluster_runs import SLOTS, error_share, first_and_repeats, interleaved_rounds, persistent_call
 
 FORMS = {"s4-vs": (4, True), "s5": (5, False), "s5-vs": (5, True), "s6": (6, False),
          "s6-vs": (6, True)}  # fmt: skip
@@ -71,10 +73,8 @@ def cannot_take(m: int, n: int, k: int, kmajor: bool) -> str | None:
 def cluster_launch(a: Any, b: Any, kmajor: bool, out: Any, form: str) -> Callable[[], None]:
     """``call()`` running the cluster kernel in ``form``: out = a @ b, or
     with ``kmajor`` out = a @ b.T (b then W, (N, K) row-major)."""
-    import triton
-
-    sys.path.insert(0, str(Path(__file__).parent))
     import f16_cluster_kernel as kernel
+    import triton
 
     stages, vector_store = FORMS[form]
     m, k = a.shape
@@ -88,24 +88,7 @@ def cluster_launch(a: Any, b: Any, kmajor: bool, out: Any, form: str) -> Callabl
             STAGES=stages, VECTOR_STORE=vector_store, num_warps=4, num_ctas=2,
         )  # fmt: skip
 
-    programs = min(pairs, SLOTS.get(form, half_the_sms()))
-    compiled = launch(programs)
-    if form not in SLOTS:  # as many clusters as the driver says run at once
-        SLOTS[form] = triton.runtime.driver.active.utils.cuOccupancyMaxActiveClusters(
-            compiled.function, compiled.metadata.shared, 2
-        )
-        programs = min(pairs, SLOTS[form])
-    return lambda: launch(programs)
-
-
-SLOTS: dict[str, int] = {}
-"""Per form, the clusters of two that run at once (the driver's occupancy)."""
-
-
-def half_the_sms() -> int:
-    import torch
-
-    return torch.cuda.get_device_properties(0).multi_processor_count // 2
+    return persistent_call(launch, pairs, form)
 
 
 def ours_launch(a: Any, w: Any, out: Any, dtype: str) -> Callable[[], None]:
@@ -119,13 +102,6 @@ def ours_launch(a: Any, w: Any, out: Any, dtype: str) -> Callable[[], None]:
     launch = triton_tuned.prepare(problem)
     b = w.t()  # made once, as torch.mm's candidate binds it
     return lambda: launch(a, b, out)
-
-
-def error_share(c: Any, a: Any, b: Any) -> float:
-    """max |c - A@B| / (|A|@|B|), A@B in float64."""
-    exact = a.double() @ b.double()
-    scale = a.double().abs() @ b.double().abs()
-    return float(((c.double() - exact).abs() / scale.clamp_min(1e-30)).max())
 
 
 def check(forms: Sequence[str]) -> dict[str, Any]:
@@ -149,14 +125,7 @@ def check(forms: Sequence[str]) -> dict[str, Any]:
         cublas = error_share(torch.mm(a, view), a, view)
         for form in forms:
             out = torch.full((m, n), float("nan"), device="cuda", dtype=a.dtype)
-            call = cluster_launch(a, b, kmajor, out, form)
-            call()
-            first = out.clone()
-            same = True
-            for _ in range(5):
-                out.fill_(float("nan"))
-                call()
-                same = same and bool(torch.equal(out, first))
+            first, same = first_and_repeats(cluster_launch(a, b, kmajor, out, form), out)
             share = error_share(first, a, view)
             ok = same and not bool(first.isnan().any()) and share < 2 * ROUNDOFF[dtype]
             found[f"{case} {form}"] = {"error_share": share, "torch_share": cublas,
@@ -169,7 +138,6 @@ def check(forms: Sequence[str]) -> dict[str, Any]:
 def time_rounds(shape: tuple[int, int, int], dtype: str, rounds: int, calls: int,
                 forms: Sequence[str]) -> dict[str, Any]:  # fmt: skip
     """Interleaved rounds, B = W.T a view: torch.mm's time over each's."""
-    import gemmreg
     import torch
 
     m, n, k = shape
@@ -187,27 +155,7 @@ def time_rounds(shape: tuple[int, int, int], dtype: str, rounds: int, calls: int
                 print(f"ours left out: {type(error).__name__}: {error}", flush=True)
         else:
             candidates[name] = cluster_launch(a, w, True, out, name)
-    for call in candidates.values():
-        call()
-        call()
-    torch.cuda.synchronize()
-    names = list(candidates)
-    order = gemmreg.williams_rows(len(names))
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        for i in order[r % len(order)]:
-            times[names[i]].append(
-                statistics.median(gemmreg.sample_ms(candidates[names[i]], calls))
-            )
-    ratios = {
-        name: [c / t for c, t in zip(times["torch"], times[name], strict=True)] for name in names
-    }
-    summary = {
-        name: {"median_ms": statistics.median(times[name]),
-               "speedup_median": statistics.median(ratios[name]),
-               "speedup_low": min(ratios[name]), "speedup_high": max(ratios[name])}
-        for name in names
-    }  # fmt: skip
+    times, summary = interleaved_rounds(candidates, "torch", rounds, calls)
     for name, row in summary.items():
         print(f"{m}x{n}x{k} {dtype} W.T {name:6} {row['median_ms'] * 1000:.2f} us  "
               f"x{row['speedup_median']:.4f} ({row['speedup_low']:.4f}-"

@@ -24,11 +24,13 @@ import argparse
 import functools
 import json
 import os
-import statistics
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))  # the kernel and the shared runner parts beside it
+from cluster_runs import SLOTS, error_share, first_and_repeats, interleaved_rounds, persistent_call
 
 FORMS = {"s4": (4, False), "s4-vs": (4, True), "s3-vs": (3, True)}
 """Cluster forms: stages and the 16-byte store, as the single-CTA kernel's."""
@@ -42,10 +44,8 @@ squares; N and K multiples of 4 (TMA's 16-byte strides in fp32)."""
 
 def cluster_launch(a: Any, b: Any, out: Any, form: str) -> Callable[[], None]:
     """``call()`` running the cluster kernel in ``form`` on (a, b) into out."""
-    import triton
-
-    sys.path.insert(0, str(Path(__file__).parent))
     import tf32_cluster_kernel as kernel
+    import triton
 
     stages, vector_store = FORMS[form]
     m, k = a.shape
@@ -59,24 +59,7 @@ def cluster_launch(a: Any, b: Any, out: Any, form: str) -> Callable[[], None]:
             STAGES=stages, VECTOR_STORE=vector_store, num_warps=4, num_ctas=2,
         )  # fmt: skip
 
-    programs = min(pairs, SLOTS.get(form, half_the_sms()))
-    compiled = launch(programs)
-    if form not in SLOTS:  # as many clusters as the driver says run at once
-        SLOTS[form] = triton.runtime.driver.active.utils.cuOccupancyMaxActiveClusters(
-            compiled.function, compiled.metadata.shared, 2
-        )
-        programs = min(pairs, SLOTS[form])
-    return lambda: launch(programs)
-
-
-SLOTS: dict[str, int] = {}
-"""Per form, the clusters of two that run at once (the driver's occupancy)."""
-
-
-def half_the_sms() -> int:
-    import torch
-
-    return torch.cuda.get_device_properties(0).multi_processor_count // 2
+    return persistent_call(launch, pairs, form)
 
 
 def single_launch(a: Any, b: Any, out: Any) -> Callable[[], None]:
@@ -90,13 +73,6 @@ def single_launch(a: Any, b: Any, out: Any) -> Callable[[], None]:
     return lambda: launch(a, b, out)
 
 
-def error_share(c: Any, a: Any, b: Any) -> float:
-    """max |c - A@B| / (|A|@|B|), A@B in float64: a TF32 product's error share."""
-    exact = a.double() @ b.double()
-    scale = a.double().abs() @ b.double().abs()
-    return float(((c.double() - exact).abs() / scale.clamp_min(1e-30)).max())
-
-
 def check(forms: Sequence[str]) -> dict[str, Any]:
     """Each form at every EDGES shape: error share, NaNs, bitwise repeats."""
     import torch
@@ -108,14 +84,7 @@ def check(forms: Sequence[str]) -> dict[str, Any]:
         cublas = error_share(torch.mm(a, b), a, b)
         for form in forms:
             out = torch.full((m, n), float("nan"), device="cuda")
-            call = cluster_launch(a, b, out, form)
-            call()
-            first = out.clone()
-            same = True
-            for _ in range(5):
-                out.fill_(float("nan"))
-                call()
-                same = same and bool(torch.equal(out, first))
+            first, same = first_and_repeats(cluster_launch(a, b, out, form), out)
             share = error_share(first, a, b)
             ok = same and not bool(first.isnan().any()) and share < 2.0**-8
             found[f"{m}x{n}x{k} {form}"] = {"error_share": share, "cublas_share": cublas,
@@ -127,7 +96,6 @@ def check(forms: Sequence[str]) -> dict[str, Any]:
 
 def time_rounds(size: int, rounds: int, calls: int, forms: Sequence[str]) -> dict[str, Any]:
     """Interleaved rounds at size^3: each candidate's time over cuBLAS's."""
-    import gemmreg
     import torch
 
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -141,27 +109,7 @@ def time_rounds(size: int, rounds: int, calls: int, forms: Sequence[str]) -> dic
             candidates[name] = single_launch(a, b, out)
         else:
             candidates[name] = cluster_launch(a, b, out, name)
-    for call in candidates.values():
-        call()
-        call()
-    torch.cuda.synchronize()
-    names = list(candidates)
-    order = gemmreg.williams_rows(len(names))
-    times: dict[str, list[float]] = {name: [] for name in names}
-    for r in range(rounds):
-        for i in order[r % len(order)]:
-            times[names[i]].append(
-                statistics.median(gemmreg.sample_ms(candidates[names[i]], calls))
-            )
-    ratios = {
-        name: [c / t for c, t in zip(times["cublas"], times[name], strict=True)] for name in names
-    }
-    summary = {
-        name: {"median_ms": statistics.median(times[name]),
-               "speedup_median": statistics.median(ratios[name]),
-               "speedup_low": min(ratios[name]), "speedup_high": max(ratios[name])}
-        for name in names
-    }  # fmt: skip
+    times, summary = interleaved_rounds(candidates, "cublas", rounds, calls)
     for name, row in summary.items():
         print(f"{size}^3 {name:7} {row['median_ms']:.4f} ms  x{row['speedup_median']:.4f} "
               f"({row['speedup_low']:.4f}-{row['speedup_high']:.4f})", flush=True)  # fmt: skip

@@ -35,7 +35,7 @@ A cluster tile is BLOCK_M x 2*PAIR_N; consumer ``ME`` takes B box ``ME``
 
 from typing import Any
 
-from cluster_parts import OWN, PER_CTA, pause, rank
+from cluster_parts import OWN, hand_back_counters, pause, rank
 from gemmreg_plugins.triton_tuned import tile_parts
 from triton.experimental import gluon
 from triton.experimental.gluon import language as gl
@@ -211,13 +211,7 @@ def gemm_tf32_cluster(a_desc, b_desc, c_ptr, m, n, k, stride_cm, GROUP_M: gl.con
     for s in gl.static_range(STAGES):
         mbarrier.init(ready.index(s), count=1)
         mbarrier.init(empty.index(s), count=2)
-    # K steps each of the follower's consumers has handed back, on the leader
-    released_first = gl.allocate_shared_memory(gl.int32, [2], PER_CTA)
-    released_second = gl.allocate_shared_memory(gl.int32, [2], PER_CTA)
-    zero = gl.full([1], 0, gl.int32, gl.BlockedLayout([1], [32], [4], [0], cga_layout=[[0]]))
-    released_first.reinterpret(shape=[1], layout=OWN).store(zero)
-    released_second.reinterpret(shape=[1], layout=OWN).store(zero)
-    gl.barrier(cluster=True)  # both counters at 0 before either CTA adds to the leader's
+    released_first, released_second = hand_back_counters()
     args = (a_desc, b_desc, c_ptr, a_bufs, b_bufs, ready, empty, released_first, released_second,
             m, n, k, stride_cm, GROUP_M, PROGRAMS)  # fmt: skip
     if VECTOR_STORE:
