@@ -127,8 +127,6 @@ class GpuClock:
         """Why each batch taken again was (:meth:`samples`): how long the host took
         to queue that batch's slowest chunk, against the hold's timeout of about
         0.14 s. A short one points away from the host (a full launch queue)."""
-        self.slowest_chunk = (0.0, 0)
-        """The last batch's slowest chunk to queue: host seconds, samples."""
         self.marks: Recorder | None = None
         """While the timed calls' work is recorded, the recorder whose marker
         kernels bracket every call (:mod:`gemmreg.timing.work_recording`)."""
@@ -158,12 +156,11 @@ class GpuClock:
         this batch and every later one with a spin, saying why."""
         give_ups = 0
         while True:
-            values = self._batch(call, count, before)
+            values, (seconds, samples) = self._batch(call, count, before)
             hold = self.hold
             if hold is None or not hold.timed_out():
                 return values
             give_ups += 1
-            seconds, samples = self.slowest_chunk
             self.retakes.append(
                 f"the host queued its slowest chunk ({samples} samples) in {seconds * 1e3:.1f} ms"
             )
@@ -182,9 +179,12 @@ class GpuClock:
         """Batches taken again because their hold gave up."""
         return len(self.retakes)
 
-    def _batch(self, call: Call, count: int, before: Call | None) -> list[float]:
+    def _batch(
+        self, call: Call, count: int, before: Call | None
+    ) -> tuple[list[float], tuple[float, int]]:
         """One batch of ``count`` samples, queued behind the hold (or the lead
-        spin), read after one synchronisation."""
+        spin), read after one synchronisation; and its slowest chunk to queue
+        (host seconds, samples)."""
         torch = self.torch
         stream = torch.cuda.current_stream()
         pairs = [
@@ -194,7 +194,7 @@ class GpuClock:
         hold = self.hold
         chunk = max(1, min(count, self.chunk)) if hold is not None else max(1, count)
         host = 0.0
-        self.slowest_chunk = (0.0, 0)
+        slowest = (0.0, 0)
         for first in range(0, count, chunk):
             queueing = time.perf_counter()
             if hold is not None:
@@ -221,11 +221,11 @@ class GpuClock:
                 if hold is not None:
                     hold.release()
             took = time.perf_counter() - queueing
-            if took > self.slowest_chunk[0]:
-                self.slowest_chunk = (took, len(pairs[first : first + chunk]))
+            if took > slowest[0]:
+                slowest = (took, len(pairs[first : first + chunk]))
         torch.cuda.synchronize()
         self.last_host_ms = host * 1e3 / max(1, count)
-        return [start.elapsed_time(end) for start, end in pairs]
+        return [start.elapsed_time(end) for start, end in pairs], slowest
 
 
 class CpuClock:
