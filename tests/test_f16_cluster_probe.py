@@ -1,7 +1,7 @@
 """scripts/probes/f16_cluster_kernel.py, the 16-bit Gluon kernel in clusters
 of two with A multicast, as it compiles for sm_90 with Triton 3.9 (no GPU
-here, and it has not yet run on one: ``scripts/probes/f16_cluster.py check``
-is what checks its arithmetic).
+here; ``scripts/probes/f16_cluster.py check`` checks its arithmetic on one,
+as it did on an H100).
 
 What the probe's design rests on, read from the PTX, for fp16 and bf16 and
 for B row-major and K-major (W of B = W.T): a launch in clusters of two

@@ -98,7 +98,7 @@ fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
 config won everywhere; each of these was best or within 2% of best somewhere.
 The two with ``group_m=16`` were added from a third probe whose output was
 not kept. An interleaved probe of this list
-(``evidence/2026-12-01-h200-tuner-interleaved-rounds/c2/interleave.log``, L2 flushed, the
+(``evidence/2026-12-01-h200-tuner-interleaved-rounds/c2/interleave.log.gz``, L2 flushed, the
 same four shapes) ranked them within 0.5% of the best flat config everywhere;
 it put the flat 128x256 configs ahead at all eight points, the non-flat and
 one-program-per-tile ones 1-5% behind them, and 128x128 tiles 8-12% behind.
@@ -120,7 +120,7 @@ the nearest to cuBLAS of every kernel probed at 2048x1024x4096 and 128x14336x409
 
 The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
 8192x14336x4096 in an interleaved probe on the H200
-(``evidence/2026-12-01-h200-stream-k-tail/s1/sk_probe.log``: one call per
+(``evidence/2026-12-01-h200-stream-k-tail/s1/sk_probe.log.gz``: one call per
 variant per round, L2 flushed), where each stream-K form led
 its whole-round form at 8192x14336x4096 (by 0.6-1.7%, level with cuBLAS)
 and at 8192^3 (0.4-1.0%), and was far behind at 4096^3 and 8192x4096x14336
@@ -230,7 +230,7 @@ swapped one somewhere; the copy route beat all of them at all four shapes
 (``fp32-probe-7-routes.json``), and the swapped ones stay for the shapes where
 a pass over B costs more than it saves. A 128x256 fp32 C tile needs its
 store split to fit beside 3 or 4 stages. No ``stream_k`` config: in the
-stream-K probe above (``s1/sk_probe.log``) the two tried were behind their whole-round
+stream-K probe above (``s1/sk_probe.log.gz``) the two tried were behind their whole-round
 forms at all four shapes (by 0.4-26%).
 
 Left out, measured: 256x128 tiles in the swapped form returned wrong results

@@ -68,7 +68,7 @@ def persistent_programs(tiles: int, num_sms: int) -> int:
     rounds and so do 128; the 128 each take exactly four tiles, and every round
     walks whole ``GROUP_M`` groups of tiles instead of a window that slides
     across them. In an interleaved probe on the H200 (December 2026,
-    ``evidence/2026-12-01-h200-tuner-interleaved-rounds/c2/interleave.log``) the flat
+    ``evidence/2026-12-01-h200-tuner-interleaved-rounds/c2/interleave.log.gz``) the flat
     128x256 configs ran 0.6-1.2% faster with 128 programs than with 132 at
     4096^3 in fp16 and bf16, and within 0.6% either way at the three larger
     shapes it is tuned for (8192^3, 8192x14336x4096, 8192x4096x14336)."""

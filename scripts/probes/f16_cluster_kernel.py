@@ -1,6 +1,8 @@
 """A 16-bit (fp16, bf16) Gluon GEMM for Hopper in clusters of two CTAs,
 each CTA a 128 x 128 tile of C, whose A box is loaded once a cluster and
-multicast to both. Compiled for sm_90 here; not yet run on a GPU.
+multicast to both. Right on an H100, and slower there than the one-CTA
+kernel it was to beat
+(``evidence/2026-12-06-h100-fp8-128-tokens-and-16-bit-checks``).
 
 Why: at M, N, K = 2048 x 1024 x 4096 with B a transposed view (B = W.T, W
 an (N, K) row-major weight, so B is K-major) cuBLAS is about 3% ahead of
