@@ -7,6 +7,8 @@ from __future__ import annotations
 import io
 
 import pytest
+from gemmreg.checking import matrix
+from gemmreg.commands.check_command import case_weights
 from gemmreg.contract.options import parse_shapes
 from gemmreg.contract.records import Problem
 from gemmreg.reporting.progress import MIN_ITEMS_TO_CHOOSE, PLAIN_EVERY_S, Meter, eta_s
@@ -231,3 +233,46 @@ def test_an_item_finished_by_its_key_counts_its_own_work():
     assert meter.done == [(30.0, 5.0)] and [w for _, w in meter.remaining] == [10.0, 20.0]
     with pytest.raises(ValueError):
         Meter([1.0, 2.0], "points", keys=[1.0])
+
+
+def _arrival_seconds(works: list[float]) -> list[float]:
+    """Seconds per finished case as a GPU check's meter sees them: a tuned
+    large case (512^3 and up) alone in 15 s, the small ones in batches of
+    five whose results land together, the batch's second on its first."""
+    seconds, in_batch = [], 0
+    for work in works:
+        if work >= 2.5e8:
+            seconds.append(15.0)
+            in_batch = 0
+        else:
+            seconds.append(1.0 if in_batch % 5 == 0 else 1e-5)
+            in_batch += 1
+    return seconds
+
+
+def test_a_gpu_checks_eta_counts_cases_whatever_their_work():
+    """On a GPU a check case's time is compiles, trials and the float64
+    reference, not its 2MNK, and results land in batches: weighed by work,
+    the near-zero seconds of a batch's later small cases make the per-work
+    rate look right, and the full matrix's 2^31-offset case (100 times any
+    other's work) then reads as most of an hour, as a five-minute check's ETA did.
+    Counted as cases, the ETA is the mean per case times the cases left.
+    Under the interpreter a case weighs its work, as its time grows with it."""
+    works = [float(c.problem.flops) for c in matrix.build("full", True, ("fp16",), ("rowmajor",))]
+    largest, second = sorted(works)[-1], sorted(works)[-2]
+    assert largest > 100 * second
+    finished = 25
+    seconds = _arrival_seconds(works[:finished])
+    now = [0.0]
+    meter = Meter(case_weights(works, gpu=True), "cases", clock=lambda: now[0], live=False,
+                  stream=io.StringIO(), keys=works)  # fmt: skip
+    for work, took in zip(works[:finished], seconds, strict=True):
+        now[0] += took
+        meter.advance_silently(work)  # a finished case is named by its 2MNK
+    left = len(works) - finished
+    eta = eta_s(meter.done, [w for _, w in meter.remaining])
+    assert eta == pytest.approx(sum(seconds) / finished * left)
+    assert eta < 60
+    by_work = eta_s(list(zip(works[:finished], seconds, strict=True)), works[finished:])
+    assert by_work is not None and by_work > 40 * 60
+    assert case_weights(works, gpu=False) == works

@@ -66,7 +66,10 @@ def check(
     )
 
     results: list[CaseResult] = []
-    meter = Meter(_works(kernels, cases, gpu), "cases") if launch.meter else None
+    meter = None
+    if launch.meter:
+        works = _works(kernels, cases, gpu)  # each case's 2MNK: what a finished case is named by
+        meter = Meter(case_weights(works, gpu), "cases", keys=works)
 
     def on_result(result: CaseResult) -> None:
         results.append(result)  # kept as they finish, so that Ctrl-C loses none
@@ -159,8 +162,19 @@ def _seeded(cases: list[Case], request: CheckRequest) -> list[Case]:
     return [attrs.evolve(case, seed=request.seed) for case in cases]
 
 
+def case_weights(works: Sequence[float], gpu: bool) -> list[float]:
+    """What each case weighs in the progress meter's ETA: its work (2MNK)
+    under Triton's interpreter, where a case's time grows with it; the same
+    for every case on a GPU, where a case's time is its compiles, a tuner's
+    trials and the float64 reference, not its 2MNK. There the 2^31-offset
+    case's 2.75e11 ran in seconds, while weighed by its work it alone had
+    the ETA of a check that took under five minutes read more than an hour
+    (``evidence/2026-12-06-h100-fp8-128-tokens-and-16-bit-checks``)."""
+    return [1.0] * len(works) if gpu else list(works)
+
+
 def _works(kernels: Sequence[RegisteredKernel], cases: Sequence[Case], gpu: bool) -> list[float]:
-    """The work (2MNK) of every case that will run, for the progress meter's ETA."""
+    """The work (2MNK) of every case that will run, each case's name in the progress meter."""
     from gemmreg.checking import check_runner
 
     return [
