@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 import math
+from pathlib import Path
 
-from gemmreg.commands import document_output
+from gemmreg.commands import cli_report_check, document_output
 from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 from gemmreg.contract import options as opt
 from gemmreg.contract.options import UsageError
@@ -33,6 +34,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     )
     from gemmreg.timing import rejudging
 
+    if any(cli_report_check.is_saved_check(Path(p)) for p in args.runs):
+        return cli_report_check.report_check(args)
     views = [o for o, given in VIEWS if getattr(args, given)]
     if len(views) > 1:
         raise UsageError(f"report {' and '.join(views)} are views of a run: give one")

@@ -50,6 +50,11 @@ class CheckFileError(ValueError):
     """A ``check.json`` that cannot be read: reported in one line."""
 
 
+class EditedCheck(CheckFileError):
+    """A ``check.json`` whose content does not match its checksum (refused
+    unless the reader asked to read an edited one)."""
+
+
 def write_check(directory: Path, manifest: Mapping[str, object], views: Mapping[str, str]) -> None:
     """Write ``manifest.json`` and ``views`` (file name -> rendered text:
     ``check.json`` and the tables, rendered by the caller), each atomically:
@@ -87,7 +92,7 @@ def load_check(path: Path, verify: bool = True) -> tuple[list[CaseResult], bool]
         raise CheckFileError(f"{path} is not a readable gemmreg check: not JSON: {error}") from None
     if isinstance(data, dict):
         if verify and checksums.check(data) is checksums.Seal.MISMATCH:
-            raise CheckFileError(f"{path}: its content does not match its checksum: refused")
+            raise EditedCheck(f"{path}: its content does not match its checksum: refused")
         data = checksums.unsealed(data)
     try:
         results = results_from_dict(data)
