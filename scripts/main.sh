@@ -55,5 +55,6 @@ cat <<EOF
     A sweep, then its plots:    $gemmreg bench ${pair[*]} --shape $sweep --out runs/sweep
                                 $gemmreg report runs/sweep --plot runs/sweep
     This run's verdicts again:  $gemmreg report $out/compare --verdicts
+    The check's table again:    $gemmreg report $out/check
     Your own kernel as a plugin: docs/plugins.md (the smallest one: examples/gemmreg-minimal/)
 EOF
