@@ -34,8 +34,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     )
     from gemmreg.timing import rejudging
 
-    if any(cli_report_check.is_saved_check(Path(p)) for p in args.runs):
-        return cli_report_check.report_check(args)
+    checks = [Path(p) for p in args.runs if cli_report_check.is_saved_check(Path(p))]
+    if checks:
+        return cli_report_check.report_check(args, checks[0])
     views = [o for o, given in VIEWS if getattr(args, given)]
     if len(views) > 1:
         raise UsageError(f"report {' and '.join(views)} are views of a run: give one")

@@ -45,13 +45,11 @@ def is_saved_check(path: Path) -> bool:
         return False
 
 
-def report_check(args: argparse.Namespace) -> int:
-    """Render the saved check among ``args.runs`` (which must be it alone) as
-    ``check`` printed it."""
+def report_check(args: argparse.Namespace, path: Path) -> int:
+    """Render the saved check ``path`` (one of ``args.runs``, which must be
+    it alone) as ``check`` printed it."""
     from gemmreg.reporting import check_files, formats, render
 
-    checks = [Path(p) for p in args.runs if is_saved_check(Path(p))]
-    path = checks[0]
     if len(args.runs) > 1:
         raise UsageError(
             f"{path} is a saved check: report shows one check at a time; give it alone"
@@ -64,15 +62,13 @@ def report_check(args: argparse.Namespace) -> int:
             f"{path} is a saved check, not a timing run: report shows its cases; "
             f"{' and '.join(given)} {'reads' if len(given) == 1 else 'read'} a run's timings"
         )
+    notes: list[str] = []  # said once the check reads: a refusal stays one line
     try:
-        results, partial = check_files.load_check(path)
-    except check_files.EditedCheck as error:
-        if not args.accept_edited:
-            raise UsageError(f"{error} (--accept-edited reads it)") from None
-        _progress(f"gemmreg: warning: {error.args[0].removesuffix(': refused')}: read as asked")
-        results, partial = check_files.load_check(path, verify=False)
+        results, partial = check_files.load_check(path, not args.accept_edited, notes.append)
     except check_files.CheckFileError as error:
         raise UsageError(str(error)) from None
+    for note in notes:
+        _progress(note)
     if partial and formats.get(args.format).document_only:  # a table carries its banner
         _progress("gemmreg: PARTIAL check: interrupted before its last case")
     document_output.emit(render.check_output(results, args.format, partial, every_case=False))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from gemmreg.checking import check_kinds
@@ -50,11 +50,6 @@ class CheckFileError(ValueError):
     """A ``check.json`` that cannot be read: reported in one line."""
 
 
-class EditedCheck(CheckFileError):
-    """A ``check.json`` whose content does not match its checksum (refused
-    unless the reader asked to read an edited one)."""
-
-
 def write_check(directory: Path, manifest: Mapping[str, object], views: Mapping[str, str]) -> None:
     """Write ``manifest.json`` and ``views`` (file name -> rendered text:
     ``check.json`` and the tables, rendered by the caller), each atomically:
@@ -72,11 +67,14 @@ def write_check(directory: Path, manifest: Mapping[str, object], views: Mapping[
                 raise RunNotSaved(directory / name, error.strerror or str(error)) from None
 
 
-def load_check(path: Path, verify: bool = True) -> tuple[list[CaseResult], bool]:
+def load_check(
+    path: Path, verify: bool = True, on_note: Callable[[str], None] | None = None
+) -> tuple[list[CaseResult], bool]:
     """(results, partial) of a saved check: ``path`` is the file or its directory
     (whose ``check.json``, or ``check.json.gz`` as evidence keeps it).
-    A check whose content does not match its checksum is refused unless
-    ``verify`` is False; one saved before checksums reads as before."""
+    A check whose content does not match its checksum is refused, as
+    :func:`gemmreg.reporting.runs.load_run` refuses a run; with ``verify=False``
+    it is read, and ``on_note`` told so. One saved before checksums reads as before."""
     try:
         if stat.S_ISDIR(os.stat(path).st_mode):
             path = path / CHECK_FILE  # named by any error below
@@ -91,8 +89,14 @@ def load_check(path: Path, verify: bool = True) -> tuple[list[CaseResult], bool]
     except (ValueError, RecursionError) as error:
         raise CheckFileError(f"{path} is not a readable gemmreg check: not JSON: {error}") from None
     if isinstance(data, dict):
-        if verify and checksums.check(data) is checksums.Seal.MISMATCH:
-            raise EditedCheck(f"{path}: its content does not match its checksum: refused")
+        if checksums.check(data) is checksums.Seal.MISMATCH:
+            if verify:
+                raise CheckFileError(
+                    f"{path}: its content does not match its checksum (changed since gemmreg "
+                    "saved it); refused (report --accept-edited reads it anyway, with a warning)"
+                )
+            if on_note is not None:
+                on_note(f"warning: {path}: content does not match its checksum; read anyway")
         data = checksums.unsealed(data)
     try:
         results = results_from_dict(data)
