@@ -37,7 +37,9 @@ zero-fills the boxes that cross an edge and clips the stores, so ragged
 shapes need no masks. The tile is 128 rows by BLOCK_N (256, or 128 where the
 wide tiles leave SMs idle: ``config_lists.CUDA_GLUON_WS_128X128``).
 Imported by the launch closure only, on a Hopper GPU with a Triton whose
-Gluon this is written in (``paths_here.GLUON_TRITON``).
+Gluon this is written in (``paths_here.GLUON_TRITON``). A tile's K loop is two
+functions, the loader's (:func:`load_steps`) and a consumer's
+(:func:`mma_steps`), which the grouped kernel (:mod:`.gluon_grouped`) calls too.
 """
 
 import functools
