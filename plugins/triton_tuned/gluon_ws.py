@@ -37,7 +37,9 @@ zero-fills the boxes that cross an edge and clips the stores, so ragged
 shapes need no masks. The tile is 128 rows by BLOCK_N (256, or 128 where the
 wide tiles leave SMs idle: ``config_lists.CUDA_GLUON_WS_128X128``).
 Imported by the launch closure only, on a Hopper GPU with a Triton whose
-Gluon this is written in (``paths_here.GLUON_TRITON``).
+Gluon this is written in (``paths_here.GLUON_TRITON``). A tile's K loop is two
+functions, the loader's (:func:`load_steps`) and a consumer's
+(:func:`mma_steps`), which the grouped kernel (:mod:`.gluon_grouped`) calls too.
 """
 
 import functools
@@ -84,30 +86,42 @@ def _tiles(a_desc, c_desc, m, n, k, GROUP_M: gl.constexpr):
 def _loader(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n, k,
             GROUP_M: gl.constexpr, PROGRAMS: gl.constexpr):  # fmt: skip
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]  # half a tile's rows
-    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
-    STAGES: gl.constexpr = b_bufs.type.shape[0]
-    B_T: gl.constexpr = b_bufs.type.layout.transposed  # B^T's boxes (gemm_gluon_ws)
     num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, c_desc, m, n, k, GROUP_M)
-    step_bytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
     i = 0  # K steps loaded so far: the ring's count, the consumers keep the same one
     for tile in range(gl.program_id(0), num_tiles, PROGRAMS):
         off_m, off_n = tile_parts.tile_origin(
             tile, tiles_m, tiles_per_group, GROUP_M, 2 * BOX_M, BLOCK_N
         )
-        for kk in range(k_tiles):
-            s = i % STAGES
-            mbarrier.wait(empty.index(s), ((i // STAGES) & 1) ^ 1)  # its last use is done
-            mbarrier.expect(ready.index(s), step_bytes)
-            for half in gl.static_range(2):
-                _tma_load(a_desc, [off_m + half * BOX_M, kk * BLOCK_K],
-                                                ready.index(s), a_bufs.index(2 * s + half))  # fmt: skip
-            if B_T:  # a BLOCK_N x BLOCK_K box of the N x K weight
-                _tma_load(b_desc, [off_n, kk * BLOCK_K], ready.index(s),
-                          b_bufs.index(s).permute((1, 0)))  # fmt: skip
-            else:
-                _tma_load(b_desc, [kk * BLOCK_K, off_n], ready.index(s), b_bufs.index(s))
-            i += 1
+        i = load_steps(a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, off_n, 0, k_tiles, i)
+
+
+@gluon.jit
+def load_steps(a_desc, b_desc, a_bufs, b_bufs, ready, empty, off_m, b_n, b_k, k_tiles, i):
+    """The loader's part of one tile: its ``k_tiles`` K steps into the ring,
+    the first at ring count ``i``; returns the count after them. A's two
+    boxes a step start at row ``off_m``; B's box at column ``b_n`` (B^T's
+    row, where B's boxes are the N x K weight's) and K row ``b_k`` + the
+    step's (a K x N weight's first row within a stack of them, else 0)."""
+    BOX_M: gl.constexpr = a_desc.block_type.shape[0]
+    BLOCK_K: gl.constexpr = a_desc.block_type.shape[1]
+    STAGES: gl.constexpr = b_bufs.type.shape[0]
+    B_T: gl.constexpr = b_bufs.type.layout.transposed  # B^T's boxes (gemm_gluon_ws)
+    step_bytes: gl.constexpr = 2 * a_desc.block_type.nbytes + b_desc.block_type.nbytes
+    for kk in range(k_tiles):
+        s = i % STAGES
+        mbarrier.wait(empty.index(s), ((i // STAGES) & 1) ^ 1)  # its last use is done
+        mbarrier.expect(ready.index(s), step_bytes)
+        for half in gl.static_range(2):
+            _tma_load(a_desc, [off_m + half * BOX_M, kk * BLOCK_K],
+                                            ready.index(s), a_bufs.index(2 * s + half))  # fmt: skip
+        if B_T:  # a BLOCK_N x BLOCK_K box of the N x K weight
+            _tma_load(b_desc, [b_n, kk * BLOCK_K], ready.index(s),
+                      b_bufs.index(s).permute((1, 0)))  # fmt: skip
+        else:
+            _tma_load(b_desc, [b_k + kk * BLOCK_K, b_n], ready.index(s), b_bufs.index(s))
+        i += 1
+    return i
 
 
 @gluon.jit
@@ -116,10 +130,6 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n
     """Consumer ``ME`` (0 or 1): the ``ME``-th half of every tile's rows."""
     BOX_M: gl.constexpr = a_desc.block_type.shape[0]
     BLOCK_N: gl.constexpr = c_desc.block_type.shape[1]
-    STAGES: gl.constexpr = b_bufs.type.shape[0]
-    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
-        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
-    )
     num_tiles, tiles_m, tiles_per_group, k_tiles = _tiles(a_desc, c_desc, m, n, k, GROUP_M)
     c_buf = c_bufs.index(ME)
     i = 0
@@ -127,24 +137,40 @@ def _consumer(a_desc, b_desc, c_desc, a_bufs, b_bufs, c_bufs, ready, empty, m, n
         off_m, off_n = tile_parts.tile_origin(
             tile, tiles_m, tiles_per_group, GROUP_M, 2 * BOX_M, BLOCK_N
         )
-        acc = gl.zeros([BOX_M, BLOCK_N], gl.float32, acc_layout)
-        for kk in range(k_tiles):
-            s = i % STAGES
-            mbarrier.wait(ready.index(s), (i // STAGES) & 1)
-            a = a_bufs.index(2 * s + ME)
-            b = b_bufs.index(s)
-            acc = warpgroup_mma(a, b, acc, is_async=True)
-            acc, a, b = warpgroup_mma_wait(1, deps=[acc, a, b])
-            # The group of the step before is done: hand its stage back.
-            mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES), pred=kk > 0)
-            i += 1
-        acc = warpgroup_mma_wait(0, deps=[acc])
-        mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES))
+        acc, i = mma_steps(a_bufs, b_bufs, ready, empty, k_tiles, i, ME)
         tma.store_wait(0)  # my previous store has left c_buf
         c_buf.store(acc.to(c_desc.dtype))
         fence_async_shared()
         _tma_store(c_desc, [off_m + ME * BOX_M, off_n], c_buf)
     tma.store_wait(0)
+
+
+@gluon.jit
+def mma_steps(a_bufs, b_bufs, ready, empty, k_tiles, i, ME: gl.constexpr):
+    """Consumer ``ME``'s part of one tile: its half of the tile's rows times
+    B over ``k_tiles`` K steps from ring count ``i``, handing each stage back
+    once the ``wgmma`` group that read it is done; returns the fp32
+    accumulator and the ring count after the tile."""
+    BOX_M: gl.constexpr = a_bufs.type.shape[1]
+    BLOCK_N: gl.constexpr = b_bufs.type.shape[2]  # B's buffers are BLOCK_K x BLOCK_N either way
+    STAGES: gl.constexpr = b_bufs.type.shape[0]
+    acc_layout: gl.constexpr = gl.NVMMADistributedLayout(
+        version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, BLOCK_N, 16]
+    )
+    acc = gl.zeros([BOX_M, BLOCK_N], gl.float32, acc_layout)
+    for kk in range(k_tiles):
+        s = i % STAGES
+        mbarrier.wait(ready.index(s), (i // STAGES) & 1)
+        a = a_bufs.index(2 * s + ME)
+        b = b_bufs.index(s)
+        acc = warpgroup_mma(a, b, acc, is_async=True)
+        acc, a, b = warpgroup_mma_wait(1, deps=[acc, a, b])
+        # The group of the step before is done: hand its stage back.
+        mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES), pred=kk > 0)
+        i += 1
+    acc = warpgroup_mma_wait(0, deps=[acc])
+    mbarrier.arrive(empty.index((i + STAGES - 1) % STAGES))
+    return acc, i
 
 
 @gluon.jit

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 import gemmreg
-from gemmreg_plugins.triton_tuned import grouped_tma, paths_here
+from gemmreg_plugins.triton_tuned import grouped_tma, paths_here, tuning_cache
 from gemmreg_plugins.triton_tuned.grouped_kernel import TABLE_FIELDS, grouped_kernel
 from gemmreg_plugins.triton_tuned.launch_config import GROUP_M
 from gemmreg_plugins.triton_tuned.launchers import persistent_programs
@@ -62,16 +62,28 @@ class GroupedConfig:
     weights, which one descriptor then reads too (:mod:`.grouped_tma_kernel`).
     Not with ``flatten``: Triton (3.6 on the H200, 3.7 here) fails to flatten
     a loop whose body makes a descriptor in a branch, C's for a partial tile."""
+    gluon: bool = False
+    """The TMA form warp-specialised in Gluon (:mod:`.gluon_grouped`): 128-row
+    tiles, one loader warp and two consumer warpgroups (``num_warps`` 4, the
+    first's), B one stack of weights; other operands go to the TMA form."""
 
     def __attrs_post_init__(self) -> None:
         if self.shared and self.flatten:
             raise ValueError(f"shared descriptors do not compile in a flattened loop: {self}")
+        gluon_form = (self.tma, self.block_m, self.num_warps, self.epilogue_parts) == (
+            True,
+            128,
+            4,
+            1,
+        )
+        if self.gluon and not (gluon_form and not self.flatten and not self.shared):
+            raise ValueError(f"the Gluon form takes 128-row TMA tiles, 4 warps, C whole: {self}")
 
     @property
     def name(self) -> str:
         """``128x256x64-w8-s4-tma-split2``: what the probe and the log print."""
         form = ("-tma" if self.tma else "") + ("-flat" if self.flatten else "")
-        form += "-shared" if self.shared else ""
+        form += ("-shared" if self.shared else "") + ("-gluon" if self.gluon else "")
         split = f"-split{self.epilogue_parts}" if self.epilogue_parts > 1 else ""
         sizes = f"{self.block_m}x{self.block_n}x{self.block_k}"
         return f"{sizes}-w{self.num_warps}-s{self.num_stages}{form}{split}"
@@ -88,10 +100,18 @@ def typical_rows(groups: Sequence[int]) -> int:
 
 
 def config_for(
-    groups: Sequence[int], n: int, dtype: str, backend: str = "cuda", tma: bool = False
+    groups: Sequence[int],
+    n: int,
+    dtype: str,
+    backend: str = "cuda",
+    tma: bool = False,
+    gluon: bool = False,
 ) -> GroupedConfig:
     """The GPU config for members of ``groups`` rows, ``n`` columns, ``dtype``;
-    ``tma``: the TMA form can run here and take these operands.
+    ``tma``: the TMA form can run here and take these operands; ``gluon``:
+    its Gluon form is offered too (:func:`gluon_here`), and then takes
+    :mod:`.gluon_ws`'s tiles where members fill 128-row tiles: 128 x 256 x 64
+    in 3 stages, or 128 x 128 x 64 in 4 under 256 columns.
 
     ``BLOCK_M`` follows the members' typical rows (16, 32, 64 or 128), so
     decode's few rows per expert do not fill 128-row tiles with masked rows.
@@ -134,6 +154,9 @@ def config_for(
     if block_m <= 32:
         block_n = 256 if n >= 256 else 64
         return GroupedConfig(block_m=block_m, block_n=block_n, block_k=64, num_warps=4, num_stages=4)  # fmt: skip
+    if gluon and tma and block_m == 128:
+        wide = n >= 256
+        return GroupedConfig(block_m=128, block_n=256 if wide else 128, block_k=64, num_warps=4, num_stages=3 if wide else 4, tma=True, gluon=True)  # fmt: skip
     if tma and block_m == 128 and n >= 256:
         return GroupedConfig(block_m=128, block_n=256, block_k=64, num_warps=8, num_stages=4, tma=True, epilogue_parts=2, shared=True)  # fmt: skip
     if tma and block_m == 128:
@@ -168,6 +191,18 @@ def tma_here(problem: gemmreg.Problem, where: gemmreg.Environment) -> bool:
     )
 
 
+def gluon_here(problem: gemmreg.Problem, where: gemmreg.Environment) -> bool:
+    """Whether the Gluon form (:mod:`.gluon_grouped`) is offered for
+    ``problem``: where the TMA form runs, on Hopper with the Gluon
+    :mod:`.gluon_ws` is written in, and (until a GPU has measured it) under
+    ``GEMMREG_TRITON_TUNED_UNMEASURED=1``."""
+    return (
+        tuning_cache.unmeasured_offered()
+        and tma_here(problem, where)
+        and paths_here.gluon_supported(where)
+    )
+
+
 def grouped_launcher(
     problem: gemmreg.Problem,
     where: gemmreg.Environment,
@@ -185,10 +220,20 @@ def grouped_launcher(
     if config is None and where.triton_interpreted:
         config = fallback
     elif config is None:
-        config = config_for(groups, n, dtype, where.backend, tma_here(problem, where))
+        tma = tma_here(problem, where)
+        config = config_for(groups, n, dtype, where.backend, tma, gluon_here(problem, where))
     pointer = _pointer_launcher(problem, where, input_precision, fallback if config.tma else config)
     if not config.tma:
         return gemmreg.variant(pointer, config.name)
+    if config.gluon:  # a B that is not one stack of weights goes to the TMA form
+        tma_config = config_for(groups, n, dtype, where.backend, tma=True)
+        table, entries, grid = _table_and_grid(problem, where, tma_config)
+        tma_launch = grouped_tma.tma_launcher(
+            tma_config, table, entries, problem.m, n, problem.k, grid, input_precision, pointer
+        )
+        table, entries, grid = _table_and_grid(problem, where, config)
+        launch = grouped_tma.gluon_launcher(config, table, entries, n, problem.k, grid, tma_launch)
+        return gemmreg.variant(launch, f"{config.name} (else {tma_config.name}, {fallback.name})")
     table, entries, grid = _table_and_grid(problem, where, config)
     launch = grouped_tma.tma_launcher(
         config, table, entries, problem.m, n, problem.k, grid, input_precision, fallback=pointer

@@ -58,6 +58,23 @@ def whole_b_rows(b: torch.Tensor) -> int | None:
     return rows if rows < 2**31 else None
 
 
+def stacked_b(b: torch.Tensor, block_k: int) -> bool | None:
+    """How one descriptor reads every member's weight (the Gluon form,
+    :mod:`.gluon_grouped`): True where ``b`` is a transposed view of N x K
+    weights back to back (:func:`whole_b_rows`); False where it is row-major
+    K x N weights back to back, groups x K rows within TMA's 32-bit row
+    coordinate, and K a whole number of ``block_k`` steps, so that no step
+    reaches into the next member's rows; None otherwise."""
+    if whole_b_rows(b) is not None:
+        return True
+    groups, k, _ = b.shape
+    if b_transposed(b) is not False or k % block_k or groups * k >= 2**31:
+        return None
+    if groups > 1 and b.stride(0) != k * b.stride(1):
+        return None
+    return False
+
+
 def layout_refusal(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> str | None:
     """Why these strides cannot take the TMA form, or None (meta tensors too)."""
     for name, t in (("A", a), ("C", out)):
@@ -149,6 +166,48 @@ def tma_launcher(
             WHOLE_B=whole_b is not None,
             num_warps=config.num_warps,
             num_stages=config.num_stages,
+        )
+
+    return launch
+
+
+def gluon_launcher(
+    config: GroupedConfig,
+    table: torch.Tensor,
+    entries: int,
+    n: int,
+    k: int,
+    grid: tuple[int],
+    fallback: GroupedLaunch,
+) -> GroupedLaunch:
+    """``launch(a, b, out, offsets)`` of the Gluon form (:mod:`.gluon_grouped`);
+    operands it cannot take (:func:`refusal`, a B that is not one stack of
+    weights: :func:`stacked_b`) go to ``fallback``."""
+    from gemmreg_plugins.triton_tuned import gluon_grouped
+
+    kernel = gluon_grouped.gemm_gluon_grouped
+    bm, bn, bk = config.block_m, config.block_n, config.block_k
+
+    def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, offsets: object) -> Any:
+        b_t = stacked_b(b, bk)
+        if b_t is None or refusal(a, b, out) is not None:
+            return fallback(a, b, out, offsets)
+        a_desc, b_desc, c_desc = gluon_grouped.descriptors(a, b, out, bm, bn, bk, b_t)
+        return kernel[grid](
+            a_desc,
+            b_desc,
+            c_desc,
+            out,
+            table,
+            entries,
+            n,
+            k,
+            out.stride(0),
+            GROUP_M=config.group_m,
+            PROGRAMS=grid[0],
+            STAGES=config.num_stages,
+            B_TRANSPOSED=b_t,
+            num_warps=config.num_warps,
         )
 
     return launch

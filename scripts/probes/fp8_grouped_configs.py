@@ -75,7 +75,8 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
     whole or in halves (each within shared memory, its C staging included),
     those of 128 rows and 4 or 5 stages flattened too, or instead with their
     descriptors shared by every tile (``GroupedConfig.shared``: A's, C's and,
-    the experts' weights being one stack here, B's)."""
+    the experts' weights being one stack here, B's); and the Gluon form
+    (``GroupedConfig.gluon``) in the dense Gluon kernel's three tiles."""
     pointer = [
         grouped.GroupedConfig(block_m=bm, block_n=bn, block_k=64, num_warps=w, num_stages=s)
         for bm, bn, w, s in itertools.product((16, 32, 64, 128), (64, 128, 256), (4, 8), (3, 4))
@@ -100,7 +101,13 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
     ]
     flat = [attrs.evolve(c, flatten=True) for c in tma if c.block_m == 128 and c.num_stages > 3]
     shared = [attrs.evolve(c, shared=True) for c in tma if c.block_m == 128 and c.num_stages > 3]
-    return pointer + tma + flat + shared
+    gluon = [  # the warp-specialised form in the dense Gluon kernel's tiles
+        grouped.GroupedConfig(
+            block_m=128, block_n=bn, block_k=64, num_warps=4, num_stages=s, tma=True, gluon=True
+        )
+        for bn, s in ((256, 3), (128, 4), (128, 6))
+    ]
+    return pointer + tma + flat + shared + gluon
 
 
 def fp8_points(tokens: Sequence[int]) -> list[tuple[int, int, int]]:
