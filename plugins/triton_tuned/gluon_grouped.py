@@ -9,7 +9,12 @@ is the dense persistent Triton kernel's K loop, which ends every step in
 CTA-wide barriers; on the H200 it ran 0.95-0.99x the loop at Mixtral's
 prefill routing, as that kernel ran up to 1.8% behind cuBLAS where the Gluon
 one came level or ahead. This is the Gluon kernel's K loop, step for step
-(:func:`.gluon_ws.load_steps`, :func:`.gluon_ws.mma_steps`).
+(:func:`.gluon_ws.load_steps`, :func:`.gluon_ws.mma_steps`). On an H100 it
+was right and did not beat the TMA form there (FASTER than the loop 1.015x
+and 1.035x at Mixtral's prefill against the TMA form's 1.02x and 1.042x,
+``evidence/2026-12-06-h100-llm-small-tokens-and-gluon-grouped``), so it is
+offered only with ``GEMMREG_TRITON_TUNED_UNMEASURED=1``
+(:func:`.grouped.gluon_here`), for an H200 to weigh.
 
 How the tiles stay inside their member, with host descriptors only (no
 descriptor is made on the device, so no global scratch):

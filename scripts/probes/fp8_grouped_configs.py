@@ -76,7 +76,7 @@ def grouped_candidates() -> list[grouped.GroupedConfig]:
     those of 128 rows and 4 or 5 stages flattened too, or instead with their
     descriptors shared by every tile (``GroupedConfig.shared``: A's, C's and,
     the experts' weights being one stack here, B's); and the Gluon form
-    (``GroupedConfig.gluon``) in the dense Gluon kernel's three tiles."""
+    (``GroupedConfig.gluon``) in three of the dense Gluon kernel's configs."""
     pointer = [
         grouped.GroupedConfig(block_m=bm, block_n=bn, block_k=64, num_warps=w, num_stages=s)
         for bm, bn, w, s in itertools.product((16, 32, 64, 128), (64, 128, 256), (4, 8), (3, 4))
