@@ -12,8 +12,8 @@ of them (a test in gemmreg's own suite holds the built-ins and the split-K
 example to that). See :mod:`gemmreg.hookspecs` for the contract.
 
 The same namespace holds the Python API for those who run gemmreg rather
-than extend it: :func:`compare`, :func:`bench`, :func:`check` and
-:func:`load_run`, the command line's work as calls that return typed results
+than extend it: :func:`compare`, :func:`bench`, :func:`resume`, :func:`check`
+and :func:`load_run`, the command line's work as calls that return typed results
 (:mod:`gemmreg.api`; bad input raises :class:`UsageError`). They are imported
 at first use (PEP 562), so that a plugin's ``import gemmreg`` stays light.
 
@@ -82,11 +82,22 @@ if TYPE_CHECKING:
         check,
         compare,
         load_run,
+        resume,
     )
 
 
 _API = frozenset(
-    {"BenchResult", "CheckResult", "CompareResult", "Run", "bench", "check", "compare", "load_run"}
+    {
+        "BenchResult",
+        "CheckResult",
+        "CompareResult",
+        "Run",
+        "bench",
+        "check",
+        "compare",
+        "load_run",
+        "resume",
+    }
 )
 """The names :mod:`gemmreg.api` lends this namespace, imported at first use."""
 
@@ -150,6 +161,7 @@ __all__ = [
     "hookimpl",
     "load_run",
     "normal_inputs",
+    "resume",
     "sample_ms",
     "standard_tolerances",
     "torch_dtype",

@@ -1,5 +1,6 @@
-"""gemmreg's Python API: the command line's ``compare``, ``bench``, ``check``
-and ``report``'s reading of a saved run, as calls that return typed records
+"""gemmreg's Python API: the command line's ``compare``, ``bench`` (and
+``bench --resume``: :func:`resume`), ``check`` and ``report``'s reading of a
+saved run, as calls that return typed records
 (for a notebook, a test, a script), importable from ``gemmreg`` itself.
 
 Each call builds the same request record the command line parses its
@@ -20,7 +21,7 @@ timing returns what finished, marked ``partial``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import attrs
 from gemmreg.commands import (
@@ -52,6 +53,7 @@ __all__ = [
     "check",
     "compare",
     "load_run",
+    "resume",
 ]
 
 _Result = TypeVar("_Result", CompareResult, BenchResult, CheckResult)
@@ -96,17 +98,8 @@ def compare(
     for that many items, laid out as ``batch_layout`` says (``packed`` or
     ``strided``), as ``--batch`` and ``--batch-layout``. ``groups``: an MoE
     grouped GEMM's member sizes beside ``shape`` ``"NxK"``, as ``--groups``."""
-    timing: dict[str, Any] = dict(
-        processes=processes,
-        budget=budget,
-        seed=seed,
-        margin=margin,
-        repeats=repeats,
-        warmup=warmup,
-        max_time=max_time,
-        timeout=timeout,
-        l2=l2,
-        device_processes=device_processes,
+    timing = keywords.timing(
+        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
     batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
@@ -169,17 +162,8 @@ def bench(
     other keywords are :func:`compare`'s (``batch`` and ``groups``: every point's)."""
     from gemmreg.timing.points import points
 
-    timing: dict[str, Any] = dict(
-        processes=processes,
-        budget=budget,
-        seed=seed,
-        margin=margin,
-        repeats=repeats,
-        warmup=warmup,
-        max_time=max_time,
-        timeout=timeout,
-        l2=l2,
-        device_processes=device_processes,
+    timing = keywords.timing(
+        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
     batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
@@ -209,6 +193,43 @@ def bench(
             "command": keywords.call("bench", kernels, **asked, out=out, force=force),
         },
     )
+    return _answered(bench_command.bench, None, request, progress)
+
+
+def resume(
+    run: PathLike,
+    kernels: Sequence[str] | None = None,
+    *,
+    processes: int | None = None,
+    budget: float | None = None,
+    seed: int | None = None,
+    margin: float | None = None,
+    repeats: int | None = None,
+    warmup: int | None = None,
+    max_time: float | None = None,
+    timeout: float | None = None,
+    l2: str | None = None,
+    device_processes: int | None = None,
+    out: PathLike | None = None,
+    force: bool = False,
+    progress: Callable[[str], None] | None = None,
+) -> BenchResult:
+    """``gemmreg bench KERNELS --resume RUN``: the points the sweep saved at
+    ``run`` planned and lacks whole (cut short: Ctrl-C, a time limit), timed
+    with its kernels (``kernels``, if given, must be those, in its order),
+    in its order and with its weights, and saved as a run of their own
+    (``run`` is never written); ``report --parts RUN OUT`` joins the two.
+    With no timing keyword, the rest is timed as ``run`` was asked to be
+    (a progress line says so); the keywords are :func:`bench`'s."""
+    from gemmreg.commands import resuming
+
+    timing = keywords.timing(
+        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
+    )
+    request, lines = resuming.called(run, kernels, TimingAsked(**timing), out, force)
+    if progress is not None:  # what it times and what the run has, before the work
+        for line in lines:
+            progress(line)
     return _answered(bench_command.bench, None, request, progress)
 
 

@@ -17,6 +17,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import attrs
 import pytest
 from conftest import REPO, TESTS
 from gemmreg.reporting import run_plan, runs
@@ -227,3 +228,62 @@ def test_a_weighted_sweep_is_resumed_with_its_weights(tmp_path, capsys):
     assert manifest["shapes_file"] == str(shapes)
     joined = run_main(["report", "--parts", str(first), str(second)], capsys)
     assert joined.code == 0 and "PARTIAL" not in joined.err, joined.err
+
+
+class Handed(BaseException):
+    """Raised in place of the work, which the request reached (a
+    BaseException, so that the command line's catch of errors lets it by)."""
+
+
+def test_the_api_resumes_as_the_command_line_does(cut, monkeypatch, tmp_path):
+    """``gemmreg.resume(RUN)`` builds the request ``bench --resume RUN`` does
+    (the run's kernels, its lacking points, its timing) and hands it to the
+    same work; only how it was asked differs in the manifest."""
+    import gemmreg
+    from gemmreg import cli
+    from gemmreg.commands import bench_command
+    from offline_cli import forbid_work
+
+    forbid_work(monkeypatch)
+    handed = []
+
+    def work(request, progress, launch):
+        handed.append(request)
+        raise Handed
+
+    monkeypatch.setattr(bench_command, "bench", work)
+    out = tmp_path / "out"
+    with pytest.raises(Handed):
+        cli.main(["bench", *TWINS, "--resume", str(cut), "--out", str(out)])
+    said: list[str] = []
+    with pytest.raises(Handed):
+        gemmreg.resume(cut, out=out, progress=said.append)
+    typed, called = handed
+    assert attrs.evolve(called, manifest={}) == attrs.evolve(typed, manifest={})
+    assert [p.problem.label for p in called.points] == [P16, P24]
+    assert called.timing.processes == 2 and called.timing.repeats == 3  # the run's own
+    assert called.manifest["resumed_from"] == typed.manifest["resumed_from"] == str(cut)
+    assert called.manifest["command"] == f"gemmreg.resume({str(cut)!r}, out={out!r})"
+    assert said[0] == (
+        f"gemmreg: --resume {cut}: timing 2 of its 3 planned points, those it lacks "
+        f"whole: {P16} (left partial), {P24}"
+    )
+
+
+def test_the_api_refuses_a_resumption_in_one_line_before_any_work(cut, monkeypatch, tmp_path):
+    import gemmreg
+    from offline_cli import forbid_work
+
+    forbid_work(monkeypatch)
+    cases = [
+        (dict(run=cut, kernels=["twin_b", "twin_a"]), "resume with the same plugins"),
+        (dict(run=cut, kernels="twin_a"), "resume takes a list of plugin names"),
+        (dict(run=tmp_path / "none"), "no such run directory"),
+        (dict(run=cut, out=cut, force=True), "is the run being resumed"),
+        (dict(run=""), "run: expected a directory's path"),
+    ]
+    for given, said in cases:
+        with pytest.raises(gemmreg.UsageError) as refused:
+            gemmreg.resume(**given)
+        assert said in str(refused.value) and "\n" not in str(refused.value), (given, refused)
+    assert labels(cut) == [P8, P16]

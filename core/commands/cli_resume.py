@@ -1,37 +1,17 @@
 """``gemmreg bench PLUGINS --resume RUN --out NEW``: the points a saved sweep
-planned and lacks whole, timed as a new run.
-
-Why: a sweep too long for one sitting (a device lease, a CI limit, Ctrl-C)
-is saved partial, and finishing it by hand meant working out which points
-were missing and writing them out as ``--shape`` again, where a slip (a
-point forgotten, one timed twice) made parts that ``report --parts`` could
-not join, or joined as less than the sweep. RUN's plan
-(:mod:`gemmreg.reporting.run_plan`) says what it was asked to time; what it
-lacks whole (never started, or left partial) is timed here, with RUN's
-plugins, in the plan's order and with its weights, and saved as a run of its
-own. RUN is never written: ``report --parts RUN NEW`` joins the two, and is
-whole when every planned point is.
-
-Everything refused is refused before any work, in one line (exit 2): RUN
-not a saved bench run (none there, unreadable, or saved without a plan), a
-RUN with nothing left, plugins other than RUN's, an option that would choose
-points (the points are RUN's), and ``--out`` naming RUN itself (``--force``
-would remove the run being finished).
+planned and lacks whole, timed as a new run (:mod:`gemmreg.commands.resuming`
+says why and what is refused). What only the command line refuses here: an
+option that would choose points (the points are RUN's), in one line (exit 2)
+before any work.
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
-from pathlib import Path
 
-import attrs
-from gemmreg.commands import cli_points
-from gemmreg.commands.requests import BenchRequest, TimingAsked
+from gemmreg.commands import cli_points, resuming
+from gemmreg.commands.requests import BenchRequest
 from gemmreg.contract.options import UsageError
-from gemmreg.reporting import run_plan, runs
-from gemmreg.timing.points import Point
-from gemmreg.timing.timing_records import CompareReport
 
 POINT_OPTIONS = (
     ("dtype", "--dtype"),
@@ -49,108 +29,11 @@ POINT_OPTIONS = (
 def bench_request(args: argparse.Namespace) -> tuple[BenchRequest, list[str]]:
     """``bench --resume``'s request, and the lines saying what it times and
     what RUN has (for stderr, once the command's own refusals have passed)."""
-    run: str = str(args.resume)
     for field, option in POINT_OPTIONS:
         if getattr(args, field) is not None:
             raise UsageError(
-                f"bench --resume takes its points from {run}'s plan: {option} is not taken with it"
+                f"bench --resume takes its points from {args.resume}'s plan: "
+                f"{option} is not taken with it"
             )
-    if args.out is not None and _same_folder(args.out, args.resume):
-        raise UsageError(
-            f"--out {str(args.out)!r} is the run being resumed: its missing points are saved "
-            f"as a run of their own (then report --parts {run} OUT)"
-        )
-    try:
-        manifest, reports, _ = runs.load_run(args.resume)
-        plan = run_plan.plan_of(manifest)
-    except (runs.RunError, ValueError) as error:
-        raise UsageError(f"--resume: {error}") from None
-    if plan is None:
-        raise UsageError(
-            f"--resume {run}: the run records no planned points (a compare run, or a bench "
-            "run saved before gemmreg recorded them): what it lacks is unknown"
-        )
-    if tuple(args.names) != plan.plugins:
-        raise UsageError(
-            f"--resume {run}: it timed {', '.join(plan.plugins)}; the plugins named are "
-            f"{', '.join(args.names)}: resume with the same plugins, in the same order"
-        )
-    lacking = run_plan.lacking(plan, reports)
-    if not lacking:
-        raise UsageError(
-            f"--resume {run}: nothing left: every one of its planned points "
-            f"({len(plan.points)}) is timed whole"
-        )
-    timing, inherited = _timing(args, manifest, run)
-    request = BenchRequest(
-        kernels=plan.plugins,
-        points=tuple(Point(p.problem, 1.0 if p.weight is None else p.weight) for p in lacking),
-        timing=timing,
-        out=args.out,
-        force=args.force,
-        weighted=plan.weighted,
-        manifest=_fields(manifest, run),
-    )
-    return request, _lines(run, lacking, reports, plan) + inherited
-
-
-def _timing(
-    args: argparse.Namespace, manifest: Mapping[str, object], run: str
-) -> tuple[TimingAsked, list[str]]:
-    """The timing options given; with none given, those RUN was asked with
-    (its ``timing_asked``), so that the rest of the sweep is timed as its
-    start was: a line says which. Any option given replaces RUN's whole set
-    (``--budget`` beside RUN's ``--processes`` would be refused)."""
     asked = cli_points.timing_asked(args)
-    recorded = manifest.get(run_plan.TIMING_KEY)
-    if asked.given() or not recorded:
-        return asked, []
-    names = {field.name for field in attrs.fields(TimingAsked)}
-    if not isinstance(recorded, Mapping) or not all(
-        name in names and isinstance(value, int | float | str) and not isinstance(value, bool)
-        for name, value in recorded.items()
-    ):
-        raise UsageError(f"--resume {run}: manifest.{run_plan.TIMING_KEY} is not timing options")
-    line = f"gemmreg: --resume {run}: timing as it was asked: {run_plan.timing_text(recorded)}"
-    return TimingAsked(**recorded), [line]
-
-
-def _fields(manifest: Mapping[str, object], run: str) -> dict[str, object]:
-    """How the points were asked for: from RUN's plan (and its shapes file,
-    where its weights came from)."""
-    fields: dict[str, object] = {"shapes": None, "resumed_from": run}
-    if "shapes_file" in manifest:
-        fields["shapes_file"] = manifest["shapes_file"]
-    return fields
-
-
-def _lines(
-    run: str,
-    lacking: Sequence[run_plan.PlannedPoint],
-    reports: Sequence[CompareReport],
-    plan: run_plan.Plan,
-) -> list[str]:
-    unfinished = {r.problem.label for r in reports if r.partial}
-    timed = [p.label + (" (left partial)" if p.label in unfinished else "") for p in lacking]
-    done = run_plan.whole(reports)
-    has = [label for label in plan.labels if label in done]
-    lines = [
-        f"gemmreg: --resume {run}: timing {len(timed)} of its {len(plan.points)} planned "
-        f"points, those it lacks whole: {run_plan.listed(timed)}"
-    ]
-    if has:
-        lines.append(f"gemmreg: --resume {run}: it has {_count(has)} whole: {run_plan.listed(has)}")
-    else:
-        lines.append(f"gemmreg: --resume {run}: it has no point whole")
-    return lines
-
-
-def _count(items: Sequence[str]) -> str:
-    return f"{len(items)} point{'' if len(items) == 1 else 's'}"
-
-
-def _same_folder(out: Path, run: Path) -> bool:
-    try:
-        return out.resolve() == run.resolve()
-    except (OSError, RuntimeError):  # a loop: the claim or the read names it
-        return False
+    return resuming.resume_request(args.resume, args.names, args.out, args.force, asked)

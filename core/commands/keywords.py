@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from gemmreg.contract import options as opt
 from gemmreg.contract.low_precision import FP8_OUT_DTYPES, FP8_SCALINGS
@@ -157,3 +157,31 @@ def call(name: str, first: str | Iterable[object], **given: object) -> str:
         if value is not None and value is not False
     ]
     return f"gemmreg.{name}({', '.join(shown)})"
+
+
+def timing(
+    processes: int | None,
+    budget: float | None,
+    seed: int | None,
+    margin: float | None,
+    repeats: int | None,
+    warmup: int | None,
+    max_time: float | None,
+    timeout: float | None,
+    l2: str | None,
+    device_processes: int | None,
+) -> dict[str, Any]:
+    """The timing keywords a call was given, by their option names (those
+    :class:`~gemmreg.commands.requests.TimingAsked` takes)."""
+    return dict(
+        processes=processes,
+        budget=budget,
+        seed=seed,
+        margin=margin,
+        repeats=repeats,
+        warmup=warmup,
+        max_time=max_time,
+        timeout=timeout,
+        l2=l2,
+        device_processes=device_processes,
+    )
