@@ -80,9 +80,11 @@ forms once they had done the same at two
 
 
 def unmeasured(config: Config) -> bool:
-    """Whether the tuner leaves ``config`` out by default (``UNMEASURED``, or
-    a tile in pieces, ``tma_dispatch.TMA_PIECE_TILES``)."""
-    return config in UNMEASURED or config.pieces > 1
+    """Whether the tuner leaves ``config`` out by default (``UNMEASURED``, a
+    tile in pieces, ``tma_dispatch.TMA_PIECE_TILES``, or the TMA split-K
+    path's stream-K, ``tma_dispatch.TMA_STREAM_K_TILES``)."""
+    stream_k = config.stream_k and config.path == "tma_split_k"
+    return config in UNMEASURED or config.pieces > 1 or stream_k
 
 
 GLUON_128X128_SHARE = 0.8
@@ -195,6 +197,7 @@ def candidates(
         if tma:  # after the pointer kernel's: the first is what an untuned run takes
             split += tma_dispatch.tma_split_k_candidates(m, n, k, num_sms, dtype, family)
             split += tma_dispatch.tma_piece_candidates(m, n, k, num_sms, dtype, family)
+            split += tma_dispatch.tma_stream_k_candidates(m, n, k, num_sms, dtype, family)
         split += dispatch.gemv_candidates(m, n, k, num_sms, dtype)
     if kind == "cuda":
         persistent = CUDA_PERSISTENT_TMA_TF32 if dtype == "fp32" else CUDA_PERSISTENT_TMA

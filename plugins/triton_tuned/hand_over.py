@@ -18,7 +18,10 @@ through memory, so no program waits for another:
 Written once, so the split-K kernels (:mod:`.split_k_kernel`, the GEMV of
 :mod:`.gemv_kernel`, the TMA split-K of :mod:`.tma_split_k_kernel`, the fp8
 TMA kernel of :mod:`.fp8_tma_kernel`) and the stream-K tail (which hands a
-cut tile over in two pieces, :mod:`.stream_k_tail`) cannot drift apart.
+cut tile over in two pieces, :mod:`.stream_k_tail`) cannot drift apart. The
+TMA stream-K kernel (:mod:`.tma_stream_k_kernel`) cuts a tile into a number
+of pieces known only at run time: :func:`leave_piece` and :func:`sum_pieces`
+are the same hand-over with that count.
 Triton inlines them, so the compiled kernel is what the body written in place
 gives. Only kernel modules import this one, for the reasons :mod:`.tile_parts`
 gives.
@@ -52,6 +55,31 @@ def sum_partials(ws_ptr, count_ptr, tile, at, SPLIT_K: tl.constexpr, SLOT: tl.co
     slots = ws_ptr + tile.to(tl.int64) * (SPLIT_K * SLOT)
     total = tl.load(slots + at, cache_modifier=".cg")
     for s in range(1, SPLIT_K):
+        total += tl.load(slots + s * SLOT + at, cache_modifier=".cg")
+    tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")  # clean for the next call
+    return total
+
+
+@triton.jit
+def leave_piece(ws_ptr, count_ptr, tile, piece, acc, at, pieces, SLOTS: tl.constexpr,
+                SLOT: tl.constexpr):  # fmt: skip
+    """:func:`leave_partial` for a tile cut into ``pieces`` (at most
+    ``SLOTS``): ``acc`` to slot ``piece``, counted in; True for the last of
+    the ``pieces`` to arrive."""
+    slots = ws_ptr + tile.to(tl.int64) * (SLOTS * SLOT)
+    tl.store(slots + piece * SLOT + at, acc)
+    tl.debug_barrier()  # every thread's piece is out before the count says so
+    arrived = tl.atomic_add(count_ptr + tile, 1, sem="acq_rel")
+    return arrived == pieces - 1
+
+
+@triton.jit
+def sum_pieces(ws_ptr, count_ptr, tile, at, pieces, SLOTS: tl.constexpr, SLOT: tl.constexpr):
+    """:func:`sum_partials` of a tile's ``pieces`` slots, in piece order."""
+    tl.debug_barrier()  # the acquire (one thread's) before every load
+    slots = ws_ptr + tile.to(tl.int64) * (SLOTS * SLOT)
+    total = tl.load(slots + at, cache_modifier=".cg")
+    for s in range(1, pieces):
         total += tl.load(slots + s * SLOT + at, cache_modifier=".cg")
     tl.atomic_xchg(count_ptr + tile, 0, sem="relaxed")  # clean for the next call
     return total

@@ -79,7 +79,9 @@ class Config:
     (:mod:`.transpose`) instead of taking B^T through registers."""
     stream_k: bool = False
     """TMA path, persistent: one program per SM, the last rounds' tiles shared
-    out by K steps (:mod:`.stream_k`) instead of fewer programs in whole rounds."""
+    out by K steps (:mod:`.stream_k`) instead of fewer programs in whole rounds.
+    TMA split-K path, K unsplit: one program per SM where the tiles are fewer,
+    every tile's K steps shared out (:mod:`.tma_stream_k`)."""
     split_k: int = 1
     """Split-K and GEMV paths: K cut into this many ranges, one program each
     per tile (:mod:`.split_k`, :mod:`.gemv`); the last range of a tile to
@@ -170,8 +172,12 @@ class Config:
             raise ValueError(f"group_m must be positive: {config}")
         if config.epilogue_parts not in (1, 2, 4):
             raise ValueError(f"epilogue_parts must be 1, 2 or 4: {config}")
-        if config.stream_k and not (config.path == "persistent_tma" and config.persistent):
-            raise ValueError(f"stream_k needs the persistent TMA path: {config}")
+        whole_tiles = config.path == "tma_split_k" and config.split_k == 1 and config.pieces == 1
+        persistent = config.path == "persistent_tma" and config.persistent
+        if config.stream_k and not (persistent or whole_tiles):
+            raise ValueError(
+                f"stream_k needs the persistent TMA path or TMA split-K's whole tiles: {config}"
+            )
         if not isinstance(config.split_k, int) or config.split_k < 1:
             raise ValueError(f"split_k must be a positive count: {config}")
         if config.split_k > 1 and config.path not in SPLIT_PATHS:

@@ -8,7 +8,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from gemmreg_plugins.triton_tuned import gemv, split_k, stream_k, tma_split_k, transpose
+from gemmreg_plugins.triton_tuned import (
+    gemv,
+    split_k,
+    stream_k,
+    tma_split_k,
+    tma_stream_k,
+    transpose,
+)
 from gemmreg_plugins.triton_tuned.configs import Config
 from gemmreg_plugins.triton_tuned.kernels import persistent_tma_kernel, tiled_kernel
 from gemmreg_plugins.triton_tuned.tma_rules import (
@@ -250,7 +257,7 @@ def taken_instead(config: Config, fallback: Config) -> Config | None:
     if config.path in ("tiled", "split_k", "gemv"):
         return None
     if config.path == "tma_split_k":
-        return attrs.evolve(config, path="split_k", pieces=1)
+        return attrs.evolve(config, path="split_k", pieces=1, stream_k=False)
     return fallback
 
 
@@ -271,6 +278,8 @@ def launcher(
         return tiled_launcher(config, m, n, k, input_precision)
     if config.path == "split_k":
         return split_k.split_k_launcher(config, m, n, k, input_precision)
+    if config.path == "tma_split_k" and config.stream_k:
+        return tma_stream_k.tma_stream_k_launcher(config, m, n, k, input_precision, num_sms)
     if config.path == "tma_split_k":
         return tma_split_k.tma_split_k_launcher(config, m, n, k, input_precision)
     if config.path == "gemv":

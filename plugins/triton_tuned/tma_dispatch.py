@@ -50,6 +50,12 @@ columns, BLOCK_K, stages, warps): 64 + 32 + 16 = 112 columns, K whole
 there (1.06-1.12x ``torch.mm``'s time against the unsplit 128x128x128 tile's
 1.00-1.03x, ``evidence/2026-12-05-h200-fp8-tma-and-grouped-probes``): offered only where ``GEMMREG_TRITON_TUNED_UNMEASURED=1``
 asks (:func:`.configs.unmeasured`)."""
+TMA_STREAM_K_TILES: tuple[tuple[int, int, int, int, int], ...] = ((128, 128, 128, 3, 8),)
+"""The tiles the TMA split-K path also shares out by stream-K (rows,
+columns, BLOCK_K, stages, warps; :mod:`.tma_stream_k`): the unsplit tile
+that ran best where its tiles alone come near to filling the SMs (112 of
+them at 128x14336x4096), given every SM instead. Unmeasured: offered only
+where ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` asks (:func:`.configs.unmeasured`)."""
 TMA_MAX_REDUCE_BYTES = 4 * MAX_REDUCE_BYTES
 """The TMA path's bound on one tile's partials: its tiles (up to 128x128,
 64 KiB of fp32 a split) would otherwise get at most two splits, and 128
@@ -103,9 +109,39 @@ def tma_piece_candidates(
     return kept
 
 
+def tma_stream_k_candidates(
+    m: int, n: int, k: int, num_sms: int, dtype: str, fam: Family
+) -> list[Config]:
+    """Stream-K over the TMA split-K path's tiles (``TMA_STREAM_K_TILES``) for
+    the ``split_k`` family's 16-bit problems whose tiles, K whole, are fewer
+    than the SMs but ``TMA_WHOLE_K_SHARE`` of them or more: each tile is then
+    shared by three programs at most. Fewer tiles would be cut finer; split-K
+    serves them."""
+    if fam != "split_k" or dtype == "fp32":
+        return []
+    kept = []
+    for bm, bn, bk, stages, warps in TMA_STREAM_K_TILES:
+        tiles = cdiv(m, bm) * cdiv(n, bn)
+        fits = bm <= max(MIN_BLOCK, pow2_at_least(m)) and bk <= pow2_at_least(k)
+        if fits and TMA_WHOLE_K_SHARE * num_sms <= tiles < num_sms:
+            kept.append(
+                Config(
+                    path="tma_split_k",
+                    block_m=bm,
+                    block_n=bn,
+                    block_k=bk,
+                    num_stages=stages,
+                    num_warps=warps,
+                    stream_k=True,
+                )
+            )
+    return kept
+
+
 def describe() -> str:
     """The tile lists and rules as text, for the tuning cache's key."""
     return (
         f"TMA_SPLIT_TILES={TMA_SPLIT_TILES};TMA_MAX_REDUCE_BYTES={TMA_MAX_REDUCE_BYTES};"
-        f"TMA_WHOLE_K_SHARE={TMA_WHOLE_K_SHARE};TMA_PIECE_TILES={TMA_PIECE_TILES}"
+        f"TMA_WHOLE_K_SHARE={TMA_WHOLE_K_SHARE};TMA_PIECE_TILES={TMA_PIECE_TILES};"
+        f"TMA_STREAM_K_TILES={TMA_STREAM_K_TILES}"
     )
