@@ -17,6 +17,7 @@ import pytest
 import torch
 from gemmreg.testing import native_compile
 from gemmreg_plugins.triton_tuned import grouped, grouped_tma, paths_here
+from gluon_census import CENSUS
 
 PREFILL = (0, 17, 300, 1024, 2048, 4096, 512, 195)
 """``examples/shapes/moe-experts.yaml``'s prefill routing."""
@@ -132,17 +133,16 @@ def test_a_b_that_is_not_one_stack_goes_to_the_tma_form(monkeypatch):
     assert taken == ["tma form"]
 
 
-SCRIPT = """
-import json, os, re, subprocess, tempfile
-from pathlib import Path
+SCRIPT = (
+    CENSUS
+    + """
+import json, os
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import torch
-import triton
-from gemmreg.testing import compile_natively, ptxas_report
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import gluon_grouped, gluon_ws, grouped
 
-cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 prefill = (0, 17, 300, 1024, 2048, 4096, 512, 195)
 configs = [grouped.config_for(prefill, n, "bf16", tma=True, gluon=True) for n in (14336, 128)]
 groups, n, k, m = 8, 2048, 1024, 4096
@@ -166,31 +166,13 @@ for config in configs:
             compiled = compile_natively(gluon_grouped.gemm_gluon_grouped, types, constexprs,
                                         aligned=("n", "k", "stride_cm", "c_ptr", "table_ptr"),
                                         num_warps=config.num_warps)
-            ptx = compiled.asm["ptx"]
-            cubin = Path(tempfile.mkdtemp()) / "k.cubin"
-            cubin.write_bytes(compiled.asm["cubin"])
-            usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", str(cubin)],
-                                   capture_output=True, text=True, check=True).stdout
-            wgmma = re.findall(r"wgmma\\.mma_async\\.sync\\.aligned\\.(\\w+)\\.f32\\.(\\w+)\\.\\w+ "
-                               r"[^;]*?, *(-?\\d+), *(-?\\d+), *(-?\\d+), *(-?\\d+);", ptx)
             out[f"{config.name} {dt} {'b_t' if b_t else 'b'}"] = {
-                "block_n": config.block_n,
-                "shared": compiled.metadata.shared,
-                "warps": compiled.metadata.num_warps,
-                "setmaxnreg": sorted(set(re.findall(
-                    r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+)", ptx))),
-                "wgmma": sorted(set(wgmma)),
-                "tma_loads": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
-                "tma_stores": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.global\\.shared", ptx)),
-                "masked_stores": len(re.findall(r"@%p\\d+ st\\.global", ptx)),
-                "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
-                "serialized": ptxas_report(ptx)["serialized"],
-                "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
-                "local_bytes": int(re.search(r"LOCAL:(\\d+)", usage).group(1)),
+                "block_n": config.block_n, **census(compiled)
             }
 out["regs"] = [gluon_ws.LOADER_REGS.value, gluon_ws.CONSUMER_REGS.value]
 print(json.dumps(out))
 """
+)
 SHARED_MEMORY = 227 * 1024
 """An H200 SM's shared memory for one CTA."""
 

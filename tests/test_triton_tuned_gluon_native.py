@@ -15,22 +15,22 @@ from __future__ import annotations
 import pytest
 from gemmreg.testing import native_compile
 from gemmreg_plugins.triton_tuned import configs, paths_here
+from gluon_census import CENSUS
 
 CONFIGS = list(configs.CUDA_GLUON_WS) + list(configs.CUDA_GLUON_WS_128X128)
 SHARED_MEMORY = 227 * 1024
 """An H200 SM's shared memory for one CTA."""
 
-SCRIPT = """
-import json, os, re, subprocess, tempfile
-from pathlib import Path
+SCRIPT = (
+    CENSUS
+    + """
+import json, os
 import gemmreg  # decides the backend first, and with no GPU turns the interpreter on
 os.environ.pop("TRITON_INTERPRET", None)  # native kernels from here on
 import torch
-import triton
-from gemmreg.testing import compile_natively, ptxas_report
+from gemmreg.testing import compile_natively
 from gemmreg_plugins.triton_tuned import configs, gluon_ws
 
-cuobjdump = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "cuobjdump"
 m, n, k = 1024, 2048, 1024
 out = {}
 for config in configs.CUDA_GLUON_WS + configs.CUDA_GLUON_WS_128X128:
@@ -49,32 +49,13 @@ for config in configs.CUDA_GLUON_WS + configs.CUDA_GLUON_WS_128X128:
                               B_TRANSPOSED=b_t)
             compiled = compile_natively(gluon_ws.gemm_gluon_ws, types, constexprs,
                                         aligned=("m", "n", "k"), num_warps=config.num_warps)
-            ptx = compiled.asm["ptx"]
-            cubin = Path(tempfile.mkdtemp()) / "k.cubin"
-            cubin.write_bytes(compiled.asm["cubin"])
-            usage = subprocess.run([str(cuobjdump), "--dump-resource-usage", str(cubin)],
-                                   capture_output=True, text=True, check=True).stdout
-            wgmma = re.findall(r"wgmma\\.mma_async\\.sync\\.aligned\\.(\\w+)\\.f32\\.(\\w+)\\.\\w+ "
-                               r"[^;]*?, *(-?\\d+), *(-?\\d+), *(-?\\d+), *(-?\\d+);", ptx)
             out[f"{config.name} {dt} {'b_t' if b_t else 'b'}"] = {
-                "b_box": list(descs[1].block_shape),
-                "shared": compiled.metadata.shared,
-                "warps": compiled.metadata.num_warps,
-                "setmaxnreg": sorted(set(re.findall(
-                    r"setmaxnreg\\.(inc|dec)\\.sync\\.aligned\\.u32\\s+(\\d+)", ptx))),
-                "wgmma": sorted(set(wgmma)),
-                "tma_loads": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.shared::\\w+\\.global", ptx)),
-                "tma_stores": len(re.findall(r"cp\\.async\\.bulk\\.tensor\\.2d\\.global\\.shared", ptx)),
-                "shared_loads": len(re.findall(r"\\bld\\.shared|\\bldmatrix", ptx)),
-                "shared_stores": len(re.findall(r"\\bst\\.shared|\\bstmatrix", ptx)),
-                "local": len(re.findall(r"\\bst\\.local|\\bld\\.local", ptx)),
-                "serialized": ptxas_report(ptx)["serialized"],
-                "stack": int(re.search(r"STACK:(\\d+)", usage).group(1)),
-                "local_bytes": int(re.search(r"LOCAL:(\\d+)", usage).group(1)),
+                "b_box": list(descs[1].block_shape), **census(compiled)
             }
 out["regs"] = [gluon_ws.LOADER_REGS.value, gluon_ws.CONSUMER_REGS.value]
 print(json.dumps(out))
 """
+)
 
 
 @pytest.fixture(scope="module")
