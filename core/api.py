@@ -21,14 +21,13 @@ timing returns what finished, marked ``partial``.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TypeVar
 
-import attrs
 from gemmreg.commands import (
     bench_command,
     check_command,
     compare_command,
     keywords,
+    launching,
     option_effects,
 )
 from gemmreg.commands.keywords import Names, PathLike, Shape
@@ -55,8 +54,6 @@ __all__ = [
     "load_run",
     "resume",
 ]
-
-_Result = TypeVar("_Result", CompareResult, BenchResult, CheckResult)
 
 
 def compare(
@@ -125,7 +122,7 @@ def compare(
         force=force,
         manifest={"command": keywords.call("compare", kernels, **asked)},
     )
-    return _answered(compare_command.compare, compare_command.save, request, progress)
+    return launching.answered(compare_command.compare, compare_command.save, request, progress)
 
 
 def bench(
@@ -193,7 +190,7 @@ def bench(
             "command": keywords.call("bench", kernels, **asked, out=out, force=force),
         },
     )
-    return _answered(bench_command.bench, None, request, progress)
+    return launching.answered(bench_command.bench, None, request, progress)
 
 
 def resume(
@@ -230,7 +227,7 @@ def resume(
     if progress is not None:  # what it times and what the run has, before the work
         for line in lines:
             progress(line)
-    return _answered(bench_command.bench, None, request, progress)
+    return launching.answered(bench_command.bench, None, request, progress)
 
 
 def check(
@@ -274,7 +271,7 @@ def check(
         out=keywords.folder(out, "out"),
         force=force,
     )
-    return _answered(check_command.check, check_command.save, request, progress)
+    return launching.answered(check_command.check, check_command.save, request, progress)
 
 
 def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:
@@ -292,25 +289,3 @@ def load_run(path: PathLike, *, accept_edited: bool = False) -> Run:
     except runs.RunError as error:
         raise UsageError(str(error)) from None
     return Run(reports=tuple(reports), manifest=manifest, partial=partial, out=folder.absolute())
-
-
-def _answered(
-    work: Callable[..., _Result],
-    save: Callable[..., None] | None,
-    request: CompareRequest | BenchRequest | CheckRequest,
-    progress: Callable[[str], None] | None,
-) -> _Result:
-    """The request's result, saved where it asks, its folder's path whole;
-    the folder it claimed let go of when the call ends (the process goes
-    on: a notebook)."""
-    from gemmreg.commands.launching import LOCAL, silent
-    from gemmreg.reporting import run_folder
-
-    said = progress or silent
-    with run_folder.released():
-        result = work(request, said, LOCAL)
-        if save is not None:
-            save(result, said)
-    if result.out is None:
-        return result
-    return attrs.evolve(result, out=result.out.absolute())  # the caller may change folder

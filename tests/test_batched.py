@@ -240,8 +240,9 @@ def test_the_python_api_takes_the_batch_as_the_command_line_does(monkeypatch):
     as ``--batch`` and ``--batch-layout`` (the work is stubbed: what is asked
     is the point); a bad batch is one UsageError, before any work."""
     from gemmreg import api
+    from gemmreg.commands import launching
 
-    monkeypatch.setattr(api, "_answered", lambda work, save, request, progress: request)
+    monkeypatch.setattr(launching, "answered", lambda work, save, request, progress: request)
     compared = api.compare(["a", "b"], "16x32x8", dtype="bf16", batch=4, batch_layout="strided")
     (problem,) = compared.problems(gpu=False)
     assert (problem.batch, problem.batch_layout, problem.label) == (

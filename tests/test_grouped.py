@@ -271,8 +271,9 @@ def test_the_python_api_takes_groups_as_the_command_line_does(monkeypatch):
     ``--grouped`` (the work is stubbed: what is asked is the point); bad
     groups are one UsageError, before any work."""
     from gemmreg import api
+    from gemmreg.commands import launching
 
-    monkeypatch.setattr(api, "_answered", lambda work, save, request, progress: request)
+    monkeypatch.setattr(launching, "answered", lambda work, save, request, progress: request)
     compared = api.compare(["a", "b"], "32x8", dtype="bf16", groups=[0, 1, 5])
     (problem,) = compared.problems(gpu=False)
     assert problem.label == "g3_0_1_5-bf16-rowmajor-6x32x8"

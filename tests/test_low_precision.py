@@ -407,8 +407,9 @@ def test_the_python_api_takes_the_low_precision_choices(monkeypatch):
     """check, compare and bench hand their fp8 choices to the same requests
     as the command line (the work itself is stubbed: what is asked is the point)."""
     from gemmreg import api
+    from gemmreg.commands import launching
 
-    monkeypatch.setattr(api, "_answered", lambda work, save, request, progress: request)
+    monkeypatch.setattr(launching, "answered", lambda work, save, request, progress: request)
     asked = [
         api.check(["torch_ref_fp8"], dtypes="fp8e4m3", out_dtypes=["fp32"], scalings="rowwise"),
         api.compare(["a", "b"], "64x64x64", dtype="fp8e5m2", out_dtype="fp16", scaling="rowwise"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 from gemmreg.commands.request_values import Spell, keyword_spelling
@@ -26,6 +26,8 @@ from gemmreg.workers.devices import Device
 from gemmreg.workers.tracing import trace
 
 if TYPE_CHECKING:
+    from gemmreg.commands.requests import BenchRequest, CheckRequest, CompareRequest
+    from gemmreg.commands.results import BenchResult, CheckResult, CompareResult
     from gemmreg.contract.records import Problem
     from gemmreg.discovery.registry import RegisteredKernel
     from gemmreg.fanout.ahead_pinned import PoolsAhead
@@ -78,6 +80,31 @@ class Launch:
 
 LOCAL = Launch()
 """The Python API's: one local pool, no meter, options named as keywords."""
+
+
+_Result = TypeVar("_Result", "CompareResult", "BenchResult", "CheckResult")
+
+
+def answered(
+    work: Callable[..., _Result],
+    save: Callable[..., None] | None,
+    request: CompareRequest | BenchRequest | CheckRequest,
+    progress: Progress | None,
+) -> _Result:
+    """The Python API's run of ``request``: ``work`` (a command's function)
+    under :data:`LOCAL`, its result saved where it asks (``save``), its
+    folder's path whole; the folder it claimed let go of when the call ends
+    (the process goes on: a notebook)."""
+    from gemmreg.reporting import run_folder
+
+    said = progress or silent
+    with run_folder.released():
+        result = work(request, said, LOCAL)
+        if save is not None:
+            save(result, said)
+    if result.out is None:
+        return result
+    return attrs.evolve(result, out=result.out.absolute())  # the caller may change folder
 
 
 def executor_for(launch: Launch, info: BackendInfo) -> Executor:
