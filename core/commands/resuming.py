@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
+from gemmreg.commands import keywords
 from gemmreg.commands.keywords import PathLike
 from gemmreg.commands.requests import BenchRequest, TimingAsked
 from gemmreg.contract.options import UsageError
@@ -94,8 +95,6 @@ def called(
 ) -> tuple[BenchRequest, list[str]]:
     """:func:`resume_request` for ``gemmreg.resume``'s arguments, its
     manifest recording the call as the command line's records the command."""
-    from gemmreg.commands import keywords
-
     folder = keywords.folder(run, "run")
     assert folder is not None
     names = None if kernels is None else keywords.names("resume", kernels)
