@@ -54,8 +54,9 @@ TMA_STREAM_K_TILES: tuple[tuple[int, int, int, int, int], ...] = ((128, 128, 128
 """The tiles the TMA split-K path also shares out by stream-K (rows,
 columns, BLOCK_K, stages, warps; :mod:`.tma_stream_k`): the unsplit tile
 that ran best where its tiles alone come near to filling the SMs (112 of
-them at 128x14336x4096), given every SM instead. Unmeasured: offered only
-where ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` asks (:func:`.configs.unmeasured`)."""
+them at 128x14336x4096), given every SM instead. Behind on an H100 (1.15x
+``torch.mm``'s device time there; ``tma_stream_k``): offered only where
+``GEMMREG_TRITON_TUNED_UNMEASURED=1`` asks (:func:`.configs.unmeasured`)."""
 TMA_MAX_REDUCE_BYTES = 4 * MAX_REDUCE_BYTES
 """The TMA path's bound on one tile's partials: its tiles (up to 128x128,
 64 KiB of fp32 a split) would otherwise get at most two splits, and 128
