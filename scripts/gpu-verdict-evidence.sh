@@ -114,7 +114,10 @@
 #              $DECODEPROBE_DTYPE, $DECODEPROBE_ONLY: its --points, --dtype and --only;
 #              GEMMREG_TRITON_TUNED_UNMEASURED=1 times the forms no GPU has run too)
 #   tunedllm   triton_tuned against cuBLAS over the 20 LLM projections, bf16 and fp16:
-#              the tuner's choices, then a 5-process bench (scripts/tune_triton_tuned_llm.py)
+#              the tuner's choices, then a 5-process bench (scripts/tune_triton_tuned_llm.py);
+#              TUNEDLLM_SKIP_TUNE=1 runs the bench alone (its cold starts tune, and the run's
+#              tuning record says why each point chose its kernel): about two minutes less a
+#              half, so that both dtypes' four halves fit one session's device time
 #   aallm      A/A over Llama 3 8B's 20 projection shapes: one `bench` of
 #              twin_a and twin_b (one torch.mm under two names) with the
 #              default sequential budget
@@ -434,6 +437,7 @@ PY
         GEMMREG_TRITON_TUNED_RECORD=${GEMMREG_TRITON_TUNED_RECORD:-$out/tunedllm-$dtype.tuning.json} \
           "$python" scripts/tune_triton_tuned_llm.py --out "$out/tunedllm-$dtype" --dtype "$dtype" \
           ${TUNEDLLM_POINTS:+--points "$TUNEDLLM_POINTS"} ${TUNEDLLM_BUDGET:+--budget "$TUNEDLLM_BUDGET"} \
+          ${TUNEDLLM_SKIP_TUNE:+--skip-tune} \
           2>&1 | stamp >"$out/tunedllm-$dtype.console.txt"
         grep -h "geometric\|weighted" "$out/tunedllm-$dtype.console.txt"
       done
