@@ -17,8 +17,9 @@ arrives last). 2048x1024x4096 (the k and v projections at 2048 tokens),
 128 tiles and SLOWER on both cards too, gets it as well.
 
 On an H100 it was right and behind at both points: device time 1.15x and
-1.8x ``torch.mm``'s, where the same tile with one program a tile had 1.02x at
-the first (``evidence/2026-12-06-h100-fp16-small-tokens-stream-k-and-fp8-squares``).
+1.8x ``torch.mm``'s, where the same tile with one program a tile had 1.02x
+(bf16) and 1.01x (fp16) at the first
+(``evidence/2026-12-06-h100-fp16-small-tokens-stream-k-and-fp8-squares``).
 Every range boundary inside a tile moves a 64 KB fp32 piece out and back,
 traffic a memory-bound GEMM of this size feels. The tuner weighs it only with
 ``GEMMREG_TRITON_TUNED_UNMEASURED=1`` (:func:`.configs.unmeasured`).
