@@ -104,10 +104,20 @@ def tma_piece_candidates(
         )
         rows = cdiv(m, bm)
         tiles, whole = rows * cdiv(n, config.columns), rows * cdiv(n, 2 * bn)
-        fits = bm <= max(MIN_BLOCK, pow2_at_least(m)) and bk <= pow2_at_least(k)
-        if fits and whole < tiles <= num_sms and tiles >= TMA_WHOLE_K_SHARE * num_sms:
+        if (
+            _fits(m, k, bm, bk)
+            and whole < tiles <= num_sms
+            and tiles >= TMA_WHOLE_K_SHARE * num_sms
+        ):
             kept.append(config)
     return kept
+
+
+def _fits(m: int, k: int, bm: int, bk: int) -> bool:
+    """A tile of ``bm`` rows and ``bk``-deep steps within the problem, each
+    rounded up to a power of two (rows to ``MIN_BLOCK`` at least): TMA boxes
+    past the edges are left out, not shrunk, as :func:`.configs.prune` does."""
+    return bm <= max(MIN_BLOCK, pow2_at_least(m)) and bk <= pow2_at_least(k)
 
 
 def tma_stream_k_candidates(
@@ -123,8 +133,7 @@ def tma_stream_k_candidates(
     kept = []
     for bm, bn, bk, stages, warps in TMA_STREAM_K_TILES:
         tiles = cdiv(m, bm) * cdiv(n, bn)
-        fits = bm <= max(MIN_BLOCK, pow2_at_least(m)) and bk <= pow2_at_least(k)
-        if fits and TMA_WHOLE_K_SHARE * num_sms <= tiles < num_sms:
+        if _fits(m, k, bm, bk) and TMA_WHOLE_K_SHARE * num_sms <= tiles < num_sms:
             kept.append(
                 Config(
                     path="tma_split_k",

@@ -38,6 +38,21 @@ if TYPE_CHECKING:
     import torch
     from gemmreg_plugins.triton_tuned.launchers import Launcher
 
+
+def tma_operands(
+    a: torch.Tensor, b: torch.Tensor, out: torch.Tensor, bm: int, bn: int, bk: int
+) -> tuple[Any, Any, bool, bool] | None:
+    """A's and B's descriptors for ``bm x bk`` and ``bk x bn`` boxes and whether
+    each is transposed, for the launches of every TMA split-K form (whole
+    tiles, tiles in pieces, stream-K); None where the pointer split-K kernel
+    takes the call instead: fp32 (TF32's ``wgmma`` would need B K-major) and
+    operands TMA cannot take."""
+    if a.element_size() == 4 or tma_refusal(a, b, out) is not None:
+        return None
+    a_t, b_t = is_transposed(a), is_transposed(b)
+    return (*operand_descriptors(a, b, a_t, b_t, bm, bn, bk), a_t, b_t)
+
+
 REVERSED = False
 """Tests only: hand the K ranges out last to first (as :data:`.split_k.REVERSED`)."""
 
@@ -60,11 +75,10 @@ def tma_split_k_launcher(config: Config, m: int, n: int, k: int, input_precision
     grid = (tiles, cut.splits)
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
-        # fp32 (TF32) would need B K-major or the swapped product: not this path's.
-        if a.element_size() == 4 or tma_refusal(a, b, out) is not None:
+        operands = tma_operands(a, b, out, bm, bn, bk)
+        if operands is None:
             return fallback(a, b, out)
-        a_t, b_t = is_transposed(a), is_transposed(b)
-        a_desc, b_desc = operand_descriptors(a, b, a_t, b_t, bm, bn, bk)
+        a_desc, b_desc, a_t, b_t = operands
         c_desc = TensorDescriptor.from_tensor(out, [bm, bn])
         partials = counters = None
         if cut.splits > 1:
@@ -110,10 +124,10 @@ def _pieces_launcher(
     unused = [None] * (MAX_PIECES - config.pieces)  # the kernel's arguments of pieces not cut
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
-        if a.element_size() == 4 or tma_refusal(a, b, out) is not None:
+        operands = tma_operands(a, b, out, bm, widths[0], bk)
+        if operands is None:
             return fallback(a, b, out)
-        a_t, b_t = is_transposed(a), is_transposed(b)
-        a_desc, b_desc = operand_descriptors(a, b, a_t, b_t, bm, widths[0], bk)
+        a_desc, b_desc, a_t, b_t = operands
         describe = TensorDescriptor.from_tensor
         b_boxes = [b_desc, *(b_descriptor(b, b_t, width, bk, describe) for width in widths[1:])]
         c_boxes = [describe(out, [bm, width]) for width in widths]

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import attrs
 from gemmreg_plugins.triton_tuned import split_k
 from gemmreg_plugins.triton_tuned.launch_config import Config
-from gemmreg_plugins.triton_tuned.tma_rules import is_transposed, operand_descriptors, tma_refusal
+from gemmreg_plugins.triton_tuned.tma_split_k import tma_operands
 
 if TYPE_CHECKING:
     import torch
@@ -88,10 +88,10 @@ def tma_stream_k_launcher(
     grid = (shared.programs,)
 
     def launch(a: torch.Tensor, b: torch.Tensor, out: torch.Tensor) -> Any:
-        if a.element_size() == 4 or tma_refusal(a, b, out) is not None:
+        operands = tma_operands(a, b, out, bm, bn, bk)
+        if operands is None:
             return fallback(a, b, out)
-        a_t, b_t = is_transposed(a), is_transposed(b)
-        a_desc, b_desc = operand_descriptors(a, b, a_t, b_t, bm, bn, bk)
+        a_desc, b_desc, a_t, b_t = operands
         c_desc = TensorDescriptor.from_tensor(out, [bm, bn])
         pieces, counters = split_k.buffers(out, tiles, shared.max_pieces * bm * bn)
         return gemm_tma_stream_k[grid](
