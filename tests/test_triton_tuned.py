@@ -554,6 +554,13 @@ def interpreter_refuses_byte_aligned_strides() -> bool:
     return (major, minor) < INTERPRETER_TMA_BYTE_STRIDES
 
 
+TMA_IN_THE_INTERPRETER = pytest.mark.skipif(
+    interpreter_refuses_byte_aligned_strides(),
+    reason="this Triton's interpreter checks TMA strides in elements, not bytes",
+)
+"""For the TMA kernels' interpreter cases in this module's sibling test files."""
+
+
 @pytest.mark.parametrize(
     "layout, shape, dtype, tma_able, sms",
     [

@@ -15,14 +15,10 @@ import attrs
 import pytest
 from gemmreg_plugins.triton_tuned import configs, dispatch, split_k, tma_dispatch, tma_split_k
 from gemmreg_plugins.triton_tuned.configs import Config
-from test_triton_tuned import interpreter_refuses_byte_aligned_strides, launch_guarded
+from test_triton_tuned import TMA_IN_THE_INTERPRETER, launch_guarded
 
 pytestmark = pytest.mark.filterwarnings(
     "ignore:Conversion of an array with ndim:DeprecationWarning"
-)
-TMA_IN_THE_INTERPRETER = pytest.mark.skipif(
-    interpreter_refuses_byte_aligned_strides(),
-    reason="this Triton's interpreter checks TMA strides in elements, not bytes",
 )
 H200_SMS = 132
 TSK = Config(
