@@ -33,7 +33,10 @@ against torch.mm): 64x64x128 0.93x at 128x4096x4096 (unsplit, 128 programs),
 pointer kernel's best were 1.09-1.15x; 128x64 tiles in 2 splits 1.01-1.09x;
 128x128x128 unsplit (112 programs) 1.05x at 128x14336x4096 (the persistent
 kernel's 128x128 tiles 1.10x); 64x32x128 in 2 splits 0.99x at 128x1024x4096.
-128x128 tiles at 64 of K, 64x128 tiles, 8 stages and 8 warps were behind."""
+128x128 tiles at 64 of K, 64x128 tiles, 8 stages and 8 warps were behind; so
+were 128x256 and 256x128 tiles in two K ranges on an H100 (1.18x and more at
+128x14336x4096, 1.38x and more at 2048x1024x4096;
+``evidence/2026-12-06-h100-wide-split-tiles-probe``)."""
 TMA_WHOLE_K_SHARE = 0.8
 """An unsplit TMA candidate is timed where its tiles alone give programs to
 this share of the SMs: 112 tiles of 128x128 on 132 SMs (128x14336x4096) was
