@@ -96,16 +96,7 @@ def compare(
     ``strided``), as ``--batch`` and ``--batch-layout``. ``groups``: an MoE
     grouped GEMM's member sizes beside ``shape`` ``"NxK"``, as ``--groups``."""
     timing = keywords.timing(
-        processes=processes,
-        budget=budget,
-        seed=seed,
-        margin=margin,
-        repeats=repeats,
-        warmup=warmup,
-        max_time=max_time,
-        timeout=timeout,
-        l2=l2,
-        device_processes=device_processes,
+        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
     batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
@@ -169,16 +160,7 @@ def bench(
     from gemmreg.timing.points import points
 
     timing = keywords.timing(
-        processes=processes,
-        budget=budget,
-        seed=seed,
-        margin=margin,
-        repeats=repeats,
-        warmup=warmup,
-        max_time=max_time,
-        timeout=timeout,
-        l2=l2,
-        device_processes=device_processes,
+        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
     batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
@@ -239,16 +221,7 @@ def resume(
     from gemmreg.commands import resuming
 
     timing = keywords.timing(
-        processes=processes,
-        budget=budget,
-        seed=seed,
-        margin=margin,
-        repeats=repeats,
-        warmup=warmup,
-        max_time=max_time,
-        timeout=timeout,
-        l2=l2,
-        device_processes=device_processes,
+        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
     )
     request, lines = resuming.called(run, kernels, TimingAsked(**timing), out, force)
     if progress is not None:  # what it times and what the run has, before the work

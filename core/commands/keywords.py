@@ -160,7 +160,6 @@ def call(name: str, first: str | Iterable[object], **given: object) -> str:
 
 
 def timing(
-    *,
     processes: int | None,
     budget: float | None,
     seed: int | None,
@@ -173,9 +172,7 @@ def timing(
     device_processes: int | None,
 ) -> dict[str, Any]:
     """The timing keywords a call was given, by their option names (those
-    :class:`~gemmreg.commands.requests.TimingAsked` takes). Keyword-only: its
-    neighbours share types (``repeats``/``warmup``, ``max_time``/``timeout``),
-    so a swap in a positional call would pass the type checker."""
+    :class:`~gemmreg.commands.requests.TimingAsked` takes)."""
     return dict(
         processes=processes,
         budget=budget,
