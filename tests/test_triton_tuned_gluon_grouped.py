@@ -133,6 +133,24 @@ def test_a_b_that_is_not_one_stack_goes_to_the_tma_form(monkeypatch):
     assert taken == ["tma form"]
 
 
+def test_forms_of_one_block_m_share_one_tile_table_and_grid_by_their_own_block_n():
+    groups = (0, 1, 100, 9, 30)  # one member past 64 rows: two 64-row tiles, one of 128
+    problem = gemmreg.grouped_problem(groups, 1024, 4096, dtype="bf16", layout="transposedB")
+    config = grouped.config_for(PREFILL, 14336, "bf16", tma=True)  # 128-row tiles
+    made: dict = {}  # fewer tiles than SMs: the grid is the tiles
+    table, entries, grid = grouped._table_and_grid(problem, _hopper(), config, made)
+    wider = attrs.evolve(config, block_n=config.block_n * 2)
+    same, same_entries, wider_grid = grouped._table_and_grid(problem, _hopper(), wider, made)
+    assert same is table and same_entries == entries  # taken, not built and copied again
+    assert wider_grid[0] * 2 == grid[0]  # half the tiles across N: the grid is the config's own
+    assert table.tolist() == grouped.tile_table(groups, config.block_m)
+    shorter = attrs.evolve(config, block_m=config.block_m // 2)
+    other, other_entries, _ = grouped._table_and_grid(problem, _hopper(), shorter, made)
+    assert other is not table and other.tolist() == grouped.tile_table(groups, shorter.block_m)
+    assert other_entries == entries + 1
+    assert sorted(made) == [shorter.block_m, config.block_m]
+
+
 SCRIPT = (
     CENSUS
     + """

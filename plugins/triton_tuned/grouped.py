@@ -35,6 +35,8 @@ from gemmreg_plugins.triton_tuned.launchers import persistent_programs
 if TYPE_CHECKING:
     import torch
 
+    Tables = dict[int, tuple[torch.Tensor, int]]  # tile tables on the device, entries: by block_m
+
 INTERPRETER_PROGRAMS = 3
 """Programs under the interpreter: fewer than the tiles of every grouped
 case, so the persistent loop takes several tiles per program there too."""
@@ -222,19 +224,21 @@ def grouped_launcher(
     elif config is None:
         tma = tma_here(problem, where)
         config = config_for(groups, n, dtype, where.backend, tma, gluon_here(problem, where))
-    pointer = _pointer_launcher(problem, where, input_precision, fallback if config.tma else config)
+    made: Tables = {}  # a table per block_m for all the forms below: the device only reads it
+    pointer_config = fallback if config.tma else config
+    pointer = _pointer_launcher(problem, where, input_precision, pointer_config, made)
     if not config.tma:
         return gemmreg.variant(pointer, config.name)
     if config.gluon:  # a B that is not one stack of weights goes to the TMA form
         tma_config = config_for(groups, n, dtype, where.backend, tma=True)
-        table, entries, grid = _table_and_grid(problem, where, tma_config)
+        table, entries, grid = _table_and_grid(problem, where, tma_config, made)
         tma_launch = grouped_tma.tma_launcher(
             tma_config, table, entries, problem.m, n, problem.k, grid, input_precision, pointer
         )
-        table, entries, grid = _table_and_grid(problem, where, config)
+        table, entries, grid = _table_and_grid(problem, where, config, made)
         launch = grouped_tma.gluon_launcher(config, table, entries, n, problem.k, grid, tma_launch)
         return gemmreg.variant(launch, f"{config.name} (else {tma_config.name}, {fallback.name})")
-    table, entries, grid = _table_and_grid(problem, where, config)
+    table, entries, grid = _table_and_grid(problem, where, config, made)
     launch = grouped_tma.tma_launcher(
         config, table, entries, problem.m, n, problem.k, grid, input_precision, fallback=pointer
     )
@@ -242,14 +246,22 @@ def grouped_launcher(
 
 
 def _table_and_grid(
-    problem: gemmreg.Problem, where: gemmreg.Environment, config: GroupedConfig
+    problem: gemmreg.Problem,
+    where: gemmreg.Environment,
+    config: GroupedConfig,
+    made: Tables | None = None,
 ) -> tuple[torch.Tensor, int, tuple[int]]:
-    """The tile table on the device, its entries, and the persistent grid."""
+    """The tile table on the device, its entries, and the persistent grid;
+    ``made``: tables already on the device by ``block_m`` (the table depends
+    on nothing else), where one is taken rather than built and copied again."""
     import torch
 
-    flat = tile_table(problem.groups, config.block_m)
-    table = torch.tensor(flat, dtype=torch.int32, device=where.device)
-    entries = len(flat) // TABLE_FIELDS
+    made = {} if made is None else made
+    if config.block_m not in made:
+        flat = tile_table(problem.groups, config.block_m)
+        table = torch.tensor(flat, dtype=torch.int32, device=where.device)
+        made[config.block_m] = table, len(flat) // TABLE_FIELDS
+    table, entries = made[config.block_m]
     tiles = entries * -(-problem.n // config.block_n)
     most = INTERPRETER_PROGRAMS if where.triton_interpreted else where.multiprocessors or tiles
     return table, entries, (max(1, persistent_programs(tiles, most)),)
@@ -260,8 +272,9 @@ def _pointer_launcher(
     where: gemmreg.Environment,
     input_precision: str,
     config: GroupedConfig,
+    made: Tables | None = None,
 ) -> gemmreg.Launch:
-    table, entries, grid = _table_and_grid(problem, where, config)
+    table, entries, grid = _table_and_grid(problem, where, config, made)
     kernel = grouped_kernel()
     n, k = problem.n, problem.k
 
