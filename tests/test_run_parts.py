@@ -37,11 +37,11 @@ def test_parts_summarise_as_the_whole_sweep(tmp_path, capsys):
     joined = run_main(["report", "--parts", str(first), str(second), "--verdicts"], capsys)
     assert joined.code == 0, joined.err
     assert mean_line(joined.out) == mean_line(whole.out)
-    assert "(12 points, weight 21)" in mean_line(joined.out)
+    assert mean_line(joined.out).endswith("; 12 points, weight 21)")  # after its interval
     assert joined.out == whole.out  # the same table, point for point, and the same mean
     assert "2 runs read as one sweep" in joined.err and "5 points" in joined.err
     # Each part alone summarises its own points only: the reason to join them.
-    assert "(5 points" in mean_line(run_main(["report", str(first)], capsys).out)
+    assert "; 5 points" in mean_line(run_main(["report", str(first)], capsys).out)
 
 
 def test_without_parts_two_runs_are_still_before_and_after(tmp_path, capsys):

@@ -9,6 +9,18 @@ keeps its estimate in the table (what the kernel seemed to do before the
 guards caught it), and a saved interrupted point may keep one too, but
 neither is a speed figure: a kernel skipping its work at 90x would pull the
 mean up. The line says how many points counted and how many were left out.
+
+The mean has an interval of its own, so that "1.05x over a model's shapes"
+can be told from noise as a point's verdict can. Each point's processes are
+its own, so the points' estimates are independent: each one's standard
+error is read back from its primary interval (a Student-t interval of the
+processes' log-ratios: half its log width over the t quantile at its level
+and units), the weighted errors add in quadrature, and the degrees of
+freedom are Welch-Satterthwaite's. The level is the run's (99.5%),
+Bonferroni over the means a sweep lists. It covers the weighted geometric
+mean of the points' true speedups; a point decided at an early sequential
+look counts with that look's processes. No interval where a counted point
+has none (fewer than 3 processes, a run saved without one).
 """
 
 from __future__ import annotations
@@ -17,7 +29,8 @@ import math
 from collections.abc import Sequence
 
 import attrs
-from gemmreg.timing.timing_records import CompareReport
+from gemmreg.timing import stats
+from gemmreg.timing.timing_records import CompareReport, Verdict
 
 
 @attrs.frozen
@@ -32,6 +45,11 @@ class PairMean:
     """Some point had a weight other than 1."""
     left_out: int = 0
     """Points of this pair without a judged speedup (INVALID, no verdict)."""
+    interval: tuple[float, float] | None = None
+    """The mean's interval at ``confidence``; None where a counted point has none."""
+    confidence: float | None = None
+    without_interval: int = 0
+    """Counted points that have no interval (so the mean has none)."""
 
 
 JUDGED = frozenset({"faster", "slower", "equivalent", "inconclusive", "indistinguishable"})
@@ -41,24 +59,76 @@ schema 1's word for a level pair)."""
 
 def pair_means(reports: Sequence[CompareReport]) -> list[PairMean]:
     """One mean per pair, in the order the pairs first appear."""
-    sums: dict[tuple[str, str], list[float]] = {}
+    sums: dict[tuple[str, str], _Sums] = {}
     weighted = False
     for report in reports:
         weight = 1.0 if report.weight is None else report.weight
         weighted = weighted or weight != 1.0
         for verdict in report.verdicts:
-            total = sums.setdefault((verdict.kernel, verdict.baseline), [0.0, 0.0, 0.0, 0.0])
+            total = sums.setdefault((verdict.kernel, verdict.baseline), _Sums())
             speedup = verdict.speedup
             if verdict.verdict not in JUDGED or speedup is None or not speedup > 0:
-                total[3] += 1
+                total.left_out += 1
                 continue
-            total[0] += weight * math.log(speedup)
-            total[1] += weight
-            total[2] += 1
+            total.log_sum += weight * math.log(speedup)
+            total.weight += weight
+            total.points += 1
+            spread = _variance_and_df(verdict)
+            if spread is None:
+                total.without_interval += 1
+            else:
+                total.variances.append((weight * weight * spread[0], spread[1]))
+    asked = next((r.confidence for r in reports if r.confidence is not None), stats.CONFIDENCE)
+    level = stats.family_confidence(asked, sum(1 for t in sums.values() if t.points))
     return [
         PairMean(
-            kernel, baseline, math.exp(log_sum / weight), int(count), weight, weighted, int(out)
+            kernel,
+            baseline,
+            math.exp(t.log_sum / t.weight),
+            t.points,
+            t.weight,
+            weighted,
+            t.left_out,
+            None if t.without_interval else _interval(t, level),
+            None if t.without_interval else level,
+            t.without_interval,
         )
-        for (kernel, baseline), (log_sum, weight, count, out) in sums.items()
-        if count
+        for (kernel, baseline), t in sums.items()
+        if t.points
     ]
+
+
+@attrs.define
+class _Sums:
+    log_sum: float = 0.0
+    weight: float = 0.0
+    points: int = 0
+    left_out: int = 0
+    without_interval: int = 0
+    variances: list[tuple[float, int]] = attrs.Factory(list)
+    """Each counted point's weighted variance of its log estimate, w^2 se^2, and its df."""
+
+
+def _variance_and_df(verdict: Verdict) -> tuple[float, int] | None:
+    """The variance of a point's log speedup and its degrees of freedom, read
+    back from its primary regime's Student-t interval; None without one."""
+    primary = verdict.regimes[0].interval if verdict.regimes else None
+    if primary is None or primary.units < 2 or not 0 < primary.low <= primary.high < math.inf:
+        return None
+    df = primary.units - 1
+    se = math.log(primary.high / primary.low) / (
+        2 * stats.t_quantile(0.5 + primary.confidence / 2, df)
+    )
+    return se * se, df
+
+
+def _interval(sums: _Sums, level: float) -> tuple[float, float]:
+    """The weighted mean's interval in ratio: the summed variance over the
+    squared weight, Welch-Satterthwaite's degrees of freedom."""
+    variance = sum(v for v, _ in sums.variances)
+    centre = sums.log_sum / sums.weight
+    if variance == 0.0:
+        return math.exp(centre), math.exp(centre)
+    df = variance**2 / sum(v * v / df for v, df in sums.variances)
+    half = stats.t_quantile(0.5 + level / 2, df) * math.sqrt(variance) / sums.weight
+    return math.exp(centre - half), math.exp(centre + half)
