@@ -84,7 +84,7 @@ def test_a_point_without_an_interval_leaves_the_mean_without_one(point):
     reports[1] = attrs.evolve(reports[1], verdicts=(bare,))
     (mean,) = pair_means(reports)
     assert mean.interval is None and mean.without_interval == 1 and mean.points == 2
-    assert mean_lines(reports)[0].endswith("(2 points; no interval: 1 points have none)")
+    assert mean_lines(reports)[0].endswith("(2 points; no interval: none at 1 of them)")
 
 
 def test_intervals_miss_the_true_weighted_mean_about_as_often_as_their_level_says(point):

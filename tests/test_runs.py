@@ -284,7 +284,7 @@ def test_a_sweep_report_ends_with_every_verdict_on_one_line_each():
         assert verdict.verdict.upper() in line and "triton_tuned vs torch_ref" in line
     mean = (  # saved before verdicts kept their intervals by regime: the mean has none
         "geometric-mean speedup: triton_tuned vs torch_ref: 0.9859x "
-        "(8 points; no interval: 8 points have none)"
+        "(8 points; no interval: none at 8 of them)"
     )
     shown = run_gemmreg("report", str(FIRST_PROTOCOL_SWEEP))
     # As bench printed it: the verdicts, then the mean over the points.

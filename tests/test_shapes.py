@@ -280,7 +280,7 @@ def test_the_weighted_geometric_mean_counts_each_point_by_its_weight():
     assert mean.speedup == pytest.approx(math.sqrt(2)) and mean.weighted and mean.weight == 4
     assert mean_lines(reports) == [
         "weighted geometric-mean speedup: triton_tuned vs torch_ref: 1.414x "
-        "(2 points, weight 4; no interval: 2 points have none)"
+        "(2 points, weight 4; no interval: none at 2 of them)"
     ]
 
 
@@ -320,5 +320,5 @@ def test_invalid_and_unjudged_points_are_left_out_of_the_mean_and_counted():
     assert mean.speedup == pytest.approx(1.5) and mean.points == 1 and mean.left_out == 2
     assert mean_lines(reports) == [
         "geometric-mean speedup: triton_tuned vs torch_ref: 1.5x "
-        "(1 points; 2 left out: INVALID or no verdict; no interval: 1 points have none)"
+        "(1 points; 2 left out: INVALID or no verdict; no interval: none at 1 of them)"
     ]

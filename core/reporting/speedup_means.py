@@ -24,7 +24,7 @@ def mean_lines(reports: Sequence[CompareReport]) -> list[str]:
         if mean.left_out:
             over += f"; {mean.left_out} left out: INVALID or no verdict"
         if mean.without_interval:
-            over += f"; no interval: {mean.without_interval} points have none"
+            over += f"; no interval: none at {mean.without_interval} of them"
         lines.append(
             f"{how} speedup: {mean.kernel} vs {mean.baseline}: {mean.speedup:.4g}x ({over})"
         )
