@@ -120,7 +120,7 @@ def test_a_b_that_is_not_one_stack_goes_to_the_tma_form(monkeypatch):
     problem = gemmreg.grouped_problem((130, 0, 65), 48, 80, dtype="bf16", layout="rowmajor")
     config = grouped.config_for(problem.groups, 48, "bf16", tma=True, gluon=True)
     assert config.gluon
-    table, entries, grid = grouped._table_and_grid(problem, _hopper(), config)
+    table, entries, grid = grouped._table_and_grid(problem, _hopper(), config, {})
     taken: list[str] = []
 
     def fallback(a, b, out, offsets):
