@@ -178,6 +178,17 @@ def combine(process_log_ratios: Sequence[float], confidence: float = CONFIDENCE)
     )
 
 
+def standard_error(interval: Interval) -> float | None:
+    """The standard error of the mean log-ratio behind an interval that
+    :func:`combine` made: its log half-width over the t quantile at its level
+    and units (read back, for summaries across intervals such as a sweep's
+    mean speedup). None where it cannot be: fewer than 2 units, an open end."""
+    if interval.units < 2 or not 0 < interval.low <= interval.high < math.inf:
+        return None
+    half = math.log(interval.high / interval.low) / 2
+    return half / t_quantile(0.5 + interval.confidence / 2.0, interval.units - 1)
+
+
 def family_confidence(confidence: float, comparisons: int) -> float:
     """Bonferroni: each of ``comparisons`` intervals at this level keeps the
     chance of any false claim among them at ``1 - confidence``."""

@@ -113,13 +113,8 @@ def _variance_and_df(verdict: Verdict) -> tuple[float, int] | None:
     """The variance of a point's log speedup and its degrees of freedom, read
     back from its primary regime's Student-t interval; None without one."""
     primary = verdict.regimes[0].interval if verdict.regimes else None
-    if primary is None or primary.units < 2 or not 0 < primary.low <= primary.high < math.inf:
-        return None
-    df = primary.units - 1
-    se = math.log(primary.high / primary.low) / (
-        2 * stats.t_quantile(0.5 + primary.confidence / 2, df)
-    )
-    return se * se, df
+    se = None if primary is None else stats.standard_error(primary)
+    return None if se is None or primary is None else (se * se, primary.units - 1)
 
 
 def _interval(sums: _Sums, level: float) -> tuple[float, float]:
