@@ -76,7 +76,7 @@ def test_two_shared_models_give_two_sections_each_paired_within_itself():
     from gemmreg.reporting import render_changes
 
     text = render_changes.changes_table(pairing.changes, "table", manifest, manifest, 5.0)
-    assert f"== on {H200} (1 points) ==" in text and f"== on {A100} (1 points) ==" in text
+    assert f"== on {H200} (1 point) ==" in text and f"== on {A100} (1 point) ==" in text
 
 
 def test_cpu_runs_pair_whatever_the_processor_as_the_history_does():

@@ -117,3 +117,8 @@ def test_a_confidence_below_one_never_prints_as_100_percent(level):
     99.9987%, which four digits wrote as ``100%``."""
     assert numbers.level_percent(level) != "100%"
     assert float(numbers.level_percent(level)[:-1]) < 100
+
+
+@pytest.mark.parametrize(("count", "text"), [(0, "0 points"), (1, "1 point"), (2, "2 points")])
+def test_a_count_takes_the_singular_for_one_alone(count, text):
+    assert numbers.counted(count, "point") == text

@@ -112,3 +112,9 @@ def margin_percent(margin: float) -> str:
     printed ``+-0.0%`` beside a claim that reaches past it)."""
     text = f"{margin:.1%}"
     return text if float(text[:-1]) == round(100 * margin, 12) else f"{significant(100 * margin)}%"
+
+
+def counted(count: int, noun: str) -> str:
+    """``1 point``, ``3 points``: a count beside its noun, singular for one
+    (a sweep whose other points were left out has a mean over one point)."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from gemmreg.checking.check_runner import CaseResult
+from gemmreg.contract import numbers
 from gemmreg.reporting import formats
 from gemmreg.reporting.formats import Cell, Document, Formatter
 from gemmreg.timing.timing_records import CompareReport
@@ -71,7 +72,7 @@ def sections_or_document(
 def section_heading(model: str, points: int, formatter: Formatter) -> str:
     """The heading of one model's section: a markdown heading (a blank line
     after it, so the table below it renders), a ruled line on a terminal."""
-    return formatter.section(f"on {model} ({points} points)")
+    return formatter.section(f"on {model} ({numbers.counted(points, 'point')})")
 
 
 def check_devices_line(results: Sequence[CaseResult]) -> str:

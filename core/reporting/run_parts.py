@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gemmreg.contract import numbers
 from gemmreg.reporting import run_plan
 from gemmreg.reporting.device_pairing import model_of
 from gemmreg.reporting.runs import RunError
@@ -156,7 +157,9 @@ def parts_line(manifest: Mapping[str, Any]) -> str:
     """``N runs read as one sweep: A (commit, P points), B (...)``, and each
     unfinished point taken whole from another part, for stderr."""
     parts = manifest.get("parts") or []
-    described = ", ".join(f"{p['run']} ({p['commit'][:12]}, {p['points']} points)" for p in parts)
+    described = ", ".join(
+        f"{p['run']} ({p['commit'][:12]}, {numbers.counted(p['points'], 'point')})" for p in parts
+    )
     line = f"{len(parts)} runs read as one sweep: {described}"
     for s in manifest.get("superseded") or []:
         line += f"; {s['point']}: unfinished in {s['unfinished']}, taken whole from {s['whole']}"

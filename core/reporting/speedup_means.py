@@ -17,7 +17,9 @@ def mean_lines(reports: Sequence[CompareReport]) -> list[str]:
     lines = []
     for mean in pair_means(reports):
         how = "weighted geometric-mean" if mean.weighted else "geometric-mean"
-        over = f"{mean.points} points" + (f", weight {mean.weight:g}" if mean.weighted else "")
+        over = numbers.counted(mean.points, "point") + (
+            f", weight {mean.weight:g}" if mean.weighted else ""
+        )
         if mean.interval is not None and mean.confidence is not None:
             span = numbers.ratio_span(*mean.interval)
             over = f"{numbers.level_percent(mean.confidence)} interval {span}; {over}"
