@@ -87,17 +87,6 @@ def test_a_point_without_an_interval_leaves_the_mean_without_one(point):
     assert mean_lines(reports)[0].endswith("(2 points; no interval: none at 1 of them)")
 
 
-def test_a_mean_left_with_one_point_says_so_in_the_singular(point):
-    """A sweep of two whose other point is INVALID has a mean over one point,
-    and its line reads ``1 point``, the left-out one counted beside it."""
-    reports = [_judged(point, [0.01, 0.02, 0.015], 1.0, 0.995) for _ in range(2)]
-    (verdict,) = reports[1].verdicts
-    reports[1] = attrs.evolve(reports[1], verdicts=(attrs.evolve(verdict, verdict="invalid"),))
-    (mean,) = pair_means(reports)
-    assert mean.points == 1 and mean.left_out == 1
-    assert mean_lines(reports)[0].endswith("; 1 point; 1 left out: INVALID or no verdict)")
-
-
 def test_intervals_miss_the_true_weighted_mean_about_as_often_as_their_level_says(point):
     """2000 sweeps of 6 points, each point its own true speedup (within
     +-5%), spread (0.3-1.5% a process) and process count (3-9), weights 1-4:

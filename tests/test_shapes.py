@@ -320,5 +320,5 @@ def test_invalid_and_unjudged_points_are_left_out_of_the_mean_and_counted():
     assert mean.speedup == pytest.approx(1.5) and mean.points == 1 and mean.left_out == 2
     assert mean_lines(reports) == [
         "geometric-mean speedup: triton_tuned vs torch_ref: 1.5x "
-        "(1 points; 2 left out: INVALID or no verdict; no interval: none at 1 of them)"
+        "(1 point; 2 left out: INVALID or no verdict; no interval: none at 1 of them)"
     ]
