@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -103,15 +104,24 @@ def fake_ncu_env(calls: Path | None = None) -> dict[str, str]:
     return env
 
 
-def run_gemmreg(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
-    """Run the real command line in a fresh process, as a user would."""
+def run_gemmreg(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 300, hangup: bool = False
+):
+    """Run the real command line in a fresh process, as a user would.
+    ``hangup``: with SIGHUP at its default, as typed at a terminal, for a
+    test that sends it (a test run under nohup would pass it on ignored)."""
     return subprocess.run(
         [sys.executable, "-m", "gemmreg", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         env={**os.environ, **(env or {})},
+        preexec_fn=_default_hangup if hangup else None,
     )
+
+
+def _default_hangup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 @contextlib.contextmanager

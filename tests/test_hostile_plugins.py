@@ -516,8 +516,12 @@ def test_a_worker_under_a_prefix_process_dies_with_gemmreg_too(tmp_path):
 
 
 def test_sigterm_and_sighup_raise_terminated_and_are_told_from_plugin_code():
+    """From their default disposition, as a command typed at a terminal has
+    them (whatever this test run inherited: under nohup, SIGHUP is ignored)."""
     saved = {s: signal.getsignal(s) for s in interrupts.TERMINATION_SIGNALS}
     try:
+        for signum in interrupts.TERMINATION_SIGNALS:
+            signal.signal(signum, signal.SIG_DFL)
         interrupts.install_termination_handlers()
         for signum in interrupts.TERMINATION_SIGNALS:
             with pytest.raises(interrupts.Terminated) as raised:
@@ -529,6 +533,23 @@ def test_sigterm_and_sighup_raise_terminated_and_are_told_from_plugin_code():
         for signum, handler in saved.items():
             signal.signal(signum, handler)
     assert not interrupts.from_signal(SystemExit(0))
+
+
+def test_a_hangup_ignored_before_gemmreg_started_stays_ignored():
+    """Started under nohup, SIGHUP arrives ignored: gemmreg leaves it so (the
+    run outlives its terminal, as its user asked) and still ends on SIGTERM."""
+    saved = {s: signal.getsignal(s) for s in interrupts.TERMINATION_SIGNALS}
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        interrupts.install_termination_handlers()
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN)
+        os.kill(os.getpid(), signal.SIGHUP)  # discarded by the kernel: nothing to raise
+        assert interrupts.termination_signal() == 0
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, handler)
 
 
 # ---------------------------------------------------------------------------

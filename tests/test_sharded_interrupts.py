@@ -32,6 +32,7 @@ def test_a_signal_mid_sweep_on_devices_keeps_the_finished_points(
         *("bench", "torch_ref", "fake_signals_parent", "--shape", "8:40:8", "--devices", "all"),
         *("--processes", "2", "--repeats", "2", "--warmup", "1", "--out", str(out)),
         env=env,
+        hangup=True,
     )
     assert (tmp_path / "signalled").exists()
     assert done.returncode == code, done.stderr[-3000:]
