@@ -22,7 +22,7 @@ from gemmreg_plugins.triton_tuned.tma_rules import TMA_ALIGN_BYTES
 
 if TYPE_CHECKING:
     import torch
-    from gemmreg_plugins.triton_tuned.grouped import GroupedConfig
+    from gemmreg_plugins.triton_tuned.grouped_configs import GroupedConfig
 
 GroupedLaunch = Any
 """``launch(a, b, out, offsets)``, a grouped problem's launch (what ``prepare`` returns)."""
