@@ -24,6 +24,7 @@ def report_history(args: argparse.Namespace) -> int:
 
     one_run = (
         ("--margin", args.margin is not None),
+        ("--sweep-wide", args.sweep_wide),
         ("--verdicts", args.verdicts),
         ("--regimes", args.regimes),
         ("--kernels", args.kernels),

@@ -223,4 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
         f"equivalence margin in percent (above 0 up to {cli_options.MAX_MARGIN_PCT:g}) and "
         "today's rules; one run only",
     )
+    report.add_argument(
+        "--sweep-wide",
+        action="store_true",
+        help="judge the saved sweep's verdicts again so that its claims hold at the run's "
+        "level (99.5%%) all together, not at each point on its own (Bonferroni over its "
+        "points); one run, or its --parts",
+    )
     return parser

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import argparse
 import math
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gemmreg.commands import cli_report_check, document_output
 from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _progress
 from gemmreg.contract import options as opt
 from gemmreg.contract.options import UsageError
+
+if TYPE_CHECKING:
+    from gemmreg.timing.timing_records import CompareReport
 
 VIEWS = (("--verdicts", "verdicts"), ("--regimes", "regimes"), ("--kernels", "kernels"))
 """The options that each show one view of a run's points (one at a time)."""
@@ -47,8 +52,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     for option, given in ((o, getattr(args, name)) for o, name in VIEWS):
         if given and len(args.runs) == 2 and not args.parts:  # a history refuses them itself
             raise UsageError(f"report {option} takes one run, not BEFORE AFTER")
-    if args.margin is not None and len(args.runs) == 2 and not args.parts:
-        raise UsageError("report --margin judges one run again; give one run")
+    for option, given in (("--margin", args.margin is not None), ("--sweep-wide", args.sweep_wide)):
+        if given and len(args.runs) == 2 and not args.parts:
+            raise UsageError(f"report {option} judges one run again; give one run")
     _refuse_unread(args)
     if len(args.runs) > 2 and not args.parts:
         from gemmreg.commands.cli_history import report_history
@@ -83,15 +89,14 @@ def cmd_report(args: argparse.Namespace) -> int:
         written += plots.write_plots(args.plot, loaded[-1][1], loaded[-1][0])
         of = " (of AFTER: BEFORE is in the table only)" if len(loaded) == 2 else ""
         _progress(f"plots written{of}: {', '.join(str(p) for p in written)}")
-    if args.margin is not None:
-        if len(loaded) != 1:
-            raise UsageError("report --margin judges one run again; give one run")
+    if args.margin is not None or args.sweep_wide:
         manifest, reports, partial = loaded[0]
-        judged = [rejudging.rejudge(r, args.margin / 100) for r in reports]
+        points = rejudging.judged_points(reports) if args.sweep_wide else 1
+        judged = [rejudging.rejudge(r, _margin(args, r.margin), points) for r in reports]
         loaded = [
             (manifest, [sweeping.flag_shared(r, manifest, _progress) for r in judged], partial)
         ]
-        _progress(f"verdicts judged again from the recorded processes, margin +-{args.margin:g}%")
+        _progress(_rejudged_line(args, reports, points))
     if len(loaded) == 1:
         manifest, reports, partial = loaded[0]
         if partial:
@@ -116,6 +121,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         else:
             document_output.emit(render_compare.run_output(manifest, reports, partial, args.format))
         means = [] if args.regimes or args.kernels else speedup_means.mean_lines(reports)
+        if means and not args.sweep_wide:
+            means += speedup_means.sweep_level_lines(reports, _sweep_wide_command(args))
         if means and not formats.get(args.format).document_only:
             document_output.emit("\n" + "\n".join(means))
         elif means:  # csv and json keep stdout to the document
@@ -147,6 +154,43 @@ def cmd_report(args: argparse.Namespace) -> int:
     if lost:
         _progress(f"gemmreg: timed BEFORE, no timing AFTER: {'; '.join(lost)}")
     return EXIT_FAILURE if any(c.regression for c in changes) or unjudged or lost else EXIT_OK
+
+
+def _margin(args: argparse.Namespace, saved: float | None) -> float:
+    """The margin a run is judged again at: ``--margin``'s, else the run's own."""
+    if args.margin is not None:
+        return float(args.margin) / 100
+    from gemmreg.timing import stats
+
+    return stats.DEFAULT_MARGIN if saved is None else saved
+
+
+def _rejudged_line(args: argparse.Namespace, reports: Sequence[CompareReport], points: int) -> str:
+    """What ``--margin`` and ``--sweep-wide`` did, said before the tables."""
+    from gemmreg.contract import numbers
+    from gemmreg.timing import rejudging, stats
+
+    line = "verdicts judged again from the recorded processes"
+    if args.margin is not None:
+        line += f", margin +-{args.margin:g}%"
+    if args.sweep_wide:
+        level = rejudging.run_level(reports) or stats.CONFIDENCE
+        each = stats.family_confidence(level, points)
+        line += (
+            f", at {numbers.level_percent(level)} across the sweep's "
+            f"{numbers.counted(points, 'judged point')} together "
+            f"({numbers.significant(100 * each, 8)}% at each)"
+        )
+    return line
+
+
+def _sweep_wide_command(args: argparse.Namespace) -> str:
+    """This report's command judged sweep-wide, for the line under the means."""
+    import shlex
+
+    runs = " ".join(shlex.quote(str(p)) for p in args.runs)
+    margin = f" --margin {args.margin:g}" if args.margin is not None else ""
+    return f"gemmreg report {runs}{' --parts' if args.parts else ''} --sweep-wide{margin}"
 
 
 def _refuse_unread(args: argparse.Namespace) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     else:
         document_output.emit(result.table(args.format))
     means = speedup_means.mean_lines(result.reports)
+    if means:
+        wide = f"gemmreg report {shlex.quote(str(out))} --sweep-wide"
+        means += speedup_means.sweep_level_lines(result.reports, wide)
     if means and not formatter.document_only:
         document_output.emit("\n" + "\n".join(means))
     elif means:  # csv and json keep stdout to the document

@@ -1,11 +1,13 @@
 """The lines under a sweep that sum its speedups up over its points
-(:func:`gemmreg.timing.weighted.pair_means`)."""
+(:func:`gemmreg.timing.weighted.pair_means`), and the one that says what its
+per-point verdicts amount to across its points (:mod:`gemmreg.timing.rejudging`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from gemmreg.contract import numbers
+from gemmreg.timing import rejudging
 from gemmreg.timing.timing_records import CompareReport
 from gemmreg.timing.weighted import pair_means
 
@@ -31,3 +33,25 @@ def mean_lines(reports: Sequence[CompareReport]) -> list[str]:
             f"{how} speedup: {mean.kernel} vs {mean.baseline}: {mean.speedup:.4g}x ({over})"
         )
     return lines
+
+
+def sweep_level_lines(reports: Sequence[CompareReport], command: str) -> list[str]:
+    """Under a sweep judged point by point: each point's claims hold at the
+    run's level, but a claim anywhere among its points only within the sum of
+    their error levels (the union bound); ``command`` judges them together.
+    Nothing for one point, or for a run saved without its level."""
+    points = rejudging.judged_points(reports)
+    level = rejudging.run_level(reports)
+    if points < 2 or level is None:
+        return []
+    bound = points * (1.0 - level)
+    said = (
+        f"a false claim somewhere among them is bounded by {numbers.significant(100 * bound)}%"
+        if bound < 1
+        else "their levels together bound nothing"
+    )
+    return [
+        f"verdicts: each point's at {numbers.level_percent(level)} on its own; over "
+        f"{points} points {said}: `{command}` judges them at "
+        f"{numbers.level_percent(level)} together"
+    ]

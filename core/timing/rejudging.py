@@ -1,13 +1,22 @@
 """Verdicts revisited after the timing: a saved run judged again from its
-per-process records (``gemmreg report --margin``), and a note added to every
-verdict of a report (one taken beside another process on the GPU).
+per-process records (``gemmreg report --margin``, ``--sweep-wide``), and a
+note added to every verdict of a report (one taken beside another process on
+the GPU).
+
+Each point of a sweep is judged on its own: its pairs together keep the
+chance of any false claim at that point within ``1 - confidence`` (0.5%).
+Across a sweep's points the chances add up: over Llama 3 8B's 20 projections
+a false claim somewhere is bounded by 10% only. ``--sweep-wide`` judges
+every point at the level that keeps the whole sweep within ``1 - confidence``
+(Bonferroni over the points judged, then over each point's pairs as always):
+the level to read "never SLOWER on all 20 points" or "FASTER everywhere" at.
 
 Pure, like every judge of a verdict: what to print about it is the caller's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -16,6 +25,7 @@ from gemmreg.timing import stats
 from gemmreg.timing.look_verdicts import interrupted, verdicts
 from gemmreg.timing.timing_records import CompareReport
 from gemmreg.timing.vetoes import revetted
+from gemmreg.timing.weighted import JUDGED
 
 NOT_REJUDGED = "not judged again: this run has no per-process records (saved before rounds)"
 
@@ -33,17 +43,36 @@ def shared_gpu_note(manifest: Mapping[str, Any]) -> str | None:
     return f"SHARED GPU: {busy}" if busy else None
 
 
-def rejudge(report: CompareReport, margin: float) -> CompareReport:
+def judged_points(reports: Sequence[CompareReport]) -> int:
+    """The points whose verdicts were judged at a level (some pair could make
+    a claim there): the family a claim anywhere in the sweep belongs to. A
+    point whose pairs are all INVALID or without a verdict claims nothing."""
+    return sum(
+        1
+        for r in reports
+        if any(v.verdict in JUDGED and v.confidence is not None for v in r.verdicts)
+    )
+
+
+def run_level(reports: Sequence[CompareReport]) -> float | None:
+    """The level the run asked for (99.5%), or None for a run saved without one."""
+    return next((r.confidence for r in reports if r.confidence is not None), None)
+
+
+def rejudge(report: CompareReport, margin: float, points: int = 1) -> CompareReport:
     """The saved run's verdicts again, from its per-process records, with
     ``margin`` and the rules of this version: a user can ask what a run says
-    at another margin without timing again. A sequential run is judged at
-    the looks it took, each at its own level. A run saved before per-process
-    records existed keeps its verdicts, and says so. Its summaries get the
-    end-to-end vetoes of this version (:func:`revetted`) first."""
+    at another margin without timing again. ``points``: the sweep's judged
+    points, when its claims are to hold at the run's level all together
+    (each point judged at ``1 - (1 - confidence) / points``). A sequential
+    run is judged at the looks it took, each at its own level. A run saved
+    before per-process records existed keeps its verdicts, and says so. Its
+    summaries get the end-to-end vetoes of this version (:func:`revetted`) first."""
     if not report.records:
         return with_note(report, NOT_REJUDGED)
     report = revetted(report)
-    confidence = stats.CONFIDENCE if report.confidence is None else report.confidence
+    asked = stats.CONFIDENCE if report.confidence is None else report.confidence
+    confidence = stats.family_confidence(asked, points)
     judged = verdicts(
         report.summaries,
         report.records,
