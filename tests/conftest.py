@@ -27,6 +27,13 @@ from gemmreg.contract.backend import settle_interpreter_early  # noqa: E402
 
 settle_interpreter_early()
 
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    # A suite started as a background job of a non-interactive shell (`scripts/test.sh &`)
+    # inherits SIGINT ignored, and the gemmreg processes it starts would keep it ignored,
+    # as Python does for an ignored SIGINT (rightly: so does gemmreg). The tests that
+    # interrupt them send SIGINT as a terminal's Ctrl-C does, to a process that heeds it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
 HANG_LIMIT_S = 4
 """The task limit where a fake kernel hangs on purpose and the test waits it out.
 What must finish within it is a tiny task (a small check case, a cold start,

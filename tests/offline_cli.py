@@ -68,3 +68,10 @@ def run_main(argv: Sequence[str], capsys: pytest.CaptureFixture[str]) -> Outcome
     code = cli.main(list(argv))
     captured = capsys.readouterr()
     return Outcome(code=code, out=captured.out, err=captured.err)
+
+
+def without_sweep_command(text: str) -> list[str]:
+    """A report's lines but the one under its means that names the command
+    judging the sweep at one level (``verdicts: ...``): that line names the
+    runs read, which differ between a whole sweep and its parts."""
+    return [x for x in text.splitlines() if not x.startswith("verdicts: ")]

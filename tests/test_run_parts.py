@@ -10,7 +10,7 @@ from pathlib import Path
 
 import attrs
 from gemmreg.reporting import runs
-from offline_cli import run_main
+from offline_cli import run_main, without_sweep_command
 
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = ROOT / "evidence/2026-12-04-h200-tma-split-k-llm-decode/bf16-1-16-128/bench"
@@ -23,12 +23,6 @@ def split(tmp_path: Path, at: int) -> tuple[Path, Path]:
     runs.write_run(first, manifest, reports[:at], partial=False)
     runs.write_run(second, manifest, reports[at:], partial=False)
     return first, second
-
-
-def results(text: str) -> list[str]:
-    """The output's lines but the one naming the command that judges the sweep
-    at one level (it names the runs, which differ between a whole and its parts)."""
-    return [x for x in text.splitlines() if not x.startswith("verdicts: ")]
 
 
 def mean_line(text: str) -> str:
@@ -46,8 +40,8 @@ def test_parts_summarise_as_the_whole_sweep(tmp_path, capsys):
     assert mean_line(joined.out).endswith("; 12 points, weight 21)")  # after its interval
     # the same table, point for point, and the same mean; the line after them names the
     # command that judges the sweep at one level, which names the parts
-    assert results(joined.out) == results(whole.out)
-    told = [x for x in joined.out.splitlines() if x not in results(joined.out)]
+    assert without_sweep_command(joined.out) == without_sweep_command(whole.out)
+    told = [x for x in joined.out.splitlines() if x not in without_sweep_command(joined.out)]
     assert len(told) == 1 and f"{first} {second} --parts --sweep-wide`" in told[0]
     assert "2 runs read as one sweep" in joined.err and "5 points" in joined.err
     # Each part alone summarises its own points only: the reason to join them.
@@ -108,7 +102,7 @@ def test_a_point_left_unfinished_in_one_part_is_taken_whole_from_another(tmp_pat
         joined = run_main(["report", "--parts", *map(str, order), "--verdicts"], capsys)
         assert joined.code == 0, joined.err
         # The whole timing stands: the table and the mean are the whole sweep's.
-        assert results(joined.out) == results(whole.out)
+        assert without_sweep_command(joined.out) == without_sweep_command(whole.out)
         assert mean_line(joined.out) == mean_line(whole.out)
         assert "[PARTIAL]" not in joined.out
         assert f"unfinished in {cut}, taken whole from {second}" in joined.err
