@@ -94,3 +94,11 @@ def test_points_that_claim_nothing_are_not_counted():
 def test_sweep_wide_takes_one_run_or_its_parts(capsys):
     run_main(["report", *PARTS, "--sweep-wide"], capsys).assert_refused()
     run_main(["report", *PARTS, PARTS[0], "--sweep-wide"], capsys).assert_refused()
+
+
+def test_sweep_wide_on_one_judged_point_would_change_nothing_and_is_refused(tmp_path, capsys):
+    manifest, reports, _ = runs.load_run(Path(PARTS[0]))
+    runs.write_run(tmp_path / "one", manifest, reports[:1], partial=False)
+    refused = run_main(["report", str(tmp_path / "one"), "--sweep-wide"], capsys)
+    refused.assert_refused()
+    assert "this run has 1 judged point, so it would change nothing" in refused.err

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from gemmreg.commands import cli_report_check, document_output
 from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _progress
+from gemmreg.contract import numbers
 from gemmreg.contract import options as opt
 from gemmreg.contract.options import UsageError
 
@@ -67,6 +68,12 @@ def cmd_report(args: argparse.Namespace) -> int:
             loaded = [run_parts.join_parts([str(p) for p in args.runs], loaded)]
     except runs.RunError as error:
         raise UsageError(str(error)) from None
+    if args.sweep_wide and rejudging.judged_points(loaded[0][1]) < 2:
+        counted = numbers.counted(rejudging.judged_points(loaded[0][1]), "judged point")
+        raise UsageError(
+            f"report --sweep-wide judges a sweep's points together: this run has {counted}, "
+            "so it would change nothing; drop it"
+        )
     for note in notes:
         _progress(note)
     if args.parts:
@@ -167,7 +174,6 @@ def _margin(args: argparse.Namespace, saved: float | None) -> float:
 
 def _rejudged_line(args: argparse.Namespace, reports: Sequence[CompareReport], points: int) -> str:
     """What ``--margin`` and ``--sweep-wide`` did, said before the tables."""
-    from gemmreg.contract import numbers
     from gemmreg.timing import rejudging, stats
 
     line = "verdicts judged again from the recorded processes"
