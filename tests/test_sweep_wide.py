@@ -13,6 +13,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from conftest import run_gemmreg
 from gemmreg.reporting import runs, speedup_means
 from gemmreg.timing import rejudging, stats
 from offline_cli import run_main
@@ -102,3 +103,23 @@ def test_sweep_wide_on_one_judged_point_would_change_nothing_and_is_refused(tmp_
     refused = run_main(["report", str(tmp_path / "one"), "--sweep-wide"], capsys)
     refused.assert_refused()
     assert "this run has 1 judged point, so it would change nothing" in refused.err
+
+
+def test_bench_names_the_command_that_judges_its_sweep_whole(fake_plugins, tmp_path):
+    """The line under a sweep's means comes from ``bench`` itself, naming the
+    run it saved; the command it names reads that run at the sweep's level."""
+    fake_plugins("good")
+    out = tmp_path / "sweep"
+    done = run_gemmreg(
+        *("bench", "torch_ref", "fake_good", "--shape", "8x8x8,16x8x8", "--processes", "3"),
+        *("--repeats", "3", "--warmup", "1", "--out", str(out)),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    command = f"gemmreg report {shlex.quote(str(out))} --sweep-wide"
+    assert done.stdout.rstrip().splitlines()[-1] == (
+        "verdicts: each point's at 99.5% on its own; over 2 points a false claim somewhere "
+        f"among them is bounded by 1%: `{command}` judges them at 99.5% together"
+    )
+    wide = run_gemmreg(*shlex.split(command)[1:], "--verdicts")
+    assert wide.returncode == 0, wide.stderr
+    assert "at 99.5% across the sweep's 2 judged points together (99.75% at each)" in wide.stderr
