@@ -68,8 +68,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             loaded = [run_parts.join_parts([str(p) for p in args.runs], loaded)]
     except runs.RunError as error:
         raise UsageError(str(error)) from None
-    if args.sweep_wide and rejudging.judged_points(loaded[0][1]) < 2:
-        counted = numbers.counted(rejudging.judged_points(loaded[0][1]), "judged point")
+    judged_points = rejudging.judged_points(loaded[0][1])
+    if args.sweep_wide and judged_points < 2:
+        counted = numbers.counted(judged_points, "judged point")
         raise UsageError(
             f"report --sweep-wide judges a sweep's points together: this run has {counted}, "
             "so it would change nothing; drop it"
@@ -98,7 +99,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         _progress(f"plots written{of}: {', '.join(str(p) for p in written)}")
     if args.margin is not None or args.sweep_wide:
         manifest, reports, partial = loaded[0]
-        points = rejudging.judged_points(reports) if args.sweep_wide else 1
+        points = judged_points if args.sweep_wide else 1
         judged = [rejudging.rejudge(r, _margin(args, r.margin), points) for r in reports]
         loaded = [
             (manifest, [sweeping.flag_shared(r, manifest, _progress) for r in judged], partial)
