@@ -68,9 +68,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             loaded = [run_parts.join_parts([str(p) for p in args.runs], loaded)]
     except runs.RunError as error:
         raise UsageError(str(error)) from None
-    judged_points = rejudging.judged_points(loaded[0][1])
-    if args.sweep_wide and judged_points < 2:
-        counted = numbers.counted(judged_points, "judged point")
+    points = rejudging.judged_points(loaded[0][1]) if args.sweep_wide else 1
+    if args.sweep_wide and points < 2:
+        counted = numbers.counted(points, "judged point")
         raise UsageError(
             f"report --sweep-wide judges a sweep's points together: this run has {counted}, "
             "so it would change nothing; drop it"
@@ -99,7 +99,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         _progress(f"plots written{of}: {', '.join(str(p) for p in written)}")
     if args.margin is not None or args.sweep_wide:
         manifest, reports, partial = loaded[0]
-        points = judged_points if args.sweep_wide else 1
         judged = [rejudging.rejudge(r, _margin(args, r.margin), points) for r in reports]
         loaded = [
             (manifest, [sweeping.flag_shared(r, manifest, _progress) for r in judged], partial)
@@ -130,7 +129,10 @@ def cmd_report(args: argparse.Namespace) -> int:
             document_output.emit(render_compare.run_output(manifest, reports, partial, args.format))
         means = [] if args.regimes or args.kernels else speedup_means.mean_lines(reports)
         if means and not args.sweep_wide:
-            means += speedup_means.sweep_level_lines(reports, _sweep_wide_command(args))
+            wide = speedup_means.sweep_wide_command(
+                [str(p) for p in args.runs], args.parts, args.margin
+            )
+            means += speedup_means.sweep_level_lines(reports, wide)
         if means and not formats.get(args.format).document_only:
             document_output.emit("\n" + "\n".join(means))
         elif means:  # csv and json keep stdout to the document
@@ -175,13 +177,14 @@ def _margin(args: argparse.Namespace, saved: float | None) -> float:
 
 def _rejudged_line(args: argparse.Namespace, reports: Sequence[CompareReport], points: int) -> str:
     """What ``--margin`` and ``--sweep-wide`` did, said before the tables."""
-    from gemmreg.timing import rejudging, stats
+    from gemmreg.timing import stats, weighted
 
     line = "verdicts judged again from the recorded processes"
     if args.margin is not None:
         line += f", margin +-{args.margin:g}%"
     if args.sweep_wide:
-        level = rejudging.run_level(reports) or stats.CONFIDENCE
+        asked = weighted.run_level(reports)
+        level = stats.CONFIDENCE if asked is None else asked
         each = stats.family_confidence(level, points)
         line += (
             f", at {numbers.level_percent(level)} across the sweep's "
@@ -189,15 +192,6 @@ def _rejudged_line(args: argparse.Namespace, reports: Sequence[CompareReport], p
             f"({numbers.significant(100 * each, 8)}% at each)"
         )
     return line
-
-
-def _sweep_wide_command(args: argparse.Namespace) -> str:
-    """This report's command judged sweep-wide, for the line under the means."""
-    import shlex
-
-    runs = " ".join(shlex.quote(str(p)) for p in args.runs)
-    margin = f" --margin {args.margin:g}" if args.margin is not None else ""
-    return f"gemmreg report {runs}{' --parts' if args.parts else ''} --sweep-wide{margin}"
 
 
 def _refuse_unread(args: argparse.Namespace) -> None:

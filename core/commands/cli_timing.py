@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shlex
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +140,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         document_output.emit(result.table(args.format))
     means = speedup_means.mean_lines(result.reports)
     if means:
-        wide = f"gemmreg report {shlex.quote(str(out))} --sweep-wide"
+        wide = speedup_means.sweep_wide_command([str(out)])
         means += speedup_means.sweep_level_lines(result.reports, wide)
     if means and not formatter.document_only:
         document_output.emit("\n" + "\n".join(means))

@@ -4,12 +4,13 @@ per-point verdicts amount to across its points (:mod:`gemmreg.timing.rejudging`)
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 
 from gemmreg.contract import numbers
 from gemmreg.timing import rejudging
 from gemmreg.timing.timing_records import CompareReport
-from gemmreg.timing.weighted import pair_means
+from gemmreg.timing.weighted import pair_means, run_level
 
 
 def mean_lines(reports: Sequence[CompareReport]) -> list[str]:
@@ -41,7 +42,7 @@ def sweep_level_lines(reports: Sequence[CompareReport], command: str) -> list[st
     their error levels (the union bound); ``command`` judges them together.
     Nothing for one point, or for a run saved without its level."""
     points = rejudging.judged_points(reports)
-    level = rejudging.run_level(reports)
+    level = run_level(reports)
     if points < 2 or level is None:
         return []
     bound = points * (1.0 - level)
@@ -55,3 +56,14 @@ def sweep_level_lines(reports: Sequence[CompareReport], command: str) -> list[st
         f"{points} points {said}: `{command}` judges them at "
         f"{numbers.level_percent(level)} together"
     ]
+
+
+def sweep_wide_command(
+    runs: Sequence[str], parts: bool = False, margin: float | None = None
+) -> str:
+    """``gemmreg report RUNS --sweep-wide``, as :func:`sweep_level_lines` names it:
+    the runs quoted for a shell, with ``--parts`` and ``--margin`` as given."""
+    named = " ".join(shlex.quote(run) for run in runs)
+    joined = " --parts" if parts else ""
+    judged = f" --margin {margin:g}" if margin is not None else ""
+    return f"gemmreg report {named}{joined} --sweep-wide{judged}"

@@ -54,11 +54,6 @@ def judged_points(reports: Sequence[CompareReport]) -> int:
     )
 
 
-def run_level(reports: Sequence[CompareReport]) -> float | None:
-    """The level the run asked for (99.5%), or None for a run saved without one."""
-    return next((r.confidence for r in reports if r.confidence is not None), None)
-
-
 def rejudge(report: CompareReport, margin: float, points: int = 1) -> CompareReport:
     """The saved run's verdicts again, from its per-process records, with
     ``margin`` and the rules of this version: a user can ask what a run says

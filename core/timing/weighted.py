@@ -57,6 +57,11 @@ JUDGED = frozenset({"faster", "slower", "equivalent", "inconclusive", "indisting
 schema 1's word for a level pair)."""
 
 
+def run_level(reports: Sequence[CompareReport]) -> float | None:
+    """The level the run asked for (99.5%), or None for a run saved without one."""
+    return next((r.confidence for r in reports if r.confidence is not None), None)
+
+
 def pair_means(reports: Sequence[CompareReport]) -> list[PairMean]:
     """One mean per pair, in the order the pairs first appear."""
     sums: dict[tuple[str, str], _Sums] = {}
@@ -78,7 +83,8 @@ def pair_means(reports: Sequence[CompareReport]) -> list[PairMean]:
                 total.without_interval += 1
             else:
                 total.variances.append((weight * weight * spread[0], spread[1]))
-    asked = next((r.confidence for r in reports if r.confidence is not None), stats.CONFIDENCE)
+    saved = run_level(reports)
+    asked = stats.CONFIDENCE if saved is None else saved
     level = stats.family_confidence(asked, sum(1 for t in sums.values() if t.points))
     return [
         PairMean(
