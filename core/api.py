@@ -146,6 +146,7 @@ def bench(
     timeout: float | None = None,
     l2: str | None = None,
     device_processes: int | None = None,
+    sweep_wide: bool = False,
     out: PathLike | None = None,
     force: bool = False,
     progress: Callable[[str], None] | None = None,
@@ -155,8 +156,10 @@ def bench(
     ``out``, by default a new folder under ``runs/``).
 
     ``shapes``: as ``--shape`` takes them (``"256:1024:256,2048"``, squares
-    and ranges included), or a list of ``"MxNxK"`` and ``(m, n, k)``. The
-    other keywords are :func:`compare`'s (``batch`` and ``groups``: every point's)."""
+    and ranges included), or a list of ``"MxNxK"`` and ``(m, n, k)``.
+    ``sweep_wide``: judge the points together (``--sweep-wide``), so that a
+    claim anywhere among them holds at the run's level. The other keywords
+    are :func:`compare`'s (``batch`` and ``groups``: every point's)."""
     from gemmreg.timing.points import points
 
     timing = keywords.timing(
@@ -164,6 +167,7 @@ def bench(
     )
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
     batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
+    wide = keywords.flag(sweep_wide, "sweep_wide")
     asked = dict(shapes=shapes, dtypes=dtypes, layouts=layouts, **fp8, **batched, **timing)
     chosen = points(
         keywords.shapes(shapes, keywords.groups(groups)),
@@ -187,8 +191,11 @@ def bench(
         force=force,
         manifest={
             "shapes": keywords.label(shapes),
-            "command": keywords.call("bench", kernels, **asked, out=out, force=force),
+            "command": keywords.call(
+                "bench", kernels, **asked, sweep_wide=wide, out=out, force=force
+            ),
         },
+        sweep_wide=wide,
     )
     return launching.answered(bench_command.bench, None, request, progress)
 
@@ -207,6 +214,7 @@ def resume(
     timeout: float | None = None,
     l2: str | None = None,
     device_processes: int | None = None,
+    sweep_wide: bool = False,
     out: PathLike | None = None,
     force: bool = False,
     progress: Callable[[str], None] | None = None,
@@ -217,13 +225,15 @@ def resume(
     in its order and with its weights, and saved as a run of their own
     (``run`` is never written); ``report --parts RUN OUT`` joins the two.
     With no timing keyword, the rest is timed as ``run`` was asked to be
-    (a progress line says so); the keywords are :func:`bench`'s."""
+    (a progress line says so), and judged as ``run`` judged its points
+    (together where it was sweep-wide); the keywords are :func:`bench`'s."""
     from gemmreg.commands import resuming
 
     timing = keywords.timing(
         processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
     )
-    request, lines = resuming.called(run, kernels, TimingAsked(**timing), out, force)
+    wide = keywords.flag(sweep_wide, "sweep_wide")
+    request, lines = resuming.called(run, kernels, TimingAsked(**timing), out, force, wide)
     if progress is not None:  # what it times and what the run has, before the work
         for line in lines:
             progress(line)

@@ -44,6 +44,9 @@ def test_report_of_a_saved_check_writes_its_document_formats(saved_check, capsys
         (["--verdicts"], "--verdicts reads a run's timings"),
         (["--kernels", "--margin", "2"], "--kernels and --margin read a run's timings"),
         (["--threshold", "5"], "--threshold reads a run's timings"),
+        (["--threshold", "0"], "--threshold reads a run's timings"),
+        (["--sweep-wide"], "--sweep-wide reads a run's timings"),
+        (["--fail-on", "slower"], "--fail-on reads a run's timings"),
     ],
 )
 def test_a_timing_runs_options_are_refused_for_a_saved_check(saved_check, capsys, extra, words):

@@ -201,7 +201,7 @@ class FakePool:
         assert count == 0
 
 
-def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None, gpus=()):
+def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None, gpus=(), family=1):
     """A CPU comparison of two kernels whose process ``p`` measures the
     log-ratio ``ratio_of(p)``; the pool and the report."""
     from fake_plugins import fp32_spec
@@ -236,6 +236,7 @@ def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None, gpus=()):
         budget_s=budget_s,
         on_batch=on_batch,
         gpus=gpus,
+        family=family,
     )
     return pool, report
 
@@ -265,6 +266,24 @@ def test_an_undecided_pair_gets_batches_until_it_is_decided(monkeypatch, fake_pl
     assert sorted(pool.ran) == list(range(report.looks[-1]))
     assert report.looks[0] == 3 and list(report.looks) == sorted(set(report.looks))
     assert v.processes == report.looks[-1]  # the run stopped once its one pair was decided
+
+
+def test_a_point_judged_with_a_sweep_adds_processes_until_the_sweeps_level_decides(
+    monkeypatch, fake_plugins
+):
+    """``bench --sweep-wide``: the looks are aimed at the run's level over the
+    sweep's points, so a pair decided alone at its first look may need more."""
+    spread = lambda p: math.log(1.03) + 0.015 * (-1) ** p * (1 + p % 3) / 2  # noqa: E731
+    _, alone = compare_with(monkeypatch, spread, 1e9)
+    pool, together = compare_with(monkeypatch, spread, 1e9, family=20)
+    assert alone.family == 1 and together.family == 20
+    (a,), (t,) = alone.verdicts, together.verdicts
+    assert a.verdict == t.verdict == "faster"
+    assert t.processes is not None and a.processes is not None and t.processes > a.processes
+    assert len(pool.ran) == together.looks[-1] == t.processes
+    look = together.looks.index(t.processes) + 1  # looks count from 1
+    level = sequential.look_confidence(look, stats.family_confidence(stats.CONFIDENCE, 20))
+    assert t.confidence == pytest.approx(level)
 
 
 def test_a_pair_never_decided_runs_to_the_cap_or_the_budget(monkeypatch, fake_plugins):

@@ -2,7 +2,10 @@
 keep a false claim at that point within 0.5%; over a sweep's points those
 chances add up (20 points: 10%). The line under a sweep's means says so and
 names the command that judges the points together (``report --sweep-wide``:
-Bonferroni over the judged points), whose claims then hold at 99.5% all at once."""
+Bonferroni over the judged points), whose claims then hold at 99.5% all at once.
+``bench --sweep-wide`` judges them so from the start (its budget aimed at that
+level, its gate reading it), and ``report --fail-on`` gates a saved run's
+verdicts as judged there."""
 
 from __future__ import annotations
 
@@ -51,7 +54,11 @@ def test_a_sweep_judged_point_by_point_bounds_a_false_claim_among_its_points(cap
         "verdicts judged again from the recorded processes, at 99.5% across the sweep's "
         "20 judged points together (99.975% at each)" in wide.err
     )
-    assert not any(x.startswith("verdicts: ") for x in wide.out.splitlines())
+    # the document itself says the level its verdicts now hold at
+    (together,) = [x for x in wide.out.splitlines() if x.startswith("verdicts: ")]
+    assert together == (
+        "verdicts: at 99.5% across the sweep's 20 points together (each point's at 99.975%)"
+    )
     # the mean is one statement per pair, already at the run's level: unchanged
     means = [x for x in per_point.out.splitlines() if "geometric-mean" in x]
     assert means == [x for x in wide.out.splitlines() if "geometric-mean" in x]

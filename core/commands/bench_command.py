@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 from gemmreg.commands import option_effects
 from gemmreg.commands.launching import (
     LOCAL,
@@ -25,7 +26,7 @@ from gemmreg.commands.launching import (
     start_ahead,
     warn_if_long,
 )
-from gemmreg.commands.request_values import check_names
+from gemmreg.commands.request_values import Spell, check_names
 from gemmreg.commands.requests import BenchRequest
 from gemmreg.commands.results import BenchResult
 from gemmreg.contract.options import UsageError
@@ -53,6 +54,7 @@ def bench(
     option_effects.refuse_force_without_out(request.out, request.force, launch.spell, True)
     names = list(request.kernels)
     problems = [point.problem for point in request.points]
+    _refuse_sweep_wide(request, len(problems), launch.spell)
     # On Ray each actor starts its pool on its node; with --devices, one pool per GPU.
     ahead = start_ahead(names, request.timing, False, launch)
     with killed_on_error(ahead):
@@ -88,6 +90,9 @@ def bench(
         if launch.meter
         else None
     )
+    family = _family(request, len(problems) * models)
+    if family > 1:
+        timing = attrs.evolve(timing, family=family)
     line = progress if meter is None else meter.line
     weights = [point.weight for point in request.points] if request.weighted else None
     fields: dict[str, object] = dict(
@@ -100,6 +105,8 @@ def bench(
     # interrupted run lacks is then known (bench --resume, report --parts).
     fields[run_plan.PLAN_KEY] = run_plan.recorded(names, request.points, request.weighted)
     fields[run_plan.TIMING_KEY] = request.timing.given()  # what bench --resume times the rest with
+    if family > 1:
+        fields[run_plan.FAMILY_KEY] = family  # and judges it with
     job = SweepJob(
         kernels=kernels,
         problems=problems,
@@ -124,3 +131,29 @@ def bench(
         out=out,
         not_saved="" if done.not_saved is None else str(done.not_saved),
     )
+
+
+def _refuse_sweep_wide(request: BenchRequest, points: int, spell: Spell) -> None:
+    """``--sweep-wide`` where judging together would change nothing, in one
+    line before any work: one kernel (no pair), or one point (each GPU model
+    a point takes adds one, so one point on one model is the least)."""
+    if not request.sweep_wide:
+        return
+    if len(request.kernels) < 2:
+        raise UsageError(
+            f"{spell('sweep_wide')} judges pairs: one kernel makes no pair; name a baseline first"
+        )
+    if (points if request.family is None else request.family) < 2:
+        raise UsageError(
+            f"{spell('sweep_wide')} judges a sweep's points together: this sweep has one "
+            "point, so it would change nothing; drop it"
+        )
+
+
+def _family(request: BenchRequest, judged: int) -> int:
+    """The points whose verdicts are judged together: 1 unless the request
+    is sweep-wide; then ``judged`` (every point, on each GPU model), or the
+    saved sweep's own count where the request times its rest."""
+    if not request.sweep_wide:
+        return 1
+    return judged if request.family is None else request.family

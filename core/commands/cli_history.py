@@ -25,6 +25,7 @@ def report_history(args: argparse.Namespace) -> int:
     one_run = (
         ("--margin", args.margin is not None),
         ("--sweep-wide", args.sweep_wide),
+        ("--fail-on", bool(args.fail_on)),
         ("--verdicts", args.verdicts),
         ("--regimes", args.regimes),
         ("--kernels", args.kernels),

@@ -132,14 +132,10 @@ def percent(fraction: float) -> str:
     return f"{fraction:.1%}".replace("%", "%%")
 
 
-def add_timing_options(parser: argparse.ArgumentParser) -> None:
-    # The defaults quoted are read from the constants that set them.
+def fail_on_option(parser: argparse.ArgumentParser, more: str = "") -> None:
+    """``--fail-on``: the verdicts as a CI gate (:mod:`gemmreg.commands.gates`)."""
     from gemmreg.commands import gates
-    from gemmreg.timing import rounds, sequential, stats
-    from gemmreg.timing import timing_options as defaults
 
-    gpu = defaults.GPU_POLICY
-    parser.add_argument("--timeout", type=timeout_type(), default=None, help=TIMEOUT_HELP)
     parser.add_argument(
         "--fail-on",
         type=gates.parse,
@@ -148,8 +144,19 @@ def add_timing_options(parser: argparse.ArgumentParser) -> None:
         metavar="slower|not-faster|invalid",
         help="exit 1, with one line naming the pairs, where a pair is judged SLOWER "
         "(slower), anything but FASTER (not-faster) or INVALID (invalid); comma-separated "
-        "for several. Pairs as the tables list them: each plugin against each named before it",
+        "for several. Pairs as the tables list them: each plugin against each named before it"
+        + more,
     )
+
+
+def add_timing_options(parser: argparse.ArgumentParser) -> None:
+    # The defaults quoted are read from the constants that set them.
+    from gemmreg.timing import rounds, sequential, stats
+    from gemmreg.timing import timing_options as defaults
+
+    gpu = defaults.GPU_POLICY
+    parser.add_argument("--timeout", type=timeout_type(), default=None, help=TIMEOUT_HELP)
+    fail_on_option(parser)
     parser.add_argument(
         "--processes",
         type=opt.integer("--processes", 1, opt.MAX_PROCESSES),

@@ -155,6 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--layout", default=None, help="comma-separated layouts (default: rowmajor)")
     cli_problem_options.problem_form_options(bench, many=False)
     cli_options.add_timing_options(bench)
+    bench.add_argument(
+        "--sweep-wide",
+        action="store_true",
+        help="judge the sweep's points together: each point's pairs at the run's level "
+        "(99.5%%) Bonferroni-corrected over the points, so that a claim anywhere in the "
+        "sweep (never SLOWER, FASTER everywhere) holds at 99.5%%, --fail-on gates at that "
+        "level and --budget adds processes until it decides; --resume judges the rest as "
+        "the run was judged",
+    )
     cli_options.devices_option(
         bench, "each point on one of them, every point on each model", ray=True
     )
@@ -229,5 +238,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge the saved sweep's verdicts again so that its claims hold at the run's "
         "level (99.5%%) all together, not at each point on its own (Bonferroni over its "
         "points); one run, or its --parts",
+    )
+    cli_options.fail_on_option(
+        report,
+        "; as judged here (with --margin, --sweep-wide), of one run or its --parts. A "
+        "partial run fails every gate: its missing points have no verdict",
     )
     return parser

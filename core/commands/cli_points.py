@@ -107,6 +107,7 @@ def bench_request(args: argparse.Namespace) -> BenchRequest:
         force=args.force,
         weighted=args.shapes is not None,
         manifest={"shapes": args.shape, **source},
+        sweep_wide=args.sweep_wide,
     )
 
 

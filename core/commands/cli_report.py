@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gemmreg.commands import cli_report_check, document_output
-from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _progress
+from gemmreg.commands.cli_common import EXIT_FAILURE, EXIT_OK, _error, _progress
 from gemmreg.contract import numbers
 from gemmreg.contract import options as opt
 from gemmreg.contract.options import UsageError
@@ -56,6 +56,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     for option, given in (("--margin", args.margin is not None), ("--sweep-wide", args.sweep_wide)):
         if given and len(args.runs) == 2 and not args.parts:
             raise UsageError(f"report {option} judges one run again; give one run")
+    if args.fail_on and len(args.runs) == 2 and not args.parts:
+        raise UsageError(
+            "report --fail-on gates one run's verdicts (or its --parts); BEFORE AFTER exits 1 "
+            "on a regression itself"
+        )
     _refuse_unread(args)
     if len(args.runs) > 2 and not args.parts:
         from gemmreg.commands.cli_history import report_history
@@ -68,8 +73,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             loaded = [run_parts.join_parts([str(p) for p in args.runs], loaded)]
     except runs.RunError as error:
         raise UsageError(str(error)) from None
-    points = rejudging.judged_points(loaded[0][1]) if args.sweep_wide else 1
-    if args.sweep_wide and points < 2:
+    points = rejudging.judged_points(loaded[0][1]) if args.sweep_wide else None
+    if points is not None and points < 2:
         counted = numbers.counted(points, "judged point")
         raise UsageError(
             f"report --sweep-wide judges a sweep's points together: this run has {counted}, "
@@ -128,7 +133,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         else:
             document_output.emit(render_compare.run_output(manifest, reports, partial, args.format))
         means = [] if args.regimes or args.kernels else speedup_means.mean_lines(reports)
-        if means and not args.sweep_wide:
+        if means:
             wide = speedup_means.sweep_wide_command(
                 [str(p) for p in args.runs], args.parts, args.margin
             )
@@ -137,7 +142,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             document_output.emit("\n" + "\n".join(means))
         elif means:  # csv and json keep stdout to the document
             _progress("\n".join(means))
-        return EXIT_OK
+        return _gate(args, reports, partial)
     threshold = regression.DEFAULT_THRESHOLD_PCT if args.threshold is None else args.threshold
     (before_manifest, before, _), (after_manifest, after, _) = loaded
     if not (math.isfinite(threshold) and threshold >= 0):
@@ -166,6 +171,28 @@ def cmd_report(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if any(c.regression for c in changes) or unjudged or lost else EXIT_OK
 
 
+def _gate(args: argparse.Namespace, reports: Sequence[CompareReport], partial: bool) -> int:
+    """``--fail-on`` over the verdicts as judged here: exit 1 with the gate's
+    line where a pair fails it, or where the run is partial (its missing
+    points were never judged: a gate passes whole runs only)."""
+    if not args.fail_on:
+        return EXIT_OK
+    from gemmreg.commands import gates
+
+    if partial:  # parts joined with a planned point no part timed whole are partial too
+        conditions = ",".join(args.fail_on)
+        _error(
+            f"--fail-on {conditions}: the run is partial: its missing points have no verdict "
+            "to gate (bench --resume times them)"
+        )
+        return EXIT_FAILURE
+    line = gates.gate_line(reports, args.fail_on)
+    if line:
+        _error(line)
+        return EXIT_FAILURE
+    return EXIT_OK
+
+
 def _margin(args: argparse.Namespace, saved: float | None) -> float:
     """The margin a run is judged again at: ``--margin``'s, else the run's own."""
     if args.margin is not None:
@@ -175,14 +202,16 @@ def _margin(args: argparse.Namespace, saved: float | None) -> float:
     return stats.DEFAULT_MARGIN if saved is None else saved
 
 
-def _rejudged_line(args: argparse.Namespace, reports: Sequence[CompareReport], points: int) -> str:
+def _rejudged_line(
+    args: argparse.Namespace, reports: Sequence[CompareReport], points: int | None
+) -> str:
     """What ``--margin`` and ``--sweep-wide`` did, said before the tables."""
     from gemmreg.timing import stats, weighted
 
     line = "verdicts judged again from the recorded processes"
     if args.margin is not None:
         line += f", margin +-{args.margin:g}%"
-    if args.sweep_wide:
+    if points is not None:
         asked = weighted.run_level(reports)
         level = stats.CONFIDENCE if asked is None else asked
         each = stats.family_confidence(level, points)

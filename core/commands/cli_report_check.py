@@ -27,8 +27,16 @@ TIMING_ONLY = (
     ("threshold", "--threshold"),
     ("baseline", "--baseline"),
     ("peaks", "--peaks"),
+    ("sweep_wide", "--sweep-wide"),
+    ("fail_on", "--fail-on"),
 )
 """report's options that read a timing run (``run.json``), by argparse name."""
+
+
+def _given(value: object) -> bool:
+    """An option given: not its default (None, False, or ``--fail-on``'s no
+    conditions); ``--threshold 0`` is given."""
+    return value is not None and value is not False and value != ()
 
 
 def is_saved_check(path: Path) -> bool:
@@ -54,9 +62,7 @@ def report_check(args: argparse.Namespace, path: Path) -> int:
         raise UsageError(
             f"{path} is a saved check: report shows one check at a time; give it alone"
         )
-    given = [
-        option for name, option in TIMING_ONLY if getattr(args, name, None) not in (None, False)
-    ]
+    given = [option for name, option in TIMING_ONLY if _given(getattr(args, name, None))]
     if given:
         raise UsageError(
             f"{path} is a saved check, not a timing run: report shows its cases; "

@@ -36,4 +36,6 @@ def bench_request(args: argparse.Namespace) -> tuple[BenchRequest, list[str]]:
                 f"{option} is not taken with it"
             )
     asked = cli_points.timing_asked(args)
-    return resuming.resume_request(args.resume, args.names, args.out, args.force, asked)
+    return resuming.resume_request(
+        args.resume, args.names, args.out, args.force, asked, args.sweep_wide
+    )

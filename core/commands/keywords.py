@@ -147,6 +147,13 @@ def folder(path: PathLike | None, what: str) -> Path | None:
     return Path(path)
 
 
+def flag(value: object, what: str) -> bool:
+    """A switch keyword: True or False, nothing else (``"no"`` is truthy)."""
+    if not isinstance(value, bool):
+        raise UsageError(f"{what}: expected True or False, got {value!r}")
+    return value
+
+
 def call(name: str, first: str | Iterable[object], **given: object) -> str:
     """The call as its run's manifest records it, where the command line
     records the command typed."""

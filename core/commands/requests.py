@@ -195,6 +195,15 @@ class BenchRequest:
     manifest: Mapping[str, Any] = attrs.field(factory=dict)
     """Fields the run's manifest records besides the environment's: how the
     points were asked for (``shapes``, ``dtypes``, ``layouts``, ...)."""
+    sweep_wide: bool = False
+    """Judge the sweep's points together (``--sweep-wide``): each point's
+    pairs at the run's level Bonferroni-corrected over the points, so that
+    "never SLOWER anywhere" holds at 99.5%, and ``--budget`` adds processes
+    until that level decides."""
+    family: int | None = None
+    """With :attr:`sweep_wide`, the points judged together where they are not
+    this request's: the saved sweep's (``bench --resume``); None: this
+    request's points, times the GPU models each is timed on."""
 
 
 CheckLevel = Literal["quick", "full"]

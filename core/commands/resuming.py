@@ -40,12 +40,16 @@ def resume_request(
     out: Path | None,
     force: bool,
     asked: TimingAsked,
+    sweep_wide: bool = False,
 ) -> tuple[BenchRequest, list[str]]:
     """The request that times what the run at ``resume`` lacks whole, and the
     lines saying what it times and what the run has (said once the work
     starts). ``names``: the plugins asked for, which must be the run's, in
     its order (None: the run's); ``asked``: timing options given, else the
-    run's own."""
+    run's own. The rest is judged as the run judged its points: together
+    with the run's whole family where it was sweep-wide (``sweep_wide``
+    may say so again), each on its own where it was not (``sweep_wide``
+    refused: the parts would be judged at two levels)."""
     run = str(resume)
     if out is not None and _same_folder(out, resume):
         raise UsageError(
@@ -74,6 +78,7 @@ def resume_request(
             f"({len(plan.points)}) is timed whole"
         )
     timing, inherited = _timing(asked, manifest, run)
+    family, judged = _family(manifest, run, sweep_wide)
     request = BenchRequest(
         kernels=plan.plugins,
         points=tuple(Point(p.problem, 1.0 if p.weight is None else p.weight) for p in lacking),
@@ -82,8 +87,10 @@ def resume_request(
         force=force,
         weighted=plan.weighted,
         manifest=_fields(manifest, run),
+        sweep_wide=family is not None,
+        family=family,
     )
-    return request, _lines(run, lacking, reports, plan) + inherited
+    return request, _lines(run, lacking, reports, plan) + inherited + judged
 
 
 def called(
@@ -92,15 +99,20 @@ def called(
     asked: TimingAsked,
     out: PathLike | None,
     force: bool,
+    sweep_wide: bool = False,
 ) -> tuple[BenchRequest, list[str]]:
     """:func:`resume_request` for ``gemmreg.resume``'s arguments, its
     manifest recording the call as the command line's records the command."""
     folder = keywords.folder(run, "run")
     assert folder is not None
     names = None if kernels is None else keywords.names("resume", kernels)
-    request, lines = resume_request(folder, names, keywords.folder(out, "out"), force, asked)
+    request, lines = resume_request(
+        folder, names, keywords.folder(out, "out"), force, asked, sweep_wide
+    )
     given = {name: value for name, value in attrs.asdict(asked).items() if value is not None}
-    call = keywords.call("resume", str(run), kernels=kernels, **given, out=out, force=force)
+    call = keywords.call(
+        "resume", str(run), kernels=kernels, **given, sweep_wide=sweep_wide, out=out, force=force
+    )
     return attrs.evolve(request, manifest={**request.manifest, "command": call}), lines
 
 
@@ -122,6 +134,30 @@ def _timing(
         raise UsageError(f"--resume {run}: manifest.{run_plan.TIMING_KEY} is not timing options")
     line = f"gemmreg: --resume {run}: timing as it was asked: {run_plan.timing_text(recorded)}"
     return TimingAsked(**recorded), [line]
+
+
+def _family(
+    manifest: Mapping[str, object], run: str, sweep_wide: bool
+) -> tuple[int | None, list[str]]:
+    """The points RUN judged together (``bench --sweep-wide``), which judge
+    its rest too, and the line saying so; None where RUN judged each point
+    on its own, where ``sweep_wide`` is refused."""
+    recorded = manifest.get(run_plan.FAMILY_KEY)
+    if recorded is None:
+        if sweep_wide:
+            raise UsageError(
+                f"--resume {run}: its points were judged each on its own, and its rest is "
+                f"judged as they were: drop --sweep-wide (report --parts {run} OUT "
+                "--sweep-wide judges them all together)"
+            )
+        return None, []
+    if not isinstance(recorded, int) or isinstance(recorded, bool) or recorded < 2:
+        raise UsageError(f"--resume {run}: manifest.{run_plan.FAMILY_KEY} is not a count of points")
+    line = (
+        f"gemmreg: --resume {run}: judged as it was, together with its {recorded} points "
+        "(--sweep-wide)"
+    )
+    return recorded, [line]
 
 
 def _fields(manifest: Mapping[str, object], run: str) -> dict[str, object]:

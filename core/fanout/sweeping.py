@@ -102,6 +102,7 @@ def time_point(
         keep_cache=keep_cache,
         gpus=[d.index for d in chosen],
         budget_s=timing.budget_s,
+        family=timing.family,
         on_batch=batch_hook(progress, label, meter),
         **({} if timing.task_timeout is None else {"task_timeout": timing.task_timeout}),
     )

@@ -36,6 +36,10 @@ TIMING_KEY = "timing_asked"
 """The manifest's field holding the timing options the sweep was given
 (``--processes 5``: ``{"processes": 5}``; those left to their defaults are
 absent): ``bench --resume`` times the rest as the sweep was asked."""
+FAMILY_KEY = "judged_together"
+"""The manifest's field holding the points a sweep judged together
+(``bench --sweep-wide``), absent where each point was judged on its own:
+``bench --resume`` judges the rest of the sweep with them."""
 SHOWN_LABELS = 20
 """Points named on a stderr line before the rest are counted: a sweep may
 plan 1000."""

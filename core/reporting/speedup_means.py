@@ -8,7 +8,7 @@ import shlex
 from collections.abc import Sequence
 
 from gemmreg.contract import numbers
-from gemmreg.timing import rejudging
+from gemmreg.timing import rejudging, stats
 from gemmreg.timing.timing_records import CompareReport
 from gemmreg.timing.weighted import pair_means, run_level
 
@@ -37,24 +37,33 @@ def mean_lines(reports: Sequence[CompareReport]) -> list[str]:
 
 
 def sweep_level_lines(reports: Sequence[CompareReport], command: str) -> list[str]:
-    """Under a sweep judged point by point: each point's claims hold at the
-    run's level, but a claim anywhere among its points only within the sum of
-    their error levels (the union bound); ``command`` judges them together.
-    Nothing for one point, or for a run saved without its level."""
-    points = rejudging.judged_points(reports)
+    """What a sweep's verdicts amount to across its points. Judged point by
+    point, each point's claims hold at the run's level, but a claim anywhere
+    among its points only within the sum of their error levels (the union
+    bound), and ``command`` judges them together; judged together (``bench
+    --sweep-wide``, ``report --sweep-wide``), that sum is within the run's
+    level, and the line says so. Nothing for one point, or for a run saved
+    without its level."""
+    judged = rejudging.judged_reports(reports)
     level = run_level(reports)
-    if points < 2 or level is None:
+    if len(judged) < 2 or level is None:
         return []
-    bound = points * (1.0 - level)
+    shown = numbers.level_percent(level)
+    bound = sum((1.0 - level) / r.family for r in judged)
+    if bound <= (1.0 - level) * (1 + 1e-9):
+        each = min(stats.family_confidence(level, r.family) for r in judged)
+        return [
+            f"verdicts: at {shown} across the sweep's {len(judged)} points together "
+            f"(each point's at {numbers.significant(100 * each, 8)}%)"
+        ]
     said = (
         f"a false claim somewhere among them is bounded by {numbers.significant(100 * bound)}%"
         if bound < 1
         else "their levels together bound nothing"
     )
     return [
-        f"verdicts: each point's at {numbers.level_percent(level)} on its own; over "
-        f"{points} points {said}: `{command}` judges them at "
-        f"{numbers.level_percent(level)} together"
+        f"verdicts: each point's at {shown} on its own; over "
+        f"{len(judged)} points {said}: `{command}` judges them at {shown} together"
     ]
 
 

@@ -14,7 +14,7 @@ import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.discovery.availability import unsupported_reason
 from gemmreg.discovery.registry import RegisteredKernel
-from gemmreg.timing import rounds
+from gemmreg.timing import rounds, stats
 from gemmreg.timing.device_processes import Profiles
 from gemmreg.timing.look_verdicts import interrupted, undecided, verdicts
 from gemmreg.timing.summaries import summarize
@@ -53,6 +53,8 @@ class Asked:
     """Seconds of timed processes a sequential run may spend (``--budget``;
     :mod:`gemmreg.timing.sequential`), ``processes`` being its first batch;
     None: exactly ``processes``."""
+    family: int = 1
+    """The points judged together (``CompareReport.family``)."""
 
     def rounds_task(self, process: int, names: list[str]) -> RoundsTask:
         """Process ``process``'s task: the same for every process but its order seed."""
@@ -176,6 +178,7 @@ def build_report(
         profiles=profiles,
         margin=asked.margin,
         confidence=asked.confidence,
+        family=asked.family,
         partial=partial,
         device_index=device_index,
         l2=asked.l2 if asked.gpu else "",
@@ -208,7 +211,7 @@ def _judged(
     return verdicts(
         summaries,
         records,
-        confidence=asked.confidence,
+        confidence=stats.family_confidence(asked.confidence, asked.family),
         margin=asked.margin,
         processes=asked.processes,
         looks=looks,

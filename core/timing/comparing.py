@@ -87,6 +87,7 @@ def run_compare(
     gpus: Sequence[int] = (),
     budget_s: float | None = None,
     on_batch: Callable[[int, int, int], None] | None = None,
+    family: int = 1,
 ) -> CompareReport:
     """Time ``kernels`` on ``problem``; verdicts for every pair, in the order named.
 
@@ -120,6 +121,9 @@ def run_compare(
         decided (:mod:`gemmreg.timing.sequential`); None: ``processes`` only.
     :param on_batch: called before each batch after the first with the look
         that left a pair undecided, the processes added and the kernels each times.
+    :param family: the points judged together with this one (a sweep's, ``bench
+        --sweep-wide``): its pairs at ``confidence`` Bonferroni-corrected over
+        them, and the sequential looks aimed at that level.
     """
     per_kernel = task_timeout or timeouts.task_timeout_s(problem, gpu)
     cap = rounds.HARD_CAP_FACTOR * (max_time_s or policy_for(gpu).stop.max_time_s)
@@ -137,6 +141,7 @@ def run_compare(
         confidence=confidence,
         l2=l2,
         budget_s=budget_s,
+        family=family,
     )
     looks: list[int] = []
     records: list[ProcessRecord] = []

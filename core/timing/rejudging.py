@@ -43,31 +43,39 @@ def shared_gpu_note(manifest: Mapping[str, Any]) -> str | None:
     return f"SHARED GPU: {busy}" if busy else None
 
 
-def judged_points(reports: Sequence[CompareReport]) -> int:
+def judged_reports(reports: Sequence[CompareReport]) -> list[CompareReport]:
     """The points whose verdicts were judged at a level (some pair could make
     a claim there): the family a claim anywhere in the sweep belongs to. A
     point whose pairs are all INVALID or without a verdict claims nothing."""
-    return sum(
-        1
+    return [
+        r
         for r in reports
         if any(v.verdict in JUDGED and v.confidence is not None for v in r.verdicts)
-    )
+    ]
 
 
-def rejudge(report: CompareReport, margin: float, points: int = 1) -> CompareReport:
+def judged_points(reports: Sequence[CompareReport]) -> int:
+    """How many of ``reports`` :func:`judged_reports` counts."""
+    return len(judged_reports(reports))
+
+
+def rejudge(report: CompareReport, margin: float, points: int | None = None) -> CompareReport:
     """The saved run's verdicts again, from its per-process records, with
     ``margin`` and the rules of this version: a user can ask what a run says
     at another margin without timing again. ``points``: the sweep's judged
     points, when its claims are to hold at the run's level all together
-    (each point judged at ``1 - (1 - confidence) / points``). A sequential
-    run is judged at the looks it took, each at its own level. A run saved
-    before per-process records existed keeps its verdicts, and says so. Its
-    summaries get the end-to-end vetoes of this version (:func:`revetted`) first."""
+    (each point judged at ``1 - (1 - confidence) / points``); None: as the
+    run was judged (its ``family``: 1, or the sweep's points under ``bench
+    --sweep-wide``). A sequential run is judged at the looks it took, each at
+    its own level. A run saved before per-process records existed keeps its
+    verdicts, and says so. Its summaries get the end-to-end vetoes of this
+    version (:func:`revetted`) first."""
     if not report.records:
         return with_note(report, NOT_REJUDGED)
     report = revetted(report)
+    family = report.family if points is None else points
     asked = stats.CONFIDENCE if report.confidence is None else report.confidence
-    confidence = stats.family_confidence(asked, points)
+    confidence = stats.family_confidence(asked, family)
     judged = verdicts(
         report.summaries,
         report.records,
@@ -79,4 +87,4 @@ def rejudge(report: CompareReport, margin: float, points: int = 1) -> CompareRep
     )
     if report.partial:
         judged = interrupted(judged, report.records)
-    return attrs.evolve(report, verdicts=judged, margin=margin)
+    return attrs.evolve(report, verdicts=judged, margin=margin, family=family)

@@ -184,6 +184,9 @@ class TimingOptions:
     """Seconds of timed processes a point may spend adding processes until
     every pair is decided (``--budget``), :attr:`processes` being the first
     batch; None: exactly :attr:`processes`."""
+    family: int = 1
+    """The points whose verdicts are judged together (``bench --sweep-wide``:
+    :attr:`gemmreg.timing.timing_records.CompareReport.family`); 1: each on its own."""
 
 
 def timing_options(

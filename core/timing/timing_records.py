@@ -15,6 +15,7 @@ import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.contract.serialization import from_jsonable
 from gemmreg.contract.traffic import ideal_gbps
+from gemmreg.timing import stats
 from gemmreg.timing.process_outliers import outlier_medians
 from gemmreg.timing.process_records import ColdStart as ColdStart
 from gemmreg.timing.process_records import ProcessRecord as ProcessRecord
@@ -266,6 +267,20 @@ class CompareReport:
     """What the flush before each sample left in L2 on a GPU, ``clean`` or
     ``dirty`` (``--l2``); '' on the CPU and in runs saved before ``--l2`` existed,
     whose GPU flush zeroed its buffer (left it dirty)."""
+    family: int = attrs.field(default=1, validator=attrs.validators.ge(1))
+    """The points this point's verdicts were judged together with
+    (``bench --sweep-wide``: the sweep's planned points), each at
+    ``stats.family_confidence(confidence, family)`` so that a false claim
+    anywhere among them stays within ``1 - confidence``; 1: judged on its own,
+    at ``confidence`` (every run saved before the option existed)."""
+
+    @property
+    def point_confidence(self) -> float | None:
+        """The level this point's pairs were judged at together: the run's
+        ``confidence``, Bonferroni-corrected over :attr:`family`."""
+        if self.confidence is None:
+            return None
+        return stats.family_confidence(self.confidence, self.family)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> CompareReport:
