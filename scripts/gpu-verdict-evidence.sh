@@ -62,7 +62,8 @@
 #              counts, so that each share fits a 10-minute command (fp8 takes it too);
 #              $FP8_NAMES (e.g. down_proj) keeps the projections whose name holds it;
 #              $FP8_PROCESSES (default 5) sets --processes; $FP8_BUDGET=S runs --budget S
-#              instead (processes added until each pair is decided)
+#              instead (processes added until each pair is decided); $FP8_SWEEP_WIDE=1
+#              adds --sweep-wide (the points judged together, the looks aimed there)
 #   gluoncheck `gemmreg check triton_tuned --full` (fp16, bf16; both B layouts) with each
 #              of the Gluon kernel's 128x128 forms named (GEMMREG_TRITON_TUNED_CONFIG), so
 #              every one runs over the whole matrix ($GLUONCHECK_CONFIGS: those names)
@@ -203,6 +204,7 @@ for line in sys.stdin:
   [ -n "${FP8_TOKENS:-}${FP8_NAMES:-}" ] && llm_run=fp8-llm-$tokens
   local count=(--processes "${FP8_PROCESSES:-5}")
   [ -n "${FP8_BUDGET:-}" ] && count=(--budget "$FP8_BUDGET")
+  [ -n "${FP8_SWEEP_WIDE:-}" ] && count+=(--sweep-wide)  # the points judged together
   gemmreg "$llm_run" bench torch_ref_fp8 triton_tuned --shapes "$out/llm-fp8-$tokens.yaml" \
     --scaling rowwise "${count[@]}" --out "$out/$llm_run"
 }
