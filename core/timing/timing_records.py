@@ -15,7 +15,6 @@ import attrs
 from gemmreg.contract.records import Problem
 from gemmreg.contract.serialization import from_jsonable
 from gemmreg.contract.traffic import ideal_gbps
-from gemmreg.timing import stats
 from gemmreg.timing.process_outliers import outlier_medians
 from gemmreg.timing.process_records import ColdStart as ColdStart
 from gemmreg.timing.process_records import ProcessRecord as ProcessRecord
@@ -273,14 +272,6 @@ class CompareReport:
     ``stats.family_confidence(confidence, family)`` so that a false claim
     anywhere among them stays within ``1 - confidence``; 1: judged on its own,
     at ``confidence`` (every run saved before the option existed)."""
-
-    @property
-    def point_confidence(self) -> float | None:
-        """The level this point's pairs were judged at together: the run's
-        ``confidence``, Bonferroni-corrected over :attr:`family`."""
-        if self.confidence is None:
-            return None
-        return stats.family_confidence(self.confidence, self.family)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> CompareReport:
