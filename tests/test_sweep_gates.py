@@ -168,6 +168,10 @@ def test_bench_sweep_wide_judges_and_saves_at_the_sweeps_level(fake_plugins, tmp
     assert done.returncode == 0, done.stderr[-2000:]
     line = "verdicts: at 99.5% across the sweep's 2 points together (each point's at 99.75%)"
     assert done.stdout.rstrip().splitlines()[-1] == line
+    assert (
+        "gemmreg: the sweep's 2 points are judged together: each point's pairs at 99.75%, so "
+        "that a claim anywhere among them holds at 99.5%" in done.stderr
+    )
     manifest, reports, _ = runs.load_run(out)
     assert manifest[run_plan.FAMILY_KEY] == 2
     assert [r.family for r in reports] == [2, 2]

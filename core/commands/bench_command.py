@@ -93,6 +93,7 @@ def bench(
     family = _family(request, len(problems) * models)
     if family > 1:
         timing = attrs.evolve(timing, family=family)
+        progress(_family_line(family))
     line = progress if meter is None else meter.line
     weights = [point.weight for point in request.points] if request.weighted else None
     fields: dict[str, object] = dict(
@@ -157,3 +158,17 @@ def _family(request: BenchRequest, judged: int) -> int:
     if not request.sweep_wide:
         return 1
     return judged if request.family is None else request.family
+
+
+def _family_line(family: int) -> str:
+    """What judging together means for this sweep's timing, said as it starts:
+    each point needs a stricter interval, so ``--budget`` may add processes."""
+    from gemmreg.contract import numbers
+    from gemmreg.timing import stats
+
+    each = stats.family_confidence(stats.CONFIDENCE, family)
+    return (
+        f"gemmreg: the sweep's {family} points are judged together: each point's pairs at "
+        f"{numbers.significant(100 * each, 8)}%, so that a claim anywhere among them holds at "
+        f"{numbers.level_percent(stats.CONFIDENCE)}"
+    )
