@@ -89,7 +89,7 @@ def test_a_partial_run_fails_every_gate(tmp_path, capsys):
     )
 
 
-def test_report_fail_on_takes_one_run_or_its_parts(tmp_path, capsys):
+def test_report_fail_on_takes_one_run_or_its_parts(capsys):
     run_main(["report", *PARTS, "--fail-on", "slower"], capsys).assert_refused()
     run_main(["report", *PARTS, PARTS[0], "--fail-on", "slower"], capsys).assert_refused()
     run_main(["report", PARTS[0], "--fail-on", "sometimes"], capsys).assert_refused()
