@@ -1,6 +1,6 @@
 """gemmreg's Python API: the command line's ``compare``, ``bench`` (and
-``bench --resume``: :func:`resume`), ``check`` and ``report``'s reading of a
-saved run, as calls that return typed records
+``bench --resume``: :func:`resume`; both written in :mod:`gemmreg.commands.sweep_calls`),
+``check`` and ``report``'s reading of a saved run, as calls that return typed records
 (for a notebook, a test, a script), importable from ``gemmreg`` itself.
 
 Each call builds the same request record the command line parses its
@@ -23,7 +23,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from gemmreg.commands import (
-    bench_command,
     check_command,
     compare_command,
     keywords,
@@ -32,12 +31,12 @@ from gemmreg.commands import (
 )
 from gemmreg.commands.keywords import Names, PathLike, Shape
 from gemmreg.commands.requests import (
-    BenchRequest,
     CheckRequest,
     CompareRequest,
     TimingAsked,
 )
 from gemmreg.commands.results import BenchResult, CheckResult, CompareResult, Run
+from gemmreg.commands.sweep_calls import bench, resume
 from gemmreg.contract.low_precision import FP8_OUT_DTYPES, FP8_SCALINGS
 from gemmreg.contract.options import UsageError
 from gemmreg.contract.records import ALL_DTYPES, BATCH_LAYOUTS, DTYPES, LAYOUTS
@@ -123,121 +122,6 @@ def compare(
         manifest={"command": keywords.call("compare", kernels, **asked)},
     )
     return launching.answered(compare_command.compare, compare_command.save, request, progress)
-
-
-def bench(
-    kernels: Sequence[str],
-    shapes: str | Sequence[Shape],
-    dtypes: Names = "fp32",
-    layouts: Names = "rowmajor",
-    *,
-    out_dtype: str | None = None,
-    scaling: str | None = None,
-    batch: int = 1,
-    batch_layout: str = "packed",
-    groups: Sequence[int] | str | None = None,
-    processes: int | None = None,
-    budget: float | None = None,
-    seed: int | None = None,
-    margin: float | None = None,
-    repeats: int | None = None,
-    warmup: int | None = None,
-    max_time: float | None = None,
-    timeout: float | None = None,
-    l2: str | None = None,
-    device_processes: int | None = None,
-    sweep_wide: bool = False,
-    out: PathLike | None = None,
-    force: bool = False,
-    progress: Callable[[str], None] | None = None,
-) -> BenchResult:
-    """``gemmreg bench``: time kernels at every point of a sweep, every
-    shape in every dtype and layout, the run saved after each point (in
-    ``out``, by default a new folder under ``runs/``).
-
-    ``shapes``: as ``--shape`` takes them (``"256:1024:256,2048"``, squares
-    and ranges included), or a list of ``"MxNxK"`` and ``(m, n, k)``.
-    ``sweep_wide``: judge the points together (``--sweep-wide``), so that a
-    claim anywhere among them holds at the run's level. The other keywords
-    are :func:`compare`'s (``batch`` and ``groups``: every point's)."""
-    from gemmreg.timing.points import points
-
-    timing = keywords.timing(
-        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
-    )
-    fp8 = dict(out_dtype=out_dtype, scaling=scaling)
-    batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
-    wide = keywords.flag(sweep_wide, "sweep_wide")
-    asked = dict(shapes=shapes, dtypes=dtypes, layouts=layouts, **fp8, **batched, **timing)
-    chosen = points(
-        keywords.shapes(shapes, keywords.groups(groups)),
-        [],
-        keywords.many(dtypes, "dtypes", ALL_DTYPES),
-        keywords.many(layouts, "layouts", LAYOUTS),
-        keywords.fp8_out(out_dtype),
-        keywords.fp8_scaling(scaling),
-        (keywords.batch(batch), keywords.batch_layout(batch_layout)),
-        keywords.groups(groups),
-    )
-    problems = [point.problem for point in chosen]
-    option_effects.refuse_unused_problem_keywords(
-        [p.dtype for p in problems], [p.batch for p in problems], out_dtype, scaling, batch_layout
-    )
-    request = BenchRequest(
-        kernels=keywords.names("bench", kernels),
-        points=tuple(chosen),
-        timing=TimingAsked(**timing),
-        out=keywords.folder(out, "out"),
-        force=force,
-        manifest={
-            "shapes": keywords.label(shapes),
-            "command": keywords.call(
-                "bench", kernels, **asked, sweep_wide=wide, out=out, force=force
-            ),
-        },
-        sweep_wide=wide,
-    )
-    return launching.answered(bench_command.bench, None, request, progress)
-
-
-def resume(
-    run: PathLike,
-    kernels: Sequence[str] | None = None,
-    *,
-    processes: int | None = None,
-    budget: float | None = None,
-    seed: int | None = None,
-    margin: float | None = None,
-    repeats: int | None = None,
-    warmup: int | None = None,
-    max_time: float | None = None,
-    timeout: float | None = None,
-    l2: str | None = None,
-    device_processes: int | None = None,
-    sweep_wide: bool = False,
-    out: PathLike | None = None,
-    force: bool = False,
-    progress: Callable[[str], None] | None = None,
-) -> BenchResult:
-    """``gemmreg bench KERNELS --resume RUN``: the points the sweep saved at
-    ``run`` planned and lacks whole (cut short: Ctrl-C, a time limit), timed
-    with its kernels (``kernels``, if given, must be those, in its order),
-    in its order and with its weights, and saved as a run of their own
-    (``run`` is never written); ``report --parts RUN OUT`` joins the two.
-    With no timing keyword, the rest is timed as ``run`` was asked to be
-    (a progress line says so), and judged as ``run`` judged its points
-    (together where it was sweep-wide); the keywords are :func:`bench`'s."""
-    from gemmreg.commands import resuming
-
-    timing = keywords.timing(
-        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
-    )
-    wide = keywords.flag(sweep_wide, "sweep_wide")
-    request, lines = resuming.called(run, kernels, TimingAsked(**timing), out, force, wide)
-    if progress is not None:  # what it times and what the run has, before the work
-        for line in lines:
-            progress(line)
-    return launching.answered(bench_command.bench, None, request, progress)
 
 
 def check(
