@@ -90,10 +90,6 @@ def bench(
         if launch.meter
         else None
     )
-    family = _family(request, len(problems) * models)
-    if family > 1:
-        timing = attrs.evolve(timing, family=family)
-        progress(_family_line(family))
     line = progress if meter is None else meter.line
     weights = [point.weight for point in request.points] if request.weighted else None
     fields: dict[str, object] = dict(
@@ -106,8 +102,11 @@ def bench(
     # interrupted run lacks is then known (bench --resume, report --parts).
     fields[run_plan.PLAN_KEY] = run_plan.recorded(names, request.points, request.weighted)
     fields[run_plan.TIMING_KEY] = request.timing.given()  # what bench --resume times the rest with
-    if family > 1:
-        fields[run_plan.FAMILY_KEY] = family  # and judges it with
+    family = _family(request, len(problems) * models)
+    if family > 1:  # what bench --resume judges the rest with
+        fields[run_plan.FAMILY_KEY] = family
+        timing = attrs.evolve(timing, family=family)
+        progress(_family_line(family))
     job = SweepJob(
         kernels=kernels,
         problems=problems,
@@ -137,14 +136,15 @@ def bench(
 def _refuse_sweep_wide(request: BenchRequest, points: int, spell: Spell) -> None:
     """``--sweep-wide`` where judging together would change nothing, in one
     line before any work: one kernel (no pair), or one point (each GPU model
-    a point takes adds one, so one point on one model is the least)."""
+    a point is timed on adds one, known later: ``points`` counts one model,
+    the least there can be)."""
     if not request.sweep_wide:
         return
     if len(request.kernels) < 2:
         raise UsageError(
             f"{spell('sweep_wide')} judges pairs: one kernel makes no pair; name a baseline first"
         )
-    if (points if request.family is None else request.family) < 2:
+    if _family(request, points) < 2:
         raise UsageError(
             f"{spell('sweep_wide')} judges a sweep's points together: this sweep has one "
             "point, so it would change nothing; drop it"
