@@ -75,3 +75,56 @@ def test_a_kernel_that_keeps_its_first_pointers_fails_the_postcheck():
     assert cached.precheck is not None and cached.precheck.passed
     assert cached.status == "failed"
     assert cached.reason.startswith(f"postcheck: placement 2 of {placements.PLACEMENTS}")
+
+
+def _counting_generator(draws: list[int]):
+    """The default values, counting every draw."""
+    from gemmreg.contract.inputs import normal_inputs
+
+    def generate(problem, seed, device):
+        draws.append(seed)
+        return normal_inputs(problem, seed, device)
+
+    return generate
+
+
+def test_a_process_draws_each_kernel_s_operands_once_however_many_placements():
+    """Further placements are clones of the prechecked bytes: a draw runs on
+    the host (seconds for a large fp8 problem), once per placement it made a
+    process's preparation take longer than its rounds."""
+    import torch
+    from fake_plugins import fp32_spec
+
+    draws: list[int] = []
+    spec = fp32_spec(
+        "k", lambda a, b, out: torch.mm(a, b, out=out), make_inputs=_counting_generator(draws)
+    )
+    result = timing.measure_group(
+        {"k": spec},
+        Problem(m=8, n=8, k=8, layout="padded"),
+        seed=1,
+        order_seed=1,
+        policy=timing.policy_for(gpu=False, repeats=placements.PLACEMENTS),
+    )
+    kernel = result.kernels["k"]  # every placement used once, and postchecked
+    assert kernel.status == "ok" and kernel.placements == placements.PLACEMENTS
+    assert kernel.postcheck is not None and kernel.postcheck.passed
+    assert draws == [1]
+
+
+def test_a_further_placement_holds_the_prechecked_bytes_in_memory_of_its_own():
+    import torch
+    from gemmreg.checking.guarded_inputs import InputStorages, geometry
+
+    base = torch.arange(40, dtype=torch.float32)
+    a, b = base[2:22].view(4, 5), base[22:37].view(5, 3)  # one storage, at offsets
+    taken = InputStorages.take((a, b))
+    base[0] = -1.0  # after the take: the placement holds what was taken
+    ops, _ = placements.more_placements(None, Problem(m=4, n=3, k=5), 1, "cpu", 1, taken)[0]  # type: ignore[arg-type]
+    copy_a, copy_b = ops
+    assert copy_a.untyped_storage().data_ptr() == copy_b.untyped_storage().data_ptr()
+    assert copy_a.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()
+    assert [geometry(x)[1:] for x in ops] == [geometry(x)[1:] for x in (a, b)]
+    whole = torch.empty(0).set_(copy_a.untyped_storage())
+    assert whole[0] == 0.0 and torch.equal(whole[1:], base[1:])
+    assert InputStorages.watch(ops, like=taken).copies is taken.copies

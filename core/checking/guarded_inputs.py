@@ -120,6 +120,24 @@ class InputStorages:
                 watched.copies = like.copies
         return watched
 
+    def copied(self) -> tuple[torch.Tensor, ...]:
+        """A further placement of the values taken: each storage's copy cloned
+        into fresh memory (every byte the same, padding included), viewed as
+        the operands were handed. Operands that shared a storage share its
+        clone. Why not the generator drawn again: a draw runs on the host
+        (seconds for a large fp8 problem, times every placement of every
+        kernel of every process), and a generator that is not deterministic
+        would give a placement values its reference was not computed from."""
+        assert self.copies is not None, "watch() keeps no copy"
+        clones: dict[int, torch.UntypedStorage] = {}
+        placed = []
+        for x, storage, copy in zip(self.handed, self.storages, self.copies, strict=True):
+            key = storage.data_ptr()
+            if key not in clones:
+                clones[key] = copy.clone().untyped_storage()
+            placed.append(_alias(clones[key], x))
+        return tuple(placed)
+
     @property
     def before(self) -> tuple[torch.Tensor, ...]:
         """The operands' values when taken: views into the copies, which

@@ -6,7 +6,7 @@ each process knew its own ratio to +-0.2%: every process drew one placement of
 A, B and C in device memory, and at a few microseconds where the operands sit
 shows. Processes are the independent unit of the verdict, so such offsets
 widen every interval at small sizes. Rotating several copies of the same
-operands (same seed, same values, fresh allocations) across a process's
+operands (the same values, fresh allocations) across a process's
 rounds averages placements inside each process instead.
 
 The copies cost memory, so their number falls with the problem's size. Size
@@ -27,6 +27,7 @@ so that a pointer coming back never means the values did.
 
 from __future__ import annotations
 
+from gemmreg.checking.guarded_inputs import InputStorages
 from gemmreg.checking.guarded_output import GuardedOutput
 from gemmreg.checking.output_check import make_operands
 from gemmreg.contract.records import KernelSpec, Problem
@@ -61,11 +62,23 @@ def placement_count(problem: Problem, device_bytes: int | None = None) -> int:
 
 
 def more_placements(
-    spec: KernelSpec, problem: Problem, seed: int, device: str, count: int
+    spec: KernelSpec,
+    problem: Problem,
+    seed: int,
+    device: str,
+    count: int,
+    taken: InputStorages | None = None,
 ) -> list[tuple[Operands, GuardedOutput]]:
-    """``count`` fresh copies of the kernel's operands (the same values: the
-    generator is drawn again with the same seed) and of its guarded C."""
+    """``count`` fresh copies of the kernel's operands (the same values) and
+    of its guarded C: clones of the prechecked operands' bytes where
+    ``taken`` kept them (:meth:`InputStorages.copied`: milliseconds on the
+    device), else the generator drawn again with the same seed."""
     return [
-        (make_operands(spec, problem, seed, device), GuardedOutput.allocate(problem, device))
+        (
+            taken.copied()
+            if taken is not None and taken.copies is not None
+            else make_operands(spec, problem, seed, device),
+            GuardedOutput.allocate(problem, device),
+        )
         for _ in range(count)
     ]
