@@ -272,3 +272,33 @@ def test_through_cupti_one_round_in_each_block_is_recorded_and_only_its_calls():
     assert len(log) == 2 * blocks and recorder.rounds_recorded == blocks
     recorder.record_alone()
     assert direct.on and recorder.active
+
+
+def test_a_cuda_run_without_cupti_python_is_told_what_the_profiler_costs(monkeypatch):
+    """The fallback costs seconds a worker and shows to plugins; the line
+    names the wheel for this torch's CUDA, and only where it would help."""
+    import importlib.util
+
+    import torch
+    from gemmreg.commands.launching import warn_if_profiled
+    from gemmreg.contract.backend import BackendInfo
+
+    found = {"cupti": None}
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: found.get(name, object()))
+    monkeypatch.setattr(torch.version, "cuda", "13.0")
+    monkeypatch.delenv(work_recording.ENV, raising=False)
+    cuda = BackendInfo(kind="cuda", device="cuda", device_name="H100", triton_interpreter=False)
+    lines: list[str] = []
+    warn_if_profiled(cuda, False, lines.append)
+    assert len(lines) == 1
+    assert "torch's profiler" in lines[0] and 'pip install "cupti-python==13.*"' in lines[0]
+    warn_if_profiled(cuda, True, lines.append)  # on Ray the cluster's environment decides
+    rocm = BackendInfo(kind="rocm", device="cuda", device_name="MI300X", triton_interpreter=False)
+    warn_if_profiled(rocm, False, lines.append)  # no CUPTI to install
+    monkeypatch.setenv(work_recording.ENV, "off")
+    warn_if_profiled(cuda, False, lines.append)  # nothing recorded at all
+    assert len(lines) == 1
+    monkeypatch.delenv(work_recording.ENV)
+    found["cupti"] = object()  # installed: the recorder uses it
+    assert work_recording.profiler_fallback_line("cuda") == ""
+    assert work_recording.profiler_fallback_line("cpu") == ""

@@ -25,6 +25,7 @@ from gemmreg.commands.launching import (
     silent,
     start_ahead,
     warn_if_long,
+    warn_if_profiled,
 )
 from gemmreg.commands.request_values import Spell, check_names
 from gemmreg.commands.requests import BenchRequest
@@ -78,6 +79,7 @@ def bench(
     if launch.on_start is not None:
         launch.on_start()
     estimate = warn_if_long("bench", kernels, problems, timing, info.is_gpu, progress)
+    warn_if_profiled(info, launch.ray is not None, progress)
     models = len(devices.groups(executor.gpus)) or 1  # every point on each model
     meter = (
         Meter(

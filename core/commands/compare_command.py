@@ -33,6 +33,7 @@ from gemmreg.commands.launching import (
     silent,
     start_ahead,
     warn_if_long,
+    warn_if_profiled,
 )
 from gemmreg.commands.request_values import check_names
 from gemmreg.commands.requests import CompareRequest
@@ -85,6 +86,7 @@ def compare(
             run_folder.claim(request.out, launch.spell("out"), request.force, launch.spell("force"))
     progress(_timing_line(names, problems, 0, timing, info))
     estimate = warn_if_long("compare", kernels, problems, timing, info.is_gpu, progress)
+    warn_if_profiled(info, on_ray, progress)
     runnable = sum(len(kernels) - len(preflight.not_runnable(kernels, p)) for p in problems)
     meter = (
         Meter([1.0] * (timing.processes * runnable), "process runs", estimate_s=estimate)

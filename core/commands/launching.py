@@ -219,3 +219,14 @@ def warn_if_long(
     if warning:
         progress(warning)
     return estimate
+
+
+def warn_if_profiled(info: BackendInfo, ray: bool, progress: Progress) -> None:
+    """Say as a GPU run starts that its timed processes will record through
+    torch's profiler (:func:`gemmreg.timing.work_recording.profiler_fallback_line`).
+    Not on Ray: the workers there run in the cluster's environment, not this one."""
+    from gemmreg.timing import work_recording
+
+    line = "" if ray else work_recording.profiler_fallback_line(info.kind)
+    if line:
+        progress(line)

@@ -80,6 +80,29 @@ def switched_off() -> bool:
     return os.environ.get(ENV, "").strip().lower() in OFF_WORDS
 
 
+def profiler_fallback_line(backend_kind: str) -> str:
+    """One line for a run about to time on an NVIDIA GPU where the timed
+    processes will record through torch's profiler because ``cupti-python``
+    is not installed: what that costs (seconds to start in each worker, and
+    flags a plugin can read while it records) and the wheel that avoids it,
+    for this torch's CUDA. ``""`` elsewhere: on ROCm (no CUPTI), with the
+    recording off, or where ``cupti`` imports (a build for another CUDA then
+    says why in each process record)."""
+    import importlib.util
+
+    if backend_kind != "cuda" or switched_off() or importlib.util.find_spec("cupti") is not None:
+        return ""
+    import torch
+
+    major = (torch.version.cuda or "").split(".")[0]
+    wheel = f'"cupti-python=={major}.*"' if major.isdigit() else "cupti-python"
+    return (
+        "gemmreg: cupti-python is not installed, so each timed process records its device "
+        "work through torch's profiler, which takes seconds to start in every worker and "
+        f"which a plugin can see; pip install {wheel} records through CUPTI directly"
+    )
+
+
 def begin(clock: GpuClock | CpuClock, is_gpu: bool) -> Recorder | str:
     """Start recording ``clock``'s samples; or why not ('' on the CPU, whose
     calls are synchronous and launch nothing to account for)."""
