@@ -127,6 +127,31 @@ def test_int8_values_use_the_whole_range():
     assert a.dtype == torch.int8 and int(a.min()) == -128 and int(a.max()) == 127
 
 
+def test_a_second_kernel_s_draw_is_the_first_one_s_values_in_tensors_of_its_own(monkeypatch):
+    """Every kernel of a timing process draws the same seed: the CPU draw is
+    made once and each caller gets its own copy, so a kernel that writes
+    into its inputs changes nothing another kernel is handed."""
+    from gemmreg.contract import low_precision_inputs as lowp
+
+    drawn: list[tuple[int, int]] = []
+    values = lowp._values
+    monkeypatch.setattr(lowp, "_values", lambda *a, **kw: drawn.append(a[1]) or values(*a, **kw))
+    lowp._draw.cache_clear()
+    problem = fp8(scaling="rowwise")
+    first = core_inputs(problem, 5, CPU, "normal")
+    second = core_inputs(problem, 5, CPU, "normal")
+    assert drawn == [(problem.m, problem.k), (problem.k, problem.n)]
+    for x, y in zip(first, second, strict=True):
+        assert x.untyped_storage().data_ptr() != y.untyped_storage().data_ptr()
+        assert torch.equal(x.float(), y.float())
+    first[0].zero_()
+    first[2].fill_(1.0)
+    third = core_inputs(problem, 5, CPU, "normal")
+    assert all(torch.equal(x.float(), y.float()) for x, y in zip(second, third, strict=True))
+    core_inputs(problem, 6, CPU, "normal")  # another seed: drawn again
+    assert len(drawn) == 4
+
+
 def test_c_rounded_to_its_dtype_passes_and_a_dropped_scale_fails():
     problem = fp8(scaling="rowwise")
     a, b, scale_a, scale_b = core_inputs(problem, 1, CPU, "normal")
