@@ -130,7 +130,8 @@ def test_a_further_placement_s_padding_is_watched_with_the_prechecked_copy():
     spec = fp32_spec("k", writes_a_padding_after_its_first_a)
     kernel = timed_kernel.TimedKernel(name="k", spec=spec)
     assert timed_kernel.prepare(kernel, PADDED, seed=3, device="cpu")
-    kernel.place(more_placements(spec, PADDED, 3, "cpu", 2))
+    assert kernel.inputs is not None
+    kernel.place(more_placements(kernel.inputs, PADDED, "cpu", 2))
     assert [w.copies is kernel.inputs.copies for w in kernel.watched] == [True, True, True]
     for index in range(3):
         kernel.use_placement(index)

@@ -120,7 +120,7 @@ def test_a_further_placement_holds_the_prechecked_bytes_in_memory_of_its_own():
     a, b = base[2:22].view(4, 5), base[22:37].view(5, 3)  # one storage, at offsets
     taken = InputStorages.take((a, b))
     base[0] = -1.0  # after the take: the placement holds what was taken
-    ops, _ = placements.more_placements(None, Problem(m=4, n=3, k=5), 1, "cpu", 1, taken)[0]  # type: ignore[arg-type]
+    ops, _ = placements.more_placements(taken, Problem(m=4, n=3, k=5), "cpu", 1)[0]
     copy_a, copy_b = ops
     assert copy_a.untyped_storage().data_ptr() == copy_b.untyped_storage().data_ptr()
     assert copy_a.untyped_storage().data_ptr() != base.untyped_storage().data_ptr()

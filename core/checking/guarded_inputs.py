@@ -95,10 +95,10 @@ class InputStorages:
         the prechecked copies and whose storage must stay where it is.
 
         Where each storage holds, byte for byte, what ``like``'s copy holds
-        (the same generator drawn with the same seed: padding included) and
+        (a clone of its bytes, :meth:`copied`: padding included) and
         the views sit at the same offsets, ``like``'s copies watch this
-        placement's padding too, at no memory cost; otherwise (a generator
-        that leaves its padding unset) only the views are watched."""
+        placement's padding too, at no memory cost; otherwise (operands made
+        some other way, whose padding may differ) only the views are watched."""
         import torch
 
         watched = cls(

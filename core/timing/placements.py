@@ -29,8 +29,7 @@ from __future__ import annotations
 
 from gemmreg.checking.guarded_inputs import InputStorages
 from gemmreg.checking.guarded_output import GuardedOutput
-from gemmreg.checking.output_check import make_operands
-from gemmreg.contract.records import KernelSpec, Problem
+from gemmreg.contract.records import Problem
 from gemmreg.contract.traffic import footprint_bytes
 from gemmreg.timing.fresh_values import Operands
 
@@ -62,23 +61,9 @@ def placement_count(problem: Problem, device_bytes: int | None = None) -> int:
 
 
 def more_placements(
-    spec: KernelSpec,
-    problem: Problem,
-    seed: int,
-    device: str,
-    count: int,
-    taken: InputStorages | None = None,
+    taken: InputStorages, problem: Problem, device: str, count: int
 ) -> list[tuple[Operands, GuardedOutput]]:
-    """``count`` fresh copies of the kernel's operands (the same values) and
-    of its guarded C: clones of the prechecked operands' bytes where
-    ``taken`` kept them (:meth:`InputStorages.copied`: milliseconds on the
-    device), else the generator drawn again with the same seed."""
-    return [
-        (
-            taken.copied()
-            if taken is not None and taken.copies is not None
-            else make_operands(spec, problem, seed, device),
-            GuardedOutput.allocate(problem, device),
-        )
-        for _ in range(count)
-    ]
+    """``count`` fresh copies of the prechecked operands (``taken``'s bytes
+    cloned on the device, :meth:`InputStorages.copied`: the same values,
+    padding included, with no draw of the generator) and of the guarded C."""
+    return [(taken.copied(), GuardedOutput.allocate(problem, device)) for _ in range(count)]

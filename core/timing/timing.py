@@ -131,9 +131,8 @@ def measure_group(
     count = placement_count(problem, device_bytes(info)[0] if info.is_gpu else None)
     for kernel in ready:  # the first placement is the prechecked one
         try:
-            extra = more_placements(
-                kernel.spec, problem, seed, info.device, count - 1, kernel.inputs
-            )
+            assert kernel.inputs is not None  # taken at the precheck
+            extra = more_placements(kernel.inputs, problem, info.device, count - 1)
         except Exception:  # no room for copies: time in the one placement (placements: 1)
             extra = []
         kernel.place(extra)
