@@ -8,6 +8,8 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import re
+import types
 
 import pytest
 from gemmreg.contract.records import Problem
@@ -152,6 +154,29 @@ def test_an_undecided_pair_says_what_happened_not_what_might():
     assert "undecided after 5 processes, a fixed count" in " ".join(fixed.notes)
 
 
+def test_a_budget_that_ran_out_names_the_budget_that_buys_the_next_look():
+    note = sequential.undecided_note(6, 20.0, 12.3)
+    assert note == (
+        "undecided after 6 processes within the budget of 20 s (another batch would not "
+        "have fit: they took 12 s, so 6 more at that pace need --budget 25 or more)"
+    )
+    rng = random.Random(0)
+    for _ in range(2000):
+        done = rng.randint(1, sequential.MAX_PROCESSES - 1)
+        elapsed = rng.uniform(0.01, 600.0)
+        needed = sequential.next_look_budget(done, elapsed)
+        assert needed is not None and needed == int(needed)
+        more = min(done, sequential.MAX_PROCESSES - done)
+        # the named budget starts the whole next batch at that pace, a second less does not
+        assert sequential.next_batch(done, elapsed, needed) == more
+        assert sequential.next_batch(done, elapsed, needed - 1.0) < more
+    # no pace to go by (a run saved before it was kept), or nothing more to add
+    assert sequential.next_look_budget(6, None) is None
+    assert sequential.next_look_budget(sequential.MAX_PROCESSES, 10.0) is None
+    assert "another batch would not have fit)" in sequential.undecided_note(6, 20.0)
+    assert "--budget" not in sequential.undecided_note(sequential.MAX_PROCESSES, 20.0, 90.0)
+
+
 # ---------------------------------------------------------------------------
 # The orchestration: fake workers, processes counted
 # ---------------------------------------------------------------------------
@@ -201,9 +226,13 @@ class FakePool:
         assert count == 0
 
 
-def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None, gpus=(), family=1):
+def compare_with(
+    monkeypatch, ratio_of, budget_s, on_batch=None, gpus=(), family=1, seconds_per_process=None
+):
     """A CPU comparison of two kernels whose process ``p`` measures the
-    log-ratio ``ratio_of(p)``; the pool and the report."""
+    log-ratio ``ratio_of(p)``; the pool and the report. ``seconds_per_process``:
+    the run's clock reads that many seconds for each process run so far, so a
+    budget's arithmetic is exact (else the real clock, which barely moves)."""
     from fake_plugins import fp32_spec
     from gemmreg.discovery.registry import Origin, RegisteredKernel
 
@@ -223,6 +252,9 @@ def compare_with(monkeypatch, ratio_of, budget_s, on_batch=None, gpus=(), family
         for name in ("base", "new")
     ]
     pool = FakePool(sequential.FIRST_BATCH)
+    if seconds_per_process is not None:
+        clock = types.SimpleNamespace(monotonic=lambda: len(pool.ran) * seconds_per_process)
+        monkeypatch.setattr(comparing, "time", clock)
     report = comparing.run_compare(
         kernels,
         Problem(m=8, n=8, k=8),
@@ -299,6 +331,36 @@ def test_a_pair_never_decided_runs_to_the_cap_or_the_budget(monkeypatch, fake_pl
     assert report.looks == () and len(pool.ran) == 3 and report.verdicts[0].processes == 3
 
 
+def test_a_budget_spent_says_what_budget_reaches_the_next_look_and_that_one_does(
+    monkeypatch, fake_plugins, tmp_path
+):
+    import json
+
+    from gemmreg.reporting import runs
+    from gemmreg.timing import rejudging
+
+    noisy = lambda p: 0.08 * (-1) ** p  # noqa: E731 (never decided)
+    _, report = compare_with(monkeypatch, noisy, 10.0, seconds_per_process=2.0)
+    assert report.looks == (3, 5) and report.look_s == (6.0, 10.0)  # 2 s a process
+    (v,) = report.verdicts
+    assert v.verdict == "inconclusive"
+    note = " ".join(v.notes)
+    assert "they took 10 s, so 5 more at that pace need --budget 20 or more" in note
+    # that budget, at the same pace, reaches the processes the note promised
+    pool, again = compare_with(monkeypatch, noisy, 20.0, seconds_per_process=2.0)
+    assert again.looks[-1] >= 5 + 5 and len(pool.ran) == again.looks[-1]
+    assert "so 10 more at that pace need --budget 40 or more" in " ".join(again.verdicts[0].notes)
+    # a run saved before the looks' seconds were kept says what happened, without the pace
+    runs.write_run(tmp_path, {}, [report], False)
+    data = json.loads((tmp_path / "run.json").read_text())
+    del data["content_sha256"], data["reports"][0]["look_s"]
+    (tmp_path / "run.json").write_text(json.dumps(data))
+    _, (old,), _ = runs.load_run(tmp_path, verify=False)
+    (judged,) = rejudging.rejudge(old, stats.DEFAULT_MARGIN).verdicts
+    assert old.look_s == () and judged.verdict == "inconclusive"
+    assert "(another batch would not have fit)" in " ".join(judged.notes)
+
+
 def test_a_sequential_run_is_saved_read_judged_again_and_shown_with_its_counts(
     monkeypatch, fake_plugins, tmp_path
 ):
@@ -317,7 +379,10 @@ def test_a_sequential_run_is_saved_read_judged_again_and_shown_with_its_counts(
     (row,) = render_verdicts.verdict_rows([loaded])
     assert row["processes"] == report.verdicts[0].processes
     assert "procs" in render_verdicts.verdict_table([loaded], "table")
-    assert "looks at 3, 6" in render_compare.compare_table(loaded, "table")
+    assert loaded.look_s == report.look_s and len(loaded.look_s) == len(loaded.looks)
+    assert re.search(
+        r"looks at 3 \(\d+ s\), 6 \(\d+ s\)", render_compare.compare_table(loaded, "table")
+    )
 
 
 def test_a_run_saved_before_looks_reads_as_a_fixed_count(monkeypatch, fake_plugins, tmp_path):

@@ -165,10 +165,19 @@ def _protocol(report: CompareReport) -> str:
     drops = f", {dropped} of {taken} rounds dropped (throttled)" if dropped else ""
     placed = max((r.placements or 1 for r in report.records), default=1)
     where = f", operands in {placed} placements rotated across rounds" if placed > 1 else ""
-    looks = f" (sequential, looks at {', '.join(map(str, report.looks))})" if report.looks else ""
+    looks = f" (sequential, looks at {_looks(report)})" if report.looks else ""
     return (
         f"{report.processes} processes{looks}, interleaved equal-exposure {how_many}{where}{drops}"
     )
+
+
+def _looks(report: CompareReport) -> str:
+    """``3, 6``: the processes at each look, with the seconds the run had
+    spent by then (``3 (9 s), 6 (19 s)``) where it kept them: the pace a
+    ``--budget`` buys looks at."""
+    if len(report.look_s) != len(report.looks):
+        return ", ".join(map(str, report.looks))
+    return ", ".join(f"{n} ({s:.0f} s)" for n, s in zip(report.looks, report.look_s, strict=True))
 
 
 def verdict_lines(report: CompareReport) -> list[str]:

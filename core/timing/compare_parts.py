@@ -155,11 +155,13 @@ def build_report(
     partial: bool,
     device_index: int | None = None,
     looks: Sequence[int] = (),
+    look_s: Sequence[float] = (),
 ) -> CompareReport:
     """The report: each kernel's summary over its processes, and the verdicts
-    (none on partial data), at each of ``looks`` in a sequential run."""
+    (none on partial data), at each of ``looks`` in a sequential run (taken
+    ``look_s`` seconds into its processes)."""
     summaries = _summaries(asked, kernels, runs, colds, profiles, partial=partial)
-    judged = _judged(asked, summaries, records, looks)
+    judged = _judged(asked, summaries, records, looks, look_s)
     if partial:
         judged = interrupted(judged, records)
     return CompareReport(
@@ -183,6 +185,7 @@ def build_report(
         device_index=device_index,
         l2=asked.l2 if asked.gpu else "",
         looks=tuple(looks),
+        look_s=tuple(look_s),
         budget_s=asked.budget_s if looks else None,
     )
 
@@ -207,6 +210,7 @@ def _judged(
     summaries: Sequence[KernelSummary],
     records: Sequence[ProcessRecord],
     looks: Sequence[int],
+    look_s: Sequence[float] = (),
 ) -> tuple[Verdict, ...]:
     return verdicts(
         summaries,
@@ -215,6 +219,7 @@ def _judged(
         margin=asked.margin,
         processes=asked.processes,
         looks=looks,
+        look_s=look_s,
         budget_s=asked.budget_s,
     )
 

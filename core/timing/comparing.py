@@ -144,6 +144,7 @@ def run_compare(
         family=family,
     )
     looks: list[int] = []
+    look_s: list[float] = []  # the seconds the processes had taken at each look
     records: list[ProcessRecord] = []
     profiles: Profiles = {}
     colds: list[ColdStart] = []
@@ -205,7 +206,10 @@ def run_compare(
                 process_lanes.time_processes(state, processes if runnable else 0)
                 if budget_s is not None and runnable:
                     looks.append(processes)
-                    _further_looks(state, pool, asked, (kernels, colds), looks, started, on_batch)
+                    look_s.append(time.monotonic() - started)
+                    _further_looks(
+                        state, pool, asked, (kernels, colds), (looks, look_s), started, on_batch
+                    )
             finally:  # what finished is kept, in process order, if Ctrl-C came
                 timed_runs, timed_records = process_lanes.collected(state)
                 runs += timed_runs
@@ -226,7 +230,7 @@ def run_compare(
                 merge_cache(cache_root / SHARED_CACHE, keep_cache / SHARED_CACHE)
 
     return compare_parts.build_report(
-        asked, kernels, runs, records, colds, profiles, partial, device_index, looks
+        asked, kernels, runs, records, colds, profiles, partial, device_index, looks, look_s
     )
 
 
@@ -235,7 +239,7 @@ def _further_looks(
     pool: Pool,
     asked: compare_parts.Asked,
     timed: tuple[Sequence[RegisteredKernel], Sequence[ColdStart]],
-    looks: list[int],
+    taken: tuple[list[int], list[float]],
     started: float,
     on_batch: Callable[[int, int, int], None] | None,
 ) -> None:
@@ -243,10 +247,12 @@ def _further_looks(
     while some pair is undecided at the last look and another batch is
     expected to finish within the budget, start its workers (all at once,
     their start-ups overlapping), wait until every one is ready, run them,
-    and look again. ``looks`` gets each look's process count as it is taken.
+    and look again. ``taken`` gets each look's process count, and the seconds
+    since ``started``, as it is taken.
     The batch runs the same tasks as the first, through the same lanes."""
     assert asked.budget_s is not None
     kernels, colds = timed
+    looks, look_s = taken
     while not state.hung and state.names:
         runs, records = process_lanes.collected(state)
         if not compare_parts.still_undecided(asked, kernels, runs, records, colds, looks):
@@ -264,6 +270,7 @@ def _further_looks(
             on_batch(len(looks), batch, len(state.names))
         process_lanes.time_processes(state, done + batch, first=done)
         looks.append(done + batch)
+        look_s.append(time.monotonic() - started)
 
 
 def _pinned(

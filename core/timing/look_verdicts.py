@@ -28,16 +28,19 @@ def verdicts(
     processes: int,
     looks: Sequence[int] = (),
     budget_s: float | None = None,
+    look_s: Sequence[float] = (),
 ) -> tuple[Verdict, ...]:
     """Every pair's verdict: at ``processes`` (a fixed count) when ``looks``
     is empty, else at the first of ``looks`` (the processes finished at
     each) that decided it, or the last look's INCONCLUSIVE, which says it
-    ran out of ``budget_s``."""
+    ran out of ``budget_s`` (and, from ``look_s``, the seconds taken by each
+    look, at what pace)."""
     if not looks:
         judged = all_verdicts(summaries, records, confidence=confidence, margin=margin)
-        return tuple(_stamped(v, processes, None) for v in judged)
+        return tuple(_stamped(v, processes, None, None) for v in judged)
     chosen: dict[tuple[str, str], Verdict] = {}
     order: list[tuple[str, str]] = []
+    elapsed = look_s[len(looks) - 1] if len(look_s) == len(looks) else None
     for look, count in enumerate(looks, 1):
         level = sequential.look_confidence(look, confidence)
         upto = [r for r in records if r.process < count]
@@ -51,15 +54,17 @@ def verdicts(
             if sequential.decided(v.verdict):
                 chosen[key] = _decided(v, look, count)
             elif last:
-                chosen[key] = _stamped(v, count, budget_s)
+                chosen[key] = _stamped(v, count, budget_s, elapsed)
     return tuple(chosen[key] for key in order if key in chosen)
 
 
-def _stamped(v: Verdict, processes: int, budget_s: float | None) -> Verdict:
+def _stamped(
+    v: Verdict, processes: int, budget_s: float | None, elapsed_s: float | None
+) -> Verdict:
     """``v`` with its process count, and an undecided one's note."""
     notes = v.notes
     if v.verdict == "inconclusive":
-        notes = (*notes, sequential.undecided_note(processes, budget_s))
+        notes = (*notes, sequential.undecided_note(processes, budget_s, elapsed_s))
     return attrs.evolve(v, processes=processes, notes=notes)
 
 

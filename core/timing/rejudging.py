@@ -84,6 +84,7 @@ def rejudge(report: CompareReport, margin: float, points: int | None = None) -> 
         processes=report.processes,
         looks=report.looks,
         budget_s=report.budget_s,
+        look_s=report.look_s,
     )
     if report.partial:
         judged = interrupted(judged, report.records)

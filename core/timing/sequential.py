@@ -89,20 +89,44 @@ def decided(word: str) -> bool:
     return word != "inconclusive"
 
 
-def undecided_note(processes: int, budget_s: float | None) -> str:
+def undecided_note(processes: int, budget_s: float | None, elapsed_s: float | None = None) -> str:
     """What an INCONCLUSIVE verdict says happened: how many processes it had,
-    and what would have given it more."""
+    and what would have given it more. ``elapsed_s``: the seconds the run's
+    processes took by its last look (start-ups included; None in runs saved
+    before it was kept), from which a budget that ran out names the
+    ``--budget`` that would have paid for the next look at the same pace:
+    arithmetic on what happened, not a promise that the look would decide."""
     if budget_s is None:
         return (
             f"undecided after {processes} processes, a fixed count (--processes, or the "
             "CPU's default); --budget SECONDS adds processes until every pair is decided"
         )
-    why = (
-        f"{MAX_PROCESSES}, the most a run adds: the spread between processes is too wide"
-        if processes >= MAX_PROCESSES
-        else "another batch would not have fit"
-    )
+    if processes >= MAX_PROCESSES:
+        why = f"{MAX_PROCESSES}, the most a run adds: the spread between processes is too wide"
+    else:
+        why = "another batch would not have fit"
+        needed = next_look_budget(processes, elapsed_s)
+        if needed is not None:
+            more = min(processes, MAX_PROCESSES - processes)
+            why += (
+                f": they took {elapsed_s:.0f} s, so {more} more at that pace need"
+                f" --budget {needed:g} or more"
+            )
     return f"undecided after {processes} processes within the budget of {budget_s:g} s ({why})"
+
+
+def next_look_budget(processes: int, elapsed_s: float | None) -> float | None:
+    """The whole seconds of budget the next look (a doubling batch, capped at
+    :data:`MAX_PROCESSES`) takes after ``processes`` took ``elapsed_s``, at
+    their pace (:func:`next_batch`'s own arithmetic, so that budget starts
+    it); None without a pace to go by."""
+    if elapsed_s is None or processes < 1 or elapsed_s <= 0 or processes >= MAX_PROCESSES:
+        return None
+    more = min(processes, MAX_PROCESSES - processes)
+    budget = float(math.ceil(elapsed_s * (processes + more) / processes))
+    while next_batch(processes, elapsed_s, budget) < more:  # a float's last bit
+        budget += 1.0
+    return budget
 
 
 def decided_note(look: int, processes: int, confidence: float) -> str:

@@ -260,6 +260,10 @@ class CompareReport:
     """A sequential run's looks: the processes finished at each
     (:mod:`gemmreg.timing.sequential`); empty for a fixed count
     (``--processes``, and runs saved before looks existed)."""
+    look_s: tuple[float, ...] = attrs.field(default=(), converter=float_tuple)
+    """The seconds a sequential run's processes had taken at each of its
+    ``looks``, start-ups of the later batches included (what ``--budget``
+    counts); empty for a fixed count and in runs saved before it was kept."""
     budget_s: float | None = None
     """The seconds of timed processes a sequential run could spend (``--budget``)."""
     l2: str = ""
