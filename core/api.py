@@ -94,9 +94,7 @@ def compare(
     for that many items, laid out as ``batch_layout`` says (``packed`` or
     ``strided``), as ``--batch`` and ``--batch-layout``. ``groups``: an MoE
     grouped GEMM's member sizes beside ``shape`` ``"NxK"``, as ``--groups``."""
-    timing = keywords.timing(
-        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
-    )
+    timing = keywords.timing(locals())
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
     batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
     asked = dict(

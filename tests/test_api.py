@@ -7,6 +7,7 @@ same code."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import io
 import re
 import subprocess
@@ -236,3 +237,37 @@ def test_importing_gemmreg_leaves_the_api_and_torch_unimported():
     assert done.stdout.split() == ["False", "True", "False"]
     with pytest.raises(AttributeError, match="has no attribute 'compared'"):
         gemmreg.compared  # noqa: B018
+
+
+TIMED = dict(seed=7, margin=2.5, repeats=11, warmup=3, max_time=0.75, timeout=99.0, l2="dirty")
+"""A distinct value for each timing keyword but the count (``device_processes``
+is added where a count is given: with ``processes``, a fixed count)."""
+
+
+@pytest.mark.parametrize(
+    "count", [dict(processes=4, device_processes=5), dict(budget=31.0)], ids=["fixed", "budget"]
+)
+def test_each_timing_keyword_reaches_its_own_option(count, monkeypatch):
+    """The calls take their timing keywords by name into the request: a
+    keyword handed to another's place would show here as a swapped field."""
+    from gemmreg.commands import keywords, sweep_calls
+    from gemmreg.commands.requests import TimingAsked
+
+    assert set(keywords.TIMING_KEYWORDS) == set(attrs.fields_dict(TimingAsked))
+    for call in (gemmreg.compare, gemmreg.bench, sweep_calls.resume):
+        assert set(keywords.TIMING_KEYWORDS) <= set(inspect.signature(call).parameters)
+    forbid_work(monkeypatch)
+    handed = []
+
+    def work(request, progress, launch):
+        handed.append(request)
+        raise Handed
+
+    monkeypatch.setattr(compare_command, "compare", work)
+    monkeypatch.setattr(bench_command, "bench", work)
+    with pytest.raises(Handed):
+        gemmreg.compare(PAIR, "16x16x16", **TIMED, **count)
+    with pytest.raises(Handed):
+        gemmreg.bench(["torch_ref"], "16", **TIMED, **count)
+    for request in handed:
+        assert request.timing == TimingAsked(**TIMED, **count)

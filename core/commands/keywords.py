@@ -7,7 +7,7 @@ Anything else is refused in one line (:class:`UsageError`), before any work."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -166,29 +166,25 @@ def call(name: str, first: str | Iterable[object], **given: object) -> str:
     return f"gemmreg.{name}({', '.join(shown)})"
 
 
-def timing(
-    processes: int | None,
-    budget: float | None,
-    seed: int | None,
-    margin: float | None,
-    repeats: int | None,
-    warmup: int | None,
-    max_time: float | None,
-    timeout: float | None,
-    l2: str | None,
-    device_processes: int | None,
-) -> dict[str, Any]:
-    """The timing keywords a call was given, by their option names (those
-    :class:`~gemmreg.commands.requests.TimingAsked` takes)."""
-    return dict(
-        processes=processes,
-        budget=budget,
-        seed=seed,
-        margin=margin,
-        repeats=repeats,
-        warmup=warmup,
-        max_time=max_time,
-        timeout=timeout,
-        l2=l2,
-        device_processes=device_processes,
-    )
+TIMING_KEYWORDS = (
+    "processes",
+    "budget",
+    "seed",
+    "margin",
+    "repeats",
+    "warmup",
+    "max_time",
+    "timeout",
+    "l2",
+    "device_processes",
+)
+"""The timing keywords of ``compare``, ``bench`` and ``resume`` (the fields of
+:class:`~gemmreg.commands.requests.TimingAsked`), in the order a manifest's
+call records them."""
+
+
+def timing(arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """The timing keywords among a call's ``arguments`` (its ``locals()``), by
+    their option names: taken by name, so that no call can hand one keyword
+    another's place, as ten positional arguments of one type could."""
+    return {name: arguments[name] for name in TIMING_KEYWORDS}

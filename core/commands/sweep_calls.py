@@ -57,9 +57,7 @@ def bench(
     are :func:`gemmreg.api.compare`'s (``batch`` and ``groups``: every point's)."""
     from gemmreg.timing.points import points
 
-    timing = keywords.timing(
-        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
-    )
+    timing = keywords.timing(locals())
     fp8 = dict(out_dtype=out_dtype, scaling=scaling)
     batched = dict(batch=batch, batch_layout=batch_layout, groups=groups)
     wide = keywords.flag(sweep_wide, "sweep_wide")
@@ -124,9 +122,7 @@ def resume(
     (together where it was sweep-wide); the keywords are :func:`bench`'s."""
     from gemmreg.commands import resuming
 
-    timing = keywords.timing(
-        processes, budget, seed, margin, repeats, warmup, max_time, timeout, l2, device_processes
-    )
+    timing = keywords.timing(locals())
     wide = keywords.flag(sweep_wide, "sweep_wide")
     request, lines = resuming.called(run, kernels, TimingAsked(**timing), out, force, wide)
     if progress is not None:  # what it times and what the run has, before the work
