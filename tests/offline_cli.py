@@ -48,6 +48,26 @@ def forbid_work(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(module, name, refuse)
 
 
+class Handed(BaseException):
+    """Raised in place of a command's work, which the request reached (a
+    BaseException, so that the command line's catch of errors lets it by)."""
+
+
+def hand_over(monkeypatch: pytest.MonkeyPatch, *commands: tuple[object, str]) -> list[object]:
+    """Each ``(module, name)`` command's work replaced by one that keeps the
+    request it is handed and raises :class:`Handed`: the list of requests, in
+    the order they came, to hold the command line and the API to one request."""
+    handed: list[object] = []
+
+    def work(request: object, progress: object, launch: object) -> None:
+        handed.append(request)
+        raise Handed
+
+    for module, name in commands:
+        monkeypatch.setattr(module, name, work)
+    return handed
+
+
 @attrs.frozen
 class Outcome:
     code: int

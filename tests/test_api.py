@@ -22,7 +22,7 @@ from gemmreg.commands import bench_command, check_command, compare_command
 from gemmreg.reporting import run_folder
 from gemmreg.timing import stats
 from gemmreg.timing.timing_records import CompareReport
-from offline_cli import forbid_work, run_main
+from offline_cli import Handed, forbid_work, hand_over, run_main
 
 API_PAGE = REPO / "docs" / "api.md"
 WORDS = {"faster", "slower", "equivalent", "inconclusive"}
@@ -159,10 +159,6 @@ def test_a_folder_that_holds_a_run_is_refused_and_let_go_of(monkeypatch, tmp_pat
     assert len(run_folder._HELD) == held  # a notebook may try again with force=True
 
 
-class Handed(BaseException):
-    """Raised in place of the work, with the request it was handed."""
-
-
 COMMANDS = {
     "compare": (
         compare_command,
@@ -210,13 +206,7 @@ def test_the_command_line_hands_the_api_s_request_to_the_same_work(command, monk
     and hands it to the same function."""
     module, argv, call = COMMANDS[command]
     forbid_work(monkeypatch)
-    handed = []
-
-    def work(request, progress, launch):
-        handed.append(request)
-        raise Handed
-
-    monkeypatch.setattr(module, command, work)
+    handed = hand_over(monkeypatch, (module, command))
     out = tmp_path / "out"
     with pytest.raises(Handed):
         cli.main(argv.replace("OUT", str(out)).split())
@@ -257,14 +247,7 @@ def test_each_timing_keyword_reaches_its_own_option(count, monkeypatch):
     for call in (gemmreg.compare, gemmreg.bench, sweep_calls.resume):
         assert set(keywords.TIMING_KEYWORDS) <= set(inspect.signature(call).parameters)
     forbid_work(monkeypatch)
-    handed = []
-
-    def work(request, progress, launch):
-        handed.append(request)
-        raise Handed
-
-    monkeypatch.setattr(compare_command, "compare", work)
-    monkeypatch.setattr(bench_command, "bench", work)
+    handed = hand_over(monkeypatch, (compare_command, "compare"), (bench_command, "bench"))
     with pytest.raises(Handed):
         gemmreg.compare(PAIR, "16x16x16", **TIMED, **count)
     with pytest.raises(Handed):

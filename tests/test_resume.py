@@ -230,11 +230,6 @@ def test_a_weighted_sweep_is_resumed_with_its_weights(tmp_path, capsys):
     assert joined.code == 0 and "PARTIAL" not in joined.err, joined.err
 
 
-class Handed(BaseException):
-    """Raised in place of the work, which the request reached (a
-    BaseException, so that the command line's catch of errors lets it by)."""
-
-
 def test_the_api_resumes_as_the_command_line_does(cut, monkeypatch, tmp_path):
     """``gemmreg.resume(RUN)`` builds the request ``bench --resume RUN`` does
     (the run's kernels, its lacking points, its timing) and hands it to the
@@ -242,16 +237,10 @@ def test_the_api_resumes_as_the_command_line_does(cut, monkeypatch, tmp_path):
     import gemmreg
     from gemmreg import cli
     from gemmreg.commands import bench_command
-    from offline_cli import forbid_work
+    from offline_cli import Handed, forbid_work, hand_over
 
     forbid_work(monkeypatch)
-    handed = []
-
-    def work(request, progress, launch):
-        handed.append(request)
-        raise Handed
-
-    monkeypatch.setattr(bench_command, "bench", work)
+    handed = hand_over(monkeypatch, (bench_command, "bench"))
     out = tmp_path / "out"
     with pytest.raises(Handed):
         cli.main(["bench", *TWINS, "--resume", str(cut), "--out", str(out)])
