@@ -81,6 +81,27 @@ def test_a_sweep_judged_point_by_point_bounds_a_false_claim_among_its_points(cap
     }
 
 
+def test_parts_each_judged_together_say_so_and_what_they_amount_to_together():
+    """Two ``bench --sweep-wide`` commands (the H200 parts, judged again each
+    over its own points): each part holds at 99.5%, the two at 1%."""
+    parts = []
+    for part in PARTS:
+        _, reports, _ = runs.load_run(Path(part))
+        points = rejudging.judged_points(reports)
+        parts += [rejudging.rejudge(r, stats.DEFAULT_MARGIN, points) for r in reports]
+    assert sorted({r.family for r in parts}) == [8, 12]
+    (line,) = speedup_means.sweep_level_lines(parts, "c")
+    assert line == (
+        "verdicts: at 99.5% within each part's points judged together (12 points, 8 points); "
+        "over 20 points a false claim somewhere among them is bounded by 1%: `c` judges them "
+        "at 99.5% together"
+    )
+    alone = [attrs.evolve(r, family=1) for r in parts[:12]] + parts[12:]
+    assert speedup_means.sweep_level_lines(alone, "c")[0].startswith(
+        "verdicts: at 99.5% within each part's points judged together (8 points, alone); "
+    )
+
+
 def test_each_point_is_judged_at_the_level_that_keeps_the_sweep_at_the_runs():
     _, reports, _ = runs.load_run(Path(PARTS[0]))
     points = rejudging.judged_points(reports)

@@ -42,8 +42,10 @@ def sweep_level_lines(reports: Sequence[CompareReport], command: str) -> list[st
     among its points only within the sum of their error levels (the union
     bound), and ``command`` judges them together; judged together (``bench
     --sweep-wide``, ``report --sweep-wide``), that sum is within the run's
-    level, and the line says so. Nothing for one point, or for a run saved
-    without its level."""
+    level, and the line says so. Parts that were each judged together (``bench
+    --sweep-wide`` in two commands) keep each part within the level, and the
+    line says that, not that each point stood on its own. Nothing for one
+    point, or for a run saved without its level."""
     judged = rejudging.judged_reports(reports)
     level = run_level(reports)
     if len(judged) < 2 or level is None:
@@ -61,8 +63,16 @@ def sweep_level_lines(reports: Sequence[CompareReport], command: str) -> list[st
         if bound < 1
         else "their levels together bound nothing"
     )
+    families = sorted({r.family for r in judged}, reverse=True)
+    how = (
+        f"each point's at {shown} on its own"
+        if families == [1]
+        else f"at {shown} within each part's points judged together ("
+        + ", ".join("alone" if f == 1 else numbers.counted(f, "point") for f in families)
+        + ")"
+    )
     return [
-        f"verdicts: each point's at {shown} on its own; over "
+        f"verdicts: {how}; over "
         f"{len(judged)} points {said}: `{command}` judges them at {shown} together"
     ]
 
