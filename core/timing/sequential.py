@@ -92,10 +92,11 @@ def decided(word: str) -> bool:
 def undecided_note(processes: int, budget_s: float | None, elapsed_s: float | None = None) -> str:
     """What an INCONCLUSIVE verdict says happened: how many processes it had,
     and what would have given it more. ``elapsed_s``: the seconds the run's
-    processes took by its last look (start-ups included; None in runs saved
-    before it was kept), from which a budget that ran out names the
-    ``--budget`` that would have paid for the next look at the same pace:
-    arithmetic on what happened, not a promise that the look would decide."""
+    processes took by its last look (the later batches' start-ups included, as
+    the budget counts them; None in runs saved before it was kept), from which
+    a budget that ran out names the ``--budget`` that would have paid for the
+    next look at the same pace: arithmetic on what happened, not a promise
+    that the look would decide."""
     if budget_s is None:
         return (
             f"undecided after {processes} processes, a fixed count (--processes, or the "
