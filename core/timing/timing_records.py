@@ -257,13 +257,11 @@ class CompareReport:
     schema: int = SCHEMA
     """The layout of these records; runs saved before it existed are schema 1."""
     looks: tuple[int, ...] = attrs.field(default=(), converter=_ints)
-    """A sequential run's looks: the processes finished at each
-    (:mod:`gemmreg.timing.sequential`); empty for a fixed count
-    (``--processes``, and runs saved before looks existed)."""
+    """The processes finished at each look of a sequential run (gemmreg.timing.sequential);
+    empty for a fixed count (``--processes``) and in runs saved before looks existed."""
     look_s: tuple[float, ...] = attrs.field(default=(), converter=float_tuple)
-    """The seconds a sequential run's processes had taken at each of its
-    ``looks``, start-ups of the later batches included (what ``--budget``
-    counts); empty for a fixed count and in runs saved before it was kept."""
+    """The seconds its processes had taken at each of ``looks`` (the later batches'
+    start-ups included, as ``--budget`` counts); empty for a fixed count and in older runs."""
     budget_s: float | None = None
     """The seconds of timed processes a sequential run could spend (``--budget``)."""
     l2: str = ""
