@@ -72,6 +72,12 @@ def look_confidence(look: int, confidence: float) -> float:
     return 1.0 - look_alpha(look, 1.0 - confidence)
 
 
+def doubling(done: int) -> int:
+    """The most processes the next look adds after ``done``: as many again,
+    none past :data:`MAX_PROCESSES`."""
+    return max(0, min(done, MAX_PROCESSES - done))
+
+
 def next_batch(done: int, elapsed_s: float, budget_s: float) -> int:
     """How many processes the next look adds after ``done`` took
     ``elapsed_s``: as many again (doubling), fewer where only fewer are
@@ -81,7 +87,7 @@ def next_batch(done: int, elapsed_s: float, budget_s: float) -> int:
         return 0
     per_process = elapsed_s / done
     fits = math.floor((budget_s - elapsed_s) / per_process) if per_process > 0 else done
-    return max(0, min(done, fits, MAX_PROCESSES - done))
+    return max(0, min(doubling(done), fits))
 
 
 def decided(word: str) -> bool:
@@ -108,7 +114,7 @@ def undecided_note(processes: int, budget_s: float | None, elapsed_s: float | No
         why = "another batch would not have fit"
         needed = next_look_budget(processes, elapsed_s)
         if needed is not None:
-            more = min(processes, MAX_PROCESSES - processes)
+            more = doubling(processes)
             why += (
                 f": they took {elapsed_s:.0f} s, so {more} more at that pace need"
                 f" --budget {needed:g} or more"
@@ -123,7 +129,7 @@ def next_look_budget(processes: int, elapsed_s: float | None) -> float | None:
     it); None without a pace to go by."""
     if elapsed_s is None or processes < 1 or elapsed_s <= 0 or processes >= MAX_PROCESSES:
         return None
-    more = min(processes, MAX_PROCESSES - processes)
+    more = doubling(processes)
     budget = float(math.ceil(elapsed_s * (processes + more) / processes))
     while next_batch(processes, elapsed_s, budget) < more:  # a float's last bit
         budget += 1.0

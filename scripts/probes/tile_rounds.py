@@ -6,7 +6,12 @@ interleaved rounds on gemmreg's own clock (``ranked_rounds.report``).
 Run on a GPU machine (gemmreg and its plugins installed), from the
 repository root::
 
-    python scripts/probes/tile_rounds.py ROUNDS OUT.json
+    python scripts/probes/tile_rounds.py ROUNDS OUT.json [--points MxNxK,...]
+        [--dtypes bf16,fp16] [--extra CONFIG,...]
+
+``--extra`` adds configs by name (``Config.from_name``: split-K, stream-K,
+pieces) to the variants below; ``--points`` and ``--dtypes`` narrow the
+rounds, so that a probe fits one device command.
 
 Why: a one-process probe's five clocks (``scripts/probe_decode_kernels.py``)
 moved by as much between two runs as the gaps between the leading configs
@@ -36,13 +41,23 @@ NAMES = [
     "gluon_ws:128x128x64-s4-w4", "gluon_ws:128x128x64-s5-w4", "gluon_ws:128x128x64-s6-w4",
     "tma_split_k:128x128x128-s3-w8-k1", "tma_split_k:128x128x64-s5-w8-k1",
 ]  # fmt: skip
-args = argparse.Namespace(rounds=int(sys.argv[1]), samples=20, top=20)
+parser = argparse.ArgumentParser()
+parser.add_argument("rounds", type=int)
+parser.add_argument("out")
+parser.add_argument("--points", default="2048x1024x4096,128x14336x4096")
+parser.add_argument("--dtypes", default="bf16,fp16")
+parser.add_argument("--extra", default="")
+args = parser.parse_args()
+args.samples, args.top = 20, 20
+NAMES += [name for name in args.extra.split(",") if name]
+POINTS = [tuple(int(d) for d in point.split("x")) for point in args.points.split(",")]
+DTYPES = [{"bf16": torch.bfloat16, "fp16": torch.float16}[d] for d in args.dtypes.split(",")]
 sms = torch.cuda.get_device_properties(0).multi_processor_count
 fb = Config.from_name("tiled:128x128x64-s4-w4")
 found = []
 print(torch.cuda.get_device_name(), flush=True)
-for dt in (torch.bfloat16, torch.float16):
-    for m, n, k in ((2048, 1024, 4096), (128, 14336, 4096)):
+for dt in DTYPES:
+    for m, n, k in POINTS:
         a = torch.randn(m, k, device="cuda", dtype=dt)
         b = torch.randn(n, k, device="cuda", dtype=dt).t()
         ref = a @ b
@@ -64,5 +79,5 @@ for dt in (torch.bfloat16, torch.float16):
         found.append(report(f"{m}x{n}x{k} {dt}", "torch.mm", calls, refused, args))
         for name, why in refused.items():
             print("  refused", name, why)
-with open(sys.argv[2], "w") as file:
+with open(args.out, "w") as file:
     json.dump(found, file)
