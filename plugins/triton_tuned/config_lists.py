@@ -92,6 +92,7 @@ CUDA_PERSISTENT_TMA: tuple[Config, ...] = (
     _tma(128, 256, 64, 3, 8, flatten=True, ws=True, split=2, group_m=16),
     _tma(128, 256, 64, 3, 8, flatten=True, group_m=16, stream_k=True),
     _tma(128, 128, 64, 5, 8, split=2),
+    _tma(128, 128, 64, 6, 4, split=2),
 )
 """Hopper only. From two probes on the H200 (do_bench medians against torch.mm,
 fp16/bf16 at 4096^3, 8192^3, 8192x14336x4096, 8192x4096x14336): no single
@@ -117,6 +118,12 @@ only with the split epilogue. The 5-stage 128x128x64 tile with the split epilogu
 the nearest to cuBLAS of every kernel probed at 2048x1024x4096 and 128x14336x4096
 (bf16, 1.04x torch.mm's time on gemmreg's clock:
 ``evidence/2026-12-04-h200-llm-projections/probe``), where the tiles leave SMs idle.
+At 6 stages and 4 warps (one warpgroup: 128 accumulator registers a thread) it
+led the 8-warp form there in 30 interleaved rounds on an H100, bf16 and fp16:
+0.996x and 1.003x ``torch.mm``'s speed at 2048x1024x4096 against 0.971x and
+0.969x, 0.982x and 0.981x at 128x14336x4096 against 0.973x
+(``evidence/2026-12-07-h100-llm-bf16-20-points-and-tile-rounds/tile-rounds``);
+it was not in this list, so the tuner had never weighed it.
 
 The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
 8192x14336x4096 in an interleaved probe on the H200
