@@ -122,8 +122,9 @@ At 6 stages and 4 warps (one warpgroup: 128 accumulator registers a thread) it
 led the 8-warp form there in 30 interleaved rounds on an H100, bf16 and fp16:
 0.996x and 1.003x ``torch.mm``'s speed at 2048x1024x4096 against 0.971x and
 0.969x, 0.982x and 0.981x at 128x14336x4096 against 0.973x
-(``evidence/2026-12-07-h100-llm-bf16-20-points-and-tile-rounds/tile-rounds``);
-it was not in this list, so the tuner had never weighed it.
+(``evidence/2026-12-07-h100-llm-bf16-20-points-and-tile-rounds``). Once listed, the
+tuner took it at 2048x1024x4096 (0.4% ahead of the 8-warp form in its own
+timing), and the bench there stayed SLOWER (0.9726x bf16, 0.9812x fp16).
 
 The ``stream_k`` config (:mod:`.stream_k`) is the best of the four tried at
 8192x14336x4096 in an interleaved probe on the H200
