@@ -19,6 +19,7 @@ from gemmreg import cli
 from gemmreg.checking import check_runner
 from gemmreg.contract import backend
 from gemmreg.contract.records import Problem
+from gemmreg.contract.saved_files import packed_names
 from gemmreg.reporting import checksums, render, runs
 from gemmreg.timing import device_memory
 from gemmreg.timing.comparing import CompareReport, KernelSummary, ProcessRun
@@ -422,9 +423,9 @@ def test_refusing_starts_no_work_even_when_asked_to(cli_offline, monkeypatch):
 
 def test_every_run_kept_as_evidence_still_reads():
     """The checks refuse what is malformed, not what real runs contain: every
-    run recorded on the H200 passes them (stored as run.json.gz, or run.json)."""
+    run recorded on the H200 passes them (stored packed as run.json.xz, or as run.json)."""
     evidence = REPO / "evidence"
-    recorded = sorted([*evidence.glob("**/run.json"), *evidence.glob("**/run.json.gz")])
+    recorded = sorted(p for name in packed_names("run.json") for p in evidence.glob(f"**/{name}"))
     assert len(recorded) >= 50
     for path in recorded:
         manifest, reports, _ = runs.load_run(path.parent)

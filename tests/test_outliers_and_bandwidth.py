@@ -7,7 +7,6 @@ one of them with one process median changed by hand: nothing here is timed."""
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 from conftest import REPO
 from gemmreg.contract.numbers import significant
 from gemmreg.contract.records import Problem
+from gemmreg.contract.saved_files import read_saved_or_packed
 from gemmreg.contract.traffic import ideal_bytes, ideal_gbps
 from gemmreg.reporting import checksums, render_points, render_sweep, runs
 from gemmreg.timing.process_outliers import OUTLIER_FACTOR, outlier_medians
@@ -137,8 +137,7 @@ def test_a_report_derives_both_figures_however_its_summaries_were_built():
 
 
 def _saved_data() -> dict:
-    with gzip.open(SAVED / "run.json.gz", "rt") as saved:
-        data = json.load(saved)
+    data = json.loads(read_saved_or_packed(SAVED / "run.json")[1])
     del data[checksums.CHECKSUM_KEY]  # edited by hand: the records judge it
     return data
 

@@ -13,7 +13,6 @@ they always did."""
 from __future__ import annotations
 
 import csv
-import gzip
 import json
 import random
 import re
@@ -25,6 +24,7 @@ import pytest
 from conftest import REPO
 from fake_plugins import fp32_spec
 from gemmreg.contract.records import Problem
+from gemmreg.contract.saved_files import read_saved_or_packed
 from gemmreg.discovery.registry import Origin, RegisteredKernel
 from gemmreg.reporting import render_compare, render_regimes, render_sweep, runs
 from gemmreg.timing import (
@@ -290,7 +290,7 @@ def test_a_run_saved_with_a_field_per_regime_reads_its_figure_by_regime(folder, 
     """Schemas 1 and 2 kept the graph replay's figure as ``graph_ms`` on each
     process's run and kernel's summary: it reads into ``regime_ms``, and a
     kernel with no graph figure (null) has none."""
-    saved = json.loads(gzip.decompress((folder / "run.json.gz").read_bytes()))
+    saved = json.loads(read_saved_or_packed(folder / "run.json")[1])
     (old,) = saved["reports"]
     assert old.get("schema") == schema and "regime_ms" not in old["summaries"][0]
     _, (report,), _ = runs.load_run(folder)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import attrs
 import pytest
@@ -320,16 +321,36 @@ def test_report_margin_keeps_the_verdicts_of_a_run_without_process_records():
     assert both.returncode == 2 and "one run" in both.stderr
 
 
-def test_a_run_kept_compressed_reads_like_the_plain_one(tmp_path):
-    """Committed evidence keeps run.json gzipped (it is mostly raw samples)."""
+@pytest.mark.parametrize(("suffix", "kind"), [(".gz", "gzip"), (".xz", "xz")])
+def test_a_run_kept_packed_reads_like_the_plain_one(tmp_path, suffix, kind):
+    """Committed evidence keeps run.json packed (it is mostly raw samples):
+    gzip, or xz, which packs it tighter."""
     import gzip
+    import lzma
 
+    pack = {".gz": gzip.compress, ".xz": lzma.compress}[suffix]
     runs.write_run(tmp_path / "plain", {"device_name": "cpu"}, [report([1.0, 1.01, 0.99])], False)
     packed = tmp_path / "packed"
     packed.mkdir()
     raw = (tmp_path / "plain" / "run.json").read_bytes()
-    (packed / "run.json.gz").write_bytes(gzip.compress(raw))
+    (packed / f"run.json{suffix}").write_bytes(pack(raw))
     assert runs.load_run(packed) == runs.load_run(tmp_path / "plain")
-    (packed / "run.json.gz").write_bytes(b"not gzip")
-    with pytest.raises(runs.RunError, match="not a readable gzip file"):
+    (packed / f"run.json{suffix}").write_bytes(b"not packed")
+    with pytest.raises(
+        runs.RunError, match=re.escape(f"run.json{suffix} is not a readable {kind} file")
+    ):
         runs.load_run(packed)
+
+
+def test_a_plain_run_is_read_before_a_packed_one(tmp_path):
+    """``run.json`` first, then ``.gz``, then ``.xz``: the first that exists
+    is the run, whatever lies beside it."""
+    import lzma
+
+    runs.write_run(tmp_path, {"device_name": "cpu"}, [report([1.0, 1.01, 0.99])], False)
+    plain = runs.load_run(tmp_path)
+    (tmp_path / "run.json.xz").write_bytes(b"not packed")
+    assert runs.load_run(tmp_path) == plain
+    (tmp_path / "run.json.xz").write_bytes(lzma.compress((tmp_path / "run.json").read_bytes()))
+    (tmp_path / "run.json").unlink()
+    assert runs.load_run(tmp_path) == plain

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import lzma
 import os
 import resource
 import shutil
@@ -212,7 +213,7 @@ def _socket(path):
         (_socket, "is a socket, not a regular file"),
     ],
 )
-@pytest.mark.parametrize("name", ["run.json", "run.json.gz"])
+@pytest.mark.parametrize("name", ["run.json", "run.json.gz", "run.json.xz"])
 def test_a_special_file_as_the_run_is_refused_unread(tmp_path, make, kind, name):
     (tmp_path / "run").mkdir()
     make(tmp_path / "run" / name)
@@ -232,6 +233,11 @@ def test_a_run_larger_than_any_saved_file_is_refused_unread(tmp_path, monkeypatc
     (tmp_path / "run" / "run.json").unlink()
     (tmp_path / "run" / "run.json.gz").write_bytes(gzip.compress(b"{}" + b" " * 100))
     with pytest.raises(runs.RunError, match="unpacks to more than 64 bytes"):
+        runs.load_run(tmp_path / "run")
+    (tmp_path / "run" / "run.json.gz").unlink()
+    (tmp_path / "run" / "run.json.xz").write_bytes(lzma.compress(b"{}" + b" " * 1000))
+    monkeypatch.setattr(saved_files, "MAX_SAVED_BYTES", 100)  # xz packs these 1002 bytes in 80
+    with pytest.raises(runs.RunError, match=r"run\.json\.xz unpacks to more than 100 bytes"):
         runs.load_run(tmp_path / "run")
 
 

@@ -6,12 +6,11 @@ manifest, so it cannot be retyped wrong or left stale."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 from pathlib import Path
 
-from gemmreg.contract import known_limits
+from gemmreg.contract import known_limits, saved_files
 
 REPO = Path(__file__).resolve().parents[1]
 STACKS = ("oldest", "newest")
@@ -66,13 +65,13 @@ def major_minor(version: str) -> tuple[int, int]:
 def newest_h200_manifest() -> tuple[Path, dict]:
     """The H200 manifest with the latest timestamp among all the evidence: a
     folder's ``manifest.json``, or the one a saved run carries (runs are kept
-    as ``run.json.gz`` alone)."""
+    packed alone, as ``run.json.xz``)."""
     manifests = []
     for path in (REPO / "evidence").rglob("*.json*"):
         if path.name == "manifest.json":
             manifest = json.loads(path.read_text())
-        elif path.name == "run.json.gz":
-            manifest = json.loads(gzip.decompress(path.read_bytes())).get("manifest", {})
+        elif path.name in saved_files.packed_names("run.json")[1:]:
+            manifest = json.loads(saved_files.read_saved(path)).get("manifest", {})
         else:
             continue
         if "H200" in str(manifest.get("device_name")) and manifest.get("timestamp_utc"):

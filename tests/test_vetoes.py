@@ -226,7 +226,7 @@ EXPLOITS = {"side_stream_mm"}
 
 
 def committed_reports() -> list[CompareReport]:
-    found = sorted(p.parent for f in JUDGED_AGAIN for p in (EVIDENCE / f).rglob("run.json.gz"))
+    found = sorted(p.parent for f in JUDGED_AGAIN for p in (EVIDENCE / f).rglob("run.json.xz"))
     return [report for folder in found for report in runs.load_run(Path(folder))[1]]
 
 

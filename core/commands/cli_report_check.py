@@ -15,6 +15,7 @@ from pathlib import Path
 
 from gemmreg.commands import document_output
 from gemmreg.commands.cli_common import EXIT_OK, _progress
+from gemmreg.contract import saved_files
 from gemmreg.contract.options import UsageError
 
 TIMING_ONLY = (
@@ -41,11 +42,11 @@ def _given(value: object) -> bool:
 
 def is_saved_check(path: Path) -> bool:
     """Whether ``path`` is a folder that ``check --out`` wrote (``check.json``,
-    or ``check.json.gz`` as evidence keeps it) and holds no timing run."""
+    or a packed ``check.json.gz`` or ``.xz``) and holds no timing run."""
     from gemmreg.reporting import check_files, runs
 
     def holds(name: str) -> bool:
-        return (path / name).is_file() or (path / f"{name}.gz").is_file()
+        return any((path / packed).is_file() for packed in saved_files.packed_names(name))
 
     try:
         return path.is_dir() and holds(check_files.CHECK_FILE) and not holds(runs.RUN_FILE)

@@ -71,14 +71,14 @@ def load_check(
     path: Path, verify: bool = True, on_note: Callable[[str], None] | None = None
 ) -> tuple[list[CaseResult], bool]:
     """(results, partial) of a saved check: ``path`` is the file or its directory
-    (whose ``check.json``, or ``check.json.gz`` as evidence keeps it).
+    (whose ``check.json``, or a packed ``check.json.gz`` or ``.xz``).
     A check whose content does not match its checksum is refused, as
     :func:`gemmreg.reporting.runs.load_run` refuses a run; with ``verify=False``
     it is read, and ``on_note`` told so. One saved before checksums reads as before."""
     try:
         if stat.S_ISDIR(os.stat(path).st_mode):
             path = path / CHECK_FILE  # named by any error below
-            path, raw = saved_files.read_saved_or_gzipped(path)
+            path, raw = saved_files.read_saved_or_packed(path)
         else:
             raw = saved_files.read_saved(path)
         data: object = parse_json(raw.decode("utf-8"))

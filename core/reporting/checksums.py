@@ -9,7 +9,7 @@ the sha256 of its content, and reading it back verifies it.
 The checksum is over the *parsed* document, serialised canonically (keys
 sorted, no whitespace, ASCII: :func:`canonical`), without the checksum's own
 field. So it does not depend on how the file is laid out or stored: the
-gzipped ``run.json.gz`` kept as evidence verifies like the plain file, and a
+packed ``run.json.xz`` kept as evidence verifies like the plain file, and a
 file re-indented by a tool still does, while any changed value does not.
 Documents saved before checksums have none: they read as before, with a note.
 """

@@ -29,18 +29,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import attrs
+from gemmreg.contract import saved_files
 from gemmreg.contract.options import UsageError
 
 OLD_RUN_FILES = (
-    "run.json",
-    "run.json.gz",
+    *saved_files.packed_names("run.json"),
     "manifest.json",
     "summary.csv",
     "report.txt",
     "report.md",
     "profiler",
-    "check.json",
-    "check.json.gz",
+    *saved_files.packed_names("check.json"),
     "check.txt",
     "check.md",
     "sanitize-summary.txt",
@@ -51,7 +50,7 @@ OLD_RUN_FILES = (
 names ``--force`` removes before the new run writes, so that no file of the
 old run is ever read as the new one's. Anything else in the folder (a user's
 own notes) is left as it is."""
-RUN_MARKERS = ("run.json", "run.json.gz", "check.json", "check.json.gz")
+RUN_MARKERS = (*saved_files.packed_names("run.json"), *saved_files.packed_names("check.json"))
 """A folder holding any of these already holds a run: a timing run or a
 check, either of which another run's ``manifest.json`` would overwrite."""
 PROBE_BYTES = 64 * 1024

@@ -184,8 +184,8 @@ def _checked_seal(path: Path, data: object, verify: bool, note: Callable[[str], 
 
 
 def _read_json(directory: Path, path: Path) -> tuple[Path, JSON]:
-    """The path read and the parsed ``run.json`` (or ``run.json.gz``, as
-    committed evidence keeps it), or a RunError saying why there is none.
+    """The path read and the parsed ``run.json`` (or ``run.json.gz`` or
+    ``run.json.xz``, packed as committed evidence keeps it), or a RunError saying why there is none.
     No special file (a FIFO, a device) is opened for reading, and no more is
     read than a saved file may hold (:func:`gemmreg.contract.saved_files.read_saved`)."""
     try:
@@ -197,7 +197,7 @@ def _read_json(directory: Path, path: Path) -> tuple[Path, JSON]:
     if not stat.S_ISDIR(mode):
         raise RunError(f"{directory} is a file: name the run's directory, which holds {RUN_FILE}")
     try:
-        path, raw = saved_files.read_saved_or_gzipped(path)
+        path, raw = saved_files.read_saved_or_packed(path)
         text = raw.decode("utf-8")
     except FileNotFoundError:
         raise RunError(f"{directory} is not a gemmreg run (no {RUN_FILE})") from None
