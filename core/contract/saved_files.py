@@ -11,8 +11,8 @@ opened for reading; anything else after at most :data:`MAX_SAVED_BYTES` + 1
 bytes, packed or not.
 
 A saved file may be packed (:data:`PACKED_SUFFIXES`): gzip, or xz, which
-keeps a run (mostly raw samples) in about a third fewer bytes than gzip's
-best and is what the committed evidence uses for its runs.
+keeps a run (mostly raw samples) in about 30% fewer bytes than gzip's best
+and is what the committed evidence uses for its runs.
 """
 
 from __future__ import annotations

@@ -185,9 +185,10 @@ def _checked_seal(path: Path, data: object, verify: bool, note: Callable[[str], 
 
 def _read_json(directory: Path, path: Path) -> tuple[Path, JSON]:
     """The path read and the parsed ``run.json`` (or ``run.json.gz`` or
-    ``run.json.xz``, packed as committed evidence keeps it), or a RunError saying why there is none.
-    No special file (a FIFO, a device) is opened for reading, and no more is
-    read than a saved file may hold (:func:`gemmreg.contract.saved_files.read_saved`)."""
+    ``run.json.xz``, packed as committed evidence keeps it), or a RunError
+    saying why there is none. No special file (a FIFO, a device) is opened
+    for reading, and no more is read than a saved file may hold
+    (:func:`gemmreg.contract.saved_files.read_saved`)."""
     try:
         mode = os.stat(directory).st_mode
     except FileNotFoundError:
