@@ -162,9 +162,10 @@ def bad_number(low: float, high: float, low_open: bool = False) -> st.SearchStra
 def unknown(known: set[str] | tuple[str, ...]) -> st.SearchStrategy[str]:
     """A name outside ``known``. ``known`` must be every name the option
     accepts (the code's own vocabularies, never a hand-written subset):
-    Hypothesis also draws the string literals it finds in gemmreg's source,
-    so a valid name left out of ``known`` (an fp8 dtype for ``check
-    --dtype``) is drawn, makes a valid command, and fails the test."""
+    Hypothesis also draws the string literals of the modules loaded from
+    outside site-packages (these tests, and gemmreg where it is installed
+    editable), so a valid name left out of ``known`` (an fp8 dtype for
+    ``check --dtype``) is drawn, makes a valid command, and fails the test."""
     return st.text(min_size=1, max_size=12).filter(
         lambda t: t.strip() and t.strip() not in known and not t.startswith("-") and "," not in t
     )
