@@ -235,10 +235,10 @@ SANITIZE_SHORT_K_SHAPE = (TAIL, ALIGNED + 3, 7)
 shared memory a loader leaves unwritten holds what an earlier kernel left (a
 later partial tile would see the same block's previous tile instead)."""
 SANITIZE_MID_SHAPE = (256, 256, 256)
+"""One mid size, small: the sanitizers slow kernels 10-100x."""
 SANITIZE_ALIGNED_SHAPE = (TAIL, ALIGNED, ALIGNED)
 """For fp8 and int8 also: an M tail, N and K multiples of 16 (cuBLASLt's fp8
 GEMM takes no other, and the shapes above have tails on every axis)."""
-"""One mid size, small: the sanitizers slow kernels 10-100x."""
 
 
 def sanitize_cases(

@@ -85,9 +85,9 @@ MIXED_BINADES = {"fp32": 12, "fp16": 4, "bf16": 4}
 """``mixed`` scales each element by 2^e, e uniform in [-B, B]: wide in fp32, and
 narrow enough in 16 bits that C stays far inside the fp16 range."""
 SMALLINT_RANGE = 3
+"""``smallint`` draws integers in [-3, 3]: exact in every dtype."""
 DRAW_ON_DEVICE_ABOVE = 2**26
 """Operands with more elements than this are drawn on the GPU (GPU-only cases)."""
-"""``smallint`` draws integers in [-3, 3]: exact in every dtype."""
 
 
 def core_inputs(
