@@ -142,14 +142,26 @@ def tune(rows: list[dict[str, Any]], out: Path) -> list[dict[str, Any]]:
             "skipped": choice.skipped,
             "timings_ms": choice.timings_ms,
             "screened_ms": choice.screened_ms,
+            "lead": choice.lead,
             "seconds": tuning_s,
             "against_torch_mm": against_cublas(problem, choice, precision, sms),
         }
         records.append(record)
         say(f"{record['shape']} {problem.dtype}: {record['family']} -> {record['best']} "
-            f"({record['origin']}, {record['seconds']} s) "
+            f"({record['origin']}, {record['seconds']} s{lead_text(choice.lead)}) "
             f"{record['against_torch_mm']}")  # fmt: skip
     return records
+
+
+def lead_text(lead: dict[str, Any] | None) -> str:
+    """The pick against its runner-up, for the console line: a lead won in
+    about half the rounds is a coin toss (``interleaving.head_to_head``)."""
+    if not lead:
+        return ""
+    return (
+        f"; {lead['median_lead']}x ahead of {lead['runner_up']},"
+        f" faster in {lead['rounds_won']} of {lead['rounds']} rounds"
+    )
 
 
 REFERENCE_ROUNDS = 5

@@ -12,6 +12,7 @@ import itertools
 import json
 import math
 import os
+import random
 import statistics
 from collections import Counter
 from pathlib import Path
@@ -1015,6 +1016,7 @@ def test_a_candidate_failing_in_a_later_round_is_skipped_and_the_rest_still_rank
     assert result.best == slow
     assert "launch failure" in result.skipped[fast.name]
     assert set(result.timings_ms) == {slow.name}
+    assert result.lead is None  # no ranked contender left beside it
 
 
 def test_scores_refuse_samples_of_unequal_rounds():
@@ -1028,3 +1030,56 @@ def test_equal_times_go_to_the_earlier_candidate():
     times = {first.name: 1.0, second.name: 1.0}
     assert tuner.tune([first, second], FakeTrial(times)).best == first
     assert tuner.tune([second, first], FakeTrial(times)).best == second
+
+
+# ---------------------------------------------------------------------------
+# the pick against its runner-up
+# ---------------------------------------------------------------------------
+
+
+def test_the_pick_s_lead_is_counted_round_by_round_and_kept_in_the_entry(cache_file):
+    """A clear lead: the pick was the faster in every ranking round, by the
+    true ratio; the cache entry keeps the same record beside the pick."""
+    fast, close, slow = tma(128, 256), tiled(128, 128), tiled(64, 64)
+    times = {fast.name: 1.00, close.name: 1.04, slow.name: 1.10}
+    order = [slow, close, fast]
+    result = tuner.tune(order, FakeTrial(times))
+    rounds = len(interleaving.schedule(len(order)))
+    assert result.best == fast
+    assert result.lead == {
+        "runner_up": close.name,
+        "rounds_won": rounds,
+        "rounds": rounds,
+        "median_lead": 1.04,
+    }
+    choice = tuner.choose(order, key(), lambda: FakeTrial(times), volume=BIG)
+    entry = tuning_cache.lookup(key())
+    assert entry is not None and entry["lead"] == choice.lead == result.lead
+
+
+def test_a_lead_inside_the_clock_s_scatter_shows_as_rounds_split_between_the_two():
+    """Two forms 0.1% apart on a clock whose every call moves by up to 3%:
+    the scores still name one of them, and the record shows a pick that
+    another tuning could make the other way (each led in some rounds)."""
+    first, second = tma(128, 256), attrs.evolve(tma(128, 256), group_m=16)
+    jitter = random.Random(5)
+    trial = DriftingTrial(
+        {first.name: 1.000, second.name: 1.001}, lambda n: jitter.uniform(0.97, 1.03)
+    )
+    result = tuner.tune([first, second], trial)
+    lead = result.lead
+    assert lead is not None and lead["runner_up"] in {first.name, second.name} - {result.best.name}
+    assert 0 < lead["rounds_won"] < lead["rounds"] == len(interleaving.schedule(2))
+    assert 0.97 / 1.03 < lead["median_lead"] < 1.03 / 0.97
+
+
+def test_head_to_head_counts_only_the_rounds_both_ran():
+    rounds = {"a": [1.0, 2.0, 1.0, 1.0], "b": [1.1, 1.8, 1.3, 0.9]}
+    assert interleaving.head_to_head(rounds, "a", "b") == {
+        "runner_up": "b",
+        "rounds_won": 2,  # 1.0 < 1.1 and 1.0 < 1.3
+        "rounds": 4,
+        "median_lead": 1.0,  # of 1.1, 0.9, 1.3 and 0.9
+    }
+    assert interleaving.head_to_head(rounds, "a", "c") is None
+    assert tuner.tune(CANDIDATES, FakeTrial(TIMES)).lead is None  # one contender: no rounds

@@ -106,3 +106,10 @@ def test_the_bench_takes_a_fixed_count_or_a_budget_never_both(
     flags = [a for a in bench if a in ("--processes", "--budget")]
     assert flags == [count[0]]
     assert bench[bench.index(count[0]) + 1] == count[1]
+
+
+def test_each_point_s_line_says_how_the_pick_fared_against_its_runner_up(script):
+    lead = {"runner_up": "gluon_ws:128x256x64-s3-w4-g16", "rounds_won": 7, "rounds": 13}
+    text = script.lead_text(lead | {"median_lead": 1.0007})
+    assert text == ("; 1.0007x ahead of gluon_ws:128x256x64-s3-w4-g16, faster in 7 of 13 rounds")
+    assert script.lead_text(None) == ""  # nothing ranked beside the pick

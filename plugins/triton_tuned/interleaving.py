@@ -49,6 +49,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import gemmreg
 
@@ -173,21 +174,74 @@ def screen(
     }
 
 
+class Ranking(NamedTuple):
+    screened: dict[str, float]
+    """Every candidate's screening time (:func:`screen`)."""
+    scores: dict[str, float]
+    """The contenders' scores (:func:`scores`), in the candidates' order."""
+    rounds: dict[str, list[float]]
+    """Each ranked contender's time in every round, round ``r`` at index ``r``
+    (empty where fewer than two were ranked)."""
+
+
 def rank(
     runs: Mapping[str, Callable[[], None]],
     benchmark: Callable[[Callable[[], None]], float],
     skipped: dict[str, str],
-) -> tuple[dict[str, float], dict[str, float]]:
+) -> Ranking:
     """Screen ``runs`` (compiled and checked, in the candidates' order) with
-    :func:`screen`, then rank the contenders in the rounds of :func:`schedule`:
-    (every screening time, the contenders' scores). A candidate that fails is
-    left out with its reason in ``skipped``."""
+    :func:`screen`, then rank the contenders in the rounds of :func:`schedule`.
+    A candidate that fails is left out with its reason in ``skipped``."""
     screened = screen(runs, benchmark, skipped)
     names = contenders(screened)
     if len(names) < 2:  # one contender: nothing to rank it against
-        return screened, {name: screened[name] for name in names}
+        return Ranking(screened, {name: screened[name] for name in names}, {})
     samples: dict[str, list[float]] = {name: [] for name in names}
     for order in schedule(len(names)):
         _timed_round([names[i] for i in order], runs, benchmark, skipped, samples)
+    ranked = {n: t for n, t in samples.items() if n not in skipped}
     # In the candidates' order, so ``min`` gives ties to the earlier candidate.
-    return screened, scores({n: t for n, t in samples.items() if n not in skipped})
+    return Ranking(screened, scores(ranked), ranked)
+
+
+def head_to_head(
+    rounds: Mapping[str, Sequence[float]], first: str, second: str
+) -> dict[str, Any] | None:
+    """How ``first`` fared against ``second`` round by round: the rounds in
+    which it was the faster, of the rounds both ran, and the median over
+    those rounds of ``second``'s time over its own (above 1: ``first``
+    ahead). None where the two share no round.
+
+    Why: a score is a mean over the rounds, and the winner's lead over the
+    runner-up can be smaller than the rounds' own scatter. Where it led in
+    about half the rounds the pick is a coin toss, and another tuning (a
+    second machine, a later run) may pick the other form: the benches that
+    follow then judge two different kernels. On an H100 at 8192x14336x4096
+    fp16 the tuner took a persistent form 0.07% ahead of the Gluon one, and
+    the bench put the point SLOWER (0.9845x); on another H100 the tuner had
+    taken the Gluon form there and the point was FASTER (1.01x)
+    (``evidence/2026-12-07-h100-llm-bf16-20-points-fp16-large-and-6-stage-check``).
+    The record says how close each pick was."""
+    pairs = list(zip(rounds.get(first, ()), rounds.get(second, ()), strict=False))
+    if not pairs:
+        return None
+    return {
+        "runner_up": second,
+        "rounds_won": sum(mine < theirs for mine, theirs in pairs),
+        "rounds": len(pairs),
+        "median_lead": round(statistics.median(theirs / mine for mine, theirs in pairs), 4),
+    }
+
+
+def lead(
+    best: str,
+    standing: Sequence[str],
+    rounds: Mapping[str, Sequence[float]],
+    skipped: Mapping[str, str],
+) -> dict[str, Any] | None:
+    """``best`` against the next candidate below it in ``standing`` (the
+    tuner's order of preference) that was ranked and still stands
+    (:func:`head_to_head`); None where there is none."""
+    below = standing[standing.index(best) + 1 :]
+    runner = next((name for name in below if name in rounds and name not in skipped), None)
+    return None if runner is None else head_to_head(rounds, best, runner)

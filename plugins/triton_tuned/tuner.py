@@ -78,6 +78,8 @@ class Choice:
     clock: str = ""
     """How the tuning's clock queued its samples: '' where every batch was
     held (:attr:`Result.clock`)."""
+    lead: dict[str, Any] | None = None
+    """The pick against the runner-up, round by round (:attr:`Result.lead`)."""
 
     def entry(self) -> dict[str, Any]:
         """The cache entry: the choice, and the evidence it was made on."""
@@ -89,6 +91,7 @@ class Choice:
             "same_binary": self.same_binary,
             "skipped": self.skipped,
             "clock": self.clock,
+            "lead": self.lead,
             "tune_s": round(self.tune_s, 3),
             "tuned_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
@@ -119,6 +122,10 @@ class Result:
     """The trial's ``clock_note()`` after the ranking: '' where every batch was
     held; else the batches taken again or why they were led by a spin, where a
     candidate's launch path can show in its figures (a pick to distrust)."""
+    lead: dict[str, Any] | None = None
+    """The pick against the next contender down, in the rounds both ran
+    (:func:`interleaving.head_to_head`: rounds won, of how many, and the
+    median lead); None where nothing was ranked beside it."""
 
 
 def tune(candidates: Sequence[Config], trial: Trial) -> Result:
@@ -149,7 +156,8 @@ def tune(candidates: Sequence[Config], trial: Trial) -> Result:
         if digest is not None:
             binaries[digest] = config.name
         runs[config.name] = run
-    screened, timings = interleaving.rank(runs, trial.benchmark, skipped)
+    ranking = interleaving.rank(runs, trial.benchmark, skipped)
+    screened, timings = ranking.screened, dict(ranking.scores)
     by_name = {config.name: config for config in candidates}
     # The contenders by score (a stable sort: ties to the earlier candidate),
     # then the screened-out ones by their screening time: a winner wrong on a
@@ -176,6 +184,7 @@ def tune(candidates: Sequence[Config], trial: Trial) -> Result:
         screened_ms=screened,
         same_binary=same,
         clock=note() if note is not None else "",
+        lead=interleaving.lead(best.name, standing, ranking.rounds, skipped),
     )
 
 
@@ -280,6 +289,7 @@ def choose(
         screened_ms=result.screened_ms,
         same_binary=result.same_binary,
         clock=result.clock,
+        lead=result.lead,
     )
     if key is not None:
         tuning_cache.store(key, choice.entry(), cache_file)
