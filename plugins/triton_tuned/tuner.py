@@ -157,7 +157,7 @@ def tune(candidates: Sequence[Config], trial: Trial) -> Result:
             binaries[digest] = config.name
         runs[config.name] = run
     ranking = interleaving.rank(runs, trial.benchmark, skipped)
-    screened, timings = ranking.screened, dict(ranking.scores)
+    screened, timings = ranking.screened, ranking.scores
     by_name = {config.name: config for config in candidates}
     # The contenders by score (a stable sort: ties to the earlier candidate),
     # then the screened-out ones by their screening time: a winner wrong on a
