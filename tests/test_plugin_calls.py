@@ -10,6 +10,7 @@ import os
 import signal
 import threading
 
+import attrs
 import pytest
 from conftest import run_gemmreg
 from fake_plugins import misbehaving_availability as fakes
@@ -41,6 +42,62 @@ def test_a_constraint_calling_os_exit_is_the_problem_s_reason():
         "plugin 'fake_constraint_exits_hard' called os._exit(0) while running "
         "its capability constraint"
     )
+
+
+def _constraint_asked(answer_after: threading.Event | None):
+    """A spec whose constraint counts its calls and, given an event, waits for
+    it (past any load timeout the test sets) before saying every problem is fine."""
+    asked: list[Problem] = []
+
+    def constraint(problem: Problem) -> None:
+        asked.append(problem)
+        if answer_after is not None:
+            answer_after.wait()
+
+    capabilities = attrs.evolve(fakes.CONSTRAINT_HANGS.capabilities, constraint=constraint)
+    return attrs.evolve(fakes.CONSTRAINT_HANGS, capabilities=capabilities), asked
+
+
+def test_a_constraint_that_hung_is_not_asked_again_and_its_reason_answers_every_problem(
+    monkeypatch,
+):
+    monkeypatch.setenv("GEMMREG_LOAD_TIMEOUT_S", "0.2")
+    release = threading.Event()
+    hangs, asked = _constraint_asked(release)
+    answers, asked_fine = _constraint_asked(None)
+    problems = [Problem(m=5, n=6, k=7), Problem(m=8, n=9, k=10), Problem(m=5, n=6, k=7)]
+    try:
+        reasons = [unsupported_reason(hangs, problem) for problem in problems]
+        fine = [unsupported_reason(answers, problem) for problem in problems]
+    finally:
+        release.set()  # the one stuck thread ends with the test
+    assert reasons == ["its capability constraint did not return within 0.2 s"] * 3
+    assert asked == problems[:1]
+    assert fine == [None] * 3  # another kernel's constraint, answering, is asked every time
+    assert asked_fine == problems
+
+
+def test_check_asks_a_hanging_constraint_once_and_skips_the_kernel_s_cases_with_its_reason(
+    tmp_path,
+):
+    calls = tmp_path / "constraint-calls"
+    env = plugin_env(
+        "misbehaving_availability:CONSTRAINT_HANGS",
+        "good",
+        GEMMREG_LOAD_TIMEOUT_S="1",
+        **{fakes.CONSTRAINT_CALLS_ENV: str(calls)},
+    )
+    done = run_gemmreg(
+        "check", "fake_good", "fake_constraint_hangs", "--dtype", "fp32", "--format", "json",
+        env=env, timeout=WAIT_S,
+    )  # fmt: skip
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    cases = json.loads(done.stdout)["cases"]
+    skipped = [c for c in cases if c["kernel"] == "fake_constraint_hangs" and c["status"] == "skip"]
+    assert len(skipped) > 1  # one hang answered every one of the kernel's cases
+    assert {c["reason"] for c in skipped} == {"its capability constraint did not return within 1 s"}
+    assert len(calls.read_text().splitlines()) == 1
+    assert any(c["kernel"] == "fake_good" and c["status"] == "pass" for c in cases)
 
 
 @pytest.mark.skipif(threading.current_thread() is not threading.main_thread(), reason="signals")

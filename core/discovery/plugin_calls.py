@@ -32,10 +32,13 @@ thread holds the capture's turn the new call would wait for."""
 
 
 class Misbehaved(Exception):
-    """The call raised, called ``os._exit`` or hung: :attr:`reason` says which."""
+    """The call raised, called ``os._exit`` or hung: :attr:`reason` says which,
+    and :attr:`hung` is True for a hang (its thread is still running, and
+    asking again would cost another timeout)."""
 
-    def __init__(self, reason: str):
+    def __init__(self, reason: str, *, hung: bool = False):
         self.reason = reason
+        self.hung = hung
         super().__init__(reason)
 
 
@@ -63,7 +66,7 @@ def call(plugin: str, what: str, function: Callable[[], _T]) -> _T:
         thread.start()
         thread.join(timeout_s)  # a real Ctrl-C raises here, in the main thread
     if not outcome:
-        raise Misbehaved(f"{what} did not return within {timeout_s:g} s")
+        raise Misbehaved(f"{what} did not return within {timeout_s:g} s", hung=True)
     ok, value = outcome[0]
     if not ok:
         assert isinstance(value, BaseException)
