@@ -181,7 +181,8 @@ class Ranking(NamedTuple):
     """The contenders' scores (:func:`scores`), in the candidates' order."""
     rounds: dict[str, list[float]]
     """Each ranked contender's time in every round, round ``r`` at index ``r``
-    (empty where fewer than two were ranked)."""
+    (empty where fewer than two were ranked; none for a contender that failed
+    in the rounds)."""
 
 
 def rank(
@@ -234,14 +235,12 @@ def head_to_head(
 
 
 def lead(
-    best: str,
-    standing: Sequence[str],
-    rounds: Mapping[str, Sequence[float]],
-    skipped: Mapping[str, str],
+    best: str, standing: Sequence[str], rounds: Mapping[str, Sequence[float]]
 ) -> dict[str, Any] | None:
     """``best`` against the next candidate below it in ``standing`` (the
-    tuner's order of preference) that was ranked and still stands
-    (:func:`head_to_head`); None where there is none."""
+    tuner's order of preference) that has rounds (:attr:`Ranking.rounds`:
+    one that failed in them has none) (:func:`head_to_head`); None where
+    there is none."""
     below = standing[standing.index(best) + 1 :]
-    runner = next((name for name in below if name in rounds and name not in skipped), None)
+    runner = next((name for name in below if name in rounds), None)
     return None if runner is None else head_to_head(rounds, best, runner)

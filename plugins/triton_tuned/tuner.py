@@ -184,7 +184,7 @@ def tune(candidates: Sequence[Config], trial: Trial) -> Result:
         screened_ms=screened,
         same_binary=same,
         clock=note() if note is not None else "",
-        lead=interleaving.lead(best.name, standing, ranking.rounds, skipped),
+        lead=interleaving.lead(best.name, standing, ranking.rounds),
     )
 
 
